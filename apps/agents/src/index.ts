@@ -1,0 +1,1 @@
+export { agentsService } from './service.js';

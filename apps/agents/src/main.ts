@@ -1,0 +1,4 @@
+import { main } from '@sluice/runtime';
+import { agentsService } from './service.js';
+
+void main(agentsService);

@@ -1,0 +1,1 @@
+export { complianceService } from './service.js';

@@ -1,0 +1,4 @@
+import { main } from '@sluice/runtime';
+import { complianceService } from './service.js';
+
+void main(complianceService);

@@ -1,0 +1,4 @@
+import { main } from '@sluice/runtime';
+import { paymentsService } from './service.js';
+
+void main(paymentsService);

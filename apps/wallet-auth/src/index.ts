@@ -1,0 +1,1 @@
+export { walletAuthService } from './service.js';

@@ -1,0 +1,4 @@
+import { main } from '@sluice/runtime';
+import { walletAuthService } from './service.js';
+
+void main(walletAuthService);

@@ -1,0 +1,5 @@
+import type { Migration } from '@sluice/store';
+import type { Constructor } from '@mikro-orm/core';
+
+/** Migrations of the wallet_auth schema, in order (the outbox/inbox tables come from the events kit). */
+export const migrations: { name: string; class: Constructor<Migration> }[] = [];

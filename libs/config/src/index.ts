@@ -1,0 +1,123 @@
+import { Type, type TObject, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export { Type };
+export type { Static, TObject };
+
+/** Raised when the environment does not satisfy a service's config schema. */
+export class ConfigError extends Error {
+  constructor(readonly problems: { variable: string; message: string }[]) {
+    super(
+      'Invalid configuration:\n' + problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+/** Env variables every service reads. */
+export const commonConfig = {
+  LOG_LEVEL: Type.Union(
+    [Type.Literal('trace'), Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
+    { default: 'info', description: 'pino log level' },
+  ),
+  NODE_ENV: Type.String({ default: 'development', description: 'development, test or production' }),
+};
+
+export const databaseConfig = {
+  DATABASE_URL: Type.String({
+    default: 'postgres://postgres@127.0.0.1:5432/sluice',
+    pattern: '^postgres(ql)?://',
+    description: 'Postgres connection URL; each service uses its own schema in this database',
+  }),
+  DATABASE_POOL_MAX: Type.Integer({ default: 10, minimum: 1, maximum: 200, description: 'connection pool size' }),
+};
+
+export const natsConfig = {
+  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', pattern: '^(nats|tls)://', description: 'NATS server with JetStream' }),
+  EVENT_SUBJECT_PREFIX: Type.String({
+    default: 'sluice',
+    pattern: '^[a-zA-Z0-9_-]+$',
+    description: 'first token of every event subject and of stream names; tests use a unique one',
+  }),
+};
+
+export const grpcServerConfig = (defaultPort: number) => ({
+  GRPC_HOST: Type.String({ default: '127.0.0.1', description: 'address the gRPC server binds' }),
+  GRPC_PORT: Type.Integer({ default: defaultPort, minimum: 0, maximum: 65535, description: 'gRPC port (0 picks a free one)' }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ default: 10000, minimum: 0, description: 'how long in-flight calls may drain on SIGTERM' }),
+});
+
+/** Default gRPC ports of the services (one place; deploy/ and tools/start.ts use the same). */
+export const SERVICE_PORTS = {
+  identity: 50051,
+  'wallet-auth': 50052,
+  accounts: 50053,
+  payments: 50054,
+  compliance: 50055,
+  agents: 50056,
+  'webhook-dispatcher': 50057,
+} as const;
+
+export type ServiceName = keyof typeof SERVICE_PORTS;
+
+/** `<SERVICE>_GRPC_URL` variable for a service a process calls. */
+export const grpcClientConfig = (service: ServiceName) => ({
+  [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_URL`]: Type.String({
+    default: `127.0.0.1:${SERVICE_PORTS[service]}`,
+    description: `host:port of the ${service} gRPC server`,
+  }),
+});
+
+export const sandboxConfig = {
+  SANDBOX_TIME_SCALE: Type.Number({ default: 1, exclusiveMinimum: 0, maximum: 1000, description: 'multiplies every sandbox delay' }),
+  SANDBOX_UMA_DOMAIN: Type.String({ default: 'sandbox.sluice.local', description: 'domain of sandbox UMA addresses' }),
+};
+
+/**
+ * Reads and validates configuration from the environment. Empty strings count as
+ * unset. Numbers and booleans are coerced from their string form. Throws
+ * ConfigError naming every offending variable.
+ */
+export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') raw[key] = v;
+  }
+  const withDefaults = Value.Default(schema, raw) as Record<string, unknown>;
+  const converted = Value.Convert(schema, withDefaults) as Record<string, unknown>;
+  const errors = [...Value.Errors(schema, converted)];
+  if (errors.length > 0) {
+    const seen = new Set<string>();
+    const problems: { variable: string; message: string }[] = [];
+    for (const e of errors) {
+      const variable = e.path.replace(/^\//, '') || '(root)';
+      if (seen.has(variable)) continue;
+      seen.add(variable);
+      const given = env[variable];
+      problems.push({
+        variable,
+        message: given === undefined || given === '' ? `is required (${describe(schema.properties[variable])})` : `${e.message} (got ${JSON.stringify(given)})`,
+      });
+    }
+    throw new ConfigError(problems);
+  }
+  return converted as Static<T>;
+}
+
+function describe(s: TSchema | undefined): string {
+  return (s?.description as string | undefined) ?? 'no description';
+}
+
+/** Loads config or prints the problem and exits with status 78 (EX_CONFIG). */
+export function loadConfigOrExit<T extends TObject>(service: string, schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+  try {
+    return loadConfig(schema, env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`[${service}] ${e.message}\n`);
+      process.exit(78);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,23 @@
+/** Injectable time source, so timed behaviour can be driven by tests. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  private current: number;
+  constructor(start: Date | string | number = Date.now()) {
+    this.current = new Date(start).getTime();
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+  set(at: Date | string | number): void {
+    this.current = new Date(at).getTime();
+  }
+}

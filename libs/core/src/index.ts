@@ -1,0 +1,5 @@
+export * from './ids.js';
+export * from './clock.js';
+export * from './errors.js';
+export * from './money.js';
+export * from './pagination.js';

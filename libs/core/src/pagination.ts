@@ -1,0 +1,67 @@
+import { invalidInput } from './errors.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** The list envelope every list endpoint returns. */
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor?: string;
+  totalCount: number;
+}
+
+/**
+ * Keyset position: the sort key and id of the last row of the previous page.
+ * Encoded as opaque base64url JSON; the `v` field lets the format evolve.
+ */
+export interface CursorPosition {
+  /** Sort key value of the last row (an ISO timestamp, usually createdAt). */
+  k: string;
+  /** Id of the last row (tie-breaker). */
+  id: string;
+}
+
+export function encodeCursor(pos: CursorPosition): string {
+  return Buffer.from(JSON.stringify({ v: 1, ...pos }), 'utf8').toString('base64url');
+}
+
+/** Decodes a cursor; a malformed one is a 400 on field `cursor`. */
+export function decodeCursor(cursor: string | undefined | null): CursorPosition | undefined {
+  if (cursor === undefined || cursor === null || cursor === '') return undefined;
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('alphabet');
+    const obj = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (obj.v !== 1 || typeof obj.k !== 'string' || typeof obj.id !== 'string') throw new Error('shape');
+    return { k: obj.k, id: obj.id };
+  } catch {
+    throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
+  }
+}
+
+/** Validates `limit` (1..100, default 20). */
+export function pageSize(limit: number | undefined | null): number {
+  if (limit === undefined || limit === null || limit === 0) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw invalidInput([{ field: 'limit', message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` }]);
+  }
+  return limit;
+}
+
+/**
+ * Builds the envelope from rows fetched with `limit + 1` (the extra row tells
+ * whether there is a next page).
+ */
+export function toPage<R, T>(
+  rows: R[],
+  limit: number,
+  totalCount: number,
+  keyOf: (row: R) => CursorPosition,
+  map: (row: R) => T,
+): Page<T> {
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  const page: Page<T> = { data: pageRows.map(map), hasMore, totalCount };
+  if (hasMore) page.nextCursor = encodeCursor(keyOf(pageRows[pageRows.length - 1]!));
+  return page;
+}

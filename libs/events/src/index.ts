@@ -1,0 +1,4 @@
+export * from './envelope.js';
+export * from './nats.js';
+export * from './outbox.js';
+export * from './consumer.js';

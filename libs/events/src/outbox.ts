@@ -1,0 +1,155 @@
+import type { EntityManager, MikroORM } from '@sluice/store';
+import { Migration } from '@sluice/store';
+import { newId } from '@sluice/core';
+import { currentContext, type Logger } from '@sluice/logging';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { subjectFor, toJson, type Domain, type EventEnvelope } from './envelope.js';
+
+/** Creates the outbox and inbox tables in the service's schema. Include it in every service's migrations. */
+export class EventTablesMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE IF NOT EXISTS outbox (
+      seq bigserial PRIMARY KEY,
+      id text NOT NULL UNIQUE,
+      subject text NOT NULL,
+      type text NOT NULL,
+      platform_id text NOT NULL,
+      envelope jsonb NOT NULL,
+      occurred_at timestamptz NOT NULL,
+      published_at timestamptz,
+      attempts int NOT NULL DEFAULT 0
+    )`);
+    this.addSql(`CREATE INDEX IF NOT EXISTS outbox_unpublished ON outbox (seq) WHERE published_at IS NULL`);
+    this.addSql(`CREATE TABLE IF NOT EXISTS inbox (
+      consumer text NOT NULL,
+      event_id text NOT NULL,
+      handled_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (consumer, event_id)
+    )`);
+  }
+}
+export const EVENT_TABLES_MIGRATION = { name: '0000_event_tables', class: EventTablesMigration };
+
+/**
+ * Writes events to the service's outbox table inside the caller's transaction,
+ * so an event exists if and only if the change it describes was committed.
+ */
+export class Outbox {
+  constructor(
+    private readonly prefix: string,
+    private readonly domain: Domain,
+  ) {}
+
+  async add<D extends Record<string, unknown>>(
+    em: EntityManager,
+    event: { type: string; platformId: string; data: D; occurredAt?: Date },
+  ): Promise<EventEnvelope<D>> {
+    const occurredAt = (event.occurredAt ?? new Date()).toISOString();
+    const { requestId } = currentContext();
+    const envelope: EventEnvelope<D> = {
+      id: newId('Event'),
+      type: event.type,
+      occurredAt,
+      platformId: event.platformId,
+      ...(requestId ? { requestId } : {}),
+      data: event.data,
+    };
+    await em.execute(
+      `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES (?, ?, ?, ?, ?::jsonb, ?)`,
+      [envelope.id, subjectFor(this.prefix, this.domain, event.type), event.type, event.platformId, toJson(envelope), occurredAt],
+    );
+    return envelope;
+  }
+}
+
+/**
+ * Publishes committed outbox rows to JetStream, oldest first, with
+ * `Nats-Msg-Id` = event id. Rows are claimed with FOR UPDATE SKIP LOCKED, so
+ * several relay replicas share the work without publishing the same row at
+ * the same time; a relay that dies after publishing but before marking a row
+ * leaves it to be published again with the same id, which JetStream drops
+ * inside its duplicate window and consumers' inboxes absorb after it.
+ */
+export class OutboxRelay {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly js: JetStreamClient,
+    private readonly logger: Logger,
+    private readonly opts: { batchSize?: number; idleMs?: number } = {},
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Asks the relay to look for new rows now instead of at its next poll. */
+  nudge(): void {
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Publishes one batch; returns how many rows were published. */
+  async publishBatch(): Promise<number> {
+    const em = this.orm.em.fork();
+    return em.transactional(async (tem) => {
+      const rows = await tem.execute<{ seq: string; id: string; subject: string; envelope: unknown }[]>(
+        `SELECT seq, id, subject, envelope FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [this.opts.batchSize ?? 100],
+      );
+      if (rows.length === 0) return 0;
+      const done: string[] = [];
+      for (const row of rows) {
+        const envelope = typeof row.envelope === 'string' ? row.envelope : JSON.stringify(row.envelope);
+        const h = natsHeaders();
+        const parsed = JSON.parse(envelope) as EventEnvelope;
+        if (parsed.requestId) h.set('Sluice-Request-Id', parsed.requestId);
+        h.set('Sluice-Event-Type', parsed.type);
+        try {
+          await this.js.publish(row.subject, envelope, { msgID: row.id, headers: h, timeout: 5000 });
+          done.push(row.seq);
+        } catch (err) {
+          this.logger.warn({ err, eventId: row.id }, 'publish failed; will retry');
+          await tem.execute(`UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?`, [row.seq]);
+          break; // keep order: do not publish later events before this one
+        }
+      }
+      if (done.length) {
+        await tem.execute(`UPDATE outbox SET published_at = now() WHERE seq = ANY(?::bigint[])`, [`{${done.join(',')}}`]);
+      }
+      return done.length;
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let published = 0;
+      try {
+        published = await this.publishBatch();
+      } catch (err) {
+        this.logger.error({ err }, 'outbox relay batch failed');
+      }
+      if (published === 0 && this.running) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.opts.idleMs ?? 100);
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
+  }
+}

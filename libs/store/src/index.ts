@@ -1,0 +1,155 @@
+import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { EntitySchema, Constructor } from '@mikro-orm/core';
+import type { Migration } from '@mikro-orm/migrations';
+import pg from 'pg';
+import type { Logger } from '@sluice/logging';
+
+export { MikroORM, type EntityManager };
+export { Migration } from '@mikro-orm/migrations';
+export { EntitySchema } from '@mikro-orm/core';
+
+export interface StoreOptions {
+  databaseUrl: string;
+  /** The service's own Postgres schema; every table of the service lives there. */
+  schema: string;
+  entities: EntitySchema[];
+  /** Migrations in the order they apply; names must be unique and stable. */
+  migrations: { name: string; class: Constructor<Migration> }[];
+  poolMax?: number;
+  logger?: Logger;
+}
+
+/**
+ * Opens MikroORM for one service, bound to its schema (also the connection's
+ * `search_path`, so raw SQL names tables without qualification).
+ */
+export async function openStore(opts: StoreOptions): Promise<MikroORM> {
+  const schema = quoteIdent(opts.schema);
+  const options: Options = {
+    clientUrl: opts.databaseUrl,
+    schema: opts.schema,
+    entities: opts.entities,
+    discovery: { warnWhenNoEntities: false },
+    extensions: [Migrator],
+    migrations: {
+      tableName: 'mikro_orm_migrations',
+      migrationsList: opts.migrations,
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+    },
+    pool: {
+      min: 0,
+      max: opts.poolMax ?? 10,
+      afterCreate: (conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, conn: unknown) => void) => {
+        conn.query(`SET search_path TO ${schema}, public; SET TIME ZONE 'UTC'`, (err) => done(err, conn));
+      },
+    },
+    allowGlobalContext: false,
+    debug: false,
+    logger: (message: string) => opts.logger?.debug({ orm: true }, message),
+    forceUtcTimezone: true,
+  };
+  return MikroORM.init(options);
+}
+
+/**
+ * Applies pending migrations of the service. Several processes may call it at
+ * once (a Kubernetes migration Job and a pod): a session advisory lock per
+ * schema lets one migrate while the others wait, then find nothing to do.
+ */
+export async function migrate(orm: MikroORM, schema: string, logger?: Logger): Promise<string[]> {
+  const url = orm.config.get('clientUrl')!;
+  const lock = new pg.Client({ connectionString: url });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+    await lock.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    const done = await orm.getMigrator().up();
+    const names = done.map((m) => m.name);
+    if (names.length) logger?.info({ schema, migrations: names }, 'migrations applied');
+    return names;
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`]).catch(() => undefined);
+    await lock.end();
+  }
+}
+
+/** Creates the database named in `databaseUrl` if it does not exist yet. */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const dbName = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!dbName) throw new Error('DATABASE_URL names no database');
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const r = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
+    if (r.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE ${quoteIdent(dbName)}`);
+      } catch (e) {
+        if ((e as { code?: string }).code !== '42P04') throw e; // created concurrently
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw new Error(`bad SQL identifier ${name}`);
+  return `"${name}"`;
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+
+export function pgErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e?.code ?? e?.cause?.code;
+}
+
+/** True for a unique-constraint violation (optionally of the named constraint). */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  if (pgErrorCode(err) !== '23505') return false;
+  if (!constraint) return true;
+  const e = err as { constraint?: string; cause?: { constraint?: string }; message?: string };
+  return (e.constraint ?? e.cause?.constraint) === constraint || (e.message ?? '').includes(constraint);
+}
+
+/**
+ * Runs `fn` in a transaction on a fresh fork of the entity manager, retrying
+ * on serialization failures and deadlocks (SQLSTATE 40001 / 40P01) with
+ * jittered backoff. `fn` must be safe to run again from the start.
+ */
+export async function transactional<T>(
+  orm: MikroORM,
+  fn: (em: EntityManager) => Promise<T>,
+  opts: { isolationLevel?: 'read committed' | 'repeatable read' | 'serializable'; retries?: number } = {},
+): Promise<T> {
+  const retries = opts.retries ?? 8;
+  for (let attempt = 0; ; attempt++) {
+    const em = orm.em.fork();
+    try {
+      return await em.transactional((tem) => fn(tem as EntityManager), {
+        isolationLevel: opts.isolationLevel as never,
+      });
+    } catch (err) {
+      const code = pgErrorCode(err);
+      if (!code || !RETRYABLE.has(code) || attempt >= retries) throw err;
+      const delay = Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/** Converts a Postgres bigint/numeric value (string from pg) to bigint. */
+export function toBigInt(v: unknown): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number') return BigInt(v);
+  if (typeof v === 'string') return BigInt(v);
+  if (v === null || v === undefined) return 0n;
+  throw new Error(`not an integer: ${String(v)}`);
+}

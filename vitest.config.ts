@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+import { readdirSync, existsSync } from 'node:fs';
+
+// One Vitest project per app and lib (so `nx run <project>:test` runs only its
+// tests) plus the end-to-end suite that drives the real processes.
+const projects = ['libs', 'apps'].flatMap((kind) =>
+  readdirSync(kind)
+    .filter((name) => existsSync(`${kind}/${name}/package.json`))
+    .map((name) => ({
+      test: {
+        name,
+        root: `${kind}/${name}`,
+        include: ['src/**/*.spec.ts', 'test/**/*.spec.ts'],
+        testTimeout: 30_000,
+        hookTimeout: 60_000,
+      },
+    })),
+);
+
+export default defineConfig({
+  test: {
+    projects: [
+      ...projects,
+      { test: { name: 'e2e', root: 'tests/e2e', include: ['**/*.spec.ts'], testTimeout: 120_000, hookTimeout: 180_000, fileParallelism: false } },
+    ],
+    maxWorkers: 2,
+  },
+});
