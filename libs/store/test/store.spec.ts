@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { ensureDatabase, isUniqueViolation, migrate, Migration, openStore, transactional, type MikroORM } from '../src/index.js';
+import pg from 'pg';
+
+class CreateCounter extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)');
+    this.addSql('INSERT INTO counter VALUES (1, 0)');
+  }
+}
+const migrations = [{ name: '0001_counter', class: CreateCounter }];
+
+describe('store kit', () => {
+  let db: TestDatabase;
+  let orms: MikroORM[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase('store');
+    orms = await Promise.all(
+      [0, 1, 2].map(() => openStore({ databaseUrl: db.url, schema: 'storetest', entities: [], migrations })),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all(orms.map((o) => o.close(true)));
+    await db.drop();
+  });
+
+  it('migrates once when several processes race, into the service schema', async () => {
+    const applied = await Promise.all(orms.map((o) => migrate(o, 'storetest')));
+    expect(applied.flat()).toEqual(['0001_counter']);
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const r = await c.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'counter'");
+    await c.end();
+    expect(r.rows).toEqual([{ table_schema: 'storetest' }]);
+  });
+
+  it('retries serialization failures so concurrent serializable increments all land', async () => {
+    const orm = orms[0]!;
+    let attempts = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        transactional(
+          orm,
+          async (em) => {
+            attempts++;
+            const [row] = await em.execute<{ n: number }[]>('SELECT n FROM counter WHERE id = 1');
+            await em.execute('UPDATE counter SET n = ? WHERE id = 1', [row!.n + 1]);
+          },
+          { isolationLevel: 'serializable', retries: 50 },
+        ),
+      ),
+    );
+    const [row] = await orm.em.fork().execute<{ n: number }[]>('SELECT n FROM counter WHERE id = 1');
+    expect(row!.n).toBe(20);
+    expect(attempts).toBeGreaterThan(20); // some were retried
+  });
+
+  it('recognises unique violations and creates missing databases', async () => {
+    const err = await orms[0]!.em.fork().execute('INSERT INTO counter VALUES (1, 0)').catch((e) => e);
+    expect(isUniqueViolation(err)).toBe(true);
+    const url = new URL(db.url);
+    url.pathname = `/${db.name}_extra`;
+    await ensureDatabase(url.toString());
+    await ensureDatabase(url.toString());
+    const admin = new URL(db.url);
+    admin.pathname = '/postgres';
+    const c = new pg.Client({ connectionString: admin.toString() });
+    await c.connect();
+    const r = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [`${db.name}_extra`]);
+    await c.query(`DROP DATABASE "${db.name}_extra"`);
+    await c.end();
+    expect(r.rowCount).toBe(1);
+  });
+});
