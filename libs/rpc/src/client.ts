@@ -25,7 +25,7 @@ export type PromiseClient<C> = {
     request: never,
     metadata: Metadata,
     options: Partial<CallOptions>,
-    callback: Callback<never>,
+    callback: Callback<unknown>,
   ) => ClientUnaryCall
     ? K
     : never]: C[K] extends (

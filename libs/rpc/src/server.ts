@@ -27,7 +27,8 @@ export interface CallContext {
 
 /** Async handler form of a ts-proto `XServer` interface (unary methods only). */
 export type AsyncService<S> = {
-  [K in keyof S]: S[K] extends handleUnaryCall<infer Req, infer Res> ? (request: Req, ctx: CallContext) => Promise<Res> : never;
+  // `string extends K` drops the index signature inherited from UntypedServiceImplementation.
+  [K in keyof S as string extends K ? never : K]: S[K] extends handleUnaryCall<infer Req, infer Res> ? (request: Req, ctx: CallContext) => Promise<Res> : never;
 };
 
 export interface RegisteredService {

@@ -1,0 +1,243 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '@sluice/core';
+import type { Logger } from '@sluice/logging';
+import { transactional, type MikroORM } from '@sluice/store';
+import { withContext } from '@sluice/logging';
+import { nextRetryDelay } from '../domain/retry-schedule.js';
+import type { Delivery, DeliveryRepository } from '../store/delivery.repository.js';
+import type { WebhookSender, AttemptResult } from './webhook-sender.js';
+import type { WebhookTargetSource } from './webhook-target.client.js';
+
+export interface DeliveryWorkerOptions {
+  orm: MikroORM;
+  repo: DeliveryRepository;
+  targets: WebhookTargetSource;
+  sender: WebhookSender;
+  clock: Clock;
+  logger: Logger;
+  /** Delays between attempts (ms); see domain/retry-schedule.ts. */
+  schedule: readonly number[];
+  /** Platforms served at the same time (each platform's deliveries go one by one). */
+  concurrency: number;
+  /** Deliveries of one platform leased per claim. */
+  perPlatform?: number;
+  pollIntervalMs: number;
+  /** HTTP timeout of one attempt; the lease per delivery adds a margin to it. */
+  timeoutMs: number;
+  /** Delay before retrying when identity could not be asked for the target. */
+  targetRetryMs?: number;
+  /** Finished deliveries older than this are deleted (0 keeps them forever). */
+  retentionDays?: number;
+  /** Identifies this worker's leases (unique per process). */
+  owner?: string;
+  random?: () => number;
+}
+
+/**
+ * Delivers due webhooks. Each loop leases due deliveries (FOR UPDATE SKIP
+ * LOCKED, safe with any number of replicas), groups them by platform, asks
+ * identity for each platform's target, and sends them one at a time per
+ * platform while platforms proceed in parallel. Every attempt is recorded;
+ * a failure is retried on the schedule until it is exhausted (FAILED). A
+ * platform without an endpoint gets its deliveries SKIPPED.
+ */
+export class DeliveryWorker {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly lanes = new Set<Promise<void>>();
+  private readonly owner: string;
+  private readonly perPlatform: number;
+  private readonly leaseMs: number;
+  private nextPurgeAt = 0;
+
+  constructor(private readonly o: DeliveryWorkerOptions) {
+    this.owner = o.owner ?? `worker:${randomUUID()}`;
+    this.perPlatform = o.perPlatform ?? 10;
+    // Per leased delivery: the identity lookup, the HTTP attempt and recording it.
+    this.leaseMs = o.timeoutMs + 30_000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Looks for due deliveries now instead of at the next poll. */
+  nudge(): void {
+    this.wake?.();
+  }
+
+  /** Stops claiming, lets in-flight attempts finish and gives back what was leased but not started. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await Promise.allSettled([...this.lanes]);
+  }
+
+  /** One claim round: leases due deliveries and starts their lanes. Returns how many were leased. */
+  async claimOnce(): Promise<number> {
+    const free = this.o.concurrency - this.lanes.size;
+    if (free <= 0) return 0;
+    const claimed = await transactional(this.o.orm, (em) =>
+      this.o.repo.claimDue(em, {
+        owner: this.owner,
+        now: this.o.clock.now(),
+        maxPlatforms: free,
+        perPlatform: this.perPlatform,
+        leaseMs: this.leaseMs,
+      }),
+    );
+    const byPlatform = new Map<string, Delivery[]>();
+    for (const d of claimed) {
+      const list = byPlatform.get(d.platformId) ?? [];
+      list.push(d);
+      byPlatform.set(d.platformId, list);
+    }
+    for (const [platformId, deliveries] of byPlatform) {
+      const lane: Promise<void> = withContext({ platformId }, () => this.runLane(platformId, deliveries))
+        .catch((err) => this.o.logger.error({ err, platformId }, 'webhook lane failed'))
+        .finally(() => {
+          this.lanes.delete(lane);
+          this.wake?.();
+        });
+      this.lanes.add(lane);
+    }
+    return claimed.length;
+  }
+
+  /** Deletes finished deliveries past the retention period, in batches; returns how many. */
+  async purgeOnce(): Promise<number> {
+    const days = this.o.retentionDays ?? 0;
+    if (days <= 0) return 0;
+    const before = new Date(this.o.clock.now().getTime() - days * 86_400_000);
+    let total = 0;
+    for (;;) {
+      const n = await transactional(this.o.orm, (em) => this.o.repo.purgeCompleted(em, before, 1000));
+      total += n;
+      if (n < 1000 || !this.running) break;
+    }
+    if (total) this.o.logger.info({ deleted: total, before }, 'old webhook deliveries deleted');
+    return total;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      if (Date.now() >= this.nextPurgeAt) {
+        this.nextPurgeAt = Date.now() + 3_600_000;
+        await this.purgeOnce().catch((err) =>
+          this.o.logger.error({ err }, 'purging old webhook deliveries failed'),
+        );
+      }
+      let claimed = 0;
+      try {
+        claimed = await this.claimOnce();
+      } catch (err) {
+        this.o.logger.error({ err }, 'claiming webhook deliveries failed');
+      }
+      if (!this.running) break;
+      if (claimed === 0 || this.lanes.size >= this.o.concurrency) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.o.pollIntervalMs);
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
+  }
+
+  private async runLane(platformId: string, deliveries: Delivery[]): Promise<void> {
+    const ids = deliveries.map((d) => d.id);
+    let target;
+    try {
+      target = await this.o.targets.get(platformId);
+    } catch (err) {
+      const retryAt = new Date(this.o.clock.now().getTime() + (this.o.targetRetryMs ?? 5000));
+      this.o.logger.warn(
+        { err, platformId, deliveries: ids.length },
+        'could not get the webhook target; will retry',
+      );
+      await transactional(this.o.orm, (em) =>
+        this.o.repo.release(em, ids, this.owner, this.o.clock.now(), retryAt),
+      );
+      return;
+    }
+    if (!target.endpoint) {
+      const reason = target.missingReason ?? 'no webhook endpoint configured';
+      const n = await transactional(this.o.orm, (em) =>
+        this.o.repo.markSkipped(em, ids, this.owner, reason, this.o.clock.now()),
+      );
+      this.o.logger.info({ platformId, skipped: n, reason }, 'webhooks skipped');
+      return;
+    }
+    for (let i = 0; i < deliveries.length; i++) {
+      if (!this.running) {
+        const rest = ids.slice(i);
+        await transactional(this.o.orm, (em) =>
+          this.o.repo.release(em, rest, this.owner, this.o.clock.now()),
+        );
+        return;
+      }
+      const d = deliveries[i]!;
+      const result = await this.o.sender.send(target.endpoint, target.secrets, d.webhookId, d.payload);
+      await this.record(d, result);
+    }
+  }
+
+  private async record(d: Delivery, r: AttemptResult): Promise<void> {
+    const attempt = d.attemptCount + 1;
+    const now = this.o.clock.now();
+    let status: 'DELIVERED' | 'PENDING' | 'FAILED' = 'DELIVERED';
+    let nextAttemptAt: Date | null = null;
+    if (!r.ok) {
+      const delay = nextRetryDelay(attempt, this.o.schedule, this.o.random);
+      if (delay === undefined) status = 'FAILED';
+      else {
+        status = 'PENDING';
+        nextAttemptAt = new Date(now.getTime() + delay);
+      }
+    }
+    const kept = await transactional(this.o.orm, async (em) => {
+      await this.o.repo.insertAttempt(em, {
+        deliveryId: d.id,
+        attempt,
+        url: r.url,
+        attemptedAt: r.attemptedAt,
+        durationMs: r.durationMs,
+        responseStatus: r.status ?? null,
+        responseBody: r.body ?? null,
+        error: r.error ?? null,
+        succeeded: r.ok,
+      });
+      return this.o.repo.finishAttempt(em, {
+        id: d.id,
+        owner: this.owner,
+        status,
+        nextAttemptAt,
+        url: r.url,
+        attemptedAt: r.attemptedAt,
+        responseStatus: r.status ?? null,
+        error: r.error ?? null,
+        now,
+      });
+    });
+    const log = {
+      webhookId: d.webhookId,
+      deliveryId: d.id,
+      type: d.type,
+      attempt,
+      status: r.status,
+      ms: r.durationMs,
+    };
+    if (!kept) this.o.logger.warn(log, 'webhook lease was lost before the attempt was recorded');
+    else if (r.ok) this.o.logger.info(log, 'webhook delivered');
+    else if (status === 'FAILED')
+      this.o.logger.error({ ...log, error: r.error }, 'webhook failed; retry schedule exhausted');
+    else this.o.logger.warn({ ...log, error: r.error, nextAttemptAt }, 'webhook attempt failed; will retry');
+  }
+}

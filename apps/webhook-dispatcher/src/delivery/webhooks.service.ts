@@ -1,0 +1,119 @@
+import { invalidInput, isDomainError, isId, newId, type Clock } from '@sluice/core';
+import type { Logger } from '@sluice/logging';
+import { transactional, type MikroORM } from '@sluice/store';
+import { fail } from '../domain/errors.js';
+import { serializePayload } from '../domain/webhook-types.js';
+import type { Delivery, DeliveryAttempt, DeliveryRepository } from '../store/delivery.repository.js';
+import type { WebhookSender } from './webhook-sender.js';
+import type { WebhookTargetSource } from './webhook-target.client.js';
+
+export interface TestWebhookResult {
+  responseStatus: number;
+  url: string;
+  responseBody: string;
+  webhookId: string;
+  deliveryId: string;
+}
+
+/** The dispatcher's synchronous operations (behind its gRPC API). */
+export class WebhooksService {
+  constructor(
+    private readonly d: {
+      orm: MikroORM;
+      repo: DeliveryRepository;
+      targets: WebhookTargetSource;
+      sender: WebhookSender;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {}
+
+  /**
+   * Sends a `TEST` webhook (`{id, type: "TEST", timestamp, data: {}}`) to the
+   * platform's endpoint now, signed and guarded like every webhook, records it
+   * as a delivery with its one attempt (no retries), and returns the answer.
+   */
+  async sendTest(platformId: string): Promise<TestWebhookResult> {
+    if (!isId(platformId, 'Platform'))
+      throw invalidInput([{ field: 'platform_id', message: 'must be a Platform id (Platform:<uuid>)' }]);
+    let target;
+    try {
+      target = await this.d.targets.get(platformId);
+    } catch (err) {
+      if (isDomainError(err)) throw err;
+      this.d.logger.warn({ err }, 'could not get the webhook target');
+      throw fail('WEBHOOK_TARGET_UNAVAILABLE', 'The webhook configuration could not be read; try again');
+    }
+    if (!target.endpoint) {
+      throw fail(
+        'WEBHOOK_ENDPOINT_NOT_SET',
+        'No webhook endpoint is configured; set webhookEndpoint with PATCH /config first',
+      );
+    }
+    const now = this.d.clock.now();
+    const webhookId = newId('Webhook');
+    const payload = serializePayload({ id: webhookId, type: 'TEST', timestamp: now.toISOString(), data: {} });
+    const result = await this.d.sender.send(target.endpoint, target.secrets, webhookId, payload);
+    const deliveryId = newId('WebhookDelivery');
+    await transactional(this.d.orm, (em) =>
+      this.d.repo.insertFinal(
+        em,
+        {
+          id: deliveryId,
+          webhookId,
+          platformId,
+          type: 'TEST',
+          payload,
+          status: result.ok ? 'DELIVERED' : 'FAILED',
+          url: result.url,
+          now: this.d.clock.now(),
+        },
+        {
+          url: result.url,
+          attemptedAt: result.attemptedAt,
+          durationMs: result.durationMs,
+          responseStatus: result.status ?? null,
+          responseBody: result.body ?? null,
+          error: result.error ?? null,
+          succeeded: result.ok,
+        },
+      ),
+    );
+    this.d.logger.info({ webhookId, status: result.status, error: result.error }, 'test webhook sent');
+    if (result.status === undefined) {
+      throw fail(
+        'WEBHOOK_DELIVERY_ERROR',
+        `The test webhook could not be delivered: ${result.error ?? 'no response'}`,
+        {
+          url: result.url,
+          reason: result.error ?? 'no response',
+          webhookId,
+        },
+      );
+    }
+    return {
+      responseStatus: result.status,
+      url: result.url,
+      responseBody: result.body ?? '',
+      webhookId,
+      deliveryId,
+    };
+  }
+
+  /** A platform's delivery (by delivery id or webhook id) with its attempts; another platform's is not found. */
+  async getDelivery(
+    platformId: string,
+    id: string,
+  ): Promise<{ delivery: Delivery; attempts: DeliveryAttempt[] }> {
+    const errors: { field: string; message: string }[] = [];
+    if (!isId(platformId, 'Platform'))
+      errors.push({ field: 'platform_id', message: 'must be a Platform id (Platform:<uuid>)' });
+    if (!isId(id, 'WebhookDelivery') && !isId(id, 'Webhook')) {
+      errors.push({ field: 'delivery_id', message: 'must be a WebhookDelivery or Webhook id' });
+    }
+    if (errors.length) throw invalidInput(errors);
+    const found = await this.d.repo.findForPlatform(this.d.orm.em.fork(), platformId, id);
+    if (!found) throw fail('WEBHOOK_DELIVERY_NOT_FOUND', `Webhook delivery ${id} not found`);
+    return found;
+  }
+}

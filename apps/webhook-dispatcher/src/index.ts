@@ -1,0 +1,1 @@
+export { webhookDispatcherService } from './service.js';

@@ -1,0 +1,329 @@
+import type { EntityManager } from '@sluice/store';
+
+export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED' | 'SKIPPED';
+export type DeliveryOrigin = 'EVENT' | 'TEST';
+
+/** One webhook to deliver (a row of `webhook_deliveries`). */
+export interface Delivery {
+  /** Creation order (events in the order the dispatcher received them). */
+  seq: bigint;
+  id: string;
+  webhookId: string;
+  platformId: string;
+  eventId: string | null;
+  type: string;
+  origin: DeliveryOrigin;
+  /** The exact JSON body, frozen when the delivery was created. */
+  payload: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+  url: string | null;
+  lastAttemptAt: Date | null;
+  lastResponseStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+}
+
+/** One HTTP attempt (a row of `webhook_delivery_attempts`). */
+export interface DeliveryAttempt {
+  deliveryId: string;
+  attempt: number;
+  url: string;
+  attemptedAt: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+type Row = Record<string, unknown>;
+
+/** A Postgres array literal (the query builder would expand a JS array into a list of parameters). */
+function textArray(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+}
+
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toDelivery(r: Row): Delivery {
+  return {
+    seq: BigInt(String(r.seq)),
+    id: String(r.id),
+    webhookId: String(r.webhook_id),
+    platformId: String(r.platform_id),
+    eventId: str(r.event_id),
+    type: String(r.type),
+    origin: r.origin as DeliveryOrigin,
+    payload: String(r.payload),
+    status: r.status as DeliveryStatus,
+    attemptCount: Number(r.attempt_count),
+    nextAttemptAt: date(r.next_attempt_at),
+    leaseOwner: str(r.lease_owner),
+    leaseUntil: date(r.lease_until),
+    url: str(r.url),
+    lastAttemptAt: date(r.last_attempt_at),
+    lastResponseStatus: num(r.last_response_status),
+    lastError: str(r.last_error),
+    createdAt: date(r.created_at)!,
+    updatedAt: date(r.updated_at)!,
+    completedAt: date(r.completed_at),
+  };
+}
+
+function toAttempt(r: Row): DeliveryAttempt {
+  return {
+    deliveryId: String(r.delivery_id),
+    attempt: Number(r.attempt),
+    url: String(r.url),
+    attemptedAt: date(r.attempted_at)!,
+    durationMs: Number(r.duration_ms),
+    responseStatus: num(r.response_status),
+    responseBody: str(r.response_body),
+    error: str(r.error),
+    succeeded: Boolean(r.succeeded),
+  };
+}
+
+/** SQL over the webhooks schema. Every method runs on the caller's entity manager (and transaction). */
+export class DeliveryRepository {
+  /**
+   * Creates the PENDING delivery of an event, due now. Idempotent on the webhook
+   * id: returns false when the event already has its delivery.
+   */
+  async insertPending(
+    em: EntityManager,
+    d: {
+      id: string;
+      webhookId: string;
+      platformId: string;
+      eventId: string;
+      type: string;
+      payload: string;
+      now: Date;
+    },
+  ): Promise<boolean> {
+    const rows = await em.execute<Row[]>(
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'PENDING', 0, ?, ?, ?)
+       ON CONFLICT (webhook_id) DO NOTHING RETURNING id`,
+      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.now, d.now, d.now],
+    );
+    return rows.length === 1;
+  }
+
+  /** Records a delivery that was attempted once, synchronously, and is already final (test webhooks). */
+  async insertFinal(
+    em: EntityManager,
+    d: {
+      id: string;
+      webhookId: string;
+      platformId: string;
+      type: string;
+      payload: string;
+      status: 'DELIVERED' | 'FAILED';
+      url: string;
+      now: Date;
+    },
+    attempt: Omit<DeliveryAttempt, 'deliveryId' | 'attempt'>,
+  ): Promise<void> {
+    await em.execute(
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count, url,
+         last_attempt_at, last_response_status, last_error, created_at, updated_at, completed_at)
+       VALUES (?, ?, ?, NULL, ?, 'TEST', ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        d.id,
+        d.webhookId,
+        d.platformId,
+        d.type,
+        d.payload,
+        d.status,
+        d.url,
+        attempt.attemptedAt,
+        attempt.responseStatus,
+        attempt.error,
+        d.now,
+        d.now,
+        d.now,
+      ],
+    );
+    await this.insertAttempt(em, { ...attempt, deliveryId: d.id, attempt: 1 });
+  }
+
+  /**
+   * Leases due deliveries to `owner`: the oldest due rows of at most
+   * `maxPlatforms` platforms, at most `perPlatform` rows each, skipping any
+   * platform that already has leased deliveries (so a platform's webhooks go
+   * out one at a time, roughly in order, while other platforms proceed). Rows
+   * are locked with FOR UPDATE SKIP LOCKED and re-checked after locking, so
+   * replicas claiming at the same time never lease the same row, and a
+   * transaction-scoped advisory lock per platform keeps two concurrent claims
+   * from splitting one platform's rows between them; the lease
+   * (`leaseMs` per position in the platform's batch) makes a crashed worker's
+   * rows due again. Returned in creation order.
+   */
+  async claimDue(
+    em: EntityManager,
+    o: { owner: string; now: Date; maxPlatforms: number; perPlatform: number; leaseMs: number },
+  ): Promise<Delivery[]> {
+    const rows = await em.execute<Row[]>(
+      `WITH due AS (
+         SELECT d.id, d.platform_id, d.next_attempt_at, d.seq,
+                row_number() OVER (PARTITION BY d.platform_id ORDER BY d.seq) AS rn
+         FROM webhook_deliveries d
+         WHERE d.status = 'PENDING' AND d.next_attempt_at <= ?
+           AND (d.lease_until IS NULL OR d.lease_until < ?)
+           AND NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries f
+             WHERE f.platform_id = d.platform_id AND f.status = 'PENDING' AND f.lease_until >= ?)
+       ),
+       platforms AS (
+         SELECT platform_id FROM due GROUP BY platform_id ORDER BY min(next_attempt_at), min(seq) LIMIT ?
+       ),
+       picked AS (
+         SELECT d.id, due.rn FROM webhook_deliveries d
+         JOIN due ON due.id = d.id
+         JOIN platforms p ON p.platform_id = due.platform_id
+         WHERE due.rn <= ? AND d.status = 'PENDING' AND (d.lease_until IS NULL OR d.lease_until < ?)
+           -- One claimer per platform at a time (row locks alone would let two claimers split a platform's rows).
+           AND pg_try_advisory_xact_lock(hashtext('webhook-dispatcher:claim'), hashtext(d.platform_id))
+         FOR UPDATE OF d SKIP LOCKED
+       )
+       UPDATE webhook_deliveries d
+       SET lease_owner = ?, lease_until = ?::timestamptz + (picked.rn * ?::double precision) * interval '1 millisecond', updated_at = ?
+       FROM picked WHERE d.id = picked.id
+       RETURNING d.*`,
+      [o.now, o.now, o.now, o.maxPlatforms, o.perPlatform, o.now, o.owner, o.now, o.leaseMs, o.now],
+    );
+    return rows.map(toDelivery).sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+  }
+
+  async insertAttempt(em: EntityManager, a: DeliveryAttempt): Promise<void> {
+    await em.execute(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, url, attempted_at, duration_ms, response_status, response_body, error, succeeded)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        a.deliveryId,
+        a.attempt,
+        a.url,
+        a.attemptedAt,
+        a.durationMs,
+        a.responseStatus,
+        a.responseBody,
+        a.error,
+        a.succeeded,
+      ],
+    );
+  }
+
+  /**
+   * Applies the outcome of an attempt made under `owner`'s lease: DELIVERED,
+   * FAILED, or PENDING again at `nextAttemptAt`. Returns false (and changes
+   * nothing) when the lease was lost meanwhile.
+   */
+  async finishAttempt(
+    em: EntityManager,
+    o: {
+      id: string;
+      owner: string;
+      status: 'PENDING' | 'DELIVERED' | 'FAILED';
+      nextAttemptAt: Date | null;
+      url: string;
+      attemptedAt: Date;
+      responseStatus: number | null;
+      error: string | null;
+      now: Date;
+    },
+  ): Promise<boolean> {
+    const rows = await em.execute<Row[]>(
+      `UPDATE webhook_deliveries
+       SET status = ?, attempt_count = attempt_count + 1, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+           url = ?, last_attempt_at = ?, last_response_status = ?, last_error = ?, updated_at = ?,
+           completed_at = CASE WHEN ? = 'PENDING' THEN NULL ELSE ?::timestamptz END
+       WHERE id = ? AND lease_owner = ? AND status = 'PENDING'
+       RETURNING id`,
+      [
+        o.status,
+        o.nextAttemptAt,
+        o.url,
+        o.attemptedAt,
+        o.responseStatus,
+        o.error,
+        o.now,
+        o.status,
+        o.now,
+        o.id,
+        o.owner,
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  /** Marks leased deliveries SKIPPED (the platform has no webhook endpoint). */
+  async markSkipped(
+    em: EntityManager,
+    ids: string[],
+    owner: string,
+    reason: string,
+    now: Date,
+  ): Promise<number> {
+    if (ids.length === 0) return 0;
+    const rows = await em.execute<Row[]>(
+      `UPDATE webhook_deliveries
+       SET status = 'SKIPPED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = ?, updated_at = ?, completed_at = ?
+       WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'
+       RETURNING id`,
+      [reason, now, now, textArray(ids), owner],
+    );
+    return rows.length;
+  }
+
+  /** Gives leased deliveries back, due at `dueAt` (or when they were due), without counting an attempt. */
+  async release(em: EntityManager, ids: string[], owner: string, now: Date, dueAt?: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await em.execute(
+      `UPDATE webhook_deliveries
+       SET lease_owner = NULL, lease_until = NULL, next_attempt_at = GREATEST(next_attempt_at, COALESCE(?::timestamptz, next_attempt_at)), updated_at = ?
+       WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'`,
+      [dueAt ?? null, now, textArray(ids), owner],
+    );
+  }
+
+  /** Deletes up to `limit` finished deliveries (and their attempts) completed before `before`; returns how many. */
+  async purgeCompleted(em: EntityManager, before: Date, limit: number): Promise<number> {
+    const rows = await em.execute<Row[]>(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND completed_at < ? ORDER BY completed_at LIMIT ?)
+       RETURNING id`,
+      [before, limit],
+    );
+    return rows.length;
+  }
+
+  /** A platform's delivery by `WebhookDelivery:` id or by the `Webhook:` id it was sent with, with its attempts. */
+  async findForPlatform(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+  ): Promise<{ delivery: Delivery; attempts: DeliveryAttempt[] } | undefined> {
+    const rows = await em.execute<Row[]>(
+      `SELECT * FROM webhook_deliveries WHERE platform_id = ? AND (id = ? OR webhook_id = ?)`,
+      [platformId, id, id],
+    );
+    if (rows.length === 0) return undefined;
+    const delivery = toDelivery(rows[0]!);
+    const attempts = await em.execute<Row[]>(
+      `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY attempt, id`,
+      [delivery.id],
+    );
+    return { delivery, attempts: attempts.map(toAttempt) };
+  }
+}

@@ -1,0 +1,60 @@
+import { Migration } from '@sluice/store';
+import type { Constructor } from '@mikro-orm/core';
+
+class CreateDeliveries extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE webhook_deliveries (
+      seq bigserial NOT NULL UNIQUE,
+      id text PRIMARY KEY,
+      webhook_id text NOT NULL UNIQUE,
+      platform_id text NOT NULL,
+      event_id text,
+      type text NOT NULL,
+      origin text NOT NULL CHECK (origin IN ('EVENT', 'TEST')),
+      payload text NOT NULL,
+      status text NOT NULL CHECK (status IN ('PENDING', 'DELIVERED', 'FAILED', 'SKIPPED')),
+      attempt_count integer NOT NULL DEFAULT 0,
+      next_attempt_at timestamptz,
+      lease_owner text,
+      lease_until timestamptz,
+      url text,
+      last_attempt_at timestamptz,
+      last_response_status integer,
+      last_error text,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      completed_at timestamptz,
+      CHECK (status <> 'PENDING' OR next_attempt_at IS NOT NULL)
+    )`);
+    this.addSql(
+      `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, seq) WHERE status = 'PENDING'`,
+    );
+    this.addSql(
+      `CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (platform_id, lease_until) WHERE status = 'PENDING' AND lease_until IS NOT NULL`,
+    );
+    this.addSql(`CREATE INDEX webhook_deliveries_platform ON webhook_deliveries (platform_id, seq)`);
+    this.addSql(
+      `CREATE INDEX webhook_deliveries_completed ON webhook_deliveries (completed_at) WHERE status <> 'PENDING'`,
+    );
+    this.addSql(`CREATE TABLE webhook_delivery_attempts (
+      id bigserial PRIMARY KEY,
+      delivery_id text NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+      attempt integer NOT NULL,
+      url text NOT NULL,
+      attempted_at timestamptz NOT NULL,
+      duration_ms integer NOT NULL,
+      response_status integer,
+      response_body text,
+      error text,
+      succeeded boolean NOT NULL
+    )`);
+    this.addSql(
+      `CREATE INDEX webhook_delivery_attempts_delivery ON webhook_delivery_attempts (delivery_id, attempt)`,
+    );
+  }
+}
+
+/** Migrations of the webhooks schema, in order (the outbox/inbox tables come from the events kit). */
+export const migrations: { name: string; class: Constructor<Migration> }[] = [
+  { name: '0001_webhook_deliveries', class: CreateDeliveries },
+];

@@ -1,0 +1,347 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import {
+  createTestDatabase,
+  dropStreams,
+  eventually,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
+import { startService, type RunningService } from '@sluice/runtime';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import { webhooks } from '@sluice/contracts';
+import { DomainError, idUuid, newId } from '@sluice/core';
+import { webhookDispatcherService } from '../src/index.js';
+import { FakeIdentity, Publisher, Receiver, balanceUpdated, newSecret, sleep } from './helpers.js';
+
+let db: TestDatabase;
+let nats: string;
+const prefix = testPrefix('whd');
+const receiver = new Receiver();
+const idp = new FakeIdentity();
+let publisher: Publisher;
+let svc: RunningService<Record<string, unknown>>;
+let client: PromiseClient<webhooks.WebhooksServiceClient>;
+
+async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
+  return svc.deps.orm.em.fork().execute<T[]>(query, params);
+}
+
+async function deliveryOf(webhookId: string) {
+  const [d] = await sql<{
+    id: string;
+    status: string;
+    attempt_count: number;
+    last_error: string | null;
+    next_attempt_at: Date | null;
+    payload: string;
+  }>('SELECT * FROM webhook_deliveries WHERE webhook_id = ?', [webhookId]);
+  return d;
+}
+
+async function attemptsOf(deliveryId: string) {
+  return sql<{
+    attempt: number;
+    response_status: number | null;
+    error: string | null;
+    succeeded: boolean;
+    attempted_at: Date;
+    duration_ms: number;
+  }>('SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY attempt', [deliveryId]);
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('webhooks');
+  nats = await natsUrl();
+  await receiver.start();
+  await idp.start();
+  svc = (await startService(webhookDispatcherService, {
+    DATABASE_URL: db.url,
+    NATS_URL: nats,
+    EVENT_SUBJECT_PREFIX: prefix,
+    GRPC_PORT: '0',
+    LOG_LEVEL: 'silent',
+    IDENTITY_GRPC_URL: `127.0.0.1:${idp.port}`,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
+    WEBHOOK_TIMEOUT_MS: '500',
+    WEBHOOK_POLL_INTERVAL_MS: '50',
+  })) as unknown as RunningService<Record<string, unknown>>;
+  publisher = await Publisher.connect(nats, prefix);
+  client = createRpcClient(webhooks.WebhooksServiceClient, `127.0.0.1:${svc.port}`, {
+    defaultDeadlineMs: 10_000,
+  });
+});
+
+afterAll(async () => {
+  client?.close();
+  await publisher?.close();
+  await svc?.stop();
+  await idp.stop();
+  await receiver.stop();
+  await db?.drop();
+  await dropStreams(nats, prefix);
+});
+
+describe('event → webhook', () => {
+  it('delivers a public event once, as {id, type, timestamp, data}, signed with every valid secret, even when redelivered', async () => {
+    const current = newSecret();
+    const previous = newSecret();
+    const p = idp.platform(receiver.url('/once'), [current, previous]);
+    const data = balanceUpdated(12_345);
+    const ev = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, data);
+    await publisher.publish('accounts', ev);
+    // The same event again under another message id (a relay retry past the duplicate window).
+    await publisher.publish('accounts', ev, `${ev.id}-again`);
+
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'DELIVERED');
+    await sleep(500); // give a duplicate the chance to show up
+    const got = receiver.at('/once');
+    expect(got).toHaveLength(1);
+    const req = got[0]!;
+    expect(JSON.parse(req.body)).toEqual({
+      id: webhookId,
+      type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED',
+      timestamp: ev.occurredAt,
+      data,
+    });
+    expect(req.headers['webhook-id']).toBe(webhookId);
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['user-agent']).toMatch(/^Sluice-Webhooks\//);
+    expect(req.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(new Webhook(current).verify(req.body, req.headers)).toEqual(JSON.parse(req.body));
+    expect(new Webhook(previous).verify(req.body, req.headers)).toEqual(JSON.parse(req.body));
+    expect(() => new Webhook(newSecret()).verify(req.body, req.headers)).toThrow();
+
+    const d = (await deliveryOf(webhookId))!;
+    expect(d.attempt_count).toBe(1);
+    expect(d.payload).toBe(req.body);
+    const attempts = await attemptsOf(d.id);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ attempt: 1, response_status: 200, succeeded: true, error: null });
+    expect((await sql('SELECT 1 FROM webhook_deliveries WHERE event_id = ?', [ev.id])).length).toBe(1);
+  });
+
+  it('ignores internal events', async () => {
+    const p = idp.platform(receiver.url('/ignored'));
+    const internal = publisher.envelope('CUSTOMER.CREATED', p.id, { customerId: newId('Customer') });
+    const kyc = publisher.envelope('CUSTOMER.KYC_APPROVED', p.id, {
+      id: newId('Customer'),
+      kycStatus: 'APPROVED',
+    });
+    await publisher.publish('identity', internal);
+    await publisher.publish('identity', kyc);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(kyc.id)}`))?.status === 'DELIVERED');
+    // Same stream, consumed in order: the internal event was handled (inbox) and produced nothing.
+    expect(await sql('SELECT 1 FROM inbox WHERE event_id = ?', [internal.id])).toHaveLength(1);
+    expect(await sql('SELECT 1 FROM webhook_deliveries WHERE event_id = ?', [internal.id])).toHaveLength(0);
+    expect(receiver.at('/ignored').map((r) => JSON.parse(r.body).type)).toEqual(['CUSTOMER.KYC_APPROVED']);
+  });
+
+  it('retries after a 500 with the same body and succeeds, recording both attempts', async () => {
+    const p = idp.platform(receiver.url('/retry'));
+    receiver.behave('/retry', (_r, n, res) => (n === 1 ? res.writeHead(500).end('boom') : res.end('thanks')));
+    const ev = publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, {
+      id: newId('Transaction'),
+      status: 'COMPLETED',
+    });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'DELIVERED');
+    const got = receiver.at('/retry');
+    expect(got).toHaveLength(2);
+    expect(got[1]!.body).toBe(got[0]!.body);
+    expect(got[1]!.headers['webhook-id']).toBe(webhookId);
+    expect(new Webhook(p.secrets[0]!).verify(got[1]!.body, got[1]!.headers)).toBeTruthy();
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(150); // 200 ms ± 20 %
+    const d = (await deliveryOf(webhookId))!;
+    expect(d.attempt_count).toBe(2);
+    const attempts = await attemptsOf(d.id);
+    expect(attempts.map((a) => [a.attempt, a.response_status, a.succeeded])).toEqual([
+      [1, 500, false],
+      [2, 200, true],
+    ]);
+    expect(attempts[0]!.error).toBe('endpoint answered HTTP 500');
+  });
+
+  it('counts a timeout as a failed attempt', async () => {
+    const p = idp.platform(receiver.url('/slow'));
+    receiver.behave('/slow', (_r, n, res) => {
+      if (n === 1) setTimeout(() => res.end('late'), 1500);
+      else res.end('ok');
+    });
+    const ev = publisher.envelope('INCOMING_PAYMENT.COMPLETED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'DELIVERED');
+    const attempts = await attemptsOf((await deliveryOf(webhookId))!.id);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toMatchObject({
+      succeeded: false,
+      response_status: null,
+      error: 'timed out after 500 ms',
+    });
+    expect(attempts[0]!.duration_ms).toBeGreaterThanOrEqual(450);
+    expect(attempts[1]).toMatchObject({ succeeded: true, response_status: 200 });
+  });
+
+  it('marks a delivery FAILED when the schedule is exhausted', async () => {
+    const p = idp.platform(receiver.url('/down'));
+    receiver.behave('/down', (_r, _n, res) => res.writeHead(503).end('down'));
+    const ev = publisher.envelope('OUTGOING_PAYMENT.FAILED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'FAILED');
+    const d = (await deliveryOf(webhookId))!;
+    expect(d.attempt_count).toBe(4); // first attempt + 3 retries
+    expect(d.next_attempt_at).toBeNull();
+    expect(d.last_error).toBe('endpoint answered HTTP 503');
+    await sleep(500);
+    expect(receiver.at('/down')).toHaveLength(4);
+  });
+
+  it('skips (and records) webhooks of a platform without an endpoint', async () => {
+    const p = idp.platform(undefined);
+    const ev = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(1));
+    await publisher.publish('accounts', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'SKIPPED');
+    const d = (await deliveryOf(webhookId))!;
+    expect(d.last_error).toBe('no webhook endpoint configured');
+    expect(d.attempt_count).toBe(0);
+    expect(await attemptsOf(d.id)).toHaveLength(0);
+  });
+
+  it('waits for identity when it is unavailable, without spending attempts', async () => {
+    const p = idp.platform(receiver.url('/idp-down'));
+    idp.failures.set(p.id, 3); // more than the gRPC client's own retries on UNAVAILABLE
+    const ev = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(2));
+    await publisher.publish('accounts', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    // The gRPC client retries UNAVAILABLE itself; the worker then waits 5 s before asking again.
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'DELIVERED', 20_000);
+    expect((await deliveryOf(webhookId))!.attempt_count).toBe(1);
+    expect(receiver.at('/idp-down')).toHaveLength(1);
+    expect(idp.failures.get(p.id)).toBe(0);
+  });
+
+  it("delivers one platform's webhooks in event order, and a slow platform does not hold up others", async () => {
+    const ordered = idp.platform(receiver.url('/ordered'));
+    const slow = idp.platform(receiver.url('/hanging'));
+    receiver.behave('/hanging', () => undefined); // never answers: every attempt times out (500 ms)
+    const slowEvents = Array.from({ length: 3 }, (_, i) =>
+      publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', slow.id, balanceUpdated(i)),
+    );
+    for (const ev of slowEvents) await publisher.publish('accounts', ev);
+    const events = Array.from({ length: 6 }, (_, i) =>
+      publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', ordered.id, balanceUpdated(i)),
+    );
+    for (const ev of events) await publisher.publish('accounts', ev);
+    await eventually(async () => receiver.at('/ordered').length === 6);
+    expect(receiver.at('/ordered').map((r) => JSON.parse(r.body).id)).toEqual(
+      events.map((e) => `Webhook:${idUuid(e.id)}`),
+    );
+    // The hanging platform still has webhooks waiting for an attempt or a retry.
+    const pending = await sql('SELECT 1 FROM webhook_deliveries WHERE platform_id = ? AND status = ?', [
+      slow.id,
+      'PENDING',
+    ]);
+    expect(pending.length).toBeGreaterThan(0);
+  });
+});
+
+describe('SendTestWebhook', () => {
+  it('sends a signed TEST webhook and returns the endpoint answer; the delivery is recorded', async () => {
+    const p = idp.platform(receiver.url('/test-ok'));
+    receiver.behave('/test-ok', (_r, _n, res) => res.writeHead(202).end('received!'));
+    const res = await client.sendTestWebhook({ platformId: p.id });
+    expect(res).toMatchObject({
+      responseStatus: 202,
+      url: receiver.url('/test-ok'),
+      responseBody: 'received!',
+    });
+    const req = receiver.at('/test-ok')[0]!;
+    const body = new Webhook(p.secrets[0]!).verify(req.body, req.headers) as Record<string, unknown>;
+    expect(body).toMatchObject({ id: res.webhookId, type: 'TEST', data: {} });
+    expect(Date.parse(body.timestamp as string)).toBeGreaterThan(Date.now() - 10_000);
+    expect(res.webhookId).toMatch(/^Webhook:[0-9a-f-]{36}$/);
+
+    const { delivery } = await client.getWebhookDelivery({ platformId: p.id, deliveryId: res.deliveryId });
+    expect(delivery).toMatchObject({
+      id: res.deliveryId,
+      webhookId: res.webhookId,
+      type: 'TEST',
+      status: webhooks.DeliveryStatus.DELIVERED,
+      attemptCount: 1,
+    });
+    expect(delivery!.attempts).toHaveLength(1);
+    expect(delivery!.attempts[0]).toMatchObject({
+      responseStatus: 202,
+      responseBody: 'received!',
+      succeeded: true,
+    });
+    // Found by the webhook id too; another platform does not see it.
+    expect(
+      (await client.getWebhookDelivery({ platformId: p.id, deliveryId: res.webhookId })).delivery!.id,
+    ).toBe(res.deliveryId);
+    const other = idp.platform(undefined);
+    await expect(
+      client.getWebhookDelivery({ platformId: other.id, deliveryId: res.deliveryId }),
+    ).rejects.toMatchObject({
+      code: 'WEBHOOK_DELIVERY_NOT_FOUND',
+      kind: 'NOT_FOUND',
+    });
+  });
+
+  it('returns a non-2xx answer as is, with a big body truncated', async () => {
+    const p = idp.platform(receiver.url('/test-500'));
+    receiver.behave('/test-500', (_r, _n, res) => res.writeHead(500).end('e'.repeat(100_000)));
+    const res = await client.sendTestWebhook({ platformId: p.id });
+    expect(res.responseStatus).toBe(500);
+    expect(res.responseBody).toBe('e'.repeat(4096));
+    expect(
+      (await client.getWebhookDelivery({ platformId: p.id, deliveryId: res.deliveryId })).delivery!.status,
+    ).toBe(webhooks.DeliveryStatus.FAILED);
+  });
+
+  it('fails with WEBHOOK_ENDPOINT_NOT_SET when there is no endpoint', async () => {
+    const p = idp.platform(undefined);
+    const err = await client.sendTestWebhook({ platformId: p.id }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ kind: 'FAILED_PRECONDITION', code: 'WEBHOOK_ENDPOINT_NOT_SET' });
+  });
+
+  it('fails with WEBHOOK_DELIVERY_ERROR when no answer comes, and records the attempt', async () => {
+    const p = idp.platform(receiver.url('/test-hang'));
+    receiver.behave('/test-hang', () => undefined);
+    const err = (await client.sendTestWebhook({ platformId: p.id }).catch((e: unknown) => e)) as DomainError;
+    expect(err).toMatchObject({ kind: 'FAILED_PRECONDITION', code: 'WEBHOOK_DELIVERY_ERROR' });
+    expect(err.details).toMatchObject({ url: receiver.url('/test-hang'), reason: 'timed out after 500 ms' });
+    const { delivery } = await client.getWebhookDelivery({
+      platformId: p.id,
+      deliveryId: err.details!.webhookId as string,
+    });
+    expect(delivery).toMatchObject({ status: webhooks.DeliveryStatus.FAILED, attemptCount: 1 });
+    expect(delivery!.attempts[0]).toMatchObject({ succeeded: false, error: 'timed out after 500 ms' });
+  });
+
+  it('rejects a malformed platform id naming the field, and changes nothing', async () => {
+    const before = await sql<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries');
+    for (const platformId of ['', 'Customer:0190b2a4-1c2d-7e3f-8a9b-0c1d2e3f4a5b', 'Platform:nope']) {
+      await expect(client.sendTestWebhook({ platformId })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { errors: [{ field: 'platform_id', message: expect.any(String) }] },
+      });
+    }
+    await expect(
+      client.getWebhookDelivery({ platformId: newId('Platform'), deliveryId: 'x' }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { errors: [{ field: 'delivery_id', message: expect.any(String) }] },
+    });
+    const after = await sql<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries');
+    expect(after[0]!.n).toBe(before[0]!.n);
+  });
+});

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestDatabase,
+  dropStreams,
+  eventually,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
+import { startService, type RunningService } from '@sluice/runtime';
+import { idUuid, newId } from '@sluice/core';
+import { transactional } from '@sluice/store';
+import { webhookDispatcherService } from '../src/index.js';
+import { DeliveryRepository } from '../src/store/delivery.repository.js';
+import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './helpers.js';
+
+let db: TestDatabase;
+let nats: string;
+const prefix = testPrefix('whr');
+const receiver = new Receiver();
+const idp = new FakeIdentity();
+let publisher: Publisher;
+const replicas: RunningService<Record<string, unknown>>[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase('webhookreplicas');
+  nats = await natsUrl();
+  await receiver.start();
+  await idp.start();
+  for (const name of ['A', 'B']) {
+    const svc = await startService(webhookDispatcherService, {
+      DATABASE_URL: db.url,
+      NATS_URL: nats,
+      EVENT_SUBJECT_PREFIX: prefix,
+      GRPC_PORT: '0',
+      LOG_LEVEL: 'silent',
+      IDENTITY_GRPC_URL: `127.0.0.1:${idp.port}`,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_POLL_INTERVAL_MS: '10',
+      WEBHOOK_CONCURRENCY: '3',
+      WEBHOOK_USER_AGENT: `Sluice-Webhooks/${name}`,
+    });
+    replicas.push(svc as unknown as RunningService<Record<string, unknown>>);
+  }
+  publisher = await Publisher.connect(nats, prefix);
+});
+
+afterAll(async () => {
+  await publisher?.close();
+  for (const r of replicas) await r.stop();
+  await idp.stop();
+  await receiver.stop();
+  await db?.drop();
+  await dropStreams(nats, prefix);
+});
+
+describe('several dispatcher replicas', () => {
+  it('deliver every webhook exactly once, sharing the work', async () => {
+    const platforms = Array.from({ length: 8 }, (_, i) => idp.platform(receiver.url(`/r${i}`)));
+    for (let i = 0; i < 8; i++)
+      receiver.behave(`/r${i}`, (_r, _n, res) => setTimeout(() => res.end('ok'), 15));
+    const events = [];
+    for (let round = 0; round < 6; round++) {
+      for (const p of platforms) {
+        const ev = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(round));
+        events.push(ev);
+        await publisher.publish('accounts', ev);
+      }
+    }
+    const orm = replicas[0]!.deps.orm;
+    await eventually(async () => {
+      const r = await orm.em
+        .fork()
+        .execute<{ n: string }[]>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'DELIVERED'`);
+      return Number(r[0]!.n) === events.length;
+    }, 30_000);
+    const ids = receiver.requests.map((r) => r.headers['webhook-id']);
+    expect(ids).toHaveLength(events.length);
+    expect(new Set(ids)).toEqual(new Set(events.map((e) => `Webhook:${idUuid(e.id)}`)));
+    const attempts = await orm.em
+      .fork()
+      .execute<{ n: string }[]>('SELECT count(*) AS n FROM webhook_delivery_attempts');
+    expect(Number(attempts[0]!.n)).toBe(events.length);
+    // Both replicas took part.
+    const agents = new Set(receiver.requests.map((r) => r.headers['user-agent']));
+    expect(agents).toEqual(new Set(['Sluice-Webhooks/A', 'Sluice-Webhooks/B']));
+  });
+
+  it('concurrent claims never lease one delivery (or one platform) to two workers', async () => {
+    const orm = replicas[0]!.deps.orm;
+    const repo = new DeliveryRepository();
+    // Stop the real workers from taking these rows: they belong to platforms far in the past-due queue
+    // but the test claims them first, under its own owners, many times in parallel.
+    const now = new Date();
+    const platformIds = Array.from({ length: 30 }, () => newId('Platform'));
+    await transactional(orm, async (em) => {
+      for (const platformId of platformIds) {
+        for (let i = 0; i < 4; i++) {
+          const ev = newId('Event');
+          await repo.insertPending(em, {
+            id: newId('WebhookDelivery'),
+            webhookId: `Webhook:${idUuid(ev)}`,
+            platformId,
+            eventId: ev,
+            type: 'TEST',
+            payload: '{}',
+            now: new Date(now.getTime() - 3_600_000),
+          });
+        }
+      }
+    });
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, (_, w) =>
+        transactional(orm, (em) =>
+          repo.claimDue(em, { owner: `test-${w}`, now, maxPlatforms: 50, perPlatform: 2, leaseMs: 60_000 }),
+        ),
+      ),
+    );
+    const mine = claims.flat().filter((d) => platformIds.includes(d.platformId));
+    const deliveryIds = mine.map((d) => d.id);
+    expect(new Set(deliveryIds).size).toBe(deliveryIds.length);
+    const ownerOfPlatform = new Map<string, string>();
+    for (const d of mine) {
+      const prev = ownerOfPlatform.get(d.platformId);
+      expect(prev === undefined || prev === d.leaseOwner).toBe(true);
+      ownerOfPlatform.set(d.platformId, d.leaseOwner!);
+    }
+    // At most perPlatform per platform, oldest first.
+    for (const pid of ownerOfPlatform.keys())
+      expect(mine.filter((d) => d.platformId === pid).length).toBeLessThanOrEqual(2);
+    expect(mine.length).toBeGreaterThan(0);
+    // Nothing else can be claimed for those platforms while their leases run.
+    const again = await transactional(orm, (em) =>
+      repo.claimDue(em, { owner: 'late', now, maxPlatforms: 100, perPlatform: 10, leaseMs: 60_000 }),
+    );
+    expect(again.filter((d) => ownerOfPlatform.has(d.platformId))).toHaveLength(0);
+  });
+  it('purges finished deliveries past retention with their attempts, never pending ones', async () => {
+    const orm = replicas[0]!.deps.orm;
+    const repo = new DeliveryRepository();
+    const platformId = newId('Platform');
+    const now = new Date();
+    const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
+    const ids = {
+      old: newId('WebhookDelivery'),
+      recent: newId('WebhookDelivery'),
+      pending: newId('WebhookDelivery'),
+    };
+    await transactional(orm, async (em) => {
+      for (const [key, id] of Object.entries(ids)) {
+        const ev = newId('Event');
+        await repo.insertPending(em, {
+          id,
+          webhookId: `Webhook:${idUuid(ev)}`,
+          platformId,
+          eventId: ev,
+          type: 'TEST',
+          payload: '{}',
+          // Due in the future so the running workers leave them alone.
+          now: daysAgo(key === 'recent' ? 1 : 40),
+        });
+        await em.execute('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?', [daysAgo(-1), id]);
+      }
+      await em.execute(
+        `UPDATE webhook_deliveries SET status = 'DELIVERED', next_attempt_at = NULL, completed_at = created_at WHERE id IN (?, ?)`,
+        [ids.old, ids.recent],
+      );
+      await repo.insertAttempt(em, {
+        deliveryId: ids.old,
+        attempt: 1,
+        url: 'https://example.com/',
+        attemptedAt: daysAgo(40),
+        durationMs: 5,
+        responseStatus: 200,
+        responseBody: 'ok',
+        error: null,
+        succeeded: true,
+      });
+    });
+    const deleted = await transactional(orm, (em) => repo.purgeCompleted(em, daysAgo(30), 1000));
+    expect(deleted).toBe(1);
+    const left = await orm.em
+      .fork()
+      .execute<{ id: string }[]>('SELECT id FROM webhook_deliveries WHERE platform_id = ? ORDER BY id', [
+        platformId,
+      ]);
+    expect(left.map((r) => r.id).sort()).toEqual([ids.recent, ids.pending].sort());
+    const attempts = await orm.em
+      .fork()
+      .execute('SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = ?', [ids.old]);
+    expect(attempts).toHaveLength(0);
+  });
+});
