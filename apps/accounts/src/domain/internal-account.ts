@@ -1,0 +1,93 @@
+import {
+  currency as currencyOf,
+  currencyView,
+  invalidInput,
+  isCurrencyCode,
+  MAX_AMOUNT,
+  type FieldError,
+} from '@sluice/core';
+import { fundingInstructions, type FundingInstruction } from './funding-instructions.js';
+
+export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
+export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
+  'INTERNAL_FIAT',
+  'INTERNAL_CRYPTO',
+  'EMBEDDED_WALLET',
+];
+
+export type Environment = 'SANDBOX' | 'PRODUCTION';
+export type Owner = 'CUSTOMER' | 'PLATFORM';
+
+/** Largest balance an internal account may hold (keeps every amount a safe JSON integer). */
+export const MAX_BALANCE = MAX_AMOUNT;
+
+/** The holding-account type for a currency: INTERNAL_FIAT for fiat, INTERNAL_CRYPTO for stablecoins and crypto. */
+export function holdingAccountType(currencyCode: string): Exclude<InternalAccountType, 'EMBEDDED_WALLET'> {
+  return currencyOf(currencyCode).kind === 'FIAT' ? 'INTERNAL_FIAT' : 'INTERNAL_CRYPTO';
+}
+
+/**
+ * Validates a list of currency codes (field `field[i]` at fault) and returns them
+ * without duplicates, in first-seen order.
+ */
+export function normalizeCurrencies(codes: readonly string[], field = 'currencies'): string[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  codes.forEach((code, i) => {
+    if (!isCurrencyCode(code))
+      errors.push({ field: `${field}[${i}]`, message: `unknown currency ${JSON.stringify(code)}` });
+    else seen.add(code);
+  });
+  if (errors.length) throw invalidInput(errors);
+  return [...seen];
+}
+
+/** What the store keeps about an internal account, with its ledger balances. */
+export interface InternalAccountRecord {
+  id: string;
+  platformId: string;
+  owner: Owner;
+  customerId?: string;
+  type: InternalAccountType;
+  currency: string;
+  environment: Environment;
+  /** Unique per account; drives the generated sandbox account numbers. */
+  fundingSeq: bigint;
+  /** Unique reference an incoming payment must carry to be credited to this account. */
+  fundingReference: string;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Posted credits − posted debits. */
+  postedBalance: bigint;
+  pendingDebits: bigint;
+  pendingCredits: bigint;
+}
+
+/** Posted balance minus pending debits: what can be held or spent now. */
+export function availableBalance(a: Pick<InternalAccountRecord, 'postedBalance' | 'pendingDebits'>): bigint {
+  return a.postedBalance - a.pendingDebits;
+}
+
+/** An internal account as the API shows it (amounts as bigint; the event kit and the gateway write them as JSON integers). */
+export type PublicInternalAccount = {
+  id: string;
+  customerId?: string;
+  type: InternalAccountType;
+  balance: { amount: bigint; currency: { code: string; name: string; symbol: string; decimals: number } };
+  fundingPaymentInstructions: FundingInstruction[];
+  createdAt: string;
+  updatedAt: string;
+};
+
+/** The public InternalAccount JSON (REST response and INTERNAL_ACCOUNT.BALANCE_UPDATED data). */
+export function toPublicInternalAccount(a: InternalAccountRecord): PublicInternalAccount {
+  return {
+    id: a.id,
+    ...(a.customerId ? { customerId: a.customerId } : {}),
+    type: a.type,
+    balance: { amount: a.postedBalance, currency: currencyView(a.currency) },
+    fundingPaymentInstructions: fundingInstructions(a),
+    createdAt: a.createdAt.toISOString(),
+    updatedAt: a.updatedAt.toISOString(),
+  };
+}

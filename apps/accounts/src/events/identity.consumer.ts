@@ -1,0 +1,112 @@
+import { isCurrencyCode, isId } from '@sluice/core';
+import { EventConsumer, streamName, type Bus, type EventEnvelope } from '@sluice/events';
+import type { Logger } from '@sluice/logging';
+import type { EntityManager, MikroORM } from '@sluice/store';
+import type { InternalAccountsService } from '../app/internal-accounts.service.js';
+import type { PlatformDirectory } from '../app/platform-directory.js';
+import { IDENTITY_EVENTS, type CustomerEventData, type PlatformConfigEventData } from './event-types.js';
+
+/** Durable consumer name, shared by every replica of the accounts service. */
+export const IDENTITY_CONSUMER = 'accounts-identity';
+
+/**
+ * The provisioning backstop: accounts appear from identity's events even when
+ * the synchronous Ensure* call from the customer/config flow failed.
+ * CUSTOMER.CREATED / CUSTOMER.UPDATED provision the customer's accounts in its
+ * currencies (new ones only; accounts are never removed), PLATFORM_CONFIG.UPDATED
+ * the platform's accounts in its supported currencies. The platform's environment
+ * comes from identity (cached). Unknown currencies are skipped with a warning.
+ */
+export class IdentityEventsHandler {
+  constructor(
+    private readonly accounts: InternalAccountsService,
+    private readonly platforms: PlatformDirectory,
+    private readonly logger: Logger,
+  ) {}
+
+  async handle(em: EntityManager, event: EventEnvelope): Promise<void> {
+    switch (event.type) {
+      case IDENTITY_EVENTS.CUSTOMER_CREATED:
+      case IDENTITY_EVENTS.CUSTOMER_UPDATED: {
+        const data = event.data as unknown as CustomerEventData;
+        if (!isId(data.customerId, 'Customer')) {
+          this.logger.warn(
+            { type: event.type, eventId: event.id },
+            'customer event without a customer id; skipped',
+          );
+          return;
+        }
+        await this.provision(
+          em,
+          event,
+          { platformId: event.platformId, owner: 'CUSTOMER', customerId: data.customerId },
+          data.currencies,
+        );
+        return;
+      }
+      case IDENTITY_EVENTS.PLATFORM_CONFIG_UPDATED: {
+        const data = event.data as unknown as PlatformConfigEventData;
+        await this.provision(
+          em,
+          event,
+          { platformId: event.platformId, owner: 'PLATFORM' },
+          data.supportedCurrencies,
+        );
+        return;
+      }
+      default:
+        return; // other identity events do not concern accounts
+    }
+  }
+
+  private async provision(
+    em: EntityManager,
+    event: EventEnvelope,
+    owner: { platformId: string; owner: 'CUSTOMER' | 'PLATFORM'; customerId?: string },
+    codes: unknown,
+  ): Promise<void> {
+    const list = Array.isArray(codes) ? codes : [];
+    const unknown = list.filter((c) => !isCurrencyCode(c));
+    if (unknown.length)
+      this.logger.warn({ type: event.type, eventId: event.id, unknown }, 'unknown currencies skipped');
+    const currencies = [...new Set(list.filter((c): c is string => isCurrencyCode(c)))];
+    if (currencies.length === 0) return;
+    const environment = await this.platforms.environmentOf(owner.platformId);
+    if (!environment) {
+      this.logger.warn({ type: event.type, eventId: event.id }, 'event of an unknown platform; skipped');
+      return;
+    }
+    const accounts = await this.accounts.ensureIn(em, owner, currencies, environment);
+    this.logger.debug(
+      { type: event.type, accounts: accounts.map((a) => a.id) },
+      'accounts provisioned from event',
+    );
+  }
+}
+
+/**
+ * The durable JetStream consumer of identity events (`<prefix>.identity.>`,
+ * durable `accounts-identity`); `onStop` runs after it stopped (closing the
+ * identity client it used).
+ */
+export class IdentityConsumer extends EventConsumer {
+  constructor(
+    o: { bus: Bus; orm: MikroORM; logger: Logger; prefix: string; handler: IdentityEventsHandler },
+    private readonly onStop: () => void = () => undefined,
+  ) {
+    super({
+      bus: o.bus,
+      orm: o.orm,
+      logger: o.logger,
+      stream: streamName(o.prefix, 'identity'),
+      durable: IDENTITY_CONSUMER,
+      filterSubjects: [`${o.prefix}.identity.>`],
+      handle: (em, event) => o.handler.handle(em, event),
+    });
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    this.onStop();
+  }
+}

@@ -1,0 +1,1 @@
+export { accountsService } from './service.js';

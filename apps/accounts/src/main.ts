@@ -1,0 +1,4 @@
+import { main } from '@sluice/runtime';
+import { accountsService } from './service.js';
+
+void main(accountsService);

@@ -1,0 +1,102 @@
+import { accounts as pb } from '@sluice/contracts';
+import { implement, type AsyncService, type RegisteredService } from '@sluice/rpc';
+import type { Logger } from '@sluice/logging';
+import { normalizeCurrencies } from '../domain/internal-account.js';
+import { checks } from '../domain/validation.js';
+import type { InternalAccountsService } from '../app/internal-accounts.service.js';
+import type { LedgerService } from '../app/ledger.service.js';
+import { environmentFromPb, ownerFromPb, toPb, typeFromPb } from './internal-account.mapper.js';
+
+/** gRPC handlers of sluice.accounts.v1.AccountsService: validate, translate, delegate. */
+export function accountsRpc(o: {
+  accounts: InternalAccountsService;
+  ledger: LedgerService;
+  logger: Logger;
+}): RegisteredService {
+  const { accounts, ledger } = o;
+  const handlers: AsyncService<pb.AccountsServiceServer> = {
+    async ensureCustomerAccounts(req) {
+      const environment = environmentFromPb(req.environment);
+      checks()
+        .id('platformId', req.platformId, 'Platform')
+        .id('customerId', req.customerId, 'Customer')
+        .environment('environment', environment)
+        .done();
+      const currencies = normalizeCurrencies(req.currencies);
+      const rows = await accounts.ensure(
+        { platformId: req.platformId, owner: 'CUSTOMER', customerId: req.customerId },
+        currencies,
+        environment!,
+      );
+      return { accounts: rows.map(toPb) };
+    },
+
+    async ensurePlatformAccounts(req) {
+      const environment = environmentFromPb(req.environment);
+      checks().id('platformId', req.platformId, 'Platform').environment('environment', environment).done();
+      const currencies = normalizeCurrencies(req.currencies);
+      const rows = await accounts.ensure(
+        { platformId: req.platformId, owner: 'PLATFORM' },
+        currencies,
+        environment!,
+      );
+      return { accounts: rows.map(toPb) };
+    },
+
+    async listInternalAccounts(req) {
+      const owner = ownerFromPb(req.owner);
+      const type = req.type === undefined ? undefined : typeFromPb(req.type);
+      const c = checks()
+        .id('platformId', req.platformId, 'Platform')
+        .optionalId('customerId', req.customerId, 'Customer')
+        .currency('currency', req.currency);
+      if (!owner) c.add('owner', 'must be OWNER_CUSTOMERS or OWNER_PLATFORM');
+      if (owner === 'PLATFORM' && req.customerId) c.add('customerId', 'does not apply to platform accounts');
+      if (req.type !== undefined && !type)
+        c.add('type', 'must be INTERNAL_FIAT, INTERNAL_CRYPTO or EMBEDDED_WALLET');
+      c.done();
+      const page = await accounts.list(
+        {
+          platformId: req.platformId,
+          owner: owner!,
+          ...(req.customerId ? { customerId: req.customerId } : {}),
+          ...(req.currency ? { currency: req.currency } : {}),
+          ...(type ? { type } : {}),
+        },
+        req.limit,
+        req.cursor,
+      );
+      return {
+        accounts: page.data.map(toPb),
+        hasMore: page.hasMore,
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+        totalCount: page.totalCount,
+      };
+    },
+
+    async getInternalAccount(req) {
+      checks()
+        .id('platformId', req.platformId, 'Platform')
+        .id('accountId', req.accountId, 'InternalAccount')
+        .done();
+      return { account: toPb(await accounts.get(req.platformId, req.accountId)) };
+    },
+
+    async sandboxFund(req) {
+      checks()
+        .id('platformId', req.platformId, 'Platform')
+        .id('accountId', req.accountId, 'InternalAccount')
+        .amount('amount', req.amount)
+        .entryId('entryId', req.entryId)
+        .done();
+      const r = await ledger.sandboxFund(req.platformId, req.accountId, req.amount, req.entryId);
+      return { account: toPb(r.account), entryId: r.entryId, replayed: r.replayed };
+    },
+  };
+  return implement<pb.AccountsServiceServer>(
+    pb.AccountsServiceService,
+    handlers,
+    o.logger,
+    'sluice.accounts.v1.AccountsService',
+  );
+}

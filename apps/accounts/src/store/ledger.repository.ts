@@ -1,0 +1,229 @@
+import { toBigInt, type EntityManager } from '@sluice/store';
+import {
+  canonicalLines,
+  type EntryPhase,
+  type JournalEntry,
+  type JournalLine,
+  type TotalsDelta,
+} from '../domain/ledger.js';
+
+/**
+ * The journal and the ledger accounts' running totals. Everything here runs
+ * inside the caller's transaction; idempotency of entries rests on the primary
+ * key (platform_id, id), not on a read before the write.
+ */
+
+export interface StoredEntry {
+  id: string;
+  platformId: string;
+  kind: string;
+  phase: EntryPhase;
+  pendingEntryId?: string;
+  fingerprint: string;
+  /** Id of the entry that posted or voided this PENDING entry, if any. */
+  resolvedBy?: string;
+}
+
+/** An account whose running totals differ from the sums of its journal lines. */
+export interface TotalsMismatch {
+  accountId: string;
+  stored: { postedDebits: bigint; postedCredits: bigint; pendingDebits: bigint; pendingCredits: bigint };
+  derived: { postedDebits: bigint; postedCredits: bigint; pendingDebits: bigint; pendingCredits: bigint };
+}
+
+export class LedgerRepository {
+  /** Creates a system account (may go negative) if it does not exist. */
+  async ensureSystemAccount(
+    em: EntityManager,
+    a: { id: string; platformId: string; currency: string },
+    now: Date,
+  ): Promise<void> {
+    await em.execute(
+      `INSERT INTO ledger_accounts (id, platform_id, currency, kind, allow_negative, created_at, updated_at)
+       VALUES (?, ?, ?, 'SYSTEM', true, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      [a.id, a.platformId, a.currency, now, now],
+    );
+  }
+
+  /**
+   * Inserts the entry header. Returns true when inserted, false when an entry with
+   * this id already exists for the platform (a retry, or a concurrent duplicate that
+   * committed first: the insert waits for it).
+   */
+  async insertEntry(
+    em: EntityManager,
+    entry: JournalEntry,
+    fingerprint: string,
+    now: Date,
+  ): Promise<boolean> {
+    const rows = await em.execute<{ id: string }[]>(
+      `INSERT INTO journal_entries (platform_id, id, kind, phase, pending_entry_id, fingerprint, description, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform_id, id) DO NOTHING RETURNING id`,
+      [
+        entry.platformId,
+        entry.id,
+        entry.kind,
+        entry.phase,
+        entry.pendingEntryId ?? null,
+        fingerprint,
+        entry.description ?? null,
+        now,
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  async getEntry(em: EntityManager, platformId: string, id: string): Promise<StoredEntry | undefined> {
+    const rows = await em.execute<
+      {
+        id: string;
+        platform_id: string;
+        kind: string;
+        phase: EntryPhase;
+        pending_entry_id: string | null;
+        fingerprint: string;
+        resolved_by: string | null;
+      }[]
+    >(
+      `SELECT e.id, e.platform_id, e.kind, e.phase, e.pending_entry_id, e.fingerprint,
+              (SELECT r.id FROM journal_entries r WHERE r.platform_id = e.platform_id AND r.pending_entry_id = e.id) AS resolved_by
+       FROM journal_entries e WHERE e.platform_id = ? AND e.id = ?`,
+      [platformId, id],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      id: r.id,
+      platformId: r.platform_id,
+      kind: r.kind,
+      phase: r.phase,
+      ...(r.pending_entry_id ? { pendingEntryId: r.pending_entry_id } : {}),
+      fingerprint: r.fingerprint,
+      ...(r.resolved_by ? { resolvedBy: r.resolved_by } : {}),
+    };
+  }
+
+  async linesOf(em: EntityManager, platformId: string, entryId: string): Promise<JournalLine[]> {
+    const rows = await em.execute<{ account_id: string; currency: string; amount: string }[]>(
+      `SELECT account_id, currency, amount FROM journal_lines WHERE platform_id = ? AND entry_id = ? ORDER BY line_no`,
+      [platformId, entryId],
+    );
+    return rows.map((r) => ({ accountId: r.account_id, currency: r.currency, amount: toBigInt(r.amount) }));
+  }
+
+  /** Writes the entry's lines in canonical (account id) order. */
+  async insertLines(em: EntityManager, entry: JournalEntry): Promise<void> {
+    const lines = canonicalLines(entry.lines);
+    if (lines.length === 0) return;
+    const params: unknown[] = [];
+    const tuples = lines.map((l, i) => {
+      params.push(entry.platformId, entry.id, i + 1, l.accountId, l.currency, l.amount.toString());
+      return '(?, ?, ?, ?, ?, ?)';
+    });
+    await em.execute(
+      `INSERT INTO journal_lines (platform_id, entry_id, line_no, account_id, currency, amount) VALUES ${tuples.join(', ')}`,
+      params,
+    );
+  }
+
+  /**
+   * Applies running-total changes, one account at a time in canonical order (so
+   * concurrent entries lock rows in the same order). The CHECK constraints refuse
+   * an overdraft or a balance above the limit; the caller maps those errors.
+   */
+  async applyTotals(
+    em: EntityManager,
+    platformId: string,
+    deltas: readonly TotalsDelta[],
+    now: Date,
+  ): Promise<void> {
+    for (const d of deltas) {
+      const rows = await em.execute<{ id: string }[]>(
+        `UPDATE ledger_accounts
+         SET posted_debits = posted_debits + ?::numeric, posted_credits = posted_credits + ?::numeric,
+             pending_debits = pending_debits + ?::numeric, pending_credits = pending_credits + ?::numeric,
+             updated_at = GREATEST(updated_at, ?::timestamptz)
+         WHERE id = ? AND platform_id = ? AND currency = ? RETURNING id`,
+        [
+          d.postedDebits.toString(),
+          d.postedCredits.toString(),
+          d.pendingDebits.toString(),
+          d.pendingCredits.toString(),
+          now,
+          d.accountId,
+          platformId,
+          d.currency,
+        ],
+      );
+      if (rows.length !== 1)
+        throw new Error(`ledger account ${d.accountId} (${d.currency}) of ${platformId} is missing`);
+    }
+  }
+
+  /**
+   * Accounts whose running totals differ from what their journal lines say
+   * (posted: POSTED and POST_PENDING lines; pending: lines of PENDING entries not
+   * resolved yet). Empty when the ledger is consistent.
+   */
+  async reconcile(em: EntityManager, platformId?: string): Promise<TotalsMismatch[]> {
+    const rows = await em.execute<Record<string, string>[]>(
+      `WITH derived AS (
+         SELECT l.account_id,
+           sum(CASE WHEN e.phase IN ('POSTED', 'POST_PENDING') AND l.amount < 0 THEN -l.amount ELSE 0 END) AS posted_debits,
+           sum(CASE WHEN e.phase IN ('POSTED', 'POST_PENDING') AND l.amount > 0 THEN l.amount ELSE 0 END) AS posted_credits,
+           sum(CASE WHEN e.phase = 'PENDING' AND r.id IS NULL AND l.amount < 0 THEN -l.amount ELSE 0 END) AS pending_debits,
+           sum(CASE WHEN e.phase = 'PENDING' AND r.id IS NULL AND l.amount > 0 THEN l.amount ELSE 0 END) AS pending_credits
+         FROM journal_lines l
+         JOIN journal_entries e ON e.platform_id = l.platform_id AND e.id = l.entry_id
+         LEFT JOIN journal_entries r ON r.platform_id = e.platform_id AND r.pending_entry_id = e.id
+         GROUP BY l.account_id)
+       SELECT a.id, a.posted_debits, a.posted_credits, a.pending_debits, a.pending_credits,
+              coalesce(d.posted_debits, 0) AS d_posted_debits, coalesce(d.posted_credits, 0) AS d_posted_credits,
+              coalesce(d.pending_debits, 0) AS d_pending_debits, coalesce(d.pending_credits, 0) AS d_pending_credits
+       FROM ledger_accounts a LEFT JOIN derived d ON d.account_id = a.id
+       WHERE (?::text IS NULL OR a.platform_id = ?)
+         AND (a.posted_debits, a.posted_credits, a.pending_debits, a.pending_credits)
+             IS DISTINCT FROM (coalesce(d.posted_debits, 0), coalesce(d.posted_credits, 0), coalesce(d.pending_debits, 0), coalesce(d.pending_credits, 0))`,
+      [platformId ?? null, platformId ?? null],
+    );
+    return rows.map((r) => ({
+      accountId: r.id!,
+      stored: {
+        postedDebits: toBigInt(r.posted_debits),
+        postedCredits: toBigInt(r.posted_credits),
+        pendingDebits: toBigInt(r.pending_debits),
+        pendingCredits: toBigInt(r.pending_credits),
+      },
+      derived: {
+        postedDebits: toBigInt(r.d_posted_debits),
+        postedCredits: toBigInt(r.d_posted_credits),
+        pendingDebits: toBigInt(r.d_pending_debits),
+        pendingCredits: toBigInt(r.d_pending_credits),
+      },
+    }));
+  }
+
+  /** Per currency: the sum of all posted balances (credits − debits) and of all journal lines; both are 0 in a sound ledger. */
+  async currencyTotals(em: EntityManager): Promise<{ currency: string; balances: bigint; lines: bigint }[]> {
+    const rows = await em.execute<{ currency: string; balances: string; lines: string }[]>(
+      `SELECT c.currency,
+              (SELECT coalesce(sum(posted_credits - posted_debits), 0) FROM ledger_accounts WHERE currency = c.currency) AS balances,
+              (SELECT coalesce(sum(amount), 0) FROM journal_lines WHERE currency = c.currency) AS lines
+       FROM (SELECT DISTINCT currency FROM ledger_accounts) c ORDER BY c.currency`,
+    );
+    return rows.map((r) => ({
+      currency: r.currency,
+      balances: toBigInt(r.balances),
+      lines: toBigInt(r.lines),
+    }));
+  }
+
+  /** Ids of entries whose lines do not sum to zero in some currency (always empty: the commit-time trigger refuses them). */
+  async unbalancedEntries(em: EntityManager): Promise<string[]> {
+    const rows = await em.execute<{ entry_id: string }[]>(
+      `SELECT DISTINCT entry_id FROM (
+         SELECT platform_id, entry_id, currency FROM journal_lines GROUP BY platform_id, entry_id, currency HAVING sum(amount) <> 0) u`,
+    );
+    return rows.map((r) => r.entry_id);
+  }
+}

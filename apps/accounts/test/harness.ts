@@ -1,0 +1,103 @@
+import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import pg from 'pg';
+import { accounts as pb, identity } from '@sluice/contracts';
+import { newId } from '@sluice/core';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import { startService, type RunningService } from '@sluice/runtime';
+import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { accountsService } from '../src/index.js';
+
+/**
+ * The accounts service started in-process against a fresh database and a unique
+ * subject prefix, reached over real gRPC, with a stand-in identity service that
+ * answers GetPlatform for the platforms registered here.
+ */
+export interface Harness {
+  client: PromiseClient<pb.AccountsServiceClient>;
+  running: RunningService<Record<string, unknown>>;
+  db: TestDatabase;
+  /** Direct access to the test database (tables are in schema `accounts`). */
+  sql: pg.Pool;
+  prefix: string;
+  platforms: Map<string, identity.Environment>;
+  /** A new platform known to the stand-in identity service. */
+  platform(env?: 'SANDBOX' | 'PRODUCTION'): string;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(label: string): Promise<Harness> {
+  const db = await createTestDatabase(label);
+  const prefix = testPrefix(label);
+  const nats = await natsUrl();
+  const platforms = new Map<string, identity.Environment>();
+
+  const identityServer = new Server();
+  identityServer.addService(identity.IdentityServiceService, {
+    getPlatform: (
+      call: ServerUnaryCall<identity.GetPlatformRequest, identity.GetPlatformResponse>,
+      cb: sendUnaryData<identity.GetPlatformResponse>,
+    ) => {
+      const env = platforms.get(call.request.platformId);
+      if (!env) return cb({ code: status.NOT_FOUND, details: 'no such platform' });
+      cb(null, {
+        platform: { id: call.request.platformId, name: 'test', environment: env, createdAt: new Date() },
+      });
+    },
+  } as never);
+  const identityPort = await new Promise<number>((resolve, reject) =>
+    identityServer.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) =>
+      err ? reject(err) : resolve(port),
+    ),
+  );
+
+  const running = (await startService(accountsService, {
+    DATABASE_URL: db.url,
+    NATS_URL: nats,
+    EVENT_SUBJECT_PREFIX: prefix,
+    GRPC_PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_POOL_MAX: '10',
+    IDENTITY_GRPC_URL: `127.0.0.1:${identityPort}`,
+  })) as unknown as RunningService<Record<string, unknown>>;
+  const client = createRpcClient(pb.AccountsServiceClient, `127.0.0.1:${running.port}`, {
+    defaultDeadlineMs: 20_000,
+  });
+  const sql = new pg.Pool({ connectionString: db.url, max: 2 });
+
+  return {
+    client,
+    running,
+    db,
+    sql,
+    prefix,
+    platforms,
+    platform(env = 'SANDBOX') {
+      const id = newId('Platform');
+      platforms.set(id, env === 'SANDBOX' ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION);
+      return id;
+    },
+    async stop() {
+      client.close();
+      await sql.end();
+      await running.stop();
+      identityServer.forceShutdown();
+      await dropStreams(nats, prefix).catch(() => undefined);
+      await db.drop();
+    },
+  };
+}
+
+/** Runs `fn` and returns the DomainError it throws (fails the test if it does not throw). */
+export async function rejection(
+  fn: () => Promise<unknown>,
+): Promise<{ kind: string; code: string; message: string; details?: Record<string, unknown> }> {
+  try {
+    await fn();
+  } catch (e) {
+    return e as never;
+  }
+  throw new Error('expected a rejection');
+}
+
+export const SANDBOX = pb.Environment.SANDBOX;
+export const PRODUCTION = pb.Environment.PRODUCTION;

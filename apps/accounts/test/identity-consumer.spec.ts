@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accounts as pb } from '@sluice/contracts';
+import { newId } from '@sluice/core';
+import { subjectFor, toJson, type EventEnvelope } from '@sluice/events';
+import { eventually } from '@sluice/testing';
+import { SANDBOX, startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness('accconsumer');
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+/** Publishes an identity event to JetStream as identity's outbox relay would. */
+async function publish(
+  type: string,
+  platformId: string,
+  data: Record<string, unknown>,
+  id = newId('Event'),
+): Promise<string> {
+  const envelope: EventEnvelope = { id, type, occurredAt: new Date().toISOString(), platformId, data };
+  await h.running.deps.bus.js.publish(subjectFor(h.prefix, 'identity', type), toJson(envelope), {
+    msgID: `${id}:${Math.random()}`,
+  });
+  return id;
+}
+
+function customerData(customerId: string, currencies: string[]) {
+  return {
+    customerId,
+    customerType: 'INDIVIDUAL',
+    platformCustomerId: `pc-${customerId.slice(-6)}`,
+    currencies,
+    umaAddress: '$alice@sandbox.sluice.local',
+  };
+}
+
+async function customerAccounts(platformId: string, customerId: string) {
+  return (await h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, customerId }))
+    .accounts;
+}
+
+describe('identity events consumer (durable accounts-identity)', () => {
+  it('provisions a customer’s accounts from CUSTOMER.CREATED, with the platform’s environment from identity', async () => {
+    const platformId = h.platform('SANDBOX');
+    const customerId = newId('Customer');
+    await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['USD', 'USDC']));
+    const accounts = await eventually(async () => {
+      const rows = await customerAccounts(platformId, customerId);
+      return rows.length === 2 ? rows : undefined;
+    }, 15_000);
+    expect(accounts.map((a) => [a.currency, a.type, a.environment])).toEqual([
+      ['USD', pb.InternalAccountType.INTERNAL_FIAT, SANDBOX],
+      ['USDC', pb.InternalAccountType.INTERNAL_CRYPTO, SANDBOX],
+    ]);
+    expect(accounts[0]!.fundingPaymentInstructions[0]!.accountOrWalletInfo!.accountType).toBe('USD_ACCOUNT');
+  });
+
+  it('adds accounts for new currencies on CUSTOMER.UPDATED and keeps the existing ones', async () => {
+    const platformId = h.platform('PRODUCTION');
+    const customerId = newId('Customer');
+    await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['EUR']));
+    const [eur] = await eventually(async () => {
+      const rows = await customerAccounts(platformId, customerId);
+      return rows.length === 1 ? rows : undefined;
+    }, 15_000);
+    expect(eur!.fundingPaymentInstructions).toEqual([]);
+    await publish('CUSTOMER.UPDATED', platformId, customerData(customerId, ['GBP', 'DOGE']));
+    const after = await eventually(async () => {
+      const rows = await customerAccounts(platformId, customerId);
+      return rows.length === 2 ? rows : undefined;
+    }, 15_000);
+    expect(after.map((a) => a.currency)).toEqual(['EUR', 'GBP']);
+    expect(after[0]!.id).toBe(eur!.id);
+  });
+
+  it('provisions platform accounts from PLATFORM_CONFIG.UPDATED', async () => {
+    const platformId = h.platform('SANDBOX');
+    await publish('PLATFORM_CONFIG.UPDATED', platformId, {
+      supportedCurrencies: ['USD', 'MXN'],
+      embeddedWalletCurrencies: [],
+    });
+    const accounts = await eventually(async () => {
+      const r = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
+      return r.accounts.length === 2 ? r.accounts : undefined;
+    }, 15_000);
+    expect(accounts.map((a) => [a.currency, a.customerId])).toEqual([
+      ['USD', undefined],
+      ['MXN', undefined],
+    ]);
+  });
+
+  it('handles a redelivered event once, agrees with a concurrent synchronous call, and skips unknown platforms', async () => {
+    const platformId = h.platform('SANDBOX');
+    const customerId = newId('Customer');
+    const sync = h.client.ensureCustomerAccounts({
+      platformId,
+      customerId,
+      currencies: ['CAD'],
+      environment: SANDBOX,
+    });
+    const eventId = await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['CAD']));
+    await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['CAD']), eventId);
+    const unknownPlatform = newId('Platform');
+    const strayId = await publish(
+      'CUSTOMER.CREATED',
+      unknownPlatform,
+      customerData(newId('Customer'), ['USD']),
+    );
+    const { accounts } = await sync;
+    const inbox = await eventually(async () => {
+      const r = await h.sql.query(
+        `SELECT event_id FROM accounts.inbox WHERE consumer = 'accounts-identity' AND event_id = ANY($1)`,
+        [[eventId, strayId]],
+      );
+      return r.rows.length === 2 ? r.rows : undefined;
+    }, 15_000);
+    expect(inbox).toHaveLength(2);
+    expect((await customerAccounts(platformId, customerId)).map((a) => a.id)).toEqual([accounts[0]!.id]);
+    const stray = await h.sql.query(
+      `SELECT count(*)::int AS n FROM accounts.internal_accounts WHERE platform_id = $1`,
+      [unknownPlatform],
+    );
+    expect(stray.rows[0].n).toBe(0);
+  });
+});
