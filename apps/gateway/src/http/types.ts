@@ -11,11 +11,16 @@ export interface GatewayClients {
   webhooks: PromiseClient<webhooks.WebhooksServiceClient>;
 }
 
+/** What an API token may do: VIEW data, TRANSACT (send payments), MANAGE (config, tokens, customers). */
+export type Permission = 'VIEW' | 'TRANSACT' | 'MANAGE';
+
 /** The authenticated caller of a platform route. */
 export interface AuthenticatedPlatform {
   id: string;
   environment: 'SANDBOX' | 'PRODUCTION';
   tokenId: string;
+  /** Permissions of the API token used. */
+  permissions: Permission[];
 }
 
 declare module 'fastify' {
@@ -23,11 +28,20 @@ declare module 'fastify' {
     /** Set by the auth hook on every authenticated route. */
     platform: AuthenticatedPlatform;
   }
+  interface FastifyContextConfig {
+    /**
+     * Token permissions that may call the route (any one suffices). Default:
+     * GET/HEAD need VIEW or MANAGE; every other method needs MANAGE. Routes
+     * that move money declare `permission: 'TRANSACT'`.
+     */
+    permission?: Permission | Permission[];
+  }
 }
 
 export interface GatewayDeps {
   clients: GatewayClients;
   logger: Logger;
+  /** The gateway's validated config (see gatewayConfigSchema). */
   config: Record<string, unknown>;
 }
 
@@ -43,5 +57,18 @@ export type RouteModule = (app: FastifyInstance, deps: GatewayDeps) => Promise<v
 export function requireSandbox(request: FastifyRequest): void {
   if (request.platform.environment !== 'SANDBOX') {
     throw new DomainError('PERMISSION_DENIED', 'SANDBOX_ONLY', 'This endpoint is only available to sandbox platforms');
+  }
+}
+
+/** The permissions a route needs (any one suffices): its `config.permission`, else the method's default. */
+export function requiredPermissions(method: string, configured?: Permission | Permission[]): Permission[] {
+  if (configured) return Array.isArray(configured) ? configured : [configured];
+  return method === 'GET' || method === 'HEAD' ? ['VIEW', 'MANAGE'] : ['MANAGE'];
+}
+
+/** 403 FORBIDDEN unless the caller's token has one of the permissions. */
+export function requirePermission(request: FastifyRequest, ...anyOf: Permission[]): void {
+  if (!anyOf.some((p) => request.platform.permissions.includes(p))) {
+    throw new DomainError('PERMISSION_DENIED', 'FORBIDDEN', `This API token lacks the ${anyOf.join(' or ')} permission`);
   }
 }

@@ -1,0 +1,91 @@
+import {
+  Type,
+  commonConfig,
+  databaseConfig,
+  natsConfig,
+  grpcClientConfig,
+  type Static,
+} from '@sluice/config';
+
+/** Default version segment every API route lives under. */
+export const DEFAULT_API_BASE_PATH = '/2025-10-13';
+
+/** Hard ceiling of the credential cache: a deleted token stops working within this many ms at worst. */
+export const MAX_AUTH_CACHE_TTL_MS = 5000;
+
+/** Environment of the gateway process (validated at start; a bad variable stops it with its name). */
+export const gatewayConfigSchema = Type.Object({
+  ...commonConfig,
+  ...databaseConfig,
+  ...natsConfig,
+  IDENTITY_GRPC_URL: grpcClientConfig('identity').IDENTITY_GRPC_URL!,
+  ACCOUNTS_GRPC_URL: grpcClientConfig('accounts').ACCOUNTS_GRPC_URL!,
+  WEBHOOK_DISPATCHER_GRPC_URL: grpcClientConfig('webhook-dispatcher').WEBHOOK_DISPATCHER_GRPC_URL!,
+  GATEWAY_HOST: Type.String({ default: '127.0.0.1', description: 'address the HTTP server binds' }),
+  GATEWAY_PORT: Type.Integer({
+    default: 8080,
+    minimum: 0,
+    maximum: 65535,
+    description: 'HTTP port (0 picks a free one)',
+  }),
+  API_BASE_PATH: Type.String({
+    default: DEFAULT_API_BASE_PATH,
+    pattern: '^(/[A-Za-z0-9._~-]+)+$',
+    description:
+      'path prefix of every API route: the version segment, optionally behind a prefix (e.g. /api/2025-10-13)',
+  }),
+  AUTH_CACHE_TTL_MS: Type.Integer({
+    default: MAX_AUTH_CACHE_TTL_MS,
+    minimum: 0,
+    maximum: MAX_AUTH_CACHE_TTL_MS,
+    description:
+      'how long a verified API credential is cached in memory (0 disables the cache); at most 5000',
+  }),
+  AUTH_CACHE_MAX_ENTRIES: Type.Integer({
+    default: 10000,
+    minimum: 1,
+    description: 'largest number of cached credentials',
+  }),
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({
+    default: 24,
+    minimum: 24,
+    maximum: 720,
+    description: 'how long a stored Idempotency-Key response is replayed (at least 24 h)',
+  }),
+  IDEMPOTENCY_LEASE_MS: Type.Integer({
+    default: 60000,
+    minimum: 1000,
+    description: 'how long an in-flight Idempotency-Key claim holds before a crashed claim may be taken over',
+  }),
+  IDEMPOTENCY_PURGE_INTERVAL_MS: Type.Integer({
+    default: 600000,
+    minimum: 1000,
+    description: 'how often expired Idempotency-Key rows are deleted',
+  }),
+  BODY_LIMIT_BYTES: Type.Integer({
+    default: 1048576,
+    minimum: 1024,
+    maximum: 16777216,
+    description: 'largest accepted request body (413 above)',
+  }),
+  RPC_DEADLINE_MS: Type.Integer({
+    default: 5000,
+    minimum: 100,
+    description: 'deadline of each gRPC call the gateway makes',
+  }),
+  TRUST_PROXY: Type.Boolean({
+    default: false,
+    description: 'trust X-Forwarded-* headers (true behind a load balancer)',
+  }),
+  SHUTDOWN_GRACE_MS: Type.Integer({
+    default: 10000,
+    minimum: 0,
+    description: 'how long in-flight requests may drain on SIGTERM',
+  }),
+  MIGRATE_ON_START: Type.Boolean({
+    default: true,
+    description: 'apply pending migrations of the gateway schema at start',
+  }),
+});
+
+export type GatewayConfig = Static<typeof gatewayConfigSchema>;

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+
+/** Longest accepted Idempotency-Key. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Visible ASCII only: keys travel in a header and are compared byte for byte. */
+const KEY_RE = /^[\x21-\x7e]+$/;
+
+/** Problem with a client-supplied key, or undefined when it is acceptable. */
+export function idempotencyKeyProblem(key: string): string | undefined {
+  if (key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    return `must have 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`;
+  if (!KEY_RE.test(key)) return 'must contain only visible ASCII characters';
+  return undefined;
+}
+
+/** JSON with object keys sorted at every level, so equal bodies hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  if (Array.isArray(value))
+    return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** What identifies "the same request" for a key: method, path (with query) and body hash. */
+export interface RequestFingerprint {
+  method: string;
+  path: string;
+  bodyHash: string;
+}
+
+export function fingerprint(method: string, path: string, body: unknown): RequestFingerprint {
+  return { method, path, bodyHash: createHash('sha256').update(canonicalJson(body)).digest('hex') };
+}
+
+/** A stored key as the store sees it. */
+export interface IdempotencyRecord extends RequestFingerprint {
+  state: 'IN_PROGRESS' | 'COMPLETED';
+  ownerRequestId: string;
+  responseStatus?: number;
+  responseHeaders?: Record<string, string>;
+  responseBody?: string;
+}
+
+/** Outcome of presenting a key. */
+export type ClaimOutcome =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; status: number; headers: Record<string, string>; body: string }
+  | { kind: 'mismatch'; reason: 'path' | 'body' }
+  | { kind: 'in_progress' };
+
+/** Decides what to do with a key that someone already holds (its live record). */
+export function decide(existing: IdempotencyRecord, request: RequestFingerprint): ClaimOutcome {
+  if (existing.method !== request.method || existing.path !== request.path)
+    return { kind: 'mismatch', reason: 'path' };
+  if (existing.bodyHash !== request.bodyHash) return { kind: 'mismatch', reason: 'body' };
+  if (existing.state === 'IN_PROGRESS') return { kind: 'in_progress' };
+  return {
+    kind: 'replay',
+    status: existing.responseStatus ?? 200,
+    headers: existing.responseHeaders ?? {},
+    body: existing.responseBody ?? '',
+  };
+}
+
+/**
+ * Whether a response is stored for replay. 5xx and 429 are transient: the claim
+ * is released so the client can retry with the same key. Everything else
+ * (2xx, and 4xx which would fail the same way again) is kept.
+ */
+export function isReplayable(status: number): boolean {
+  return status < 500 && status !== 429;
+}

@@ -1,0 +1,132 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '@sluice/logging';
+import { isDomainError } from '@sluice/core';
+import {
+  genericError,
+  HttpError,
+  INTERNAL_ERROR,
+  invalidInputResponse,
+  mapServiceError,
+  type ErrorResponse,
+} from './error-mapping.js';
+import { toFieldErrors } from './validator.compiler.js';
+import { UNAUTHORIZED_BODY, UnauthorizedError } from './auth.hook.js';
+
+interface Rendered {
+  body: ErrorResponse;
+  headers?: Record<string, string>;
+  /** Unexpected: logged at error level with the stack. */
+  unexpected?: boolean;
+}
+
+/** Errors Fastify raises before a handler runs (body parsing, limits, routing). */
+function fromFastify(err: FastifyError, bodyLimit: number): Rendered | undefined {
+  if (err.validation) {
+    return {
+      body: invalidInputResponse(toFieldErrors(err.validation as never, err.validationContext ?? 'body')),
+    };
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { body: invalidInputResponse([{ field: 'body', message: 'is not valid JSON' }]) };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return {
+        body: invalidInputResponse([
+          { field: 'body', message: 'is empty but Content-Type is application/json' },
+        ]),
+      };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        body: {
+          status: 413,
+          code: 'PAYLOAD_TOO_LARGE',
+          message: `The request body exceeds ${bodyLimit} bytes`,
+        },
+      };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return {
+        body: {
+          status: 415,
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: 'Request bodies must be JSON (Content-Type: application/json)',
+        },
+      };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return {
+        body: {
+          status: 400,
+          code: 'BAD_REQUEST',
+          message: 'The request body does not match its Content-Length',
+        },
+      };
+  }
+  if (
+    typeof err.statusCode === 'number' &&
+    err.statusCode >= 400 &&
+    err.statusCode < 500 &&
+    err.code?.startsWith('FST_')
+  ) {
+    return {
+      body: {
+        ...genericError(err.statusCode),
+        status: err.statusCode,
+        ...(err.statusCode === 400 ? { message: err.message } : {}),
+      },
+    };
+  }
+  return undefined;
+}
+
+/** Turns anything thrown while serving a request into the public `{status, code, message, details}`. */
+export function renderError(err: unknown, bodyLimit: number): Rendered {
+  if (err instanceof UnauthorizedError)
+    return {
+      body: { ...UNAUTHORIZED_BODY },
+      headers: { 'www-authenticate': 'Basic realm="sluice", charset="UTF-8"' },
+    };
+  if (err instanceof HttpError)
+    return { body: err.toResponse(), ...(err.headers ? { headers: err.headers } : {}) };
+  const mapped = mapServiceError(err);
+  if (mapped) {
+    const headers: Record<string, string> | undefined =
+      mapped.status === 503 || mapped.status === 429 ? { 'retry-after': '1' } : undefined;
+    return {
+      body: mapped,
+      ...(headers ? { headers } : {}),
+      unexpected: !isDomainError(err) && mapped.status >= 500,
+    };
+  }
+  if (err && typeof err === 'object' && 'code' in err) {
+    const f = fromFastify(err as FastifyError, bodyLimit);
+    if (f) return f;
+  }
+  return { body: INTERNAL_ERROR, unexpected: true };
+}
+
+/**
+ * The gateway's single error handler and its 404: every error leaves as
+ * `{status, code, message, details}`; 5xx never carry internal detail (it is
+ * logged with the request id instead).
+ */
+export function installErrorHandling(app: FastifyInstance, logger: Logger, bodyLimit: number): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const r = renderError(err, bodyLimit);
+    if (r.unexpected)
+      logger.error({ err, route: request.routeOptions.url, method: request.method }, 'request failed');
+    else if (r.body.status >= 500)
+      logger.warn({ code: r.body.code, route: request.routeOptions.url }, 'request failed');
+    if (r.headers) reply.headers(r.headers);
+    return reply.code(r.body.status).type('application/json; charset=utf-8').send(r.body);
+  });
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    return reply
+      .code(404)
+      .send({
+        status: 404,
+        code: 'NOT_FOUND',
+        message: `No route ${request.method} ${path.slice(0, 200)}`,
+      } satisfies ErrorResponse);
+  });
+}

@@ -1,0 +1,179 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldError } from '@sluice/core';
+
+/**
+ * Request validation. Two Ajv instances:
+ * - bodies: no type coercion (a JSON "5" is not the integer 5), unknown fields
+ *   are errors (never silently removed), defaults applied;
+ * - querystring, path params and headers: strings coerced to the declared type
+ *   (`?limit=20` is an integer), unknown query fields are errors too.
+ * allErrors stays off (Fastify's default: with it on, a crafted body can make
+ * validation expensive); the first problem is reported with its field.
+ */
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    addUsedSchema: false,
+    discriminator: true,
+    strictTypes: false,
+    strictTuples: false,
+  });
+  addFormats(ajv);
+  // OpenAPI annotations that are not JSON Schema keywords.
+  ajv.addKeyword({ keyword: 'example' });
+  return ajv;
+}
+
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodyAjv = makeAjv(false);
+  const paramsAjv = makeAjv(true);
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : paramsAjv;
+    return ajv.compile(schema as object) as ValidateFunction;
+  };
+}
+
+/** `/address/postalCode` → `address.postalCode`, `/items/0/name` → `items[0].name`. */
+export function pointerToField(pointer: string): string {
+  if (!pointer) return '';
+  let out = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(seg)) out += `[${seg}]`;
+    else out += out ? `.${seg}` : seg;
+  }
+  return out;
+}
+
+function join(base: string, prop: string): string {
+  return base ? `${base}.${prop}` : prop;
+}
+
+const PART_NAME: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'headers',
+};
+
+function describe(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+    case 'unevaluatedProperties':
+      return 'is not a known field';
+    case 'enum':
+      return `must be one of: ${(p.allowedValues as unknown[]).map((v) => String(v)).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}`;
+    case 'type':
+      return `must be ${String(p.type).replace(/,/g, ' or ')}`;
+    case 'format':
+      return `must be a valid ${String(p.format)}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `must be ${String(p.comparison)} ${String(p.limit)}`;
+    case 'minLength':
+      return `must have at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'}`;
+    case 'maxLength':
+      return `must have at most ${String(p.limit)} characters`;
+    case 'minItems':
+      return `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`;
+    case 'maxItems':
+      return `must have at most ${String(p.limit)} items`;
+    case 'pattern': {
+      const id = /^\^([A-Za-z]+):\[0-9a-fA-F\]\{8\}/.exec(String(p.pattern));
+      return id ? `must be a ${id[1]} id (${id[1]}:<uuid>)` : `must match the pattern ${String(p.pattern)}`;
+    }
+    case 'anyOf':
+    case 'oneOf':
+      return 'does not match any of the accepted shapes';
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
+function fieldOf(e: ErrorObject, part: string): string {
+  const base = pointerToField(e.instancePath);
+  const p = e.params as Record<string, unknown>;
+  let field = base;
+  if (e.keyword === 'required') field = join(base, String(p.missingProperty));
+  else if (e.keyword === 'additionalProperties') field = join(base, String(p.additionalProperty));
+  else if (e.keyword === 'unevaluatedProperties') field = join(base, String(p.unevaluatedProperty));
+  return field || PART_NAME[part] || part;
+}
+
+/**
+ * Of the errors Ajv reports for a failed anyOf/oneOf (one per branch, then the
+ * union's own), keeps the branch that got furthest: the error deepest in the
+ * document, preferring a real problem over a mismatched type/const/enum (the
+ * branch's discriminator). Other errors pass through.
+ */
+function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  if (unions.length === 0) return errors;
+  let rest = errors;
+  for (const u of unions) {
+    const prefix = `${u.schemaPath}/`;
+    const branch = rest.filter((e) => e.schemaPath.startsWith(prefix));
+    rest = rest.filter((e) => e !== u && !e.schemaPath.startsWith(prefix));
+    if (branch.length === 0) {
+      rest.push(u);
+      continue;
+    }
+    const score = (e: ErrorObject) =>
+      e.instancePath.split('/').length * 4 +
+      (e.keyword === 'required' || e.keyword === 'additionalProperties' ? 1 : 0) +
+      (['type', 'const', 'enum'].includes(e.keyword) ? 0 : 2);
+    const shallow = branch.every(
+      (e) => e.instancePath === u.instancePath && ['type', 'const', 'enum'].includes(e.keyword),
+    );
+    if (shallow) {
+      rest.push(mergeShallow(u, branch));
+      continue;
+    }
+    rest.push(branch.reduce((a, b) => (score(b) > score(a) ? b : a)));
+  }
+  return rest;
+}
+
+/**
+ * Every branch of the union failed on the value itself (a union of literals, a
+ * nullable): one error listing what is accepted, e.g. `must be one of: A, B`.
+ */
+function mergeShallow(u: ErrorObject, branch: ErrorObject[]): ErrorObject {
+  const allowed: unknown[] = [];
+  const types: string[] = [];
+  for (const e of branch) {
+    const p = e.params as Record<string, unknown>;
+    if (e.keyword === 'const') allowed.push(p.allowedValue);
+    else if (e.keyword === 'enum') allowed.push(...(p.allowedValues as unknown[]));
+    else types.push(String(p.type));
+  }
+  if (types.length === 0) return { ...u, keyword: 'enum', params: { allowedValues: allowed } };
+  if (allowed.length === 0) return { ...u, keyword: 'type', params: { type: [...new Set(types)].join(',') } };
+  return u;
+}
+
+/** Ajv errors of one request part as `{field, message}` (field as a JSON path, e.g. `address.postalCode`). */
+export function toFieldErrors(errors: ErrorObject[], part: string): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of collapseUnions(errors)) {
+    const fe = { field: fieldOf(e, part), message: describe(e) };
+    const key = `${fe.field}\u0000${fe.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(fe);
+  }
+  return out;
+}

@@ -1,0 +1,22 @@
+import type { RouteModule } from '../http/types.js';
+import tokensRoutes from './tokens.routes.js';
+import configRoutes from './config.routes.js';
+import customersRoutes from './customers.routes.js';
+import internalAccountsRoutes from './internal-accounts.routes.js';
+import sandboxFundRoutes from './sandbox-fund.routes.js';
+import sandboxWebhooksRoutes from './sandbox-webhooks.routes.js';
+
+/**
+ * Every route module of the versioned API (`<name>.routes.ts` in this folder),
+ * registered by the gateway under API_BASE_PATH, each in its own encapsulated
+ * scope, in this order. An explicit list (not a directory scan) so bundling
+ * sees every module: add yours here.
+ */
+export const routeModules: Record<string, RouteModule> = {
+  tokens: tokensRoutes,
+  config: configRoutes,
+  customers: customersRoutes,
+  'internal-accounts': internalAccountsRoutes,
+  'sandbox-fund': sandboxFundRoutes,
+  'sandbox-webhooks': sandboxWebhooksRoutes,
+};

@@ -1,0 +1,247 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { newId } from '@sluice/core';
+import { subjectFor, toJson } from '@sluice/events';
+import { eventually, natsUrl, testPrefix } from '@sluice/testing';
+import { FakeIdentity, basic, type FakeToken } from './support/fake-identity.js';
+import { testRoutes, type TestRouteState } from './support/test-routes.js';
+import { API, startGateway, type Harness } from './support/harness.js';
+
+/** Authentication, the credential cache and its revocation over NATS, permissions. */
+let idp: FakeIdentity;
+let nc: NatsConnection;
+let h: Harness;
+let prefix: string;
+const state: TestRouteState = { widgetCalls: 0, flakyCalls: 0 };
+
+const UNAUTHORIZED = { status: 401, code: 'UNAUTHORIZED', message: 'Invalid or missing API credentials' };
+
+function token(extra: Partial<FakeToken> = {}): FakeToken {
+  return idp.add({
+    tokenId: newId('Token'),
+    secret: `sk_${newId('Request')}`,
+    platformId: newId('Platform'),
+    environment: 'SANDBOX',
+    ...extra,
+  });
+}
+
+function get(url: string, authorization?: string, app = h.app) {
+  return app.inject({ url: `${API}${url}`, headers: authorization === undefined ? {} : { authorization } });
+}
+
+async function publishTokenDeleted(tokenId: string, platformId: string): Promise<void> {
+  const event = {
+    id: newId('Event'),
+    type: 'TOKEN.DELETED',
+    occurredAt: new Date().toISOString(),
+    platformId,
+    data: { tokenId },
+  };
+  nc.publish(subjectFor(prefix, 'identity', 'TOKEN.DELETED'), toJson(event));
+  await nc.flush();
+}
+
+beforeAll(async () => {
+  idp = await new FakeIdentity().start();
+  nc = await connect({ servers: await natsUrl() });
+  prefix = testPrefix('gw');
+  h = await startGateway(
+    idp.address,
+    { test: testRoutes(state) },
+    { EVENT_SUBJECT_PREFIX: prefix },
+    { nats: nc },
+  );
+});
+
+afterAll(async () => {
+  await h?.close();
+  await nc?.close();
+  await idp?.stop();
+});
+
+describe('401 for every bad credential, identically', () => {
+  it('missing, malformed, unknown, wrong secret', async () => {
+    const t = token();
+    const cases: (string | undefined)[] = [
+      undefined,
+      '',
+      'Bearer abc',
+      'Basic',
+      'Basic !!!notbase64',
+      `Basic ${Buffer.from('no-colon').toString('base64')}`,
+      `Basic ${Buffer.from(`${t.tokenId}:`).toString('base64')}`,
+      basic('Token:not-a-uuid', 'x'),
+      basic(newId('Customer'), t.secret),
+      basic(newId('Token'), t.secret),
+      basic(t.tokenId, 'wrong'),
+      basic(t.tokenId, `${t.secret}x`),
+    ];
+    for (const authorization of cases) {
+      const res = await get('/whoami', authorization);
+      expect(res.statusCode, String(authorization)).toBe(401);
+      expect(res.json()).toEqual(UNAUTHORIZED);
+      expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+    }
+  });
+
+  it('a valid credential authenticates and sets request.platform', async () => {
+    const t = token({ environment: 'PRODUCTION', permissions: ['VIEW'] });
+    const res = await get('/whoami', basic(t.tokenId, t.secret));
+    expect(res.statusCode).toBe(200);
+    expect(res.json().platform).toEqual({
+      id: t.platformId,
+      environment: 'PRODUCTION',
+      tokenId: t.tokenId,
+      permissions: ['VIEW'],
+    });
+  });
+
+  it('public routes need no credentials', async () => {
+    expect((await h.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    expect((await h.app.inject({ url: `${API}/openapi.json` })).statusCode).toBe(200);
+    expect((await h.app.inject({ url: `${API}/docs` })).statusCode).toBe(200);
+  });
+});
+
+describe('credential cache', () => {
+  it('saves the identity hop for repeated requests, also when they arrive together', async () => {
+    const t = token();
+    const auth = basic(t.tokenId, t.secret);
+    const before = idp.authCalls;
+    const results = await Promise.all([1, 2, 3, 4].map(() => get('/whoami', auth)));
+    expect(results.every((r) => r.statusCode === 200)).toBe(true);
+    await get('/whoami', auth);
+    expect(idp.authCalls - before).toBe(1);
+  });
+
+  it('never caches a failure: a wrong secret is checked every time', async () => {
+    const t = token();
+    const before = idp.authCalls;
+    await get('/whoami', basic(t.tokenId, 'nope'));
+    await get('/whoami', basic(t.tokenId, 'nope'));
+    expect(idp.authCalls - before).toBe(2);
+  });
+
+  it('a TOKEN.DELETED event drops the token at once', async () => {
+    const t = token();
+    const auth = basic(t.tokenId, t.secret);
+    expect((await get('/whoami', auth)).statusCode).toBe(200);
+    idp.tokens.delete(t.tokenId); // identity deletes it...
+    expect((await get('/whoami', auth)).statusCode).toBe(200); // ...the cache would still accept it (TTL 5 s)
+    const published = Date.now();
+    await publishTokenDeleted(t.tokenId, t.platformId); // ...until the event arrives
+    const res = await eventually(
+      async () => {
+        const r = await get('/whoami', auth);
+        return r.statusCode === 401 ? r : undefined;
+      },
+      2000,
+      20,
+    );
+    expect(Date.now() - published).toBeLessThan(2000);
+    expect(res.json()).toEqual(UNAUTHORIZED);
+  });
+
+  it('the event only drops the deleted token', async () => {
+    const keep = token();
+    const gone = token();
+    await get('/whoami', basic(keep.tokenId, keep.secret));
+    await get('/whoami', basic(gone.tokenId, gone.secret));
+    const size = h.app.gateway.credentialCache.size;
+    await publishTokenDeleted(gone.tokenId, gone.platformId);
+    await eventually(async () => h.app.gateway.credentialCache.size === size - 1, 2000, 20);
+    const before = idp.authCalls;
+    expect((await get('/whoami', basic(keep.tokenId, keep.secret))).statusCode).toBe(200);
+    expect(idp.authCalls).toBe(before);
+  });
+
+  it('without the event, an entry still expires within AUTH_CACHE_TTL_MS', async () => {
+    const short = await startGateway(idp.address, { test: testRoutes(state) }, { AUTH_CACHE_TTL_MS: '300' });
+    try {
+      const t = token();
+      const auth = basic(t.tokenId, t.secret);
+      expect((await get('/whoami', auth, short.app)).statusCode).toBe(200);
+      idp.tokens.delete(t.tokenId);
+      expect((await get('/whoami', auth, short.app)).statusCode).toBe(200);
+      await new Promise((r) => setTimeout(r, 350));
+      expect((await get('/whoami', auth, short.app)).statusCode).toBe(401);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('refuses a TTL above 5 s', async () => {
+    await expect(startGateway(idp.address, {}, { AUTH_CACHE_TTL_MS: '6000' })).rejects.toThrow(
+      /AUTH_CACHE_TTL_MS/,
+    );
+  });
+});
+
+describe('identity outage', () => {
+  it('is 503, not 401 (credentials could not be checked)', async () => {
+    const down = await startGateway('127.0.0.1:1', { test: testRoutes(state) }, { RPC_DEADLINE_MS: '300' });
+    try {
+      const res = await get('/whoami', basic(newId('Token'), 'sk'), down.app);
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+      const ready = await down.app.inject({ url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.identity).toBe('unavailable');
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('permissions and environments', () => {
+  const widget = { name: 'w', kind: 'SMALL', amount: 1 };
+
+  it('VIEW reads but cannot write', async () => {
+    const t = token({ permissions: ['VIEW'] });
+    const auth = basic(t.tokenId, t.secret);
+    expect((await get('/whoami', auth)).statusCode).toBe(200);
+    const calls = state.widgetCalls;
+    const res = await h.app.inject({
+      method: 'POST',
+      url: `${API}/widgets`,
+      headers: { authorization: auth },
+      payload: widget,
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    expect(state.widgetCalls).toBe(calls);
+  });
+
+  it('TRANSACT calls money-moving routes only; MANAGE the rest', async () => {
+    const transact = token({ permissions: ['TRANSACT'] });
+    const manage = token({ permissions: ['MANAGE'] });
+    const post = (t: FakeToken, url: string, payload: unknown) =>
+      h.app.inject({
+        method: 'POST',
+        url: `${API}${url}`,
+        headers: { authorization: basic(t.tokenId, t.secret) },
+        payload: payload as never,
+      });
+    expect((await post(transact, '/transfers', {})).statusCode).toBe(201);
+    expect((await post(transact, '/widgets', widget)).statusCode).toBe(403);
+    expect((await post(manage, '/widgets', widget)).statusCode).toBe(201);
+    expect((await post(manage, '/transfers', {})).statusCode).toBe(403);
+  });
+
+  it('sandbox-only routes answer 403 to production platforms', async () => {
+    const prod = token({ environment: 'PRODUCTION' });
+    const sandbox = token({ environment: 'SANDBOX' });
+    const call = (t: FakeToken) =>
+      h.app.inject({
+        method: 'POST',
+        url: `${API}/sandbox/thing`,
+        headers: { authorization: basic(t.tokenId, t.secret) },
+        payload: {},
+      });
+    const res = await call(prod);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ status: 403, code: 'SANDBOX_ONLY' });
+    expect((await call(sandbox)).statusCode).toBe(200);
+  });
+});
