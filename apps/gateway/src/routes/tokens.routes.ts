@@ -1,0 +1,131 @@
+import { identity } from '@sluice/contracts';
+import type { RouteModule } from '../http/types.js';
+import { ErrorBody, Page, iso } from '../schemas/common.js';
+import {
+  ApiToken,
+  ApiTokenCreateRequest,
+  ApiTokenWithSecret,
+  TokenListQuery,
+  TokenParams,
+} from '../schemas/token.schemas.js';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody };
+
+function apiToken(t: identity.ApiToken) {
+  return {
+    id: t.id,
+    name: t.name,
+    permissions: t.permissions.map((p) => p.replace(/^PERMISSION_/, '')),
+    clientId: t.clientId,
+    createdAt: iso(t.createdAt)!,
+    updatedAt: iso(t.updatedAt)!,
+  };
+}
+
+const date = (v: string | undefined) => (v === undefined ? undefined : new Date(v));
+
+/**
+ * API tokens: `POST /tokens` (the client secret is in that response only),
+ * `GET /tokens`, `GET /tokens/{tokenId}`, `DELETE /tokens/{tokenId}` (revokes;
+ * the platform's last token cannot be deleted). Authenticate with HTTP Basic
+ * `clientId:clientSecret` (clientId is the token id).
+ */
+const tokensRoutes: RouteModule = (app, { clients }) => {
+  app.post(
+    '/tokens',
+    {
+      schema: {
+        tags: ['API Tokens'],
+        operationId: 'createToken',
+        summary: 'Create an API token',
+        description:
+          'Creates an API token. The clientSecret is returned in this response only; store it safely.',
+        body: ApiTokenCreateRequest,
+        response: { 201: ApiTokenWithSecret, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as ApiTokenCreateRequest;
+      const r = await clients.identity.createToken({
+        platformId: request.platform.id,
+        name: body.name,
+        permissions: body.permissions.map((p) => `PERMISSION_${p}` as identity.Permission),
+      });
+      reply.code(201);
+      return { ...apiToken(r.token!), clientSecret: r.clientSecret };
+    },
+  );
+
+  app.get(
+    '/tokens',
+    {
+      schema: {
+        tags: ['API Tokens'],
+        operationId: 'listTokens',
+        summary: 'List API tokens',
+        description: 'Live (not deleted) tokens, newest first. Date filters are inclusive.',
+        querystring: TokenListQuery,
+        response: { 200: Page(ApiToken, 'TokenListResponse'), ...errors },
+      },
+    },
+    async (request) => {
+      const q = request.query as TokenListQuery;
+      const r = await clients.identity.listTokens({
+        platformId: request.platform.id,
+        name: q.name,
+        createdAfter: date(q.createdAfter),
+        createdBefore: date(q.createdBefore),
+        updatedAfter: date(q.updatedAfter),
+        updatedBefore: date(q.updatedBefore),
+        limit: q.limit ?? 0,
+        cursor: q.cursor,
+      });
+      return {
+        data: r.tokens.map(apiToken),
+        hasMore: r.hasMore,
+        ...(r.nextCursor ? { nextCursor: r.nextCursor } : {}),
+        totalCount: r.totalCount,
+      };
+    },
+  );
+
+  app.get(
+    '/tokens/:tokenId',
+    {
+      schema: {
+        tags: ['API Tokens'],
+        operationId: 'getTokenById',
+        summary: 'Get an API token',
+        params: TokenParams,
+        response: { 200: ApiToken, ...errors },
+      },
+    },
+    async (request) => {
+      const { tokenId } = request.params as TokenParams;
+      const r = await clients.identity.getToken({ platformId: request.platform.id, tokenId });
+      return apiToken(r.token!);
+    },
+  );
+
+  app.delete(
+    '/tokens/:tokenId',
+    {
+      schema: {
+        tags: ['API Tokens'],
+        operationId: 'deleteTokenById',
+        summary: 'Delete (revoke) an API token',
+        description:
+          'The token stops authenticating at once. A platform must keep at least one token (400 CANNOT_DELETE_LAST_TOKEN).',
+        params: TokenParams,
+        response: { 204: { type: 'null', description: 'Token deleted' }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { tokenId } = request.params as TokenParams;
+      await clients.identity.deleteToken({ platformId: request.platform.id, tokenId });
+      return reply.code(204).send();
+    },
+  );
+};
+
+export default tokensRoutes;

@@ -1,0 +1,192 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp } from './common.js';
+
+/** REST schemas of `/config`. */
+
+const MAX_AMOUNT = 9_000_000_000_000_000;
+
+export const CustomerInfoFieldName = Type.Union(
+  [
+    'FULL_NAME',
+    'BIRTH_DATE',
+    'NATIONALITY',
+    'PHONE_NUMBER',
+    'EMAIL',
+    'POSTAL_ADDRESS',
+    'TAX_ID',
+    'REGISTRATION_NUMBER',
+    'USER_TYPE',
+    'COUNTRY_OF_RESIDENCE',
+    'ACCOUNT_IDENTIFIER',
+    'FI_LEGAL_ENTITY_NAME',
+    'FI_ADDRESS',
+    'PURPOSE_OF_PAYMENT',
+    'ULTIMATE_INSTITUTION_COUNTRY',
+    'IDENTIFIER',
+    'BUSINESS_TYPE',
+    'COMPANY_LEGAL_NAME',
+  ].map((v) => Type.Literal(v)),
+  { $id: 'CustomerInfoFieldName' },
+);
+
+const TransactionType = Type.Union([Type.Literal('INCOMING'), Type.Literal('OUTGOING')], {
+  $id: 'TransactionType',
+});
+
+const CounterpartyFieldDefinition = Type.Object(
+  { name: CustomerInfoFieldName, mandatory: Type.Boolean() },
+  { $id: 'CounterpartyFieldDefinition', additionalProperties: false },
+);
+
+export const PlatformCurrencyConfig = Type.Object(
+  {
+    currencyCode: Type.String({ description: 'ISO 4217 code or stablecoin code (USDC)' }),
+    minAmount: Type.Integer({
+      minimum: 0,
+      maximum: MAX_AMOUNT,
+      description: 'smallest amount that can be sent, in the smallest unit',
+    }),
+    maxAmount: Type.Integer({
+      minimum: 0,
+      maximum: MAX_AMOUNT,
+      description: 'largest amount that can be sent, in the smallest unit',
+    }),
+    requiredCounterpartyFields: Type.Array(CounterpartyFieldDefinition),
+    enabledTransactionTypes: Type.Array(TransactionType),
+  },
+  { $id: 'PlatformCurrencyConfig', additionalProperties: false },
+);
+
+/** A supported currency in an update: only the code is required. */
+export const PlatformCurrencyConfigInput = Type.Object(
+  {
+    currencyCode: Type.String({
+      minLength: 1,
+      maxLength: 10,
+      description: 'ISO 4217 code or stablecoin code (USDC)',
+    }),
+    minAmount: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: 'default 0' })),
+    maxAmount: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: `default ${MAX_AMOUNT}` }),
+    ),
+    requiredCounterpartyFields: Type.Optional(
+      Type.Array(CounterpartyFieldDefinition, { maxItems: 18, description: 'default none' }),
+    ),
+    enabledTransactionTypes: Type.Optional(
+      Type.Array(TransactionType, { minItems: 1, maxItems: 2, description: 'default INCOMING and OUTGOING' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const PasskeyConfig = Type.Object(
+  {
+    rpId: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description: 'WebAuthn relying party id, a domain such as example.com',
+    }),
+    origins: Type.Array(Type.String({ maxLength: 2048 }), {
+      minItems: 1,
+      maxItems: 20,
+      description: 'allowed origins (https, within rpId)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const OidcIssuer = Type.Object(
+  {
+    issuer: Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: 'the `iss` of accepted OIDC tokens (https)',
+    }),
+    jwksUri: Type.String({ minLength: 1, maxLength: 2048, description: 'https URL of the issuer key set' }),
+    audiences: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+      minItems: 1,
+      maxItems: 20,
+      description: 'accepted `aud` values',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const EmbeddedWalletConfig = Type.Object(
+  {
+    currencies: Type.Array(Type.String(), {
+      description: 'stablecoins embedded wallets hold (within supportedCurrencies)',
+    }),
+    appName: Type.Optional(Type.String({ description: 'shown to wallet holders (e.g. in OTP emails)' })),
+    otpLength: Type.Integer({ description: 'digits of email one-time passwords' }),
+    passkey: Type.Optional(PasskeyConfig),
+    oidcIssuers: Type.Array(OidcIssuer),
+  },
+  { $id: 'EmbeddedWalletConfig', additionalProperties: false },
+);
+
+export const EmbeddedWalletConfigInput = Type.Object(
+  {
+    currencies: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 10 }), { maxItems: 20, description: 'default none' }),
+    ),
+    appName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    otpLength: Type.Optional(Type.Integer({ minimum: 4, maximum: 10, description: 'default 6' })),
+    passkey: Type.Optional(PasskeyConfig),
+    oidcIssuers: Type.Optional(Type.Array(OidcIssuer, { maxItems: 10, description: 'default none' })),
+  },
+  { additionalProperties: false },
+);
+
+export const PlatformConfig = Type.Object(
+  {
+    id: Type.String({ description: 'PlatformConfig:<uuid>' }),
+    umaDomain: Type.Optional(Type.String()),
+    webhookEndpoint: Type.Optional(Type.String()),
+    supportedCurrencies: Type.Array(PlatformCurrencyConfig),
+    isRegulatedFinancialInstitution: Type.Boolean(),
+    embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),
+    webhookSigningSecret: Type.Optional(
+      Type.String({
+        description:
+          'Standard Webhooks secret (`whsec_…`) that signs webhooks; verify `webhook-signature` with it. Shown to tokens with the MANAGE permission. Rotate with POST /config/webhook-secret/rotate.',
+      }),
+    ),
+    previousWebhookSigningSecretExpiresAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'after a rotation: until when webhooks are also signed with the previous secret',
+      }),
+    ),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'PlatformConfig', additionalProperties: false },
+);
+
+export const PlatformConfigUpdateRequest = Type.Object(
+  {
+    umaDomain: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], {
+        description: 'null removes it',
+      }),
+    ),
+    webhookEndpoint: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], {
+        description: 'absolute http(s) URL; null removes it',
+      }),
+    ),
+    supportedCurrencies: Type.Optional(
+      Type.Array(PlatformCurrencyConfigInput, {
+        minItems: 1,
+        maxItems: 50,
+        description: 'replaces the list',
+      }),
+    ),
+    embeddedWalletConfig: Type.Optional(
+      Type.Union([EmbeddedWalletConfigInput, Type.Null()], { description: 'replaces it; null removes it' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type PlatformConfigUpdateRequest = Static<typeof PlatformConfigUpdateRequest>;

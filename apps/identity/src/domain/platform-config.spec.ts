@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { isDomainError, MAX_AMOUNT, type DomainError } from '@sluice/core';
+import { applyConfigUpdate, defaultSettings, type PlatformSettings } from './platform-config.js';
+import { activeSecrets } from './webhook-secret.js';
+
+function fieldsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (isDomainError(e))
+      return ((e as DomainError).details!.errors as { field: string }[]).map((x) => x.field);
+    throw e;
+  }
+  return [];
+}
+
+describe('applyConfigUpdate', () => {
+  const base = defaultSettings();
+
+  it('fills currency defaults', () => {
+    const s = applyConfigUpdate(base, {
+      supportedCurrencies: [
+        { currencyCode: 'EUR', requiredCounterpartyFields: [], enabledTransactionTypes: [] },
+      ],
+    });
+    expect(s.supportedCurrencies).toEqual([
+      {
+        currencyCode: 'EUR',
+        minAmount: 0n,
+        maxAmount: MAX_AMOUNT,
+        requiredCounterpartyFields: [],
+        enabledTransactionTypes: ['OUTGOING', 'INCOMING'],
+      },
+    ]);
+  });
+
+  it('does not mutate the current settings', () => {
+    const current: PlatformSettings = { ...base, webhookEndpoint: 'https://a.example.com/h' };
+    applyConfigUpdate(current, { webhookEndpoint: '' });
+    expect(current.webhookEndpoint).toBe('https://a.example.com/h');
+  });
+
+  it.each([
+    ['ftp://x.example.com', ['webhookEndpoint']],
+    ['https://x.example.com/h#frag', ['webhookEndpoint']],
+    [' https://x.example.com/h', ['webhookEndpoint']],
+    ['http://10.0.0.1:8080/hook', []],
+  ])('webhookEndpoint %s', (webhookEndpoint, expected) => {
+    expect(fieldsOf(() => applyConfigUpdate(base, { webhookEndpoint }))).toEqual(expected);
+  });
+
+  it('checks passkey origins against the relying party id', () => {
+    const wallet = (origins: string[]) => ({
+      currencies: [],
+      oidcIssuers: [],
+      passkey: { rpId: 'example.com', origins },
+    });
+    expect(
+      applyConfigUpdate(base, {
+        embeddedWalletConfig: wallet(['https://example.com', 'https://app.example.com:8443']),
+      }).embeddedWalletConfig!.passkey!.origins,
+    ).toEqual(['https://example.com', 'https://app.example.com:8443']);
+    expect(
+      fieldsOf(() => applyConfigUpdate(base, { embeddedWalletConfig: wallet(['https://notexample.com']) })),
+    ).toEqual(['embeddedWalletConfig.passkey.origins[0]']);
+    expect(
+      fieldsOf(() => applyConfigUpdate(base, { embeddedWalletConfig: wallet(['http://example.com']) })),
+    ).toEqual(['embeddedWalletConfig.passkey.origins[0]']);
+    expect(
+      fieldsOf(() => applyConfigUpdate(base, { embeddedWalletConfig: wallet(['https://example.com/path']) })),
+    ).toEqual(['embeddedWalletConfig.passkey.origins[0]']);
+  });
+
+  it('defaults the OTP length to 6 and bounds it', () => {
+    expect(
+      applyConfigUpdate(base, { embeddedWalletConfig: { currencies: ['USDC'], oidcIssuers: [] } })
+        .embeddedWalletConfig!.otpLength,
+    ).toBe(6);
+    expect(
+      fieldsOf(() =>
+        applyConfigUpdate(base, { embeddedWalletConfig: { currencies: [], oidcIssuers: [], otpLength: 3 } }),
+      ),
+    ).toEqual(['embeddedWalletConfig.otpLength']);
+  });
+});
+
+describe('activeSecrets', () => {
+  it('lists the current secret first, then unexpired previous ones newest first', () => {
+    const now = new Date('2026-01-10T00:00:00Z');
+    const at = (h: number) => new Date(now.getTime() + h * 3600_000);
+    const list = activeSecrets(
+      [
+        { secret: 'old', createdAt: at(-48), expiresAt: at(-1) },
+        { secret: 'prev1', createdAt: at(-30), expiresAt: at(1) },
+        { secret: 'cur', createdAt: at(-2) },
+        { secret: 'prev2', createdAt: at(-10), expiresAt: at(20) },
+      ],
+      now,
+    );
+    expect(list.map((s) => s.secret)).toEqual(['cur', 'prev2', 'prev1']);
+  });
+});

@@ -1,0 +1,4 @@
+import { main } from '@sluice/runtime';
+import { identityService } from './service.js';
+
+void main(identityService);

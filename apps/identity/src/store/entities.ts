@@ -1,0 +1,162 @@
+import { ArrayType, BlobType, EntitySchema } from '@mikro-orm/core';
+
+/** Row of `platforms`. */
+export class PlatformRecord {
+  id!: string;
+  name!: string;
+  environment!: 'SANDBOX' | 'PRODUCTION';
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const PlatformEntity = new EntitySchema<PlatformRecord>({
+  class: PlatformRecord,
+  tableName: 'platforms',
+  properties: {
+    id: { type: 'string', primary: true },
+    name: { type: 'string' },
+    environment: { type: 'string' },
+    createdAt: { type: 'datetime' },
+    updatedAt: { type: 'datetime' },
+  },
+});
+
+/** Stored JSON of a supported currency (amounts as decimal strings: JSON has no int64). */
+export interface CurrencyConfigJson {
+  currencyCode: string;
+  minAmount: string;
+  maxAmount: string;
+  requiredCounterpartyFields: { name: string; mandatory: boolean }[];
+  enabledTransactionTypes: string[];
+}
+
+/** Row of `platform_configs` (one per platform). */
+export class PlatformConfigRecord {
+  platformId!: string;
+  umaDomain?: string | null;
+  webhookEndpoint?: string | null;
+  supportedCurrencies!: CurrencyConfigJson[];
+  embeddedWalletConfig?: Record<string, unknown> | null;
+  isRegulatedFinancialInstitution!: boolean;
+  createdAt!: Date;
+  updatedAt!: Date;
+}
+
+export const PlatformConfigEntity = new EntitySchema<PlatformConfigRecord>({
+  class: PlatformConfigRecord,
+  tableName: 'platform_configs',
+  properties: {
+    platformId: { type: 'string', primary: true },
+    umaDomain: { type: 'string', nullable: true },
+    webhookEndpoint: { type: 'string', nullable: true },
+    supportedCurrencies: { type: 'json' },
+    embeddedWalletConfig: { type: 'json', nullable: true },
+    isRegulatedFinancialInstitution: { type: 'boolean' },
+    createdAt: { type: 'datetime' },
+    updatedAt: { type: 'datetime' },
+  },
+});
+
+/** Row of `webhook_signing_secrets`: the current secret has no expiry. */
+export class WebhookSecretRecord {
+  id!: string;
+  platformId!: string;
+  secret!: string;
+  createdAt!: Date;
+  expiresAt?: Date | null;
+}
+
+export const WebhookSecretEntity = new EntitySchema<WebhookSecretRecord>({
+  class: WebhookSecretRecord,
+  tableName: 'webhook_signing_secrets',
+  properties: {
+    id: { type: 'string', primary: true },
+    platformId: { type: 'string' },
+    secret: { type: 'string' },
+    createdAt: { type: 'datetime' },
+    expiresAt: { type: 'datetime', nullable: true },
+  },
+});
+
+/** Row of `api_tokens`: only the SHA-256 of the client secret is kept. */
+export class ApiTokenRecord {
+  id!: string;
+  platformId!: string;
+  name!: string;
+  permissions!: string[];
+  secretHash!: Buffer;
+  createdAt!: Date;
+  updatedAt!: Date;
+  deletedAt?: Date | null;
+}
+
+export const ApiTokenEntity = new EntitySchema<ApiTokenRecord>({
+  class: ApiTokenRecord,
+  tableName: 'api_tokens',
+  properties: {
+    id: { type: 'string', primary: true },
+    platformId: { type: 'string' },
+    name: { type: 'string' },
+    permissions: { type: ArrayType },
+    secretHash: { type: BlobType },
+    createdAt: { type: 'datetime' },
+    updatedAt: { type: 'datetime' },
+    deletedAt: { type: 'datetime', nullable: true },
+  },
+});
+
+/** Row of `customers`. */
+export class CustomerRecord {
+  id!: string;
+  platformId!: string;
+  platformCustomerId!: string;
+  customerType!: string;
+  region?: string | null;
+  currencies!: string[];
+  email?: string | null;
+  umaAddress!: string;
+  verificationStatus!: string;
+  fullName?: string | null;
+  birthDate?: string | null;
+  nationality?: string | null;
+  address?: Record<string, unknown> | null;
+  businessInfo?: Record<string, unknown> | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+  deletedAt?: Date | null;
+  /** Idempotency key of the request that created the customer. */
+  requestKey?: string | null;
+}
+
+export const CustomerEntity = new EntitySchema<CustomerRecord>({
+  class: CustomerRecord,
+  tableName: 'customers',
+  properties: {
+    id: { type: 'string', primary: true },
+    platformId: { type: 'string' },
+    platformCustomerId: { type: 'string' },
+    customerType: { type: 'string' },
+    region: { type: 'string', nullable: true },
+    currencies: { type: ArrayType },
+    email: { type: 'string', nullable: true },
+    umaAddress: { type: 'string' },
+    verificationStatus: { type: 'string' },
+    fullName: { type: 'string', nullable: true },
+    birthDate: { type: 'date', nullable: true },
+    nationality: { type: 'string', nullable: true },
+    address: { type: 'json', nullable: true },
+    businessInfo: { type: 'json', nullable: true },
+    createdAt: { type: 'datetime' },
+    updatedAt: { type: 'datetime' },
+    deletedAt: { type: 'datetime', nullable: true },
+    requestKey: { type: 'string', nullable: true },
+  },
+});
+
+export const entities = [
+  PlatformEntity,
+  PlatformConfigEntity,
+  WebhookSecretEntity,
+  ApiTokenEntity,
+  CustomerEntity,
+] as EntitySchema[];

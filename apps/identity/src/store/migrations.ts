@@ -1,0 +1,102 @@
+import { Migration } from '@sluice/store';
+import type { Constructor } from '@mikro-orm/core';
+
+/**
+ * Platforms, their config and webhook signing secrets, API tokens and
+ * customers. Timestamps are millisecond precision (timestamptz(3)) so they
+ * round-trip through JavaScript Dates and keyset cursors exactly.
+ */
+export class IdentityInitialMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE platforms (
+      id text PRIMARY KEY,
+      name text NOT NULL,
+      environment text NOT NULL CHECK (environment IN ('SANDBOX', 'PRODUCTION')),
+      created_at timestamptz(3) NOT NULL,
+      updated_at timestamptz(3) NOT NULL
+    )`);
+    this.addSql(`CREATE INDEX platforms_environment_name ON platforms (environment, name)`);
+
+    this.addSql(`CREATE TABLE platform_configs (
+      platform_id text PRIMARY KEY REFERENCES platforms (id),
+      uma_domain text,
+      webhook_endpoint text,
+      supported_currencies jsonb NOT NULL DEFAULT '[]',
+      embedded_wallet_config jsonb,
+      is_regulated_financial_institution boolean NOT NULL DEFAULT false,
+      created_at timestamptz(3) NOT NULL,
+      updated_at timestamptz(3) NOT NULL
+    )`);
+
+    this.addSql(`CREATE TABLE webhook_signing_secrets (
+      id text PRIMARY KEY,
+      platform_id text NOT NULL REFERENCES platforms (id),
+      secret text NOT NULL,
+      created_at timestamptz(3) NOT NULL,
+      expires_at timestamptz(3)
+    )`);
+    // Exactly one current (non-expiring) secret per platform.
+    this.addSql(
+      `CREATE UNIQUE INDEX webhook_signing_secrets_current ON webhook_signing_secrets (platform_id) WHERE expires_at IS NULL`,
+    );
+    this.addSql(
+      `CREATE INDEX webhook_signing_secrets_platform ON webhook_signing_secrets (platform_id, created_at DESC)`,
+    );
+
+    this.addSql(`CREATE TABLE api_tokens (
+      id text PRIMARY KEY,
+      platform_id text NOT NULL REFERENCES platforms (id),
+      name text NOT NULL,
+      permissions text[] NOT NULL,
+      secret_hash bytea NOT NULL CHECK (octet_length(secret_hash) = 32),
+      created_at timestamptz(3) NOT NULL,
+      updated_at timestamptz(3) NOT NULL,
+      deleted_at timestamptz(3)
+    )`);
+    this.addSql(
+      `CREATE INDEX api_tokens_platform_created ON api_tokens (platform_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
+    );
+
+    this.addSql(`CREATE TABLE customers (
+      id text PRIMARY KEY,
+      platform_id text NOT NULL REFERENCES platforms (id),
+      platform_customer_id text NOT NULL,
+      customer_type text NOT NULL CHECK (customer_type IN ('INDIVIDUAL', 'BUSINESS')),
+      region text,
+      currencies text[] NOT NULL,
+      email text,
+      uma_address text NOT NULL,
+      verification_status text NOT NULL CHECK (verification_status IN ('UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED')),
+      full_name text,
+      birth_date date,
+      nationality text,
+      address jsonb,
+      business_info jsonb,
+      created_at timestamptz(3) NOT NULL,
+      updated_at timestamptz(3) NOT NULL,
+      deleted_at timestamptz(3),
+      request_key text
+    )`);
+    // A retried creation (same Idempotency-Key) finds the customer it created.
+    this.addSql(
+      `CREATE UNIQUE INDEX customers_request_key ON customers (platform_id, request_key) WHERE request_key IS NOT NULL`,
+    );
+    // Uniqueness among the platform's live customers: a deleted customer frees its ids.
+    this.addSql(
+      `CREATE UNIQUE INDEX customers_platform_customer_id ON customers (platform_id, platform_customer_id) WHERE deleted_at IS NULL`,
+    );
+    this.addSql(
+      `CREATE UNIQUE INDEX customers_uma_address ON customers (platform_id, uma_address) WHERE deleted_at IS NULL`,
+    );
+    this.addSql(
+      `CREATE INDEX customers_platform_created ON customers (platform_id, created_at DESC, id DESC)`,
+    );
+    this.addSql(`CREATE INDEX customers_platform_updated ON customers (platform_id, updated_at)`);
+    this.addSql(`CREATE INDEX customers_currencies ON customers USING gin (currencies)`);
+  }
+}
+
+/** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
+export const migrations: { name: string; class: Constructor<Migration> }[] = [
+  { name: '0001_identity_initial', class: IdentityInitialMigration },
+];
