@@ -1,4 +1,4 @@
-import { Type, sandboxConfig, type Static } from '@sluice/config';
+import { Type, sandboxConfig } from '@sluice/config';
 import { implement } from '@sluice/rpc';
 import { identity } from '@sluice/contracts';
 import type { ServiceSpec } from '@sluice/runtime';
@@ -21,9 +21,7 @@ export const identityService: ServiceSpec<typeof configSchema> = {
   config: configSchema,
   entities,
   migrations,
-  rpc: ({ orm, outbox, clock, logger, config: cfg }) => {
-    // The runtime's config type drops the service's own variables (kit typing), so name them here.
-    const config = cfg as typeof cfg & Static<typeof configSchema>;
+  rpc: ({ orm, outbox, clock, logger, config }) => {
     const platforms = new PlatformRepository(orm, outbox, clock);
     const tokens = new TokenRepository(orm, outbox, clock, platforms);
     const customers = new CustomerRepository(orm, outbox, clock, platforms, config.SANDBOX_UMA_DOMAIN);

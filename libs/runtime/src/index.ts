@@ -33,7 +33,10 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-export interface ServiceSpec<P extends TObject, C = Static<ReturnType<typeof serviceConfigSchema<P>>>> {
+/** The validated config a service receives: the common variables plus its own. */
+export type ServiceConfig<P extends TObject> = Static<ReturnType<typeof serviceConfigSchema<TObject>>> & Static<P>;
+
+export interface ServiceSpec<P extends TObject, C = ServiceConfig<P>> {
   name: ServiceName;
   /** Postgres schema owned by the service. */
   schema: string;
@@ -72,8 +75,8 @@ export async function startService<P extends TObject>(
   spec: ServiceSpec<P>,
   env: NodeJS.ProcessEnv = process.env,
   lifecycle?: Lifecycle,
-): Promise<RunningService<Static<ReturnType<typeof serviceConfigSchema<P>>>>> {
-  type C = Static<ReturnType<typeof serviceConfigSchema<P>>>;
+): Promise<RunningService<ServiceConfig<P>>> {
+  type C = ServiceConfig<P>;
   const config = loadConfig(serviceConfigSchema(spec.name, spec.config), env) as C & Record<string, unknown>;
   const logger = createLogger(spec.name, config.LOG_LEVEL as string);
   const life = lifecycle ?? new Lifecycle(logger);
