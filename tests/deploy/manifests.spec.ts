@@ -1,0 +1,377 @@
+/**
+ * deploy/ agrees with the apps: every app has its Kubernetes manifests and its
+ * compose services, every YAML file parses, ports match SERVICE_PORTS (and the
+ * gateway's 8080), every variable set exists in (and validates against) the
+ * app's config schema, probes hit the serving port, and webhooks never go to
+ * private addresses from a deployment.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import type { TObject } from '@sinclair/typebox';
+import { loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
+import { appConfigSchema } from '../../tools/lib/app-config.js';
+import { APPS, grpcUrlVariable, type AppName } from '../../tools/stack.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DEPLOY = join(ROOT, 'deploy');
+const BASE = join(DEPLOY, 'k8s', 'base');
+const OVERLAY = join(DEPLOY, 'k8s', 'overlays', 'example');
+const GATEWAY_PORT = 8080;
+
+/** Every app of the repository (a directory with a project.json under apps/). */
+const apps = readdirSync(join(ROOT, 'apps')).filter((a) =>
+  existsSync(join(ROOT, 'apps', a, 'project.json')),
+) as AppName[];
+const backends = apps.filter((a) => a !== 'gateway') as (AppName & ServiceName)[];
+
+/** Variables of the tooling entry points shipped in the images (not services). */
+const TOOL_VARIABLES: Record<string, string[]> = {
+  'ensure-credentials.mjs': [
+    'IDENTITY_GRPC_URL',
+    'SANDBOX_PLATFORM_CREDENTIALS',
+    'PRODUCTION_PLATFORM_CREDENTIALS',
+    'BOOTSTRAP_WAIT_MS',
+    'PLATFORM_NAME',
+  ],
+};
+
+type Doc = Record<string, any>;
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+function readYaml(file: string): Doc[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  for (const d of docs)
+    if (d.errors.length)
+      throw new Error(`${relative(ROOT, file)}: ${d.errors.map((e) => e.message).join('; ')}`);
+  return docs.map((d) => d.toJS() as Doc).filter(Boolean);
+}
+
+/** The resources a kustomization directory produces from its own files (recursively through directories). */
+function kustomize(dir: string): {
+  resources: Doc[];
+  configMaps: Record<string, Record<string, string>>;
+  secrets: Record<string, Record<string, string>>;
+} {
+  const k = readYaml(join(dir, 'kustomization.yaml'))[0]!;
+  const out = {
+    resources: [] as Doc[],
+    configMaps: {} as Record<string, Record<string, string>>,
+    secrets: {} as Record<string, Record<string, string>>,
+  };
+  for (const r of (k.resources ?? []) as string[]) {
+    const p = join(dir, r);
+    expect(existsSync(p), `${relative(ROOT, dir)}/kustomization.yaml lists ${r}, which does not exist`).toBe(
+      true,
+    );
+    if (statSync(p).isDirectory()) {
+      const sub = kustomize(p);
+      out.resources.push(...sub.resources);
+      for (const [n, v] of Object.entries(sub.configMaps)) out.configMaps[n] = { ...out.configMaps[n], ...v };
+      for (const [n, v] of Object.entries(sub.secrets)) out.secrets[n] = { ...out.secrets[n], ...v };
+    } else {
+      out.resources.push(...readYaml(p));
+    }
+  }
+  const literals = (g: Doc) =>
+    Object.fromEntries(
+      ((g.literals ?? []) as string[]).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+  for (const g of (k.configMapGenerator ?? []) as Doc[])
+    out.configMaps[g.name] = { ...(g.behavior === 'merge' ? out.configMaps[g.name] : {}), ...literals(g) };
+  for (const g of (k.secretGenerator ?? []) as Doc[])
+    out.secrets[g.name] = { ...out.secrets[g.name], ...literals(g) };
+  return out;
+}
+
+const find = (docs: Doc[], kind: string, name: string) =>
+  docs.find((d) => d.kind === kind && d.metadata?.name === name);
+
+/** The environment a container gets: configMap refs resolved, secret refs from the given secrets (or a placeholder). */
+function containerEnv(
+  c: Doc,
+  configMaps: Record<string, Record<string, string>>,
+  secrets: Record<string, Record<string, string>>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const from of (c.envFrom ?? []) as Doc[]) {
+    const name = from.configMapRef?.name as string;
+    expect(
+      configMaps[name],
+      `configMap ${name} referenced by container ${c.name} is generated`,
+    ).toBeDefined();
+    Object.assign(env, configMaps[name]);
+  }
+  for (const e of (c.env ?? []) as Doc[]) {
+    if (e.value !== undefined) env[e.name] = String(e.value);
+    else if (e.valueFrom?.secretKeyRef) {
+      const ref = e.valueFrom.secretKeyRef;
+      env[e.name] =
+        secrets[ref.name]?.[ref.key] ?? (e.name === 'DATABASE_URL' ? 'postgres://u@db:5432/sluice' : 'x');
+    } else env[e.name] = 'x';
+  }
+  return env;
+}
+
+/** Validates an environment against a config schema (throws ConfigError naming the variables). */
+function expectValidConfig(schema: TObject, env: Record<string, string>, where: string) {
+  const unknown = Object.keys(env).filter((k) => !(k in schema.properties));
+  expect(unknown, `${where} sets variables the app does not read`).toEqual([]);
+  expect(() => loadConfig(schema, env), where).not.toThrow();
+}
+
+const schemas = {} as Record<AppName, TObject>;
+
+beforeAll(async () => {
+  for (const app of apps) schemas[app] = await appConfigSchema(app);
+}, 60_000);
+
+describe('deploy/', () => {
+  it('every YAML file parses', () => {
+    const files = walk(DEPLOY).filter((f) => /\.ya?ml$/.test(f));
+    expect(files.length).toBeGreaterThan(apps.length * 4);
+    for (const f of files) expect(() => readYaml(f), relative(ROOT, f)).not.toThrow();
+  });
+
+  it('the Dockerfile builds one app per APP build arg into a non-root node:20-slim image', () => {
+    const df = readFileSync(join(DEPLOY, 'Dockerfile'), 'utf8');
+    expect(df).toMatch(/^ARG NODE_IMAGE=node:20-slim$/m);
+    expect(df).toMatch(/node tools\/build-app\.mjs "\$APP"/);
+    expect(df).toMatch(/node tools\/generate-contracts\.mjs/);
+    expect(df).toMatch(/^USER 1000:1000$/m);
+    expect(df).toMatch(/^CMD \["node", ?"main\.mjs"\]$/m);
+    expect(existsSync(join(DEPLOY, 'Dockerfile.dockerignore'))).toBe(true);
+  });
+});
+
+describe('kubernetes base', () => {
+  const base = kustomize(BASE);
+
+  it.each(apps)('%s has a Deployment, a Service and a migration Job', (app) => {
+    const k = readYaml(join(BASE, app, 'kustomization.yaml'))[0]!;
+    expect(k.resources).toEqual(
+      expect.arrayContaining(['deployment.yaml', 'service.yaml', 'migration-job.yaml']),
+    );
+    const dep = find(base.resources, 'Deployment', app);
+    const svc = find(base.resources, 'Service', app);
+    const job = find(base.resources, 'Job', `${app}-migrate`);
+    expect(dep, `Deployment ${app}`).toBeDefined();
+    expect(svc, `Service ${app}`).toBeDefined();
+    expect(job, `Job ${app}-migrate`).toBeDefined();
+    const migrate = job!.spec.template.spec.containers[0];
+    expect(migrate.image).toBe(`sluice/${app}`);
+    expect(migrate.command).toEqual(['node', 'main.mjs', 'migrate']);
+    // The Service selects the serving pods only, never the Job's.
+    const podLabels = dep!.spec.template.metadata.labels;
+    for (const [k2, v] of Object.entries(svc!.spec.selector)) expect(podLabels[k2]).toBe(v);
+    expect(
+      Object.entries(svc!.spec.selector).every(([k2, v]) => job!.spec.template.metadata.labels[k2] === v),
+    ).toBe(false);
+    expect(dep!.spec.selector.matchLabels).toEqual(svc!.spec.selector);
+  });
+
+  it.each(apps)('%s: ports and probes agree with its serving port', (app) => {
+    const dep = find(base.resources, 'Deployment', app)!;
+    const svc = find(base.resources, 'Service', app)!;
+    const c = dep.spec.template.spec.containers[0];
+    const port = app === 'gateway' ? GATEWAY_PORT : SERVICE_PORTS[app as ServiceName];
+    expect(c.image).toBe(`sluice/${app}`);
+    expect(c.ports).toHaveLength(1);
+    expect(c.ports[0].containerPort).toBe(port);
+    const env = containerEnv(c, base.configMaps, base.secrets);
+    expect(Number(env[app === 'gateway' ? 'GATEWAY_PORT' : 'GRPC_PORT'])).toBe(port);
+    expect(env[app === 'gateway' ? 'GATEWAY_HOST' : 'GRPC_HOST']).toBe('0.0.0.0');
+    expect(svc.spec.ports).toHaveLength(1);
+    expect(svc.spec.ports[0].port).toBe(port);
+    expect([port, c.ports[0].name]).toContain(svc.spec.ports[0].targetPort);
+    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) {
+      const p = c[probe];
+      expect(p, `${app} ${probe}`).toBeDefined();
+      if (app === 'gateway') {
+        expect([port, c.ports[0].name]).toContain(p.httpGet.port);
+        expect(p.httpGet.path).toBe(probe === 'readinessProbe' ? '/readyz' : '/healthz');
+      } else {
+        expect(p.grpc?.port, `${app} ${probe} uses gRPC health on ${port}`).toBe(port);
+      }
+    }
+    expect(
+      c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory,
+    ).toBeTruthy();
+    expect(dep.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+  });
+
+  it.each(apps)('%s: every variable set exists in its config schema and validates', (app) => {
+    const schema = schemas[app];
+    const dep = find(base.resources, 'Deployment', app)!;
+    const job = find(base.resources, 'Job', `${app}-migrate`)!;
+    const env = containerEnv(dep.spec.template.spec.containers[0], base.configMaps, base.secrets);
+    expectValidConfig(schema, env, `Deployment ${app}`);
+    expectValidConfig(
+      schema,
+      containerEnv(job.spec.template.spec.containers[0], base.configMaps, base.secrets),
+      `Job ${app}-migrate`,
+    );
+    // Everything that must not be left to its local default in a cluster is set.
+    expect(env.DATABASE_URL, 'DATABASE_URL').toBeDefined();
+    expect(
+      dep.spec.template.spec.containers[0].env.find((e: Doc) => e.name === 'DATABASE_URL').valueFrom
+        .secretKeyRef,
+    ).toBeDefined();
+    expect(env.NATS_URL, 'NATS_URL').toBeDefined();
+    expect(env.MIGRATE_ON_START).toBe('false');
+    for (const v of Object.keys(schema.properties).filter((k) => k.endsWith('_GRPC_URL'))) {
+      const target = backends.find((b) => grpcUrlVariable(b) === v);
+      expect(target, `${v} names a backend`).toBeDefined();
+      expect(env[v], `${app} sets ${v}`).toBe(`${target}:${SERVICE_PORTS[target!]}`);
+    }
+    if ('WEBHOOK_ALLOW_PRIVATE_TARGETS' in schema.properties)
+      expect(env.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe('false');
+  });
+
+  it('the tooling Jobs set only their own variables', () => {
+    const tools = base.resources.filter((d) => d.kind === 'Job' && !d.metadata.name.endsWith('-migrate'));
+    for (const job of tools) {
+      const c = job.spec.template.spec.containers[0];
+      const script = (c.command as string[]).find((a) => a.endsWith('.mjs'))!;
+      expect(TOOL_VARIABLES[script], `${job.metadata.name} runs a known tool`).toBeDefined();
+      for (const e of c.env as Doc[]) expect(TOOL_VARIABLES[script]).toContain(e.name);
+    }
+  });
+
+  it('WEBHOOK_ALLOW_PRIVATE_TARGETS is false wherever deploy/ sets it', () => {
+    const files = walk(DEPLOY).filter((f) => /\.ya?ml$/.test(f));
+    let seen = 0;
+    for (const f of files) {
+      for (const m of readFileSync(f, 'utf8').matchAll(
+        /WEBHOOK_ALLOW_PRIVATE_TARGETS\s*[:=]\s*["']?([^"'\s]*)["']?/g,
+      )) {
+        seen++;
+        expect(m[1], relative(ROOT, f)).toBe('false');
+      }
+    }
+    expect(seen).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('kubernetes example overlay', () => {
+  const k = readYaml(join(OVERLAY, 'kustomization.yaml'))[0]!;
+  const overlay = kustomize(OVERLAY);
+
+  it('sets a namespace, an image per app, replicas of existing Deployments and the database secret', () => {
+    expect(k.namespace).toBeTruthy();
+    expect(find(overlay.resources, 'Namespace', k.namespace)).toBeDefined();
+    const images = (k.images as Doc[]).map((i) => i.name);
+    for (const app of apps) expect(images).toContain(`sluice/${app}`);
+    for (const i of k.images as Doc[]) expect(i.newTag, `${i.name} is pinned`).toMatch(/\S/);
+    for (const r of k.replicas as Doc[])
+      expect(find(overlay.resources, 'Deployment', r.name), `replicas for ${r.name}`).toBeDefined();
+    expect(overlay.secrets['sluice-secrets']?.DATABASE_URL).toMatch(/^postgres(ql)?:\/\//);
+  });
+
+  it.each(apps)('%s: its effective configuration validates', (app) => {
+    const dep = find(overlay.resources, 'Deployment', app)!;
+    expectValidConfig(
+      schemas[app],
+      containerEnv(dep.spec.template.spec.containers[0], overlay.configMaps, overlay.secrets),
+      `overlay ${app}`,
+    );
+  });
+
+  it.runIf(hasKubectl())('renders with kustomize', () => {
+    const out = execFileSync('kubectl', ['kustomize', OVERLAY], { encoding: 'utf8' });
+    const kinds = parseAllDocuments(out).map((d) => (d.toJS() as Doc).kind);
+    expect(kinds.filter((x) => x === 'Deployment')).toHaveLength(apps.length);
+  });
+});
+
+describe('compose', () => {
+  const compose = readYaml(join(DEPLOY, 'compose.yaml'))[0]!;
+  const services = compose.services as Record<string, Doc>;
+  /** `${VAR:-default}` → default (what compose uses when VAR is unset). */
+  const interpolate = (v: unknown) => String(v).replace(/\$\{[A-Z0-9_]+:?-([^}]*)\}/g, '$1');
+  const envOf = (s: Doc) =>
+    Object.fromEntries(
+      Object.entries((s.environment ?? {}) as Record<string, unknown>).map(([k2, v]) => [k2, interpolate(v)]),
+    );
+
+  it('runs Postgres and NATS with JetStream', () => {
+    expect(services.postgres?.image).toMatch(/^postgres:/);
+    expect(services.nats?.image).toMatch(/^nats:/);
+    expect(services.nats?.command).toContain('-js');
+  });
+
+  it.each(apps)('%s: built from deploy/Dockerfile, migrated first, ports and variables agree', (app) => {
+    const svc = services[app];
+    const mig = services[`${app}-migrate`];
+    expect(svc, `service ${app}`).toBeDefined();
+    expect(mig, `service ${app}-migrate`).toBeDefined();
+    expect(mig!.build).toMatchObject({ context: '..', dockerfile: 'deploy/Dockerfile', args: { APP: app } });
+    expect(mig!.command).toEqual(['node', 'main.mjs', 'migrate']);
+    expect(svc!.image).toBe(mig!.image);
+    expect(svc!.depends_on?.[`${app}-migrate`]?.condition).toBe('service_completed_successfully');
+    const env = envOf(svc!);
+    const port = app === 'gateway' ? GATEWAY_PORT : SERVICE_PORTS[app as ServiceName];
+    expect(Number(env[app === 'gateway' ? 'GATEWAY_PORT' : 'GRPC_PORT'])).toBe(port);
+    expect((svc!.expose as string[]).map(Number)).toContain(port);
+    if (app === 'gateway') expect((svc!.ports as string[]).some((p) => p.endsWith(`:${port}`))).toBe(true);
+    expectValidConfig(schemas[app], env, `compose ${app}`);
+    expectValidConfig(schemas[app], envOf(mig!), `compose ${app}-migrate`);
+    for (const v of Object.keys(schemas[app].properties).filter((k2) => k2.endsWith('_GRPC_URL'))) {
+      const target = backends.find((b) => grpcUrlVariable(b) === v)!;
+      expect(env[v], `${app} sets ${v}`).toBe(`${target}:${SERVICE_PORTS[target]}`);
+      expect(services[target], `${v} points at a compose service`).toBeDefined();
+    }
+    if ('WEBHOOK_ALLOW_PRIVATE_TARGETS' in schemas[app].properties)
+      expect(env.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe('false');
+  });
+
+  it('the bootstrap service sets only the credential tool variables', () => {
+    const b = services.bootstrap!;
+    expect(b.command).toEqual(['node', 'ensure-credentials.mjs']);
+    for (const k2 of Object.keys(b.environment))
+      expect(TOOL_VARIABLES['ensure-credentials.mjs']).toContain(k2);
+  });
+});
+
+describe('repository docs', () => {
+  it('docs/configuration.md is generated from the current config schemas', async () => {
+    const { renderConfigurationDoc } = await import('../../tools/lib/config-doc.js');
+    const expected = renderConfigurationDoc(schemas);
+    const actual = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
+    expect(
+      actual === expected,
+      'docs/configuration.md is out of date: run `npx tsx tools/config-doc.ts`',
+    ).toBe(true);
+  });
+
+  it('CODEOWNERS names an owner for every app and the shared libs', () => {
+    const lines = readFileSync(join(ROOT, 'CODEOWNERS'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'));
+    const owned = (path: string) => lines.some((l) => l.split(/\s+/)[0] === path && /\s@\S+/.test(l));
+    for (const app of apps) expect(owned(`/apps/${app}/`), `owner of /apps/${app}/`).toBe(true);
+    expect(owned('/libs/')).toBe(true);
+  });
+
+  it('lists every app in the stack', () => {
+    expect([...APPS].sort()).toEqual([...apps].sort());
+  });
+});
+
+function hasKubectl(): boolean {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,614 @@
+/**
+ * The whole system as separate processes, the way `npm start` runs it and the
+ * end-to-end tests reuse it:
+ *
+ *   database ensured → streams ensured → every service's migrations
+ *   (`main.ts migrate`, like the Kubernetes Jobs) → every app started as its own
+ *   child process (logs prefixed `[identity] ...`) → each backend answers
+ *   grpc.health.v1 SERVING and the gateway answers GET /healthz → platform
+ *   credentials bootstrapped through identity EnsurePlatformCredential.
+ *
+ * A child that exits while the stack runs stops the others and fails the stack.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Writable } from 'node:stream';
+import { SERVICE_PORTS, type ServiceName } from '@sluice/config';
+import { ensureDatabase } from '@sluice/store';
+import { connectBus, ensureStreams } from '@sluice/events';
+import { freePort } from '@sluice/testing';
+import { colorFor, forEachLine, linePrefix, LineRing, safeWrite } from './lib/process-output.js';
+import { checkGrpcHealth, checkHttp } from './lib/health.js';
+import {
+  generateCredential,
+  loadOrCreateLocalCredential,
+  parseCredential,
+  type Credential,
+  type PlatformEnvironment,
+} from './lib/credentials.js';
+import {
+  ensurePlatformCredential,
+  type BootstrappedPlatform,
+  type CredentialSource,
+} from './lib/bootstrap.js';
+import { safeUrl } from './lib/preflight.js';
+
+/** The REST API version segment every public path starts with. */
+export const API_VERSION = '2025-10-13';
+
+/** Every app of the system, in start-up/log order (the gateway last to start, first to stop). */
+export const APPS = [
+  'identity',
+  'wallet-auth',
+  'accounts',
+  'payments',
+  'compliance',
+  'agents',
+  'webhook-dispatcher',
+  'gateway',
+] as const;
+export type AppName = (typeof APPS)[number];
+export type BackendName = Exclude<AppName, 'gateway'>;
+
+export const DEFAULTS = {
+  databaseUrl: 'postgres://postgres@127.0.0.1:5432/sluice',
+  natsUrl: 'nats://127.0.0.1:4222',
+  prefix: 'sluice',
+  gatewayHost: '127.0.0.1',
+  gatewayPort: 8080,
+};
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** `<SERVICE>_GRPC_URL`, the variable through which callers find a service. */
+export function grpcUrlVariable(service: ServiceName): string {
+  return `${service.toUpperCase().replace(/-/g, '_')}_GRPC_URL`;
+}
+
+/** The apps that exist in this checkout (those with an `apps/<app>/src/main.ts`). */
+export function discoverApps(root = ROOT): AppName[] {
+  const present = new Set(
+    readdirSync(join(root, 'apps')).filter((a) => existsSync(join(root, 'apps', a, 'src', 'main.ts'))),
+  );
+  return APPS.filter((a) => present.has(a));
+}
+
+export interface StackOptions {
+  /** Repository root (default: the parent of tools/). */
+  root?: string;
+  /** Default: DATABASE_URL or postgres://postgres@127.0.0.1:5432/sluice (created when missing). */
+  databaseUrl?: string;
+  /** Default: NATS_URL or nats://127.0.0.1:4222. */
+  natsUrl?: string;
+  /** EVENT_SUBJECT_PREFIX (and so stream names). Default: EVENT_SUBJECT_PREFIX or `sluice`. */
+  prefix?: string;
+  /** Default: GATEWAY_HOST or 127.0.0.1. */
+  gatewayHost?: string;
+  /** Default: GATEWAY_PORT or 8080; 0 picks a free port. */
+  gatewayPort?: number;
+  /** gRPC ports per service; default SERVICE_PORTS (0 picks a free port). */
+  grpcPorts?: Partial<Record<BackendName, number>>;
+  /** Pick free ports for every port not given explicitly (tests, or beside a running `npm start`). */
+  freePorts?: boolean;
+  /** A subset of the apps to run (default: every app with a main.ts). */
+  apps?: AppName[];
+  /** Extra environment for every child. */
+  env?: Record<string, string>;
+  /** Extra environment per app. */
+  appEnv?: Partial<Record<AppName, Record<string, string>>>;
+  /** SANDBOX_TIME_SCALE (default: env or 1). */
+  sandboxTimeScale?: number;
+  /** SANDBOX_UMA_DOMAIN (default: env or the services' default). */
+  sandboxUmaDomain?: string;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS for local runs (default true: local webhook receivers are on loopback). */
+  allowPrivateWebhookTargets?: boolean;
+  /**
+   * Platform credentials (`<tokenId>:<secret>` or a Credential) to ensure at start.
+   * Default: SANDBOX_PLATFORM_CREDENTIALS / PRODUCTION_PLATFORM_CREDENTIALS.
+   * With neither, a local sandbox credential is used (see localCredentialFile).
+   * `false` skips the bootstrap.
+   */
+  credentials?: { sandbox?: string | Credential; production?: string | Credential } | false;
+  /**
+   * Where the local sandbox credential is kept (default `<root>/.sluice/sandbox-credentials.json`);
+   * `false` generates a fresh one that is not persisted (tests).
+   */
+  localCredentialFile?: string | false;
+  /** Name given to platforms created by the bootstrap. */
+  platformName?: string;
+  /**
+   * Run every app's migrations first as one-shot `main.ts migrate` processes, as the
+   * Kubernetes Jobs do (default true; the services then start with MIGRATE_ON_START=false).
+   * `false`: each service applies its own at start (faster; fine for test suites).
+   */
+  migrate?: boolean;
+  /** LOG_LEVEL of every child (default: env or info). */
+  logLevel?: string;
+  /** Do not print the children's output (it is still kept: `stack.logs(app)`). */
+  silent?: boolean;
+  /** Colored prefixes (default: when stdout is a TTY and NO_COLOR is unset). */
+  color?: boolean;
+  stdout?: Writable;
+  stderr?: Writable;
+  /** How long every app may take to become ready (default 120 s). */
+  startTimeoutMs?: number;
+  /** How long a child may take to exit after SIGTERM before SIGKILL (default 15 s). */
+  stopGraceMs?: number;
+  /** Aborting stops whatever was started; startStack then rejects. */
+  signal?: AbortSignal;
+}
+
+export type { BootstrappedPlatform };
+
+export interface AppExit {
+  app: AppName;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Stack {
+  /** `http://host:port/2025-10-13` (or the gateway's API_BASE_PATH). */
+  baseUrl: string;
+  /** `http://host:port` of the gateway. */
+  gatewayUrl: string;
+  /** host:port of every backend's gRPC server. */
+  grpc: Partial<Record<BackendName, string>>;
+  apps: AppName[];
+  databaseUrl: string;
+  natsUrl: string;
+  prefix: string;
+  /** The environment shared by every child (without the per-app ports). */
+  env: Record<string, string>;
+  platforms: { sandbox?: BootstrappedPlatform; production?: BootstrappedPlatform };
+  /** The last lines an app wrote (stdout and stderr). */
+  logs(app: AppName, lines?: number): string[];
+  /** The process id of a running app. */
+  pid(app: AppName): number | undefined;
+  /** Resolves when a child exits on its own (the rest are stopped by then). Never rejects. */
+  failed: Promise<AppExit>;
+  /** SIGTERM to every child (the gateway first), SIGKILL after the grace period. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A running app process (`node --import tsx apps/<app>/src/main.ts ...`). */
+export interface AppProcess {
+  app: AppName;
+  proc: ChildProcess;
+  /** Its last output lines. */
+  ring: LineRing;
+  exited: Promise<AppExit>;
+  exit?: AppExit;
+}
+type Child = AppProcess;
+
+/**
+ * Starts `apps/<app>/src/main.ts` (plus args) in its own process group, its output
+ * lines prefixed with `[label]` (colored when asked) and kept in a ring buffer.
+ */
+export function spawnAppProcess(o: {
+  root?: string;
+  app: AppName;
+  args?: string[];
+  env: NodeJS.ProcessEnv;
+  label?: string;
+  width?: number;
+  color?: boolean;
+  silent?: boolean;
+  stdout?: Writable;
+  stderr?: Writable;
+}): AppProcess {
+  const out = o.stdout ?? process.stdout;
+  const err = o.stderr ?? process.stderr;
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', join('apps', o.app, 'src', 'main.ts'), ...(o.args ?? [])],
+    {
+      cwd: o.root ?? ROOT,
+      env: o.env,
+      // Own process group: a terminal Ctrl-C reaches only the supervisor, which then stops
+      // the children in order with one SIGTERM each (a second signal would cut their drain).
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const ring = new LineRing(300);
+  const label = o.label ?? o.app;
+  const prefix = linePrefix(
+    label,
+    o.width ?? label.length,
+    o.color ? colorFor(APPS.indexOf(o.app)) : undefined,
+  );
+  forEachLine(proc.stdout!, (line) => {
+    ring.push(line);
+    if (!o.silent) safeWrite(out, prefix + line + '\n');
+  });
+  forEachLine(proc.stderr!, (line) => {
+    ring.push(line);
+    if (!o.silent) safeWrite(err, prefix + line + '\n');
+  });
+  const child: AppProcess = {
+    app: o.app,
+    proc,
+    ring,
+    exited: new Promise<AppExit>((r) => {
+      proc.on('exit', (code, signal) => {
+        child.exit = { app: o.app, code, signal };
+        r(child.exit);
+      });
+      proc.on('error', (e) => {
+        ring.push(`failed to spawn: ${e.message}`);
+        child.exit = { app: o.app, code: null, signal: null };
+        r(child.exit);
+      });
+    }),
+  };
+  return child;
+}
+
+class StackError extends Error {
+  override name = 'StackError';
+}
+
+/** Starts the whole system; see the module comment. Rejects (with the failing app's last log lines) when it cannot. */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const env = process.env;
+  const root = opts.root ?? ROOT;
+  const apps = opts.apps ?? discoverApps(root);
+  const backends = apps.filter((a): a is BackendName => a !== 'gateway');
+  const databaseUrl = opts.databaseUrl ?? (env.DATABASE_URL || DEFAULTS.databaseUrl);
+  const natsUrl = opts.natsUrl ?? (env.NATS_URL || DEFAULTS.natsUrl);
+  const prefix = opts.prefix ?? (env.EVENT_SUBJECT_PREFIX || DEFAULTS.prefix);
+  const gatewayHost = opts.gatewayHost ?? (env.GATEWAY_HOST || DEFAULTS.gatewayHost);
+  const stdout = opts.stdout ?? process.stdout;
+  const stderr = opts.stderr ?? process.stderr;
+  const color = opts.color ?? (Boolean((stdout as NodeJS.WriteStream).isTTY) && !env.NO_COLOR);
+  const startTimeoutMs = opts.startTimeoutMs ?? 120_000;
+  const stopGraceMs = opts.stopGraceMs ?? 15_000;
+  const width = Math.max(...apps.map((a) => a.length), 'stack'.length);
+
+  const say = (line: string) => {
+    if (!opts.silent) safeWrite(stdout, `${linePrefix('stack', width, color ? 1 : undefined)}${line}\n`);
+  };
+
+  // Ports: explicit option > free port (freePorts or 0) > default.
+  const pick = async (given: number | undefined, fallback: number) =>
+    given !== undefined && given !== 0 ? given : given === 0 || opts.freePorts ? await freePort() : fallback;
+  const envGatewayPort = env.GATEWAY_PORT ? Number(env.GATEWAY_PORT) : undefined;
+  if (
+    envGatewayPort !== undefined &&
+    !(Number.isInteger(envGatewayPort) && envGatewayPort >= 0 && envGatewayPort <= 65535)
+  ) {
+    throw new StackError(`GATEWAY_PORT must be a port number (got ${JSON.stringify(env.GATEWAY_PORT)})`);
+  }
+  const gatewayPort = await pick(opts.gatewayPort ?? envGatewayPort, DEFAULTS.gatewayPort);
+  const grpcPorts: Partial<Record<BackendName, number>> = {};
+  for (const b of backends) grpcPorts[b] = await pick(opts.grpcPorts?.[b], SERVICE_PORTS[b]);
+  const grpc: Partial<Record<BackendName, string>> = {};
+  for (const b of backends) grpc[b] = `127.0.0.1:${grpcPorts[b]}`;
+  const probeHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
+  const gatewayUrl = `http://${probeHost.includes(':') ? `[${probeHost}]` : probeHost}:${gatewayPort}`;
+  const basePath =
+    opts.appEnv?.gateway?.API_BASE_PATH ??
+    opts.env?.API_BASE_PATH ??
+    (env.API_BASE_PATH || `/${API_VERSION}`);
+
+  // Credentials are resolved before anything starts so a malformed variable fails fast.
+  const wanted = resolveCredentials(opts, root);
+
+  await assertPortsFree([
+    ...backends.map((b) => ({ app: b as AppName, host: '127.0.0.1', port: grpcPorts[b]! })),
+    ...(apps.includes('gateway')
+      ? [{ app: 'gateway' as AppName, host: gatewayHost, port: gatewayPort }]
+      : []),
+  ]);
+
+  const shared: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    NATS_URL: natsUrl,
+    EVENT_SUBJECT_PREFIX: prefix,
+    SANDBOX_TIME_SCALE: String(opts.sandboxTimeScale ?? (env.SANDBOX_TIME_SCALE || 1)),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: String(
+      opts.allowPrivateWebhookTargets ??
+        (env.WEBHOOK_ALLOW_PRIVATE_TARGETS ? env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true' : true),
+    ),
+    LOG_LEVEL: opts.logLevel ?? (env.LOG_LEVEL || 'info'),
+    // The stack runs the migrations itself (as the Kubernetes Jobs do), unless told not to.
+    MIGRATE_ON_START: opts.migrate === false ? 'true' : 'false',
+    GATEWAY_HOST: gatewayHost,
+    GATEWAY_PORT: String(gatewayPort),
+  };
+  const umaDomain = opts.sandboxUmaDomain ?? env.SANDBOX_UMA_DOMAIN;
+  if (umaDomain) shared.SANDBOX_UMA_DOMAIN = umaDomain;
+  for (const b of backends) shared[grpcUrlVariable(b)] = grpc[b]!;
+  Object.assign(shared, opts.env);
+
+  const childEnv = (app: AppName): NodeJS.ProcessEnv => {
+    const e: NodeJS.ProcessEnv = {
+      ...env,
+      ...shared,
+      ...(app === 'gateway' ? {} : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPorts[app]) }),
+      ...opts.appEnv?.[app],
+    };
+    // Bootstrap secrets are the supervisor's business, not the services'.
+    delete e.SANDBOX_PLATFORM_CREDENTIALS;
+    delete e.PRODUCTION_PLATFORM_CREDENTIALS;
+    return e;
+  };
+
+  const children: Child[] = [];
+  let started = false;
+  let stopping: Promise<void> | undefined;
+  let resolveFailed!: (e: AppExit) => void;
+  const failed = new Promise<AppExit>((r) => (resolveFailed = r));
+
+  const spawnApp = (app: AppName, args: string[], role: 'run' | 'migrate'): Child =>
+    spawnAppProcess({
+      root,
+      app,
+      args,
+      env: childEnv(app),
+      label: role === 'migrate' ? `${app}:migrate` : app,
+      width: role === 'migrate' ? width + ':migrate'.length : width,
+      color,
+      silent: opts.silent,
+      stdout,
+      stderr,
+    });
+
+  // Last resort when the supervisor itself dies: no orphaned services.
+  const killAllSync = () => {
+    for (const c of children) if (!c.exit && c.proc.pid) killGroup(c.proc.pid, 'SIGKILL');
+  };
+  process.on('exit', killAllSync);
+
+  const stopChild = async (c: Child) => {
+    if (c.exit || !c.proc.pid) return;
+    killGroup(c.proc.pid, 'SIGTERM');
+    const timer = setTimeout(() => {
+      say(`${c.app} did not stop within ${stopGraceMs} ms; killing it`);
+      killGroup(c.proc.pid!, 'SIGKILL');
+    }, stopGraceMs);
+    await c.exited;
+    clearTimeout(timer);
+  };
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      const running = children.filter((c) => !c.exit);
+      if (running.length) say(`stopping ${running.map((c) => c.app).join(', ')}`);
+      const gateway = running.filter((c) => c.app === 'gateway');
+      await Promise.all(gateway.map(stopChild));
+      await Promise.all(running.filter((c) => c.app !== 'gateway').map(stopChild));
+      process.off('exit', killAllSync);
+      for (const c of running) {
+        if (c.exit && c.exit.code !== 0 && c.exit.code !== null)
+          say(`${c.app} exited with code ${c.exit.code} while stopping`);
+      }
+    })();
+    return stopping;
+  };
+
+  const describeExit = (c: Child, e: AppExit) => {
+    const how = e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`;
+    // Silenced output is shown here; printed output is repeated briefly so the cause sits next to the failure.
+    const tail = c.ring.tail(opts.silent ? 40 : 5);
+    return `${c.app} ${how}${tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : ''}`;
+  };
+
+  const checkAborted = () => {
+    if (opts.signal?.aborted) throw new StackError('start-up aborted');
+  };
+  const onAbort = () => void stop();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    // 1. Database and streams.
+    say(`database ${safeUrl(databaseUrl)}, NATS ${safeUrl(natsUrl)}, subject prefix "${prefix}"`);
+    await ensureDatabase(databaseUrl);
+    const bus = await connectBus(natsUrl, 'sluice-stack');
+    try {
+      await ensureStreams(bus.jsm, prefix);
+    } finally {
+      await bus.close();
+    }
+
+    checkAborted();
+    // 2. Migrations, as separate one-shot processes (the same entry point the Kubernetes Jobs run).
+    if (opts.migrate !== false) {
+      const started = Date.now();
+      await runLimited(apps, 4, async (app) => {
+        const c = spawnApp(app, ['migrate'], 'migrate');
+        children.push(c);
+        const timer = setTimeout(() => killGroup(c.proc.pid!, 'SIGKILL'), startTimeoutMs);
+        const e = await c.exited;
+        clearTimeout(timer);
+        children.splice(children.indexOf(c), 1);
+        if (e.code !== 0) throw new StackError(`migrations of ${describeExit(c, e)}`);
+      });
+      say(`migrations applied for ${apps.length} apps in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+
+    // 3. The processes.
+    checkAborted();
+    for (const app of apps) {
+      const c = spawnApp(app, [], 'run');
+      children.push(c);
+      void c.exited.then(async (e) => {
+        if (stopping || opts.signal?.aborted) return;
+        // During start-up the rejection of startStack reports it.
+        if (started) say(describeExit(c, e));
+        await stop();
+        resolveFailed(e);
+      });
+    }
+
+    // 4. Ready when every backend serves health and the gateway answers /healthz.
+    const deadline = Date.now() + startTimeoutMs;
+    const ready = Promise.all(
+      children.map(async (c) => {
+        for (;;) {
+          checkAborted();
+          if (c.exit) throw new StackError(describeExit(c, c.exit));
+          if (c.app === 'gateway') {
+            if (await checkHttp(`${gatewayUrl}/healthz`)) return;
+          } else {
+            const h = await checkGrpcHealth(grpc[c.app as BackendName]!);
+            if ('status' in h && h.status === 'SERVING') return;
+          }
+          if (Date.now() > deadline)
+            throw new StackError(
+              `${c.app} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`,
+            );
+          await sleep(250);
+        }
+      }),
+    );
+    await ready;
+    say(`${apps.length} apps ready`);
+
+    checkAborted();
+    // 5. Platform credentials.
+    const platforms: Stack['platforms'] = {};
+    if (wanted.length) {
+      if (!grpc.identity)
+        throw new StackError(
+          'platform credentials need the identity service, which is not part of this stack',
+        );
+      for (const w of wanted) {
+        const p = await ensurePlatformCredential(grpc.identity, w, { platformName: opts.platformName });
+        platforms[w.environment === 'SANDBOX' ? 'sandbox' : 'production'] = p;
+      }
+    }
+
+    checkAborted();
+    opts.signal?.removeEventListener('abort', onAbort);
+    started = true;
+    return {
+      baseUrl: `${gatewayUrl}${basePath}`,
+      gatewayUrl,
+      grpc,
+      apps,
+      databaseUrl,
+      natsUrl,
+      prefix,
+      env: shared,
+      platforms,
+      logs: (app, lines) => children.find((c) => c.app === app)?.ring.tail(lines) ?? [],
+      pid: (app) => children.find((c) => c.app === app && !c.exit)?.proc.pid,
+      failed,
+      stop,
+    };
+  } catch (err) {
+    opts.signal?.removeEventListener('abort', onAbort);
+    await stop();
+    throw opts.signal?.aborted ? new StackError('start-up aborted') : err;
+  }
+}
+
+interface WantedCredential extends Credential {
+  environment: PlatformEnvironment;
+  source: CredentialSource;
+}
+
+function resolveCredentials(opts: StackOptions, root: string): WantedCredential[] {
+  const out: WantedCredential[] = [];
+  if (opts.credentials === false) return out;
+  const from = (
+    value: string | Credential | undefined,
+    variable: string,
+    environment: PlatformEnvironment,
+    source: WantedCredential['source'],
+  ) => {
+    if (value === undefined || value === '') return;
+    const c = typeof value === 'string' ? parseCredential(value, variable) : value;
+    out.push({ ...c, environment, source });
+  };
+  if (opts.credentials) {
+    from(opts.credentials.sandbox, 'credentials.sandbox', 'SANDBOX', 'option');
+    from(opts.credentials.production, 'credentials.production', 'PRODUCTION', 'option');
+  } else {
+    from(process.env.SANDBOX_PLATFORM_CREDENTIALS, 'SANDBOX_PLATFORM_CREDENTIALS', 'SANDBOX', 'env');
+    from(process.env.PRODUCTION_PLATFORM_CREDENTIALS, 'PRODUCTION_PLATFORM_CREDENTIALS', 'PRODUCTION', 'env');
+  }
+  if (out.length === 0) {
+    if (opts.localCredentialFile === false) {
+      out.push({ ...generateCredential(), environment: 'SANDBOX', source: 'generated' });
+    } else {
+      const file = opts.localCredentialFile ?? join(root, '.sluice', 'sandbox-credentials.json');
+      const { credential } = loadOrCreateLocalCredential(file);
+      out.push({ ...credential, environment: 'SANDBOX', source: 'local-file' });
+    }
+  }
+  return out;
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function tailText(c: Child, silent?: boolean): string {
+  if (!silent) return '';
+  const t = c.ring.tail(40);
+  return t.length ? `; its last output:\n${t.map((l) => `  ${l}`).join('\n')}` : '';
+}
+
+async function assertPortsFree(ports: { app: AppName; host: string; port: number }[]): Promise<void> {
+  const busy: string[] = [];
+  await Promise.all(
+    ports.map(
+      ({ app, host, port }) =>
+        new Promise<void>((done) => {
+          const srv = createServer();
+          srv.once('error', (e: NodeJS.ErrnoException) => {
+            if (e.code === 'EADDRINUSE') busy.push(`${port} (${app})`);
+            done();
+          });
+          srv.listen(port, host, () => srv.close(() => done()));
+        }),
+    ),
+  );
+  if (busy.length) {
+    throw new StackError(
+      `port${busy.length > 1 ? 's' : ''} ${busy.join(', ')} already in use. Is another \`npm start\` running? ` +
+        'Stop it, or choose other ports (GATEWAY_PORT=...).',
+    );
+  }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time; the first failure stops taking new items and is rethrown. */
+export async function runLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  const queue = [...items];
+  const errors: unknown[] = [];
+  await Promise.all(
+    Array.from({ length: Math.min(limit, queue.length) }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+        try {
+          await fn(item);
+        } catch (e) {
+          errors.push(e);
+          queue.length = 0;
+        }
+      }
+    }),
+  );
+  if (errors.length) throw errors[0];
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
