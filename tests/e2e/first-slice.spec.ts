@@ -1,0 +1,224 @@
+/**
+ * End to end: every process started as `npm start` does, driven over HTTP.
+ * REST → gRPC → Postgres → outbox → NATS JetStream → webhook, with real
+ * signatures verified by the official `standardwebhooks` package.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { newId } from '@sluice/core';
+import { startStack, type Stack } from '../../tools/stack.js';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+function credential() {
+  return { tokenId: newId('Token'), secret: randomBytes(32).toString('base64url') };
+}
+const basic = (c: { tokenId: string; secret: string }) => 'Basic ' + Buffer.from(`${c.tokenId}:${c.secret}`).toString('base64');
+
+describe('first slice through the real processes', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  let receiver: Server;
+  let receiverUrl: string;
+  const received: Received[] = [];
+  let failNext = 0;
+  const sandbox = credential();
+  const production = credential();
+  const prefix = testPrefix('e2e');
+  let nats: string;
+
+  async function api(
+    method: string,
+    path: string,
+    opts: { body?: unknown; raw?: string; auth?: string | null; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.auth !== null) headers.authorization = opts.auth ?? basic(sandbox);
+    if (opts.body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(stack.baseUrl + path, {
+      method,
+      headers,
+      body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+    });
+    const text = await res.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, json, text };
+  }
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        if (failNext > 0) {
+          failNext--;
+          res.writeHead(500).end('try again');
+          return;
+        }
+        received.push({ headers: req.headers, body });
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const addr = receiver.address();
+    receiverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
+
+    db = await createTestDatabase('e2e');
+    nats = await natsUrl();
+    stack = await startStack({
+      databaseUrl: db.url,
+      natsUrl: nats,
+      prefix,
+      freePorts: true,
+      gatewayPort: 0,
+      silent: true,
+      localCredentialFile: false,
+      credentials: { sandbox: `${sandbox.tokenId}:${sandbox.secret}`, production: `${production.tokenId}:${production.secret}` },
+      logLevel: 'warn',
+      env: { SANDBOX_TIME_SCALE: '0.01' },
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await new Promise((r) => receiver?.close(r));
+    await db?.drop();
+    if (nats) await dropStreams(nats, prefix);
+  });
+
+  it('create customer → accounts appear → fund → balance → signed webhook', async () => {
+    const cfg = await api('PATCH', '/config', {
+      body: { webhookEndpoint: receiverUrl, supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'USDC' }] },
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const secret: string = (await api('GET', '/config')).json.webhookSigningSecret;
+    expect(secret).toMatch(/^whsec_/);
+
+    const created = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'user-1', fullName: 'Ada Lovelace', region: 'US', currencies: ['USD', 'USDC'] },
+      headers: { 'idempotency-key': 'create-user-1' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const customer = created.json;
+    expect(customer.id).toMatch(/^Customer:/);
+    expect(customer.umaAddress).toMatch(/^\$.+@.+/);
+    expect(customer.kycStatus).toBe('UNVERIFIED');
+
+    // Read your writes: the accounts exist when POST /customers has answered.
+    const accounts = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}`);
+    expect(accounts.status, accounts.text).toBe(200);
+    expect(accounts.json.totalCount).toBe(2);
+    const usd = accounts.json.data.find((a: any) => a.balance.currency.code === 'USD');
+    const usdc = accounts.json.data.find((a: any) => a.balance.currency.code === 'USDC');
+    expect(usd).toMatchObject({ type: 'INTERNAL_FIAT', customerId: customer.id, balance: { amount: 0, currency: { code: 'USD', decimals: 2 } } });
+    expect(usdc).toMatchObject({ type: 'INTERNAL_CRYPTO', balance: { amount: 0, currency: { code: 'USDC', decimals: 6 } } });
+    expect(usd.fundingPaymentInstructions.length).toBeGreaterThan(0);
+
+    failNext = 1; // the first delivery attempt fails; the dispatcher must retry
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usd.id)}/fund`, {
+      body: { amount: 12345 },
+      headers: { 'idempotency-key': 'fund-1' },
+    });
+    expect(fund.status, fund.text).toBe(200);
+    expect(fund.json.balance.amount).toBe(12345);
+    // Same key, same body: the first response again, and no second movement.
+    const replay = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usd.id)}/fund`, {
+      body: { amount: 12345 },
+      headers: { 'idempotency-key': 'fund-1' },
+    });
+    expect(replay.status).toBe(200);
+    expect(replay.json).toEqual(fund.json);
+    const again = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&currency=USD`);
+    expect(again.json.data[0].balance.amount).toBe(12345);
+
+    const hook = await eventually(async () => received.find((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED'), 60_000);
+    const payload = new Webhook(secret).verify(hook.body, {
+      'webhook-id': String(hook.headers['webhook-id']),
+      'webhook-timestamp': String(hook.headers['webhook-timestamp']),
+      'webhook-signature': String(hook.headers['webhook-signature']),
+    }) as any;
+    expect(payload.id).toMatch(/^Webhook:/);
+    expect(payload.id).toBe(hook.headers['webhook-id']);
+    expect(payload.data).toMatchObject({ id: usd.id, customerId: customer.id, balance: { amount: 12345, currency: { code: 'USD' } } });
+    expect(() => new Webhook('whsec_' + randomBytes(32).toString('base64')).verify(hook.body, hook.headers as Record<string, string>)).toThrow();
+    // Exactly one balance webhook for one funding, although the first attempt failed.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(received.filter((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED')).toHaveLength(1);
+
+    const test = await api('POST', '/sandbox/webhooks/test');
+    expect(test.status, test.text).toBe(200);
+    expect(test.json).toMatchObject({ response_status: 200, url: receiverUrl, response_body: 'ok' });
+  });
+
+  it('answers bad input with INVALID_INPUT naming the field, and changes nothing', async () => {
+    const before = (await api('GET', '/customers?isIncludingDeleted=true')).json.totalCount;
+    const cases: { name: string; req: Parameters<typeof api>; field?: string }[] = [
+      { name: 'malformed JSON', req: ['POST', '/customers', { raw: '{"customerType": "INDIVIDUAL",' }] },
+      { name: 'wrong type', req: ['POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 42 } }], field: 'platformCustomerId' },
+      { name: 'unknown field', req: ['POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'x1', favouriteColour: 'red' } }], field: 'favouriteColour' },
+      { name: 'bad enum', req: ['GET', '/customers?customerType=ROBOT'], field: 'customerType' },
+      { name: 'limit too large', req: ['GET', '/customers?limit=101'], field: 'limit' },
+      { name: 'limit too small', req: ['GET', '/customers?limit=0'], field: 'limit' },
+      { name: 'bad cursor', req: ['GET', '/customers?cursor=not-a-cursor'], field: 'cursor' },
+      { name: 'fund with a fraction', req: ['POST', '/sandbox/internal-accounts/InternalAccount:0190f3a0-0000-7000-8000-000000000000/fund', { body: { amount: 1.5 } }], field: 'amount' },
+    ];
+    for (const c of cases) {
+      const r = await api(...c.req);
+      expect(r.status, `${c.name}: ${r.text}`).toBe(400);
+      expect(r.json.code, c.name).toBe('INVALID_INPUT');
+      expect(r.json.status).toBe(400);
+      expect(Array.isArray(r.json.details?.errors), c.name).toBe(true);
+      if (c.field) expect(r.json.details.errors.map((e: any) => e.field).join(','), c.name).toContain(c.field);
+    }
+    expect((await api('GET', '/customers?isIncludingDeleted=true')).json.totalCount).toBe(before);
+  });
+
+  it('keeps platforms apart, refuses bad credentials alike, and confines sandbox endpoints', async () => {
+    const mine = await api('POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'iso-1', currencies: ['USD'] } });
+    expect(mine.status, mine.text).toBe(201);
+    // The production platform cannot see it.
+    const theirs = await api('GET', `/customers/${encodeURIComponent(mine.json.id)}`, { auth: basic(production) });
+    expect(theirs.status).toBe(404);
+    // Sandbox-only endpoints are closed to production platforms.
+    const prodFund = await api('POST', `/sandbox/internal-accounts/InternalAccount:0190f3a0-0000-7000-8000-000000000000/fund`, {
+      auth: basic(production),
+      body: { amount: 1 },
+    });
+    expect(prodFund.status).toBe(403);
+    // Wrong secret, unknown token, missing header: one answer.
+    const bodies = await Promise.all([
+      api('GET', '/customers', { auth: basic({ tokenId: sandbox.tokenId, secret: 'wrong' }) }),
+      api('GET', '/customers', { auth: basic(credential()) }),
+      api('GET', '/customers', { auth: null }),
+    ]);
+    for (const b of bodies) {
+      expect(b.status).toBe(401);
+      expect(b.json).toEqual(bodies[0]!.json);
+    }
+    // Duplicate platformCustomerId → 409.
+    const dup = await api('POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'iso-1' } });
+    expect(dup.status).toBe(409);
+  });
+
+  it('stops a deleted token within 5 seconds', async () => {
+    const t = await api('POST', '/tokens', { body: { name: 'short-lived', permissions: ['VIEW'] } });
+    expect(t.status, t.text).toBe(201);
+    const cred = { tokenId: t.json.id, secret: t.json.clientSecret };
+    expect((await api('GET', '/customers', { auth: basic(cred) })).status).toBe(200);
+    expect((await api('DELETE', `/tokens/${encodeURIComponent(cred.tokenId)}`)).status).toBeLessThan(300);
+    const deletedAt = Date.now();
+    await eventually(async () => (await api('GET', '/customers', { auth: basic(cred) })).status === 401, 5_000, 100);
+    expect(Date.now() - deletedAt).toBeLessThan(5_000);
+  });
+});
