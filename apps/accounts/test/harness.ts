@@ -20,6 +20,10 @@ export interface Harness {
   sql: pg.Pool;
   prefix: string;
   platforms: Map<string, identity.Environment>;
+  /** Customers known to the stand-in identity service (GetCustomer). */
+  customers: Map<string, { platformId: string; name?: string; deleted?: boolean }>;
+  /** A new customer of the platform, known to the stand-in identity service. */
+  customer(platformId: string, name?: string): string;
   /** A new platform known to the stand-in identity service. */
   platform(env?: 'SANDBOX' | 'PRODUCTION'): string;
   stop(): Promise<void>;
@@ -30,6 +34,7 @@ export async function startHarness(label: string): Promise<Harness> {
   const prefix = testPrefix(label);
   const nats = await natsUrl();
   const platforms = new Map<string, identity.Environment>();
+  const customers = new Map<string, { platformId: string; name?: string; deleted?: boolean }>();
 
   const identityServer = new Server();
   identityServer.addService(identity.IdentityServiceService, {
@@ -41,6 +46,28 @@ export async function startHarness(label: string): Promise<Harness> {
       if (!env) return cb({ code: status.NOT_FOUND, details: 'no such platform' });
       cb(null, {
         platform: { id: call.request.platformId, name: 'test', environment: env, createdAt: new Date() },
+      });
+    },
+    getCustomer: (
+      call: ServerUnaryCall<identity.GetCustomerRequest, identity.GetCustomerResponse>,
+      cb: sendUnaryData<identity.GetCustomerResponse>,
+    ) => {
+      const c = customers.get(call.request.customerId);
+      if (!c || c.platformId !== call.request.platformId)
+        return cb({ code: status.NOT_FOUND, details: 'no such customer' });
+      cb(null, {
+        customer: {
+          id: call.request.customerId,
+          platformId: c.platformId,
+          platformCustomerId: 'pc',
+          customerType: identity.CustomerType.INDIVIDUAL,
+          currencies: [],
+          umaAddress: '$x@example.com',
+          kycStatus: identity.VerificationStatus.APPROVED,
+          kybStatus: identity.VerificationStatus.UNSPECIFIED,
+          ...(c.name ? { fullName: c.name } : {}),
+          isDeleted: c.deleted ?? false,
+        } as identity.Customer,
       });
     },
   } as never);
@@ -71,6 +98,12 @@ export async function startHarness(label: string): Promise<Harness> {
     sql,
     prefix,
     platforms,
+    customers,
+    customer(platformId, name) {
+      const id = newId('Customer');
+      customers.set(id, { platformId, ...(name ? { name } : {}) });
+      return id;
+    },
     platform(env = 'SANDBOX') {
       const id = newId('Platform');
       platforms.set(id, env === 'SANDBOX' ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION);

@@ -10,8 +10,20 @@ export const fail = defineErrors({
   JOURNAL_ENTRY_CONFLICT: 'ALREADY_EXISTS',
   INSUFFICIENT_FUNDS: 'FAILED_PRECONDITION',
   BALANCE_LIMIT_EXCEEDED: 'FAILED_PRECONDITION',
+  CUSTOMER_NOT_FOUND: 'NOT_FOUND',
+  EXTERNAL_ACCOUNT_NOT_FOUND: 'NOT_FOUND',
+  EXTERNAL_ACCOUNT_ALREADY_EXISTS: 'ALREADY_EXISTS',
+  EXTERNAL_ACCOUNT_INVALID: 'INVALID_ARGUMENT',
 });
 
 export function accountNotFound(accountId: string) {
   return fail('INTERNAL_ACCOUNT_NOT_FOUND', `Internal account ${accountId} not found`, { accountId });
+}
+
+export function externalAccountNotFound(accountId: string) {
+  return fail('EXTERNAL_ACCOUNT_NOT_FOUND', `External account ${accountId} not found`, { accountId });
+}
+
+export function customerNotFound(customerId: string) {
+  return fail('CUSTOMER_NOT_FOUND', `Customer ${customerId} not found`, { customerId });
 }

@@ -16,7 +16,7 @@ export class Checks {
     return this;
   }
 
-  id(field: string, value: unknown, type: 'Platform' | 'Customer' | 'InternalAccount'): this {
+  id(field: string, value: unknown, type: 'Platform' | 'Customer' | 'InternalAccount' | 'ExternalAccount'): this {
     if (value === undefined || value === null || value === '') return this.add(field, 'is required');
     if (!isId(value, type)) return this.add(field, `must be a ${type} id (${type}:<uuid>)`);
     return this;

@@ -5,15 +5,20 @@ import { normalizeCurrencies } from '../domain/internal-account.js';
 import { checks } from '../domain/validation.js';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
 import type { LedgerService } from '../app/ledger.service.js';
+import type { ExternalAccountsService } from '../app/external-accounts.service.js';
+import { validateAccountInfo, validatePlatformAccountId } from '../domain/external-account.js';
+import { accountInfoFromPb, externalAccountToPb } from './external-account.mapper.js';
 import { environmentFromPb, ownerFromPb, toPb, typeFromPb } from './internal-account.mapper.js';
 
 /** gRPC handlers of sluice.accounts.v1.AccountsService: validate, translate, delegate. */
 export function accountsRpc(o: {
   accounts: InternalAccountsService;
   ledger: LedgerService;
+  externalAccounts: ExternalAccountsService;
   logger: Logger;
+  now: () => Date;
 }): RegisteredService {
-  const { accounts, ledger } = o;
+  const { accounts, ledger, externalAccounts } = o;
   const handlers: AsyncService<pb.AccountsServiceServer> = {
     async ensureCustomerAccounts(req) {
       const environment = environmentFromPb(req.environment);
@@ -91,6 +96,73 @@ export function accountsRpc(o: {
         .done();
       const r = await ledger.sandboxFund(req.platformId, req.accountId, req.amount, req.entryId);
       return { account: toPb(r.account), entryId: r.entryId, replayed: r.replayed };
+    },
+
+    async createExternalAccount(req) {
+      const environment = environmentFromPb(req.environment);
+      checks()
+        .id('platformId', req.platformId, 'Platform')
+        .optionalId('customerId', req.customerId, 'Customer')
+        .environment('environment', environment)
+        .done();
+      if (req.defaultUmaDepositAccount && !req.customerId)
+        checks().add('defaultUmaDepositAccount', 'applies to customer accounts only').done();
+      const platformAccountId = validatePlatformAccountId(req.platformAccountId);
+      const validated = validateAccountInfo(req.currency, accountInfoFromPb(req.accountInfo), o.now());
+      const account = await externalAccounts.create({
+        platformId: req.platformId,
+        environment: environment!,
+        ...(req.customerId ? { customerId: req.customerId } : {}),
+        currency: req.currency,
+        validated,
+        ...(platformAccountId ? { platformAccountId } : {}),
+        defaultUmaDepositAccount: req.defaultUmaDepositAccount ?? false,
+      });
+      return { account: externalAccountToPb(account) };
+    },
+
+    async listExternalAccounts(req) {
+      const owner = ownerFromPb(req.owner);
+      const c = checks()
+        .id('platformId', req.platformId, 'Platform')
+        .optionalId('customerId', req.customerId, 'Customer')
+        .currency('currency', req.currency);
+      if (!owner) c.add('owner', 'must be OWNER_CUSTOMERS or OWNER_PLATFORM');
+      if (owner === 'PLATFORM' && req.customerId) c.add('customerId', 'does not apply to platform accounts');
+      c.done();
+      const page = await externalAccounts.list(
+        {
+          platformId: req.platformId,
+          owner: owner!,
+          ...(req.customerId ? { customerId: req.customerId } : {}),
+          ...(req.currency ? { currency: req.currency } : {}),
+        },
+        req.limit,
+        req.cursor,
+      );
+      return {
+        accounts: page.data.map(externalAccountToPb),
+        hasMore: page.hasMore,
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+        totalCount: page.totalCount,
+      };
+    },
+
+    async getExternalAccount(req) {
+      checks()
+        .id('platformId', req.platformId, 'Platform')
+        .id('accountId', req.accountId, 'ExternalAccount')
+        .done();
+      return { account: externalAccountToPb(await externalAccounts.get(req.platformId, req.accountId)) };
+    },
+
+    async deleteExternalAccount(req) {
+      checks()
+        .id('platformId', req.platformId, 'Platform')
+        .id('accountId', req.accountId, 'ExternalAccount')
+        .done();
+      const deleted = await externalAccounts.delete(req.platformId, req.accountId);
+      return { accountId: deleted.id };
     },
   };
   return implement<pb.AccountsServiceServer>(

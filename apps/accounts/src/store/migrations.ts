@@ -122,7 +122,50 @@ class LedgerMigration extends Migration {
   }
 }
 
+/**
+ * External accounts: bank accounts and wallets of customers (owner CUSTOMER) or of the
+ * platform (owner PLATFORM). Soft delete (deleted_at); among live rows the same account
+ * (dedupe_key) is registered once per owner and currency, and a customer has at most one
+ * default UMA deposit account.
+ */
+class ExternalAccountsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE external_accounts (
+      id text PRIMARY KEY CONSTRAINT external_accounts_id_form CHECK (id LIKE 'ExternalAccount:%'),
+      platform_id text NOT NULL,
+      owner text NOT NULL CONSTRAINT external_accounts_owner CHECK (owner IN ('CUSTOMER', 'PLATFORM')),
+      customer_id text,
+      currency text NOT NULL,
+      account_type text NOT NULL,
+      account_info jsonb NOT NULL,
+      primary_identifier text NOT NULL,
+      dedupe_key text NOT NULL,
+      platform_account_id text,
+      default_uma_deposit boolean NOT NULL DEFAULT false,
+      status text NOT NULL CONSTRAINT external_accounts_status CHECK (status IN ('PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE')),
+      verification_status text NOT NULL CONSTRAINT external_accounts_verification_status
+        CHECK (verification_status IN ('MATCHED', 'PARTIAL_MATCH', 'NOT_MATCHED', 'UNSUPPORTED', 'CHECKED_BY_RECEIVING_FI', 'PENDING')),
+      verified_full_name text,
+      environment text NOT NULL CONSTRAINT external_accounts_environment CHECK (environment IN ('SANDBOX', 'PRODUCTION')),
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      deleted_at timestamptz,
+      CONSTRAINT external_accounts_owner_customer CHECK ((owner = 'CUSTOMER') = (customer_id IS NOT NULL)),
+      CONSTRAINT external_accounts_uma_default_customer CHECK (NOT default_uma_deposit OR owner = 'CUSTOMER')
+    )`);
+    this.addSql(`CREATE UNIQUE INDEX external_accounts_once_per_owner ON external_accounts
+      (platform_id, owner, customer_id, currency, dedupe_key) NULLS NOT DISTINCT WHERE deleted_at IS NULL`);
+    this.addSql(`CREATE UNIQUE INDEX external_accounts_one_uma_default ON external_accounts
+      (platform_id, customer_id) WHERE default_uma_deposit AND deleted_at IS NULL`);
+    this.addSql(`CREATE INDEX external_accounts_by_owner ON external_accounts
+      (platform_id, owner, created_at, id) WHERE deleted_at IS NULL`);
+    this.addSql(`CREATE INDEX external_accounts_by_customer ON external_accounts
+      (platform_id, customer_id, created_at, id) WHERE deleted_at IS NULL AND customer_id IS NOT NULL`);
+  }
+}
+
 /** Migrations of the accounts schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_internal_accounts_and_ledger', class: LedgerMigration },
+  { name: '0002_external_accounts', class: ExternalAccountsMigration },
 ];

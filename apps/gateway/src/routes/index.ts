@@ -5,6 +5,7 @@ import customersRoutes from './customers.routes.js';
 import internalAccountsRoutes from './internal-accounts.routes.js';
 import sandboxFundRoutes from './sandbox-fund.routes.js';
 import sandboxWebhooksRoutes from './sandbox-webhooks.routes.js';
+import externalAccountsRoutes from './external-accounts.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -19,4 +20,5 @@ export const routeModules: Record<string, RouteModule> = {
   'internal-accounts': internalAccountsRoutes,
   'sandbox-fund': sandboxFundRoutes,
   'sandbox-webhooks': sandboxWebhooksRoutes,
+  'external-accounts': externalAccountsRoutes,
 };

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  checkAbaRoutingNumber,
+  checkBic,
+  checkBolt11,
+  checkBolt12,
+  checkBrTaxId,
+  checkClabe,
+  checkCnpj,
+  checkCpf,
+  checkEmail,
+  checkEvmAddress,
+  checkIban,
+  checkLightningAddress,
+  checkPixKey,
+  checkSolanaAddress,
+  checkSortCode,
+  checkSparkAddress,
+  checkTronAddress,
+  checkUkAccountNumber,
+  checkUsAccountNumber,
+  normalizeIban,
+} from './bank-identifiers.js';
+
+const ok = (reason: string | undefined) => expect(reason).toBeUndefined();
+
+describe('ABA routing number', () => {
+  it.each(['021000021', '011000015', '110000000', '121000358', '322271627'])('accepts %s', (v) => ok(checkAbaRoutingNumber(v)));
+  it.each([
+    ['021000022', 'checksum does not match'],
+    ['123456789', 'checksum does not match'],
+    ['02100002', 'must be 9 digits'],
+    ['02100002a', 'must be 9 digits'],
+    ['500000005', 'is not a valid routing number prefix'],
+  ])('refuses %s', (v, reason) => expect(checkAbaRoutingNumber(v)).toBe(reason));
+});
+
+describe('US account number', () => {
+  it('takes 4 to 17 digits', () => {
+    ok(checkUsAccountNumber('1234'));
+    ok(checkUsAccountNumber('12345678901234567'));
+    expect(checkUsAccountNumber('123')).toBeDefined();
+    expect(checkUsAccountNumber('123456789012345678')).toBeDefined();
+    expect(checkUsAccountNumber('12-3456')).toBeDefined();
+  });
+});
+
+describe('IBAN', () => {
+  it.each(['DE89370400440532013000', 'GB82WEST12345698765432', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'ES9121000418450200051332'])(
+    'accepts %s',
+    (v) => ok(checkIban(v)),
+  );
+  it('normalizes spaces and case', () => expect(normalizeIban('de89 3704 0044 0532 0130 00')).toBe('DE89370400440532013000'));
+  it.each([
+    ['DE89370400440532013001', 'checksum does not match'],
+    ['DE88370400440532013000', 'checksum does not match'],
+    ['DE8937040044053201300', 'must be 22 characters for DE'],
+    ['US89370400440532013000', 'country US is not supported for EUR accounts'],
+    ['DE89-3704', 'must be 2 letters, 2 check digits and 11 to 30 letters or digits'],
+  ])('refuses %s', (v, reason) => expect(checkIban(v)).toBe(reason));
+});
+
+describe('BIC', () => {
+  it('accepts 8 and 11 characters', () => {
+    ok(checkBic('DEUTDEFF'));
+    ok(checkBic('DEUTDEFF500'));
+  });
+  it.each(['DEUT1EFF', 'DEUTDEF', 'DEUTDEFF50', 'deutdeff'])('refuses %s', (v) => expect(checkBic(v)).toBeDefined());
+});
+
+describe('CLABE', () => {
+  it.each(['032180000118359719', '002180000118359105'])('accepts %s', (v) => ok(checkClabe(v)));
+  it('refuses a wrong check digit and wrong lengths', () => {
+    expect(checkClabe('032180000118359718')).toBe('check digit does not match');
+    expect(checkClabe('03218000011835971')).toBe('must be 18 digits');
+    expect(checkClabe('0321800001183597190')).toBe('must be 18 digits');
+  });
+});
+
+describe('CPF / CNPJ', () => {
+  it('accepts valid numbers', () => {
+    ok(checkCpf('52998224725'));
+    ok(checkCpf('11144477735'));
+    ok(checkCnpj('11222333000181'));
+    ok(checkBrTaxId('52998224725'));
+    ok(checkBrTaxId('11222333000181'));
+  });
+  it('refuses wrong check digits, repeated digits and lengths', () => {
+    expect(checkCpf('52998224726')).toBe('CPF check digits do not match');
+    expect(checkCpf('11111111111')).toBe('is not a valid CPF');
+    expect(checkCnpj('11222333000182')).toBe('CNPJ check digits do not match');
+    expect(checkCnpj('00000000000000')).toBe('is not a valid CNPJ');
+    expect(checkBrTaxId('123456789012')).toBe('must be a CPF (11 digits) or CNPJ (14 digits)');
+  });
+});
+
+describe('PIX keys', () => {
+  it('validates each key type', () => {
+    ok(checkPixKey('CPF', '52998224725'));
+    expect(checkPixKey('CPF', '52998224726')).toBeDefined();
+    ok(checkPixKey('CNPJ', '11222333000181'));
+    expect(checkPixKey('CNPJ', '52998224725')).toBeDefined();
+    ok(checkPixKey('EMAIL', 'maria.silva@example.com.br'));
+    expect(checkPixKey('EMAIL', 'maria.silva')).toBeDefined();
+    expect(checkPixKey('EMAIL', `${'a'.repeat(71)}@ex.com`)).toBe('must be at most 77 characters');
+    ok(checkPixKey('PHONE', '+5511987654321'));
+    ok(checkPixKey('PHONE', '+551133334444'));
+    expect(checkPixKey('PHONE', '+15551234567')).toBeDefined();
+    expect(checkPixKey('PHONE', '11987654321')).toBeDefined();
+    ok(checkPixKey('RANDOM', '123e4567-e89b-12d3-a456-426614174000'));
+    expect(checkPixKey('RANDOM', '123e4567e89b12d3a456426614174000')).toBeDefined();
+  });
+  it('e-mail', () => {
+    ok(checkEmail('a@b.co'));
+    expect(checkEmail('a@b')).toBeDefined();
+  });
+});
+
+describe('UK sort code and account number', () => {
+  it('needs 6 and 8 digits', () => {
+    ok(checkSortCode('040075'));
+    expect(checkSortCode('04007')).toBe('must be 6 digits');
+    ok(checkUkAccountNumber('57443718'));
+    expect(checkUkAccountNumber('5744371')).toBe('must be 8 digits');
+    expect(checkUkAccountNumber('5744371a')).toBe('must be 8 digits');
+  });
+});
+
+describe('wallet addresses', () => {
+  it('Solana and Tron are base58 of the right length', () => {
+    ok(checkSolanaAddress('4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg'));
+    expect(checkSolanaAddress('0Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg')).toBeDefined();
+    expect(checkSolanaAddress('4Nd1m6Qkq7')).toBeDefined();
+    ok(checkTronAddress('TBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o'));
+    expect(checkTronAddress('XBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o')).toBeDefined();
+  });
+  it('EVM addresses: hex, EIP-55 checksum when mixed case', () => {
+    ok(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'));
+    ok(checkEvmAddress('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'));
+    ok(checkEvmAddress('0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED'));
+    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toBe('EIP-55 checksum does not match');
+    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeA')).toBeDefined();
+  });
+  it('Spark addresses', () => {
+    ok(checkSparkAddress('spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu'));
+    ok(checkSparkAddress('sparkrt1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6m102'));
+    expect(checkSparkAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq')).toBeDefined();
+    expect(checkSparkAddress('spark1ABC')).toBeDefined();
+  });
+  it('Lightning: BOLT11, BOLT12, lightning address', () => {
+    ok(checkBolt11('lnbc15u1p3xnhl2pp5jptserfk3zk4qy42tlucycrfwxhydvlemu9pqr93tuzlv9cc7g3s'));
+    expect(checkBolt11('LNBC15U1P3XNHL2PP5JPTSERFK3ZK4QY42TLUCYCRFWXHYDVLEMU')).toBeDefined();
+    expect(checkBolt11('bitcoin:bc1q')).toBeDefined();
+    ok(checkBolt12('lno1pgqpvggr53478rgx3s4uttelcy76ssrepm2q'));
+    expect(checkBolt12('lnbc1pgqpvggr53478rgx3s4uttelcy76ssrepm2q')).toBeDefined();
+    ok(checkLightningAddress('john.doe@lightningwallet.com'));
+    expect(checkLightningAddress('john doe@lightningwallet.com')).toBeDefined();
+    expect(checkLightningAddress('john@localhost')).toBeDefined();
+  });
+});

@@ -1,0 +1,218 @@
+import { keccak_256 } from '@noble/hashes/sha3';
+import { bytesToHex } from '@noble/hashes/utils';
+
+/**
+ * Format and checksum rules of bank and wallet identifiers. Each check returns
+ * undefined when the value is valid, else the reason (the field error message).
+ * Inputs are expected already normalized (see the `normalize*` helpers).
+ */
+
+const DIGITS = /^[0-9]+$/;
+
+/** US ABA routing number: 9 digits, weights 3-7-1, sum ≡ 0 (mod 10). */
+export function checkAbaRoutingNumber(v: string): string | undefined {
+  if (!/^[0-9]{9}$/.test(v)) return 'must be 9 digits';
+  const d = [...v].map(Number);
+  const sum =
+    3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!);
+  if (sum % 10 !== 0) return 'checksum does not match';
+  // Federal Reserve prefixes: 00-12 (banks), 21-32 (thrifts), 61-72 (electronic), 80 (traveler's checks).
+  const prefix = Number(v.slice(0, 2));
+  const known = prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
+  return known ? undefined : 'is not a valid routing number prefix';
+}
+
+/** US bank account number: 4 to 17 digits. */
+export function checkUsAccountNumber(v: string): string | undefined {
+  return /^[0-9]{4,17}$/.test(v) ? undefined : 'must be 4 to 17 digits';
+}
+
+/** IBAN lengths per country (ISO 13616 registry) for the countries we accept. */
+export const IBAN_LENGTHS: Readonly<Record<string, number>> = {
+  AD: 24, AT: 20, BE: 16, BG: 22, CH: 21, CY: 28, CZ: 24, DE: 22, DK: 18, EE: 20, ES: 24,
+  FI: 18, FR: 27, GB: 22, GI: 23, GR: 27, HR: 21, HU: 28, IE: 22, IS: 26, IT: 27, LI: 21,
+  LT: 20, LU: 20, LV: 21, MC: 27, MT: 31, NL: 18, NO: 15, PL: 28, PT: 25, RO: 24, SE: 24,
+  SI: 19, SK: 24, SM: 27, VA: 22,
+};
+
+/** Removes spaces and upper-cases (IBANs are often written in groups of four). */
+export function normalizeIban(v: string): string {
+  return v.replace(/\s+/g, '').toUpperCase();
+}
+
+/** ISO 7064 mod 97-10 of an alphanumeric string (letters as 10..35). */
+function mod97(s: string): number {
+  let rem = 0;
+  for (const ch of s) {
+    const code = ch.charCodeAt(0);
+    const val = code >= 65 ? String(code - 55) : ch;
+    for (const digit of val) rem = (rem * 10 + Number(digit)) % 97;
+  }
+  return rem;
+}
+
+/** IBAN of a SEPA-area country: known country, its length, check digits mod 97 = 1. */
+export function checkIban(iban: string): string | undefined {
+  if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$/.test(iban))
+    return 'must be 2 letters, 2 check digits and 11 to 30 letters or digits';
+  const country = iban.slice(0, 2);
+  const len = IBAN_LENGTHS[country];
+  if (len === undefined) return `country ${country} is not supported for EUR accounts`;
+  if (iban.length !== len) return `must be ${len} characters for ${country}`;
+  if (mod97(iban.slice(4) + iban.slice(0, 4)) !== 1) return 'checksum does not match';
+  return undefined;
+}
+
+/** SWIFT/BIC: 4-letter bank, 2-letter country, 2 location characters, optional 3 branch characters. */
+export function checkBic(v: string): string | undefined {
+  return /^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(v)
+    ? undefined
+    : 'must be a BIC of 8 or 11 characters (e.g. DEUTDEFF or DEUTDEFF500)';
+}
+
+/** Mexican CLABE: 18 digits; the 18th is the check digit (weights 3-7-1, mod 10). */
+export function checkClabe(v: string): string | undefined {
+  if (!/^[0-9]{18}$/.test(v)) return 'must be 18 digits';
+  const weights = [3, 7, 1];
+  let sum = 0;
+  for (let i = 0; i < 17; i++) sum += (Number(v[i]) * weights[i % 3]!) % 10;
+  const check = (10 - (sum % 10)) % 10;
+  return check === Number(v[17]) ? undefined : 'check digit does not match';
+}
+
+/** Brazilian CPF: 11 digits with two mod-11 check digits; repeated digits are invalid. */
+export function checkCpf(v: string): string | undefined {
+  if (!/^[0-9]{11}$/.test(v)) return 'must be a CPF of 11 digits';
+  if (/^(\d)\1{10}$/.test(v)) return 'is not a valid CPF';
+  const d = [...v].map(Number);
+  const digit = (n: number) => {
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += d[i]! * (n + 1 - i);
+    const r = (sum * 10) % 11;
+    return r === 10 ? 0 : r;
+  };
+  return digit(9) === d[9] && digit(10) === d[10] ? undefined : 'CPF check digits do not match';
+}
+
+/** Brazilian CNPJ: 14 digits with two mod-11 check digits; repeated digits are invalid. */
+export function checkCnpj(v: string): string | undefined {
+  if (!/^[0-9]{14}$/.test(v)) return 'must be a CNPJ of 14 digits';
+  if (/^(\d)\1{13}$/.test(v)) return 'is not a valid CNPJ';
+  const d = [...v].map(Number);
+  const digit = (n: number) => {
+    const weights = n === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
+    const sum = weights.reduce((acc, w, i) => acc + w * d[i]!, 0);
+    const r = sum % 11;
+    return r < 2 ? 0 : 11 - r;
+  };
+  return digit(12) === d[12] && digit(13) === d[13] ? undefined : 'CNPJ check digits do not match';
+}
+
+/** A Brazilian tax id: a valid CPF (11 digits) or CNPJ (14 digits). */
+export function checkBrTaxId(v: string): string | undefined {
+  if (!DIGITS.test(v) || (v.length !== 11 && v.length !== 14)) return 'must be a CPF (11 digits) or CNPJ (14 digits)';
+  return v.length === 11 ? checkCpf(v) : checkCnpj(v);
+}
+
+const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+/** An e-mail address (RFC 5322 dot-atom local part, a dotted domain), at most 254 characters. */
+export function checkEmail(v: string): string | undefined {
+  return v.length <= 254 && EMAIL.test(v) ? undefined : 'must be an e-mail address';
+}
+
+export type PixKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'RANDOM';
+export const PIX_KEY_TYPES: readonly PixKeyType[] = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'];
+
+/**
+ * A PIX key of the given type: CPF / CNPJ (digits, valid check digits), EMAIL (at most
+ * 77 characters), PHONE (+55, 2-digit area code, 8 or 9 digits), RANDOM (an EVP UUID).
+ */
+export function checkPixKey(type: PixKeyType, key: string): string | undefined {
+  switch (type) {
+    case 'CPF':
+      return checkCpf(key);
+    case 'CNPJ':
+      return checkCnpj(key);
+    case 'EMAIL':
+      if (key.length > 77) return 'must be at most 77 characters';
+      return checkEmail(key);
+    case 'PHONE':
+      return /^\+55[1-9][0-9][0-9]{8,9}$/.test(key)
+        ? undefined
+        : 'must be a Brazilian phone number in E.164 form (+55, area code, 8 or 9 digits)';
+    case 'RANDOM':
+      return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(key)
+        ? undefined
+        : 'must be a random key (EVP UUID)';
+  }
+}
+
+/** UK sort code: 6 digits (hyphens and spaces removed by the caller). */
+export function checkSortCode(v: string): string | undefined {
+  return /^[0-9]{6}$/.test(v) ? undefined : 'must be 6 digits';
+}
+
+/** UK account number: 8 digits. */
+export function checkUkAccountNumber(v: string): string | undefined {
+  return /^[0-9]{8}$/.test(v) ? undefined : 'must be 8 digits';
+}
+
+const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
+
+/** Solana address: base58 of a 32-byte key, 32 to 44 characters. */
+export function checkSolanaAddress(v: string): string | undefined {
+  return new RegExp(`^${BASE58}{32,44}$`).test(v) ? undefined : 'must be a base58 Solana address (32 to 44 characters)';
+}
+
+/** Tron address: base58, 34 characters starting with T. */
+export function checkTronAddress(v: string): string | undefined {
+  return new RegExp(`^T${BASE58}{33}$`).test(v) ? undefined : 'must be a base58 Tron address (34 characters starting with T)';
+}
+
+/**
+ * EVM address (Ethereum, Polygon, Base): 0x and 40 hex digits; a mixed-case address
+ * must carry a valid EIP-55 checksum.
+ */
+export function checkEvmAddress(v: string): string | undefined {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(v)) return 'must be 0x followed by 40 hexadecimal digits';
+  const body = v.slice(2);
+  if (body === body.toLowerCase() || body === body.toUpperCase()) return undefined;
+  const hash = bytesToHex(keccak_256(body.toLowerCase()));
+  for (let i = 0; i < 40; i++) {
+    const c = body[i]!;
+    if (/[a-f]/i.test(c) && (parseInt(hash[i]!, 16) >= 8 ? c !== c.toUpperCase() : c !== c.toLowerCase()))
+      return 'EIP-55 checksum does not match';
+  }
+  return undefined;
+}
+
+/**
+ * Spark address: human-readable part `spark` (mainnet) or `sparkt`/`sparkrt`/`sparks`/`sparkl`
+ * (test networks), separator `1`, then lower-case letters and digits. The bech32m checksum is
+ * not verified here (the Spark SDK does it when paying).
+ */
+export function checkSparkAddress(v: string): string | undefined {
+  return /^spark(t|rt|s|l)?1[a-z0-9]{20,120}$/.test(v)
+    ? undefined
+    : 'must be a Spark address (spark1...)';
+}
+
+/** BOLT11 invoice: `ln` + network prefix + bech32 data, lower case. */
+export function checkBolt11(v: string): string | undefined {
+  return /^ln(bc|tb|bcrt|tbs|sb)[0-9a-z]{20,}$/.test(v.toLowerCase()) && v === v.toLowerCase()
+    ? undefined
+    : 'must be a BOLT11 invoice (lnbc...)';
+}
+
+/** BOLT12 offer: `lno1` + bech32 data. */
+export function checkBolt12(v: string): string | undefined {
+  return /^lno1[0-9a-z]{20,}$/.test(v) ? undefined : 'must be a BOLT12 offer (lno1...)';
+}
+
+/** Lightning address: `user@domain` (LUD-16: lower-case username of a-z0-9-_.). */
+export function checkLightningAddress(v: string): string | undefined {
+  return /^[a-z0-9\-_.+]{1,64}@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(v)
+    ? undefined
+    : 'must be a lightning address (user@domain, lower case)';
+}

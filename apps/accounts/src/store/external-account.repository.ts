@@ -1,0 +1,165 @@
+import type { EntityManager } from '@sluice/store';
+import type { CursorPosition } from '@sluice/core';
+import type { Environment, Owner } from '../domain/internal-account.js';
+import type {
+  BeneficiaryVerificationStatus,
+  ExternalAccountInfo,
+  ExternalAccountRecord,
+  ExternalAccountStatus,
+} from '../domain/external-account.js';
+
+/** External accounts (raw SQL: partial unique indexes decide duplicates; soft delete). */
+
+const COLUMNS = `id, platform_id, owner, customer_id, currency, status, account_info, primary_identifier,
+  platform_account_id, default_uma_deposit, verification_status, verified_full_name, environment, created_at, updated_at`;
+
+interface Row {
+  id: string;
+  platform_id: string;
+  owner: Owner;
+  customer_id: string | null;
+  currency: string;
+  status: ExternalAccountStatus;
+  account_info: ExternalAccountInfo | string;
+  primary_identifier: string;
+  platform_account_id: string | null;
+  default_uma_deposit: boolean;
+  verification_status: BeneficiaryVerificationStatus;
+  verified_full_name: string | null;
+  environment: Environment;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+function toRecord(r: Row): ExternalAccountRecord {
+  return {
+    id: r.id,
+    platformId: r.platform_id,
+    owner: r.owner,
+    ...(r.customer_id ? { customerId: r.customer_id } : {}),
+    currency: r.currency,
+    status: r.status,
+    accountInfo: typeof r.account_info === 'string' ? JSON.parse(r.account_info) : r.account_info,
+    primaryIdentifier: r.primary_identifier,
+    ...(r.platform_account_id ? { platformAccountId: r.platform_account_id } : {}),
+    defaultUmaDepositAccount: r.default_uma_deposit,
+    beneficiaryVerificationStatus: r.verification_status,
+    ...(r.verified_full_name ? { verifiedFullName: r.verified_full_name } : {}),
+    environment: r.environment,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+export interface ExternalAccountFilter {
+  platformId: string;
+  owner: Owner;
+  customerId?: string;
+  currency?: string;
+}
+
+export class ExternalAccountRepository {
+  /**
+   * Inserts the account unless the same account (dedupe key) is already live for
+   * this owner and currency: returns false then (ON CONFLICT on the partial unique
+   * index, so concurrent duplicates insert once).
+   */
+  async insert(em: EntityManager, a: ExternalAccountRecord, dedupeKey: string): Promise<boolean> {
+    const rows = await em.execute<{ id: string }[]>(
+      `INSERT INTO external_accounts (id, platform_id, owner, customer_id, currency, account_type, account_info,
+         primary_identifier, dedupe_key, platform_account_id, default_uma_deposit, status, verification_status,
+         verified_full_name, environment, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (platform_id, owner, customer_id, currency, dedupe_key) WHERE deleted_at IS NULL DO NOTHING
+       RETURNING id`,
+      [
+        a.id,
+        a.platformId,
+        a.owner,
+        a.customerId ?? null,
+        a.currency,
+        a.accountInfo.accountType,
+        JSON.stringify(a.accountInfo),
+        a.primaryIdentifier,
+        dedupeKey,
+        a.platformAccountId ?? null,
+        a.defaultUmaDepositAccount,
+        a.status,
+        a.beneficiaryVerificationStatus,
+        a.verifiedFullName ?? null,
+        a.environment,
+        a.createdAt,
+        a.updatedAt,
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  /** Clears the customer's current default UMA deposit account (before setting a new one). */
+  async clearUmaDefault(em: EntityManager, platformId: string, customerId: string, now: Date): Promise<void> {
+    await em.execute(
+      `UPDATE external_accounts SET default_uma_deposit = false, updated_at = ?
+       WHERE platform_id = ? AND customer_id = ? AND default_uma_deposit AND deleted_at IS NULL`,
+      [now, platformId, customerId],
+    );
+  }
+
+  /** A live account of the platform, or undefined (deleted or another platform's). */
+  async get(em: EntityManager, platformId: string, id: string): Promise<ExternalAccountRecord | undefined> {
+    const rows = await em.execute<Row[]>(
+      `SELECT ${COLUMNS} FROM external_accounts WHERE platform_id = ? AND id = ? AND deleted_at IS NULL`,
+      [platformId, id],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /** Soft-deletes a live account; returns it as it was, or undefined when there was none. */
+  async softDelete(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    now: Date,
+  ): Promise<ExternalAccountRecord | undefined> {
+    const rows = await em.execute<Row[]>(
+      `UPDATE external_accounts SET deleted_at = ?, updated_at = ?, default_uma_deposit = false
+       WHERE platform_id = ? AND id = ? AND deleted_at IS NULL
+       RETURNING ${COLUMNS}`,
+      [now, now, platformId, id],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /** A page of live accounts (oldest first, keyset after `after`), `limit + 1` rows, and the total count. */
+  async list(
+    em: EntityManager,
+    f: ExternalAccountFilter,
+    limit: number,
+    after?: CursorPosition,
+  ): Promise<{ rows: ExternalAccountRecord[]; total: number }> {
+    const where = ['platform_id = ?', 'owner = ?', 'deleted_at IS NULL'];
+    const params: unknown[] = [f.platformId, f.owner];
+    if (f.customerId !== undefined) {
+      where.push('customer_id = ?');
+      params.push(f.customerId);
+    }
+    if (f.currency !== undefined) {
+      where.push('currency = ?');
+      params.push(f.currency);
+    }
+    const count = await em.execute<{ n: string }[]>(
+      `SELECT count(*) AS n FROM external_accounts WHERE ${where.join(' AND ')}`,
+      params,
+    );
+    const pageWhere = [...where];
+    const pageParams = [...params];
+    if (after) {
+      pageWhere.push('(created_at, id) > (?::timestamptz, ?)');
+      pageParams.push(after.k, after.id);
+    }
+    const rows = await em.execute<Row[]>(
+      `SELECT ${COLUMNS} FROM external_accounts WHERE ${pageWhere.join(' AND ')} ORDER BY created_at, id LIMIT ?`,
+      [...pageParams, limit + 1],
+    );
+    return { rows: rows.map(toRecord), total: Number(count[0]?.n ?? 0) };
+  }
+}

@@ -1,0 +1,273 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accounts as pb } from '@sluice/contracts';
+import { newId } from '@sluice/core';
+import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness('accext');
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const V = pb.BeneficiaryVerificationStatus;
+const usd = (accountNumber: string, extra: Partial<pb.ExternalAccountInfo> = {}): pb.ExternalAccountInfo => ({
+  accountType: 'USD_ACCOUNT',
+  accountNumber,
+  routingNumber: '021000021',
+  ...extra,
+});
+
+async function rows(where: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  return (await h.sql.query(`SELECT * FROM accounts.external_accounts WHERE ${where}`, params)).rows;
+}
+async function outbox(type: string, id: string): Promise<Record<string, unknown>[]> {
+  const r = await h.sql.query(`SELECT * FROM accounts.outbox WHERE type = $1`, [type]);
+  return r.rows.filter((e) => JSON.stringify(e).includes(id));
+}
+
+describe('CreateExternalAccount', () => {
+  const variants: [string, pb.ExternalAccountInfo][] = [
+    ['USD', usd('12345678901', { bankAccountType: 'CHECKING', bankName: 'Chase' })],
+    ['EUR', { accountType: 'EUR_ACCOUNT', iban: 'DE89 3704 0044 0532 0130 00', swiftCode: 'COBADEFF' }],
+    ['GBP', { accountType: 'GBP_ACCOUNT', sortCode: '040075', accountNumber: '57443718' }],
+    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719' }],
+    ['BRL', { accountType: 'BRL_ACCOUNT', pixKey: 'maria@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' }],
+    ['BTC', { accountType: 'SPARK_WALLET', address: 'spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu' }],
+    ['BTC', { accountType: 'LIGHTNING', lightningAddress: 'john.doe@wallet.example' }],
+    ['USDC', { accountType: 'SOLANA_WALLET', address: '4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg' }],
+    ['USDT', { accountType: 'TRON_WALLET', address: 'TBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o' }],
+    ['USDC', { accountType: 'POLYGON_WALLET', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }],
+    ['USDC', { accountType: 'BASE_WALLET', address: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359' }],
+    ['USDT', { accountType: 'ETHEREUM_WALLET', address: '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB' }],
+  ];
+
+  it.each(variants)('creates a %s %s account, MATCHED with the customer name, and writes EXTERNAL_ACCOUNT.CREATED', async (currency, info) => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'Maria Silva');
+    const { account } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency,
+      accountInfo: info,
+      platformAccountId: 'ext_1',
+    });
+    expect(account).toMatchObject({
+      platformId,
+      customerId,
+      currency,
+      status: pb.ExternalAccountStatus.ACTIVE,
+      platformAccountId: 'ext_1',
+      defaultUmaDepositAccount: false,
+      beneficiaryVerificationStatus: V.MATCHED,
+      beneficiaryVerifiedData: { fullName: 'Maria Silva' },
+      environment: SANDBOX,
+    });
+    expect(account!.id).toMatch(/^ExternalAccount:[0-9a-f-]{36}$/);
+    expect(account!.accountInfo!.accountType).toBe(info.accountType);
+    const again = await h.client.getExternalAccount({ platformId, accountId: account!.id });
+    expect(again.account).toEqual(account);
+    const events = await outbox('EXTERNAL_ACCOUNT.CREATED', account!.id);
+    expect(events).toHaveLength(1);
+  });
+
+  it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'Maria Silva');
+    const { account } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'EUR',
+      accountInfo: {
+        accountType: 'EUR_ACCOUNT',
+        iban: 'de89 3704 0044 0532 0130 00',
+        beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Hans Müller' },
+      },
+    });
+    expect(account!.accountInfo).toMatchObject({ iban: 'DE89370400440532013000', beneficiary: { fullName: 'Hans Müller' } });
+    expect(account!.beneficiaryVerifiedData).toEqual({ fullName: 'Hans Müller' });
+    expect(account!.primaryIdentifier).toBe('DE89370400440532013000');
+  });
+
+  it('applies every beneficiary verification suffix (sandbox)', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'John Doe');
+    const expectations: [string, pb.BeneficiaryVerificationStatus, string | undefined][] = [
+      ['100000102', V.NOT_MATCHED, undefined],
+      ['100000103', V.PARTIAL_MATCH, 'J. Doe'],
+      ['100000104', V.PENDING, undefined],
+      ['100000106', V.UNSUPPORTED, undefined],
+      ['100000107', V.CHECKED_BY_RECEIVING_FI, undefined],
+      ['100000108', V.MATCHED, 'John Doe'],
+    ];
+    for (const [number, status, name] of expectations) {
+      const { account } = await h.client.createExternalAccount({
+        platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd(number),
+      });
+      expect(account!.beneficiaryVerificationStatus, number).toBe(status);
+      if (name) expect(account!.beneficiaryVerifiedData?.fullName).toBe(name);
+      if (status === V.NOT_MATCHED) expect(account!.beneficiaryVerifiedData?.fullName).not.toBe('John Doe');
+      if (status === V.PENDING) expect(account!.beneficiaryVerifiedData).toBeUndefined();
+    }
+    // digits at the end of the username of an e-mail pix key
+    const pix = await h.client.createExternalAccount({
+      platformId, environment: SANDBOX, customerId, currency: 'BRL',
+      accountInfo: { accountType: 'BRL_ACCOUNT', pixKey: 'john103@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' },
+    });
+    expect(pix.account!.beneficiaryVerificationStatus).toBe(V.PARTIAL_MATCH);
+  });
+
+  it('suffix 105: 400 invalid account, nothing stored, no event', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'John Doe');
+    const err = await rejection(() =>
+      h.client.createExternalAccount({ platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('100000105') }),
+    );
+    expect(err).toMatchObject({ code: 'EXTERNAL_ACCOUNT_INVALID', kind: 'INVALID_ARGUMENT' });
+    expect(err.details).toMatchObject({ errors: [{ field: 'accountInfo.accountNumber' }] });
+    expect(await rows('platform_id = $1', [platformId])).toHaveLength(0);
+  });
+
+  it('production platforms: UNSUPPORTED, and 105 is not refused', async () => {
+    const platformId = h.platform('PRODUCTION');
+    const customerId = h.customer(platformId, 'John Doe');
+    const { account } = await h.client.createExternalAccount({
+      platformId, environment: PRODUCTION, customerId, currency: 'USD', accountInfo: usd('100000105'),
+    });
+    expect(account!.beneficiaryVerificationStatus).toBe(V.UNSUPPORTED);
+    expect(account!.beneficiaryVerifiedData).toBeUndefined();
+  });
+
+  it('unknown, deleted or another platform’s customer: CUSTOMER_NOT_FOUND, nothing stored', async () => {
+    const platformId = h.platform();
+    const other = h.platform();
+    const foreign = h.customer(other, 'Eve');
+    const deleted = h.customer(platformId, 'Gone');
+    h.customers.get(deleted)!.deleted = true;
+    for (const customerId of [foreign, deleted, newId('Customer')]) {
+      const err = await rejection(() =>
+        h.client.createExternalAccount({ platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('12345678') }),
+      );
+      expect(err).toMatchObject({ code: 'CUSTOMER_NOT_FOUND', kind: 'NOT_FOUND' });
+    }
+    expect(await rows('platform_id = $1', [platformId])).toHaveLength(0);
+  });
+
+  it('bad input: field-level INVALID_INPUT, nothing stored', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'John Doe');
+    const cases: [Partial<pb.CreateExternalAccountRequest>, string][] = [
+      [{ currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001' } }, 'accountInfo.iban'],
+      [{ currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718' } }, 'accountInfo.clabeNumber'],
+      [{ currency: 'USD', accountInfo: usd('12345678', { routingNumber: '021000022' }) }, 'accountInfo.routingNumber'],
+      [{ currency: 'EUR', accountInfo: usd('12345678') }, 'currency'],
+      [{ currency: 'USD', accountInfo: undefined }, 'accountInfo'],
+      [{ currency: 'USD', accountInfo: usd('12345678'), customerId: 'Customer:nope' }, 'customerId'],
+      [{ currency: 'USD', accountInfo: usd('12345678'), environment: pb.Environment.UNSPECIFIED }, 'environment'],
+    ];
+    for (const [req, field] of cases) {
+      const err = await rejection(() =>
+        h.client.createExternalAccount({ platformId, environment: SANDBOX, customerId, currency: 'USD', ...req } as pb.CreateExternalAccountRequest),
+      );
+      expect(err.code, field).toBe('INVALID_INPUT');
+      expect((err.details as { errors: { field: string }[] }).errors.map((e) => e.field), field).toContain(field);
+    }
+    expect(await rows('platform_id = $1', [platformId])).toHaveLength(0);
+  });
+
+  it('the same account twice for the same customer: EXTERNAL_ACCOUNT_ALREADY_EXISTS; again after delete: fine', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'John Doe');
+    const req = { platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('55555555') };
+    const first = await h.client.createExternalAccount(req);
+    const [a, b] = await Promise.allSettled([h.client.createExternalAccount(req), h.client.createExternalAccount(req)]);
+    expect([a.status, b.status]).toEqual(['rejected', 'rejected']);
+    expect((a as PromiseRejectedResult).reason.code).toBe('EXTERNAL_ACCOUNT_ALREADY_EXISTS');
+    // another customer may register the same account
+    await h.client.createExternalAccount({ ...req, customerId: h.customer(platformId, 'Jane Doe') });
+    await h.client.deleteExternalAccount({ platformId, accountId: first.account!.id });
+    const again = await h.client.createExternalAccount(req);
+    expect(again.account!.id).not.toBe(first.account!.id);
+  });
+
+  it('keeps one default UMA deposit account per customer', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'John Doe');
+    const a = await h.client.createExternalAccount({
+      platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('11111111'), defaultUmaDepositAccount: true,
+    });
+    const b = await h.client.createExternalAccount({
+      platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('22222222'), defaultUmaDepositAccount: true,
+    });
+    expect(b.account!.defaultUmaDepositAccount).toBe(true);
+    expect((await h.client.getExternalAccount({ platformId, accountId: a.account!.id })).account!.defaultUmaDepositAccount).toBe(false);
+    const err = await rejection(() =>
+      h.client.createExternalAccount({ platformId, environment: SANDBOX, currency: 'USD', accountInfo: usd('33333333'), defaultUmaDepositAccount: true }),
+    );
+    expect(err.code).toBe('INVALID_INPUT');
+  });
+});
+
+describe('List, Get, Delete', () => {
+  it('lists customer and platform accounts with filters and pagination; deletes softly; other platforms see 404', async () => {
+    const platformId = h.platform();
+    const c1 = h.customer(platformId, 'Ann');
+    const c2 = h.customer(platformId, 'Bob');
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { account } = await h.client.createExternalAccount({
+        platformId, environment: SANDBOX, customerId: i < 3 ? c1 : c2, currency: 'USD', accountInfo: usd(`9000000${i}`),
+      });
+      made.push(account!.id);
+    }
+    const eur = await h.client.createExternalAccount({
+      platformId, environment: SANDBOX, customerId: c1, currency: 'EUR',
+      accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'NL91ABNA0417164300' },
+    });
+    const plat = await h.client.createExternalAccount({
+      platformId, environment: SANDBOX, currency: 'USD', accountInfo: usd('77777777'),
+    });
+    expect(plat.account!.customerId).toBeUndefined();
+
+    const all = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS });
+    expect(all.totalCount).toBe(6);
+    expect(all.accounts.map((a) => a.id)).toEqual([...made, eur.account!.id]);
+
+    const p1 = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD', limit: 2 });
+    expect(p1).toMatchObject({ hasMore: true, totalCount: 5 });
+    const p2 = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD', limit: 2, cursor: p1.nextCursor! });
+    const p3 = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD', limit: 2, cursor: p2.nextCursor! });
+    expect([...p1.accounts, ...p2.accounts, ...p3.accounts].map((a) => a.id)).toEqual(made);
+    expect(p3.hasMore).toBe(false);
+    expect(p3.nextCursor).toBeUndefined();
+
+    const byCustomer = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, customerId: c2 });
+    expect(byCustomer.accounts.map((a) => a.id)).toEqual(made.slice(3));
+
+    const platform = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
+    expect(platform.accounts.map((a) => a.id)).toEqual([plat.account!.id]);
+
+    // another platform: nothing listed, 404 on get and delete
+    const other = h.platform();
+    expect((await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).totalCount).toBe(0);
+    expect((await rejection(() => h.client.getExternalAccount({ platformId: other, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect((await rejection(() => h.client.deleteExternalAccount({ platformId: other, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+
+    // delete: gone from reads, event written, second delete 404
+    await h.client.deleteExternalAccount({ platformId, accountId: made[0]! });
+    expect((await rejection(() => h.client.getExternalAccount({ platformId, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect((await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' })).totalCount).toBe(4);
+    expect((await rejection(() => h.client.deleteExternalAccount({ platformId, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(await outbox('EXTERNAL_ACCOUNT.DELETED', made[0]!)).toHaveLength(1);
+    expect(await rows('id = $1 AND deleted_at IS NOT NULL', [made[0]])).toHaveLength(1);
+
+    const bad = await rejection(() => h.client.listExternalAccounts({ platformId, owner: pb.Owner.PLATFORM, customerId: c1 }));
+    expect(bad.code).toBe('INVALID_INPUT');
+    const badCur = await rejection(() => h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'DOGE' }));
+    expect(badCur.details).toMatchObject({ errors: [{ field: 'currency' }] });
+  });
+});

@@ -1,0 +1,187 @@
+import { accounts } from '@sluice/contracts';
+import type { FastifyRequest } from 'fastify';
+import type { RouteModule } from '../http/types.js';
+import { ErrorBody, Page } from '../schemas/common.js';
+import {
+  accountInfoPb,
+  CustomerExternalAccountCreateRequest,
+  CustomerExternalAccountsQuery,
+  ExternalAccount,
+  externalAccountJson,
+  ExternalAccountParams,
+  PlatformExternalAccountCreateRequest,
+  PlatformExternalAccountsQuery,
+} from '../schemas/external-account.schemas.js';
+
+type ListQuery = { currency?: string; customerId?: string; limit?: number; cursor?: string };
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 500: ErrorBody };
+const TAGS = ['External Accounts'];
+
+const environmentOf = (request: FastifyRequest) =>
+  request.platform.environment === 'SANDBOX' ? accounts.Environment.SANDBOX : accounts.Environment.PRODUCTION;
+
+/**
+ * External accounts (bank accounts and wallets used as payment destinations or
+ * sources), of the platform's customers (`/customers/external-accounts`) and of the
+ * platform itself (`/platform/external-accounts`), served by the accounts service.
+ * Another platform's account id answers 404; deleted accounts are gone from reads.
+ */
+const externalAccountsRoutes: RouteModule = (app, deps) => {
+  const { clients } = deps;
+
+  const list = async (platformId: string, owner: accounts.Owner, q: ListQuery) => {
+    const res = await clients.accounts.listExternalAccounts({
+      platformId,
+      owner,
+      ...(q.customerId ? { customerId: q.customerId } : {}),
+      ...(q.currency ? { currency: q.currency } : {}),
+      ...(q.limit ? { limit: q.limit } : {}),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+    });
+    return {
+      data: res.accounts.map(externalAccountJson),
+      hasMore: res.hasMore,
+      ...(res.hasMore && res.nextCursor ? { nextCursor: res.nextCursor } : {}),
+      totalCount: res.totalCount,
+    };
+  };
+
+  const create = async (
+    request: FastifyRequest,
+    body: CustomerExternalAccountCreateRequest,
+  ): Promise<ReturnType<typeof externalAccountJson>> => {
+    const { account } = await clients.accounts.createExternalAccount({
+      platformId: request.platform.id,
+      environment: environmentOf(request),
+      ...(body.customerId ? { customerId: body.customerId } : {}),
+      currency: body.currency,
+      accountInfo: accountInfoPb(body.accountInfo),
+      ...(body.platformAccountId ? { platformAccountId: body.platformAccountId } : {}),
+      ...(body.defaultUmaDepositAccount !== undefined
+        ? { defaultUmaDepositAccount: body.defaultUmaDepositAccount }
+        : {}),
+    });
+    return externalAccountJson(account!);
+  };
+
+  /** GET and DELETE by id, under both prefixes (the id is the platform's, whoever owns it). */
+  const byId = (prefix: '/customers' | '/platform', opIds: { get: string; del: string }) => {
+    app.get(
+      `${prefix}/external-accounts/:externalAccountId`,
+      {
+        schema: {
+          tags: TAGS,
+          operationId: opIds.get,
+          summary: 'Get an external account',
+          params: ExternalAccountParams,
+          response: { 200: ExternalAccount, ...errors },
+        },
+      },
+      async (request) => {
+        const { externalAccountId } = request.params as ExternalAccountParams;
+        const { account } = await clients.accounts.getExternalAccount({
+          platformId: request.platform.id,
+          accountId: externalAccountId,
+        });
+        return externalAccountJson(account!);
+      },
+    );
+    app.delete(
+      `${prefix}/external-accounts/:externalAccountId`,
+      {
+        schema: {
+          tags: TAGS,
+          operationId: opIds.del,
+          summary: 'Delete an external account',
+          description: 'The account disappears from every read; 404 when it was deleted already.',
+          params: ExternalAccountParams,
+          response: { 204: { type: 'null', description: 'Deleted' }, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const { externalAccountId } = request.params as ExternalAccountParams;
+        await clients.accounts.deleteExternalAccount({
+          platformId: request.platform.id,
+          accountId: externalAccountId,
+        });
+        return reply.code(204).send();
+      },
+    );
+  };
+
+  app.get(
+    '/customers/external-accounts',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'listCustomerExternalAccounts',
+        summary: 'List customer external accounts',
+        description:
+          'External accounts of the platform’s customers, oldest first. Filters: currency, customerId; without filters, all of them (paginated).',
+        querystring: CustomerExternalAccountsQuery,
+        response: { 200: Page(ExternalAccount, 'ExternalAccountList'), ...errors },
+      },
+    },
+    async (request) => list(request.platform.id, accounts.Owner.CUSTOMERS, request.query as ListQuery),
+  );
+
+  app.post(
+    '/customers/external-accounts',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'createCustomerExternalAccount',
+        summary: 'Add an external account',
+        description:
+          'Registers a bank account or wallet for a customer (for the platform when customerId is absent). The account info is validated for its variant (ABA, IBAN, CLABE, CPF/CNPJ checksums...) and the beneficiary name is verified (beneficiaryVerificationStatus). Sandbox: the last 3 digits of the primary identifier select the verification outcome (102 NOT_MATCHED, 103 PARTIAL_MATCH, 104 PENDING, 105 invalid account → 400, 106 UNSUPPORTED, 107 CHECKED_BY_RECEIVING_FI, other MATCHED). 404 CUSTOMER_NOT_FOUND for an unknown or deleted customer; 409 when the same account is already registered.',
+        body: CustomerExternalAccountCreateRequest,
+        response: { 201: ExternalAccount, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const account = await create(request, request.body as CustomerExternalAccountCreateRequest);
+      reply.code(201);
+      return account;
+    },
+  );
+  byId('/customers', { get: 'getCustomerExternalAccountById', del: 'deleteCustomerExternalAccountById' });
+
+  app.get(
+    '/platform/external-accounts',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'listPlatformExternalAccounts',
+        summary: 'List platform external accounts',
+        description: 'External accounts that belong to the platform itself, oldest first. Filter: currency.',
+        querystring: PlatformExternalAccountsQuery,
+        response: { 200: Page(ExternalAccount, 'PlatformExternalAccountList'), ...errors },
+      },
+    },
+    async (request) => list(request.platform.id, accounts.Owner.PLATFORM, request.query as ListQuery),
+  );
+
+  app.post(
+    '/platform/external-accounts',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'createPlatformExternalAccount',
+        summary: 'Add a platform external account',
+        description:
+          'Registers a bank account or wallet of the platform itself; validation and beneficiary verification as for customer accounts.',
+        body: PlatformExternalAccountCreateRequest,
+        response: { 201: ExternalAccount, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const account = await create(request, request.body as CustomerExternalAccountCreateRequest);
+      reply.code(201);
+      return account;
+    },
+  );
+  byId('/platform', { get: 'getPlatformExternalAccountById', del: 'deletePlatformExternalAccountById' });
+};
+
+export default externalAccountsRoutes;
