@@ -3,3 +3,4 @@ export * from './clock.js';
 export * from './errors.js';
 export * from './money.js';
 export * from './pagination.js';
+export * from './poll-loop.js';

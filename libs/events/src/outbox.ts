@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@sluice/store';
 import { Migration } from '@sluice/store';
-import { newId } from '@sluice/core';
+import { newId, PollLoop } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
@@ -72,32 +72,31 @@ export class Outbox {
  * inside its duplicate window and consumers' inboxes absorb after it.
  */
 export class OutboxRelay {
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly loop: PollLoop;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly js: JetStreamClient,
     private readonly logger: Logger,
     private readonly opts: { batchSize?: number; idleMs?: number } = {},
-  ) {}
+  ) {
+    this.loop = new PollLoop(async () => (await this.publishBatch()) > 0, {
+      idleMs: opts.idleMs ?? 100,
+      onError: (err) => this.logger.error({ err }, 'outbox relay batch failed'),
+    });
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Asks the relay to look for new rows now instead of at its next poll. */
   nudge(): void {
-    this.wake?.();
+    this.loop.nudge();
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Publishes one batch; returns how many rows were published. */
@@ -130,26 +129,5 @@ export class OutboxRelay {
       }
       return done.length;
     });
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let published = 0;
-      try {
-        published = await this.publishBatch();
-      } catch (err) {
-        this.logger.error({ err }, 'outbox relay batch failed');
-      }
-      if (published === 0 && this.running) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.opts.idleMs ?? 100);
-          this.wake = () => {
-            clearTimeout(t);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
-    }
   }
 }

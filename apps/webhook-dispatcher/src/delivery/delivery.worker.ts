@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '@sluice/core';
+import { PollLoop, type Clock } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type MikroORM } from '@sluice/store';
 import { withContext } from '@sluice/logging';
@@ -42,9 +42,7 @@ export interface DeliveryWorkerOptions {
  * platform without an endpoint gets its deliveries SKIPPED.
  */
 export class DeliveryWorker {
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly loop: PollLoop;
   private readonly lanes = new Set<Promise<void>>();
   private readonly owner: string;
   private readonly perPlatform: number;
@@ -56,24 +54,24 @@ export class DeliveryWorker {
     this.perPlatform = o.perPlatform ?? 10;
     // Per leased delivery: the identity lookup, the HTTP attempt and recording it.
     this.leaseMs = o.timeoutMs + 30_000;
+    this.loop = new PollLoop(() => this.tick(), {
+      idleMs: o.pollIntervalMs,
+      onError: (err) => this.o.logger.error({ err }, 'claiming webhook deliveries failed'),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Looks for due deliveries now instead of at the next poll. */
   nudge(): void {
-    this.wake?.();
+    this.loop.nudge();
   }
 
   /** Stops claiming, lets in-flight attempts finish and gives back what was leased but not started. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
+    await this.loop.stop();
     await Promise.allSettled([...this.lanes]);
   }
 
@@ -101,7 +99,7 @@ export class DeliveryWorker {
         .catch((err) => this.o.logger.error({ err, platformId }, 'webhook lane failed'))
         .finally(() => {
           this.lanes.delete(lane);
-          this.wake?.();
+          this.loop.nudge();
         });
       this.lanes.add(lane);
     }
@@ -117,38 +115,20 @@ export class DeliveryWorker {
     for (;;) {
       const n = await transactional(this.o.orm, (em) => this.o.repo.purgeCompleted(em, before, 1000));
       total += n;
-      if (n < 1000 || !this.running) break;
+      if (n < 1000 || !this.loop.isRunning) break;
     }
     if (total) this.o.logger.info({ deleted: total, before }, 'old webhook deliveries deleted');
     return total;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      if (Date.now() >= this.nextPurgeAt) {
-        this.nextPurgeAt = Date.now() + 3_600_000;
-        await this.purgeOnce().catch((err) =>
-          this.o.logger.error({ err }, 'purging old webhook deliveries failed'),
-        );
-      }
-      let claimed = 0;
-      try {
-        claimed = await this.claimOnce();
-      } catch (err) {
-        this.o.logger.error({ err }, 'claiming webhook deliveries failed');
-      }
-      if (!this.running) break;
-      if (claimed === 0 || this.lanes.size >= this.o.concurrency) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.o.pollIntervalMs);
-          this.wake = () => {
-            clearTimeout(t);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
+  /** One poll: purge hourly, claim; busy (poll again at once) while claims fill free lanes. */
+  private async tick(): Promise<boolean> {
+    if (Date.now() >= this.nextPurgeAt) {
+      this.nextPurgeAt = Date.now() + 3_600_000;
+      await this.purgeOnce().catch((err) => this.o.logger.error({ err }, 'purging old webhook deliveries failed'));
     }
+    const claimed = await this.claimOnce();
+    return claimed > 0 && this.lanes.size < this.o.concurrency;
   }
 
   private async runLane(platformId: string, deliveries: Delivery[]): Promise<void> {
@@ -176,7 +156,7 @@ export class DeliveryWorker {
       return;
     }
     for (let i = 0; i < deliveries.length; i++) {
-      if (!this.running) {
+      if (!this.loop.isRunning) {
         const rest = ids.slice(i);
         await transactional(this.o.orm, (em) =>
           this.o.repo.release(em, rest, this.owner, this.o.clock.now()),
