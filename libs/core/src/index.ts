@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './money.js';
 export * from './pagination.js';
 export * from './poll-loop.js';
+export * from './vocabulary.js';

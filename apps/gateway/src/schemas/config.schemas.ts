@@ -1,3 +1,4 @@
+import { CUSTOMER_INFO_FIELDS, TRANSACTION_TYPES } from '@sluice/core';
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp } from './common.js';
 
@@ -6,30 +7,11 @@ import { Timestamp } from './common.js';
 const MAX_AMOUNT = 9_000_000_000_000_000;
 
 export const CustomerInfoFieldName = Type.Union(
-  [
-    'FULL_NAME',
-    'BIRTH_DATE',
-    'NATIONALITY',
-    'PHONE_NUMBER',
-    'EMAIL',
-    'POSTAL_ADDRESS',
-    'TAX_ID',
-    'REGISTRATION_NUMBER',
-    'USER_TYPE',
-    'COUNTRY_OF_RESIDENCE',
-    'ACCOUNT_IDENTIFIER',
-    'FI_LEGAL_ENTITY_NAME',
-    'FI_ADDRESS',
-    'PURPOSE_OF_PAYMENT',
-    'ULTIMATE_INSTITUTION_COUNTRY',
-    'IDENTIFIER',
-    'BUSINESS_TYPE',
-    'COMPANY_LEGAL_NAME',
-  ].map((v) => Type.Literal(v)),
+  CUSTOMER_INFO_FIELDS.map((v) => Type.Literal(v)),
   { $id: 'CustomerInfoFieldName' },
 );
 
-const TransactionType = Type.Union([Type.Literal('INCOMING'), Type.Literal('OUTGOING')], {
+const TransactionType = Type.Union(TRANSACTION_TYPES.map((v) => Type.Literal(v)), {
   $id: 'TransactionType',
 });
 

@@ -1,3 +1,4 @@
+import { CUSTOMER_TYPES, VERIFICATION_STATUSES, ENTITY_TYPES, BUSINESS_TYPES, PURPOSES_OF_ACCOUNT, MONTHLY_TRANSACTION_COUNTS, MONTHLY_TRANSACTION_VOLUMES } from '@sluice/core';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DateOnly, Id, PageQuery, Timestamp } from './common.js';
 
@@ -18,9 +19,9 @@ function literals(values: readonly string[], id: string) {
   );
 }
 
-export const KycStatus = literals(['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'], 'KycStatus');
-export const KybStatus = literals(['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'], 'KybStatus');
-const CustomerTypeSchema = literals(['INDIVIDUAL', 'BUSINESS'], 'CustomerType');
+export const KycStatus = literals(VERIFICATION_STATUSES, 'KycStatus');
+export const KybStatus = literals(VERIFICATION_STATUSES, 'KybStatus');
+const CustomerTypeSchema = literals(CUSTOMER_TYPES, 'CustomerType');
 
 export const Address = Type.Object(
   {
@@ -41,72 +42,22 @@ const businessInfoFields = {
   registrationNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   incorporatedOn: Type.Optional(DateOnly),
   entityType: Type.Optional(
-    literals(
-      ['SOLE_PROPRIETORSHIP', 'PARTNERSHIP', 'LLC', 'CORPORATION', 'S_CORPORATION', 'NON_PROFIT', 'OTHER'],
-      'EntityType',
-    ),
+    literals(ENTITY_TYPES, 'EntityType'),
   ),
   taxId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   countriesOfOperation: Type.Optional(Type.Array(CountryCode, { minItems: 1, maxItems: 250 })),
   businessType: Type.Optional(
-    literals(
-      [
-        'AGRICULTURE_FORESTRY_FISHING_AND_HUNTING',
-        'MINING_QUARRYING_AND_OIL_AND_GAS_EXTRACTION',
-        'UTILITIES',
-        'CONSTRUCTION',
-        'MANUFACTURING',
-        'WHOLESALE_TRADE',
-        'RETAIL_TRADE',
-        'TRANSPORTATION_AND_WAREHOUSING',
-        'INFORMATION',
-        'FINANCE_AND_INSURANCE',
-        'REAL_ESTATE_AND_RENTAL_AND_LEASING',
-        'PROFESSIONAL_SCIENTIFIC_AND_TECHNICAL_SERVICES',
-        'MANAGEMENT_OF_COMPANIES_AND_ENTERPRISES',
-        'ADMINISTRATIVE_AND_SUPPORT_AND_WASTE_MANAGEMENT_AND_REMEDIATION_SERVICES',
-        'EDUCATIONAL_SERVICES',
-        'HEALTH_CARE_AND_SOCIAL_ASSISTANCE',
-        'ARTS_ENTERTAINMENT_AND_RECREATION',
-        'ACCOMMODATION_AND_FOOD_SERVICES',
-        'OTHER_SERVICES',
-        'PUBLIC_ADMINISTRATION',
-      ],
-      'BusinessType',
-    ),
+    literals(BUSINESS_TYPES, 'BusinessType'),
   ),
   purposeOfAccount: Type.Optional(
-    literals(
-      [
-        'CONTRACTOR_PAYOUTS',
-        'CREATOR_PAYOUTS',
-        'EMPLOYEE_PAYOUTS',
-        'MARKETPLACE_SELLER_PAYOUTS',
-        'SUPPLIER_PAYMENTS',
-        'CROSS_BORDER_B2B',
-        'AR_AUTOMATION',
-        'AP_AUTOMATION',
-        'EMBEDDED_PAYMENTS',
-        'PLATFORM_FEE_COLLECTION',
-        'P2P_TRANSFERS',
-        'CHARITABLE_DONATIONS',
-        'OTHER',
-      ],
-      'PurposeOfAccount',
-    ),
+    literals(PURPOSES_OF_ACCOUNT, 'PurposeOfAccount'),
   ),
   sourceOfFunds: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
   expectedMonthlyTransactionCount: Type.Optional(
-    literals(
-      ['COUNT_UNDER_10', 'COUNT_10_TO_100', 'COUNT_100_TO_500', 'COUNT_500_TO_1000', 'COUNT_OVER_1000'],
-      'ExpectedMonthlyTransactionCount',
-    ),
+    literals(MONTHLY_TRANSACTION_COUNTS, 'ExpectedMonthlyTransactionCount'),
   ),
   expectedMonthlyTransactionVolume: Type.Optional(
-    literals(
-      ['VOLUME_UNDER_10K', 'VOLUME_10K_TO_100K', 'VOLUME_100K_TO_1M', 'VOLUME_1M_TO_10M', 'VOLUME_OVER_10M'],
-      'ExpectedMonthlyTransactionVolume',
-    ),
+    literals(MONTHLY_TRANSACTION_VOLUMES, 'ExpectedMonthlyTransactionVolume'),
   ),
   expectedRecipientJurisdictions: Type.Optional(Type.Array(CountryCode, { minItems: 1, maxItems: 250 })),
 };

@@ -1,10 +1,11 @@
+import { PERMISSIONS } from '@sluice/core';
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, PageQuery, Timestamp } from './common.js';
 
 /** REST schemas of `/tokens`. */
 
 export const Permission = Type.Union(
-  [Type.Literal('VIEW'), Type.Literal('TRANSACT'), Type.Literal('MANAGE')],
+  PERMISSIONS.map((v) => Type.Literal(v)),
   {
     $id: 'Permission',
     description:

@@ -1,31 +1,11 @@
 import { CURRENCIES, MAX_AMOUNT, isCurrencyCode } from '@sluice/core';
 import { isHostname, noDuplicates, Problems, text, url } from './validation.js';
 import { normalizeUmaDomain } from './uma-address.js';
+export { TRANSACTION_TYPES, CUSTOMER_INFO_FIELDS } from '@sluice/core';
+import { TRANSACTION_TYPES, CUSTOMER_INFO_FIELDS } from '@sluice/core';
 
-export const TRANSACTION_TYPES = ['INCOMING', 'OUTGOING'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
-/** Names of customer/counterparty information fields (REST CustomerInfoFieldName). */
-export const CUSTOMER_INFO_FIELDS = [
-  'FULL_NAME',
-  'BIRTH_DATE',
-  'NATIONALITY',
-  'PHONE_NUMBER',
-  'EMAIL',
-  'POSTAL_ADDRESS',
-  'TAX_ID',
-  'REGISTRATION_NUMBER',
-  'USER_TYPE',
-  'COUNTRY_OF_RESIDENCE',
-  'ACCOUNT_IDENTIFIER',
-  'FI_LEGAL_ENTITY_NAME',
-  'FI_ADDRESS',
-  'PURPOSE_OF_PAYMENT',
-  'ULTIMATE_INSTITUTION_COUNTRY',
-  'IDENTIFIER',
-  'BUSINESS_TYPE',
-  'COMPANY_LEGAL_NAME',
-] as const;
 export type CustomerInfoField = (typeof CUSTOMER_INFO_FIELDS)[number];
 
 export interface CounterpartyField {

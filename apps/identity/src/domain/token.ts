@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { idUuid, isId } from '@sluice/core';
 import { Problems, noDuplicates, range, text } from './validation.js';
+export { PERMISSIONS } from '@sluice/core';
+import { PERMISSIONS } from '@sluice/core';
 
-/** What an API token may do. */
-export const PERMISSIONS = ['VIEW', 'TRANSACT', 'MANAGE'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export type Environment = 'SANDBOX' | 'PRODUCTION';
