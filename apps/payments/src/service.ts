@@ -1,12 +1,63 @@
-import { Type } from '@sluice/config';
-import { implement } from '@sluice/rpc';
-import { payments } from '@sluice/contracts';
+import { Type, grpcClientConfig, sandboxConfig } from '@sluice/config';
 import type { ServiceSpec } from '@sluice/runtime';
+import type { MikroORM } from '@sluice/store';
+import {
+  ReceiverLookupsService,
+  type EnvironmentAdapters,
+  type Environment,
+} from './app/receiver-lookups.service.js';
+import { SandboxExchangeRateProvider, UnconfiguredExchangeRateProvider } from './domain/exchange-rates.js';
+import { SandboxFeeSchedule } from './domain/pricing.js';
+import { SandboxUmaCounterparty, UnconfiguredUmaCounterparty } from './domain/uma.js';
+import { SandboxUmaProviderDirectory, type UmaProviderDirectory } from './domain/uma-providers.js';
+import { AccountsExternalAccountDirectory } from './rpc/accounts-directory.js';
+import { paymentsRpc } from './rpc/payments.rpc.js';
+import { JobScheduler } from './store/job-scheduler.js';
 import { migrations } from './store/migrations.js';
 
-const config = Type.Object({});
+const config = Type.Object({
+  ...sandboxConfig,
+  /** host:port of accounts (external accounts as payment destinations). */
+  ACCOUNTS_GRPC_URL: grpcClientConfig('accounts').ACCOUNTS_GRPC_URL!,
+  JOB_POLL_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    maximum: 60_000,
+    description: 'how often the scheduler looks for due jobs',
+  }),
+  JOB_LEASE_MS: Type.Integer({
+    default: 60_000,
+    minimum: 1_000,
+    maximum: 3_600_000,
+    description: 'how long a claimed job is exclusive; a crashed worker’s jobs run again after it',
+  }),
+  LOOKUP_TTL_SECONDS: Type.Integer({
+    default: 900,
+    minimum: 60,
+    maximum: 86_400,
+    description: 'how long a receiver lookup (lookupId) stays usable for quotes',
+  }),
+});
 
-/** The payments service: rates, quotes, transactions, transfers and payment rails. Later issues add its API; today it serves health. */
+/** What each running instance shares between its workers and RPC handlers, keyed by its ORM. */
+const instances = new WeakMap<
+  object,
+  { scheduler: JobScheduler; externalAccounts: AccountsExternalAccountDirectory }
+>();
+
+/** The durable scheduler of a running payments instance. */
+export function schedulerOf(orm: MikroORM): JobScheduler | undefined {
+  return instances.get(orm)?.scheduler;
+}
+
+/** Removes receiver lookups expired for more than a day; reschedules itself hourly. */
+const PURGE_LOOKUPS = 'receiver-lookups.purge';
+
+/**
+ * The payments service: exchange rates, fees and quote amounts, receiver
+ * lookups (UMA), the UMA provider directory, quote and transaction state
+ * machines, and the durable scheduler that drives timed transitions.
+ */
 export const paymentsService: ServiceSpec<typeof config> = {
   name: 'payments',
   schema: 'payments',
@@ -14,7 +65,79 @@ export const paymentsService: ServiceSpec<typeof config> = {
   config,
   entities: [],
   migrations,
-  rpc: ({ logger }) => [
-    implement<payments.PaymentsServiceServer>(payments.PaymentsServiceService, {}, logger, 'sluice.payments.v1.PaymentsService'),
-  ],
+  // Workers start before the RPC server, so the scheduler exists when handlers are built.
+  workers: ({ orm, clock, logger, config: c }) => {
+    const scheduler = new JobScheduler(orm, clock, {
+      timeScale: c.SANDBOX_TIME_SCALE,
+      pollMs: c.JOB_POLL_MS,
+      leaseMs: c.JOB_LEASE_MS,
+      logger,
+    });
+    const lookups = new ReceiverLookupsService(
+      orm,
+      clock,
+      adapters(c.SANDBOX_UMA_DOMAIN),
+      c.LOOKUP_TTL_SECONDS * 1000,
+    );
+    scheduler.register(PURGE_LOOKUPS, async (_job, em) => {
+      const purged = await lookups.purgeExpired();
+      if (purged) logger.info({ purged }, 'expired receiver lookups purged');
+      // The next run: a fresh id per hour, so concurrent replicas schedule it once.
+      const hour = Math.floor(clock.now().getTime() / 3_600_000) + 1;
+      await scheduler.schedule(
+        {
+          kind: PURGE_LOOKUPS,
+          id: `${PURGE_LOOKUPS}:${hour}`,
+          delayMs: hour * 3_600_000 - clock.now().getTime(),
+          realTime: true,
+        },
+        em,
+      );
+    });
+    const externalAccounts = new AccountsExternalAccountDirectory(c.ACCOUNTS_GRPC_URL);
+    instances.set(orm, { scheduler, externalAccounts });
+    return [
+      {
+        start: async () => {
+          const hour = Math.floor(clock.now().getTime() / 3_600_000);
+          await scheduler.schedule({ kind: PURGE_LOOKUPS, id: `${PURGE_LOOKUPS}:${hour}` });
+          scheduler.start();
+        },
+        stop: async () => {
+          await scheduler.stop();
+          externalAccounts.close();
+        },
+      },
+    ];
+  },
+  rpc: ({ orm, clock, logger, config: c }) => {
+    const envAdapters = adapters(c.SANDBOX_UMA_DOMAIN);
+    const directories: Record<Environment, UmaProviderDirectory> = {
+      SANDBOX: new SandboxUmaProviderDirectory(c.SANDBOX_UMA_DOMAIN),
+      PRODUCTION: { providers: async () => [] },
+    };
+    return [
+      paymentsRpc({
+        lookups: new ReceiverLookupsService(
+          orm,
+          clock,
+          envAdapters,
+          c.LOOKUP_TTL_SECONDS * 1000,
+          instances.get(orm)!.externalAccounts,
+        ),
+        adapters: envAdapters,
+        fees: new SandboxFeeSchedule(),
+        directories,
+        logger,
+      }),
+    ];
+  },
 };
+
+/** Sandbox platforms see the simulated world; production has no rate feed or UMA client configured yet. */
+function adapters(sandboxUmaDomain: string): Record<Environment, EnvironmentAdapters> {
+  return {
+    SANDBOX: { rates: new SandboxExchangeRateProvider(), uma: new SandboxUmaCounterparty(sandboxUmaDomain) },
+    PRODUCTION: { rates: new UnconfiguredExchangeRateProvider(), uma: new UnconfiguredUmaCounterparty() },
+  };
+}

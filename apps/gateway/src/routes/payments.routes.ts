@@ -1,0 +1,205 @@
+import type { FastifyInstance } from 'fastify';
+import { grpcClientConfig } from '@sluice/config';
+import { payments } from '@sluice/contracts';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import type { GatewayDeps, RouteModule } from '../http/types.js';
+import { ErrorBody, Page } from '../schemas/common.js';
+import {
+  ExchangeRate,
+  exchangeRateJson,
+  ExchangeRatesQuery,
+  lookupJson,
+  ReceiverExternalAccountLookupResponse,
+  ReceiverExternalAccountParams,
+  ReceiverUmaLookupResponse,
+  ReceiverUmaParams,
+  ReceiverUmaQuery,
+  UmaProvider,
+  umaProviderJson,
+  UmaProvidersQuery,
+} from '../schemas/payments.schemas.js';
+
+type PaymentsClient = PromiseClient<payments.PaymentsServiceClient>;
+
+const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
+const errors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+
+/**
+ * The payments client: `deps.clients.payments` once the gateway core provides
+ * it; until then one of our own, to PAYMENTS_GRPC_URL (default
+ * 127.0.0.1:50054), closed with the app.
+ */
+function paymentsClient(app: FastifyInstance, deps: GatewayDeps): PaymentsClient {
+  const shared = (deps.clients as unknown as { payments?: PaymentsClient }).payments;
+  if (shared) return shared;
+  const name = 'PAYMENTS_GRPC_URL';
+  const fallback = String(grpcClientConfig('payments')[name]?.default);
+  const address = (deps.config[name] as string | undefined) ?? (process.env[name] || fallback);
+  const deadline = Number(deps.config.RPC_DEADLINE_MS ?? 5000);
+  const client = createRpcClient(payments.PaymentsServiceClient, address, { defaultDeadlineMs: deadline });
+  app.addHook('onClose', async () => client.close());
+  return client;
+}
+
+/**
+ * Payments reads: `GET /receiver/uma/{receiverUmaAddress}` and
+ * `GET /receiver/external-account/{accountId}` (receiver lookups → lookupId for
+ * POST /quotes), `GET /exchange-rates` (every corridor priced for a
+ * sending amount) and `GET /uma-providers` (the counterparty directory:
+ * countryCode, currencyCode, hasBlockedProviders, sortOrder, limit, cursor).
+ */
+const paymentsRoutes: RouteModule = (app, deps) => {
+  const client = paymentsClient(app, deps);
+
+  app.get(
+    '/receiver/uma/:receiverUmaAddress',
+    {
+      schema: {
+        tags: ['Cross-Currency Transfers'],
+        operationId: 'lookupUma',
+        summary: 'Look up an UMA address for payment',
+        description:
+          'Resolves a receiving UMA address: the currencies it accepts (with an estimated rate from the sending currency, min and max) and the payer data its institution requires. Returns a lookupId for POST /quotes, valid until expiresAt. Sandbox receivers: $success.usd, $success.eur, $success.mxn, $pending.long.usd, $fail.compliance.usd at the sandbox UMA domain. 400 INVALID_UMA_ADDRESS for a malformed address, 404 UMA_RECEIVER_NOT_FOUND for an unknown receiver.',
+        params: ReceiverUmaParams,
+        querystring: ReceiverUmaQuery,
+        response: { 200: ReceiverUmaLookupResponse, ...errors },
+      },
+    },
+    async (request) => {
+      const { receiverUmaAddress } = request.params as { receiverUmaAddress: string };
+      const q = request.query as { senderUmaAddress?: string; customerId?: string; sendingCurrency?: string };
+      if (q.customerId) {
+        // Another platform's (or an unknown) customer is 404 CUSTOMER_NOT_FOUND from identity.
+        await deps.clients.identity.getCustomer({
+          platformId: request.platform.id,
+          customerId: q.customerId,
+        });
+      }
+      const res = await client.lookupUmaReceiver({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        receiverUmaAddress,
+        ...(q.senderUmaAddress ? { senderUmaAddress: q.senderUmaAddress } : {}),
+        ...(q.customerId ? { customerId: q.customerId } : {}),
+        ...(q.sendingCurrency ? { sendingCurrency: q.sendingCurrency.toUpperCase() } : {}),
+      });
+      return lookupJson(res.lookup!);
+    },
+  );
+
+  app.get(
+    '/receiver/external-account/:accountId',
+    {
+      schema: {
+        tags: ['Cross-Currency Transfers'],
+        operationId: 'lookupExternalAccount',
+        summary: 'Look up an external account for payment',
+        description:
+          'One of the platform’s external accounts as a payment destination: its currency with an estimated rate from the sending currency and the min and max amounts. Returns a lookupId for POST /quotes, valid until expiresAt. 404 for an unknown, deleted or another platform’s account.',
+        params: ReceiverExternalAccountParams,
+        querystring: ReceiverUmaQuery,
+        response: { 200: ReceiverExternalAccountLookupResponse, ...errors },
+      },
+    },
+    async (request) => {
+      const { accountId } = request.params as { accountId: string };
+      const q = request.query as { senderUmaAddress?: string; customerId?: string; sendingCurrency?: string };
+      if (q.customerId) {
+        await deps.clients.identity.getCustomer({
+          platformId: request.platform.id,
+          customerId: q.customerId,
+        });
+      }
+      const res = await client.lookupExternalAccountReceiver({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        accountId,
+        ...(q.senderUmaAddress ? { senderUmaAddress: q.senderUmaAddress } : {}),
+        ...(q.customerId ? { customerId: q.customerId } : {}),
+        ...(q.sendingCurrency ? { sendingCurrency: q.sendingCurrency.toUpperCase() } : {}),
+      });
+      return lookupJson(res.lookup!);
+    },
+  );
+
+  app.get(
+    '/exchange-rates',
+    {
+      schema: {
+        tags: ['Exchange Rates'],
+        operationId: 'getExchangeRates',
+        summary: 'Get exchange rates',
+        description:
+          'Every currency corridor (source ≠ destination) with the rate, fees and what `sendingAmount` (default 10000 minor units) delivers, computed with the same rule as quotes. Filter by sourceCurrency and destinationCurrency (repeatable). Sandbox rates come from a fixed, documented table.',
+        querystring: ExchangeRatesQuery,
+        response: { 200: Page(ExchangeRate, 'ExchangeRateList'), ...errors },
+      },
+    },
+    async (request) => {
+      const q = request.query as {
+        sourceCurrency?: string;
+        destinationCurrency?: string[];
+        sendingAmount?: number;
+      };
+      const res = await client.listExchangeRates({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        ...(q.sourceCurrency ? { sourceCurrency: q.sourceCurrency.toUpperCase() } : {}),
+        destinationCurrencies: (q.destinationCurrency ?? []).map((c) => c.toUpperCase()),
+        ...(q.sendingAmount !== undefined ? { sendingAmount: BigInt(q.sendingAmount) } : {}),
+      });
+      const data = res.rates.map(exchangeRateJson);
+      return { data, hasMore: false, totalCount: data.length };
+    },
+  );
+
+  app.get(
+    '/uma-providers',
+    {
+      schema: {
+        tags: ['Available UMA Providers'],
+        operationId: 'getAvailableUmaProviders',
+        summary: 'List available counterparty providers',
+        description:
+          'Counterparty providers reachable over UMA. Filters: countryCode (ISO 3166-1 alpha-2), currencyCode, hasBlockedProviders=false to keep only providers on your allowlist; sorted by name (sortOrder asc or desc, default desc); paginated.',
+        querystring: UmaProvidersQuery,
+        response: { 200: Page(UmaProvider, 'UmaProviderList'), ...errors },
+      },
+    },
+    async (request) => {
+      const q = request.query as {
+        countryCode?: string;
+        currencyCode?: string;
+        hasBlockedProviders?: boolean;
+        sortOrder?: 'asc' | 'desc';
+        limit?: number;
+        cursor?: string;
+      };
+      const res = await client.listUmaProviders({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        ...(q.countryCode ? { countryCode: q.countryCode.toUpperCase() } : {}),
+        ...(q.currencyCode ? { currencyCode: q.currencyCode.toUpperCase() } : {}),
+        ...(q.hasBlockedProviders !== undefined ? { hasBlockedProviders: q.hasBlockedProviders } : {}),
+        sortOrder: q.sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
+        limit: q.limit ?? 20,
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+      });
+      return {
+        data: res.providers.map(umaProviderJson),
+        hasMore: res.hasMore,
+        ...(res.hasMore && res.nextCursor ? { nextCursor: res.nextCursor } : {}),
+        totalCount: res.totalCount,
+      };
+    },
+  );
+};
+
+export default paymentsRoutes;

@@ -1,0 +1,244 @@
+import { Type } from '@sinclair/typebox';
+import { payments } from '@sluice/contracts';
+import { Amount, Currency, Id, PageQuery, Timestamp } from './common.js';
+
+/**
+ * REST schemas of the payments reads (receiver lookups, exchange rates, UMA
+ * providers) and the proto → JSON mapping. Rates travel as exact decimal
+ * strings over gRPC and leave the API as JSON numbers (display only: amounts
+ * are always the exact integers the payments service computed).
+ */
+
+const CurrencyCode = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 10, pattern: '^[A-Za-z]+$', description });
+
+const UmaAddress = (description: string) => Type.String({ minLength: 1, maxLength: 320, description });
+
+export const ReceiverUmaParams = Type.Object(
+  {
+    receiverUmaAddress: UmaAddress(
+      'UMA address of the intended recipient, e.g. `$success.usd@sandbox.sluice.local`',
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ReceiverUmaQuery = Type.Object(
+  {
+    senderUmaAddress: Type.Optional(
+      UmaAddress('UMA address of the sender (optional if customerId is provided)'),
+    ),
+    customerId: Type.Optional(Id('Customer')),
+    sendingCurrency: Type.Optional(
+      CurrencyCode(
+        'Currency the sender will pay in; estimated rates are quoted from it (default USD). Sluice extension.',
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CurrencyPreference = Type.Object(
+  {
+    currency: Currency,
+    estimatedExchangeRate: Type.Number({
+      exclusiveMinimum: 0,
+      description: 'Sending-currency units per unit of this currency (not locked; the quote fixes the rate)',
+    }),
+    min: Type.Integer({
+      minimum: 1,
+      description: 'Minimum receivable amount, smallest unit of this currency',
+    }),
+    max: Type.Integer({
+      minimum: 1,
+      description: 'Maximum receivable amount, smallest unit of this currency',
+    }),
+  },
+  { $id: 'CurrencyPreference' },
+);
+
+export const CounterpartyFieldDefinition = Type.Object(
+  {
+    name: Type.String({ description: 'CustomerInfoFieldName: FULL_NAME, BIRTH_DATE, NATIONALITY, …' }),
+    mandatory: Type.Boolean(),
+  },
+  { $id: 'PayerDataFieldDefinition' },
+);
+
+const lookupProps = {
+  supportedCurrencies: Type.Array(CurrencyPreference),
+  requiredPayerDataFields: Type.Array(CounterpartyFieldDefinition, {
+    description:
+      'Payer fields the receiving institution requires; mandatory ones must be in the quote’s senderCustomerInfo',
+  }),
+  lookupId: Type.String({ description: '`Lookup:<uuid>`, needed by POST /quotes; valid until expiresAt' }),
+  expiresAt: Timestamp,
+};
+
+export const ReceiverUmaLookupResponse = Type.Object(
+  {
+    receiverUmaAddress: Type.String({
+      description: 'The UMA address that was looked up (normalized to lower case)',
+    }),
+    ...lookupProps,
+  },
+  { $id: 'ReceiverUmaLookupResponse' },
+);
+
+export const ReceiverExternalAccountParams = Type.Object(
+  { accountId: Id('ExternalAccount') },
+  { additionalProperties: false },
+);
+
+export const ReceiverExternalAccountLookupResponse = Type.Object(
+  {
+    accountId: Type.String({ description: 'The external account that was looked up' }),
+    ...lookupProps,
+  },
+  { $id: 'ReceiverExternalAccountLookupResponse' },
+);
+
+export const ExchangeRatesQuery = Type.Object(
+  {
+    sourceCurrency: Type.Optional(CurrencyCode('Only corridors from this currency')),
+    destinationCurrency: Type.Optional(
+      Type.Array(CurrencyCode('Destination currency'), {
+        maxItems: 20,
+        description: 'Only corridors to these currencies; repeat the parameter for several',
+      }),
+    ),
+    sendingAmount: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 9000000000000000,
+        default: 10000,
+        description: 'Sending amount in the smallest unit of the source currency (default 10000)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ExchangeRate = Type.Object(
+  {
+    sourceCurrency: Currency,
+    destinationCurrency: Currency,
+    destinationPaymentRail: Type.String({
+      description: 'Rail of the destination, e.g. SEPA_INSTANT, SPEI, PIX',
+    }),
+    sendingAmount: Amount,
+    minSendingAmount: Amount,
+    maxSendingAmount: Amount,
+    receivingAmount: Type.Integer({
+      minimum: 0,
+      description: 'What sendingAmount delivers after fees (0 if it does not cover them)',
+    }),
+    exchangeRate: Type.Number({
+      exclusiveMinimum: 0,
+      description: 'Sending-currency units per receiving-currency unit',
+    }),
+    fees: Type.Object(
+      {
+        fixed: Type.Integer({ minimum: 0, description: 'Fixed fee, smallest unit of the source currency' }),
+        variableRate: Type.Number({
+          minimum: 0,
+          description: 'Variable fee rate on the sending amount (0.003 = 0.3 %). Sluice extension.',
+        }),
+      },
+      { $id: 'ExchangeRateFees' },
+    ),
+    updatedAt: Timestamp,
+  },
+  { $id: 'ExchangeRate' },
+);
+
+export const UmaProvidersQuery = Type.Object(
+  {
+    countryCode: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2: providers operating there' }),
+    ),
+    currencyCode: Type.Optional(CurrencyCode('ISO 4217: providers supporting the currency')),
+    hasBlockedProviders: Type.Optional(
+      Type.Boolean({
+        description: 'false: only providers on your allowlist. Default: blocked providers are included',
+      }),
+    ),
+    sortOrder: Type.Optional(
+      Type.Unsafe<'asc' | 'desc'>({
+        type: 'string',
+        enum: ['asc', 'desc'],
+        default: 'desc',
+        description: 'By name',
+      }),
+    ),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const UmaProvider = Type.Object(
+  {
+    name: Type.String(),
+    supportedRegions: Type.Array(Type.String(), { description: 'ISO 3166-1 alpha-2 codes' }),
+    domain: Type.String({ description: 'Domain of the provider’s UMA addresses' }),
+    logoUrl: Type.Optional(Type.String({ format: 'uri' })),
+    supportedCurrencies: Type.Array(Currency),
+    lei: Type.Optional(Type.String({ description: 'Legal Entity Identifier' })),
+    allowListStatus: Type.Boolean({ description: 'Whether the provider is on your allowlist' }),
+  },
+  { $id: 'UmaProvider' },
+);
+
+/** The API form of a decimal-string rate. */
+const rateNumber = (s: string): number => Number(s);
+
+const currencyJson = (c: payments.Currency | undefined) => ({
+  code: c?.code ?? '',
+  name: c?.name ?? '',
+  symbol: c?.symbol ?? '',
+  decimals: c?.decimals ?? 0,
+});
+
+export function lookupJson(l: payments.ReceiverLookup) {
+  return {
+    ...(l.externalAccountId
+      ? { accountId: l.externalAccountId }
+      : { receiverUmaAddress: l.receiverUmaAddress ?? '' }),
+    supportedCurrencies: l.supportedCurrencies.map((p) => ({
+      currency: currencyJson(p.currency),
+      estimatedExchangeRate: rateNumber(p.estimatedExchangeRate),
+      min: Number(p.min),
+      max: Number(p.max),
+    })),
+    requiredPayerDataFields: l.requiredPayerDataFields.map((f) => ({ name: f.name, mandatory: f.mandatory })),
+    lookupId: l.id,
+    expiresAt: (l.expiresAt ?? new Date(0)).toISOString(),
+  };
+}
+
+export function exchangeRateJson(r: payments.ExchangeRate) {
+  return {
+    sourceCurrency: currencyJson(r.sourceCurrency),
+    destinationCurrency: currencyJson(r.destinationCurrency),
+    destinationPaymentRail: r.destinationPaymentRail,
+    sendingAmount: Number(r.sendingAmount),
+    minSendingAmount: Number(r.minSendingAmount),
+    maxSendingAmount: Number(r.maxSendingAmount),
+    receivingAmount: Number(r.receivingAmount),
+    exchangeRate: rateNumber(r.exchangeRate),
+    fees: { fixed: Number(r.fixedFee), variableRate: rateNumber(r.variableFeeRate) },
+    updatedAt: (r.updatedAt ?? new Date(0)).toISOString(),
+  };
+}
+
+export function umaProviderJson(p: payments.UmaProvider) {
+  return {
+    name: p.name,
+    supportedRegions: p.supportedRegions,
+    domain: p.domain,
+    ...(p.logoUrl ? { logoUrl: p.logoUrl } : {}),
+    supportedCurrencies: p.supportedCurrencies.map(currencyJson),
+    ...(p.lei ? { lei: p.lei } : {}),
+    allowListStatus: p.allowListStatus,
+  };
+}

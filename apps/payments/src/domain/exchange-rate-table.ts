@@ -1,0 +1,88 @@
+import { isDomainError } from '@sluice/core';
+import type { ExchangeRateProvider } from './exchange-rates.js';
+import { amountLimits, computeQuoteAmounts, type FeeSchedule } from './pricing.js';
+import type { Ratio } from './ratio.js';
+
+/** The payment rail a receiving currency is paid out on (sandbox corridors). */
+export const DESTINATION_RAILS: Readonly<Record<string, string>> = {
+  USD: 'ACH',
+  EUR: 'SEPA_INSTANT',
+  GBP: 'FASTER_PAYMENTS',
+  MXN: 'SPEI',
+  BRL: 'PIX',
+  USDC: 'SOLANA',
+  BTC: 'LIGHTNING',
+};
+
+/** One corridor of GET /exchange-rates. */
+export interface CorridorRate {
+  sourceCurrency: string;
+  destinationCurrency: string;
+  destinationPaymentRail: string;
+  sendingAmount: bigint;
+  minSendingAmount: bigint;
+  maxSendingAmount: bigint;
+  /** What `sendingAmount` delivers after fees (0 when it does not cover them). */
+  receivingAmount: bigint;
+  /** Sending-currency units per receiving-currency unit. */
+  exchangeRate: Ratio;
+  /** Fixed fee in sending minor units. */
+  fixedFee: bigint;
+  /** Variable fee rate charged on the sending amount. */
+  variableFeeRate: Ratio;
+  updatedAt: Date;
+}
+
+/** Default sendingAmount of GET /exchange-rates (reference: 10000 minor units). */
+export const DEFAULT_SENDING_AMOUNT = 10_000n;
+
+/**
+ * Every corridor between the provider's currencies (source ≠ destination),
+ * optionally narrowed to one source and a set of destinations, priced with the
+ * same rule as quotes for `sendingAmount` locked on the sending side. Ordered by
+ * source then destination code.
+ */
+export function corridorRates(
+  rates: ExchangeRateProvider,
+  fees: FeeSchedule,
+  filter: { sourceCurrency?: string; destinationCurrencies?: string[]; sendingAmount?: bigint },
+): CorridorRate[] {
+  const codes = [...rates.currencies()].sort();
+  const sources = filter.sourceCurrency ? [filter.sourceCurrency] : codes;
+  const destinations = filter.destinationCurrencies?.length
+    ? [...new Set(filter.destinationCurrencies)].sort()
+    : codes;
+  const sendingAmount = filter.sendingAmount ?? DEFAULT_SENDING_AMOUNT;
+  const out: CorridorRate[] = [];
+  for (const from of sources) {
+    for (const to of destinations) {
+      if (from === to) continue;
+      const rate = rates.rate(from, to);
+      const terms = fees.terms(from, to);
+      let receivingAmount = 0n;
+      let exchangeRate: Ratio = { num: rate.majorRate.den, den: rate.majorRate.num };
+      try {
+        const q = computeQuoteAmounts({ side: 'SENDING', amount: sendingAmount, rate, fees: terms });
+        receivingAmount = q.totalReceivingAmount;
+        exchangeRate = q.exchangeRate;
+      } catch (e) {
+        if (!isDomainError(e) || (e.code !== 'AMOUNT_TOO_SMALL' && e.code !== 'AMOUNT_TOO_LARGE')) throw e;
+      }
+      const limits = amountLimits(from);
+      out.push({
+        sourceCurrency: from,
+        destinationCurrency: to,
+        destinationPaymentRail: DESTINATION_RAILS[to] ?? 'BANK_TRANSFER',
+        sendingAmount,
+        minSendingAmount: limits.min,
+        maxSendingAmount: limits.max,
+        receivingAmount,
+        exchangeRate,
+        fixedFee: terms.gridApiFixedFee,
+        variableFeeRate: terms.gridApiVariableFeeRate,
+        updatedAt: rate.updatedAt,
+      });
+    }
+  }
+  return out;
+}

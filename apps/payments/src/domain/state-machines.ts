@@ -1,0 +1,114 @@
+import { fail } from './errors.js';
+
+export type QuoteStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
+export type TransactionType = 'INCOMING' | 'OUTGOING';
+export type TransactionStatus =
+  'CREATED' | 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'REFUNDED' | 'EXPIRED';
+
+export const QUOTE_STATUSES: readonly QuoteStatus[] = [
+  'PENDING',
+  'PROCESSING',
+  'COMPLETED',
+  'FAILED',
+  'EXPIRED',
+];
+export const TRANSACTION_STATUSES: readonly TransactionStatus[] = [
+  'CREATED',
+  'PENDING',
+  'PROCESSING',
+  'COMPLETED',
+  'REJECTED',
+  'FAILED',
+  'REFUNDED',
+  'EXPIRED',
+];
+
+/** A state machine as an explicit table: state → states it may move to. */
+export type TransitionTable<S extends string> = Readonly<Record<S, readonly S[]>>;
+
+/**
+ * Quote: created PENDING; execute moves it to PROCESSING (hold placed, transaction
+ * created) and the rail's outcome to COMPLETED or FAILED; an unexecuted quote
+ * past expiresAt becomes EXPIRED.
+ */
+export const QUOTE_TRANSITIONS: TransitionTable<QuoteStatus> = {
+  PENDING: ['PROCESSING', 'EXPIRED'],
+  PROCESSING: ['COMPLETED', 'FAILED'],
+  COMPLETED: [],
+  FAILED: [],
+  EXPIRED: [],
+};
+
+/**
+ * OUTGOING transaction (a quote execution or a transfer-out):
+ * CREATED (lookup made) → PENDING (quote created / awaiting funding) →
+ * PROCESSING (funds held, handed to the rail) → COMPLETED. A payment that never
+ * gets funded EXPIREs; a failed one is FAILED, then REFUNDED once the hold is
+ * voided or the refund entry posted; REJECTED when the receiving institution
+ * refuses (refunded). A COMPLETED payment the receiving bank returns becomes
+ * FAILED (then REFUNDED).
+ */
+export const OUTGOING_TRANSITIONS: TransitionTable<TransactionStatus> = {
+  CREATED: ['PENDING', 'EXPIRED', 'FAILED'],
+  PENDING: ['PROCESSING', 'EXPIRED', 'FAILED'],
+  PROCESSING: ['COMPLETED', 'FAILED', 'REJECTED'],
+  COMPLETED: ['FAILED'],
+  FAILED: ['REFUNDED'],
+  REJECTED: [],
+  REFUNDED: [],
+  EXPIRED: [],
+};
+
+/**
+ * INCOMING transaction (an incoming UMA payment or a transfer-in):
+ * CREATED → PENDING (awaiting the platform's approval) → PROCESSING (approved,
+ * being credited) → COMPLETED. The platform may reject a PENDING payment
+ * (REJECTED, refunded to the sender); an approval that times out or a
+ * webhook error is FAILED; funds that never arrive EXPIRE.
+ */
+export const INCOMING_TRANSITIONS: TransitionTable<TransactionStatus> = {
+  CREATED: ['PENDING', 'PROCESSING', 'FAILED', 'EXPIRED'],
+  PENDING: ['PROCESSING', 'REJECTED', 'FAILED', 'EXPIRED'],
+  PROCESSING: ['COMPLETED', 'FAILED'],
+  COMPLETED: [],
+  FAILED: [],
+  REJECTED: [],
+  REFUNDED: [],
+  EXPIRED: [],
+};
+
+/** True when the table allows from → to. */
+export function canTransition<S extends string>(table: TransitionTable<S>, from: S, to: S): boolean {
+  return (table[from] ?? []).includes(to);
+}
+
+/** True when no transition leaves the state. */
+export function isTerminal<S extends string>(table: TransitionTable<S>, state: S): boolean {
+  return (table[state] ?? []).length === 0;
+}
+
+function assertTransition<S extends string>(what: string, table: TransitionTable<S>, from: S, to: S): S {
+  if (!canTransition(table, from, to)) {
+    throw fail('ILLEGAL_STATE_TRANSITION', `${what} cannot move from ${from} to ${to}`, { from, to });
+  }
+  return to;
+}
+
+/** The next quote status, or ILLEGAL_STATE_TRANSITION. */
+export function transitionQuote(from: QuoteStatus, to: QuoteStatus): QuoteStatus {
+  return assertTransition('A quote', QUOTE_TRANSITIONS, from, to);
+}
+
+/** The next transaction status under the machine of its type, or ILLEGAL_STATE_TRANSITION. */
+export function transitionTransaction(
+  type: TransactionType,
+  from: TransactionStatus,
+  to: TransactionStatus,
+): TransactionStatus {
+  return assertTransition(
+    `An ${type.toLowerCase()} transaction`,
+    type === 'OUTGOING' ? OUTGOING_TRANSITIONS : INCOMING_TRANSITIONS,
+    from,
+    to,
+  );
+}

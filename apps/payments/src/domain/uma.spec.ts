@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { missingPayerData } from './receiver-lookup.js';
+import { parseUmaAddress, SandboxUmaCounterparty, SANDBOX_RECEIVER_LOCAL_PARTS } from './uma.js';
+import { pageUmaProviders, SandboxUmaProviderDirectory } from './uma-providers.js';
+
+describe('UMA addresses', () => {
+  it('normalizes valid addresses to lower case', () => {
+    expect(parseUmaAddress(' $Alice.B+1@Pay.Example.COM ')).toEqual({
+      localPart: 'alice.b+1',
+      domain: 'pay.example.com',
+      address: '$alice.b+1@pay.example.com',
+    });
+  });
+
+  it('refuses malformed ones naming the field', () => {
+    for (const bad of [
+      'alice@x.example',
+      '$@x.example',
+      '$a@x',
+      '$a@-x.example',
+      '$a@@x.example',
+      '$a b@x.example',
+      `$${'a'.repeat(65)}@x.example`,
+    ]) {
+      expect(() => parseUmaAddress(bad, 'senderUmaAddress'), bad).toThrow(
+        expect.objectContaining({
+          code: 'INVALID_UMA_ADDRESS',
+          details: expect.objectContaining({ field: 'senderUmaAddress' }),
+        }),
+      );
+    }
+  });
+});
+
+describe('sandbox UMA counterparty', () => {
+  it('knows exactly the five sandbox receivers at its domain', async () => {
+    const uma = new SandboxUmaCounterparty('sandbox.sluice.local');
+    expect(SANDBOX_RECEIVER_LOCAL_PARTS).toEqual([
+      'success.usd',
+      'success.eur',
+      'success.mxn',
+      'pending.long.usd',
+      'fail.compliance.usd',
+    ]);
+    const pending = await uma.lookupReceiver(parseUmaAddress('$pending.long.usd@sandbox.sluice.local'));
+    expect(pending).toMatchObject({ currencies: ['USD'], sandboxBehavior: 'LONG_PENDING' });
+    expect(await uma.lookupReceiver(parseUmaAddress('$success.usd@other.example'))).toBeUndefined();
+    expect(await uma.lookupReceiver(parseUmaAddress('$success.gbp@sandbox.sluice.local'))).toBeUndefined();
+  });
+});
+
+describe('payer data', () => {
+  it('names every mandatory field missing or blank, ignoring optional ones', () => {
+    const lookup = {
+      requiredPayerDataFields: [
+        { name: 'FULL_NAME' as const, mandatory: true },
+        { name: 'BIRTH_DATE' as const, mandatory: true },
+        { name: 'NATIONALITY' as const, mandatory: false },
+      ],
+    };
+    expect(missingPayerData(lookup, undefined)).toEqual(['FULL_NAME', 'BIRTH_DATE']);
+    expect(missingPayerData(lookup, { FULL_NAME: '  ', BIRTH_DATE: '1990-01-01' })).toEqual(['FULL_NAME']);
+    expect(missingPayerData(lookup, { FULL_NAME: 'Ada', BIRTH_DATE: '1990-01-01' })).toEqual([]);
+  });
+});
+
+describe('UMA provider paging', () => {
+  it('walks every provider exactly once in both orders, for every page size', async () => {
+    const all = await new SandboxUmaProviderDirectory('sandbox.sluice.local').providers();
+    for (const sortOrder of ['asc', 'desc'] as const) {
+      for (let limit = 1; limit <= 11; limit++) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = pageUmaProviders(all, { sortOrder, limit, ...(cursor ? { cursor } : {}) });
+          expect(page.totalCount).toBe(all.length);
+          seen.push(...page.data.map((p) => p.domain));
+          cursor = page.nextCursor;
+        } while (cursor);
+        expect(new Set(seen).size, `${sortOrder} ${limit}`).toBe(all.length);
+        expect(seen).toHaveLength(all.length);
+      }
+    }
+  });
+});

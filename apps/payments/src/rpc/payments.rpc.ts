@@ -1,0 +1,149 @@
+import { payments as pb } from '@sluice/contracts';
+import { invalidInput, isCurrencyCode, isId, MAX_AMOUNT, type FieldError } from '@sluice/core';
+import { implement, type AsyncService, type RegisteredService } from '@sluice/rpc';
+import type { Logger } from '@sluice/logging';
+import type {
+  EnvironmentAdapters,
+  Environment,
+  ReceiverLookupsService,
+} from '../app/receiver-lookups.service.js';
+import { corridorRates } from '../domain/exchange-rate-table.js';
+import type { FeeSchedule } from '../domain/pricing.js';
+import { pageUmaProviders, type UmaProviderDirectory } from '../domain/uma-providers.js';
+import { corridorToPb, environmentFromPb, lookupToPb, providerToPb } from './payments.mapper.js';
+
+/** Collects field errors and throws them together as 400 INVALID_INPUT. */
+class Checks {
+  readonly errors: FieldError[] = [];
+  add(field: string, message: string): this {
+    this.errors.push({ field, message });
+    return this;
+  }
+  id(field: string, v: string | undefined, type: Parameters<typeof isId>[1], optional = false): this {
+    if (v === undefined || v === '') return optional ? this : this.add(field, 'is required');
+    return isId(v, type) ? this : this.add(field, `must be a ${type} id (${type}:<uuid>)`);
+  }
+  currency(field: string, v: string | undefined, supportedOf: () => readonly string[]): this {
+    if (v === undefined) return this;
+    const supported = supportedOf();
+    if (!isCurrencyCode(v)) return this.add(field, `unknown currency "${v}"`);
+    if (!supported.includes(v))
+      return this.add(field, `${v} is not supported; supported: ${supported.join(', ')}`);
+    return this;
+  }
+  env(e: Environment | undefined): this {
+    return e ? this : this.add('environment', 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION');
+  }
+  done(): void {
+    if (this.errors.length) throw invalidInput(this.errors);
+  }
+}
+
+/** gRPC handlers of sluice.payments.v1.PaymentsService: validate, translate, delegate. */
+export function paymentsRpc(o: {
+  lookups: ReceiverLookupsService;
+  adapters: Record<Environment, EnvironmentAdapters>;
+  fees: FeeSchedule;
+  directories: Record<Environment, UmaProviderDirectory>;
+  logger: Logger;
+}): RegisteredService {
+  const handlers: AsyncService<pb.PaymentsServiceServer> = {
+    async lookupUmaReceiver(req) {
+      const env = environmentFromPb(req.environment);
+      const c = new Checks()
+        .id('platformId', req.platformId, 'Platform')
+        .env(env)
+        .id('customerId', req.customerId, 'Customer', true);
+      if (!req.receiverUmaAddress) c.add('receiverUmaAddress', 'is required');
+      if (env) c.currency('sendingCurrency', req.sendingCurrency, () => o.adapters[env].rates.currencies());
+      c.done();
+      const lookup = await o.lookups.lookupUma({
+        platformId: req.platformId,
+        environment: env!,
+        receiverUmaAddress: req.receiverUmaAddress,
+        ...(req.senderUmaAddress ? { senderUmaAddress: req.senderUmaAddress } : {}),
+        ...(req.customerId ? { customerId: req.customerId } : {}),
+        sendingCurrency: req.sendingCurrency ?? 'USD',
+      });
+      return { lookup: lookupToPb(lookup) };
+    },
+
+    async lookupExternalAccountReceiver(req) {
+      const env = environmentFromPb(req.environment);
+      const c = new Checks()
+        .id('platformId', req.platformId, 'Platform')
+        .env(env)
+        .id('accountId', req.accountId, 'ExternalAccount')
+        .id('customerId', req.customerId, 'Customer', true);
+      if (env) c.currency('sendingCurrency', req.sendingCurrency, () => o.adapters[env].rates.currencies());
+      c.done();
+      const lookup = await o.lookups.lookupExternalAccount({
+        platformId: req.platformId,
+        environment: env!,
+        accountId: req.accountId,
+        ...(req.senderUmaAddress ? { senderUmaAddress: req.senderUmaAddress } : {}),
+        ...(req.customerId ? { customerId: req.customerId } : {}),
+        sendingCurrency: req.sendingCurrency ?? 'USD',
+      });
+      return { lookup: lookupToPb(lookup) };
+    },
+
+    async getReceiverLookup(req) {
+      new Checks().id('platformId', req.platformId, 'Platform').id('lookupId', req.lookupId, 'Lookup').done();
+      return { lookup: lookupToPb(await o.lookups.get(req.platformId, req.lookupId, req.includeExpired)) };
+    },
+
+    async listExchangeRates(req) {
+      const env = environmentFromPb(req.environment);
+      const c = new Checks().id('platformId', req.platformId, 'Platform').env(env);
+      if (env) {
+        const supported = () => o.adapters[env].rates.currencies();
+        c.currency('sourceCurrency', req.sourceCurrency, supported);
+        req.destinationCurrencies.forEach((d) => c.currency('destinationCurrency', d, supported));
+      }
+      if (req.sendingAmount !== undefined && (req.sendingAmount < 0n || req.sendingAmount > MAX_AMOUNT)) {
+        c.add('sendingAmount', `must be an integer from 0 to ${MAX_AMOUNT}`);
+      }
+      c.done();
+      o.adapters[env!].rates.currencies(); // EXCHANGE_RATES_UNAVAILABLE without a provider
+      const rates = corridorRates(o.adapters[env!].rates, o.fees, {
+        ...(req.sourceCurrency ? { sourceCurrency: req.sourceCurrency } : {}),
+        destinationCurrencies: req.destinationCurrencies,
+        ...(req.sendingAmount !== undefined ? { sendingAmount: req.sendingAmount } : {}),
+      });
+      return { rates: rates.map(corridorToPb) };
+    },
+
+    async listUmaProviders(req) {
+      const env = environmentFromPb(req.environment);
+      const c = new Checks().id('platformId', req.platformId, 'Platform').env(env);
+      if (req.countryCode !== undefined && !/^[A-Za-z]{2}$/.test(req.countryCode)) {
+        c.add('countryCode', 'must be an ISO 3166-1 alpha-2 country code');
+      }
+      if (req.currencyCode !== undefined && !isCurrencyCode(req.currencyCode.toUpperCase())) {
+        c.add('currencyCode', `unknown currency "${req.currencyCode}"`);
+      }
+      c.done();
+      const page = pageUmaProviders(await o.directories[env!].providers(req.platformId), {
+        ...(req.countryCode ? { countryCode: req.countryCode } : {}),
+        ...(req.currencyCode ? { currencyCode: req.currencyCode } : {}),
+        ...(req.hasBlockedProviders !== undefined ? { hasBlockedProviders: req.hasBlockedProviders } : {}),
+        sortOrder: req.sortOrder === pb.SortOrder.ASC ? 'asc' : 'desc',
+        limit: req.limit,
+        ...(req.cursor ? { cursor: req.cursor } : {}),
+      });
+      return {
+        providers: page.data.map(providerToPb),
+        hasMore: page.hasMore,
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+        totalCount: page.totalCount,
+      };
+    },
+  };
+  return implement<pb.PaymentsServiceServer>(
+    pb.PaymentsServiceService,
+    handlers,
+    o.logger,
+    'sluice.payments.v1.PaymentsService',
+  );
+}

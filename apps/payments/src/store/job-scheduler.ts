@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto';
+import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import type { Clock } from '@sluice/core';
+import type { Logger } from '@sluice/logging';
+import type { Worker } from '@sluice/runtime';
+
+/** A claimed job as its handler sees it. */
+export interface Job<P = Record<string, unknown>> {
+  /** Unique and stable: the idempotency key for anything the handler does outside this database. */
+  id: string;
+  kind: string;
+  payload: P;
+  runAt: Date;
+  /** 1 on the first run, 2 on the first retry, … */
+  attempt: number;
+}
+
+/**
+ * Runs a job. Called inside a transaction (`em`) that also marks the job done:
+ * writes made through `em` commit exactly once together with the completion. A
+ * handler that calls other services must pass `job.id` (or a key derived from
+ * it) as their idempotency key, because a crash after such a call re-runs it.
+ */
+export type JobHandler<P = Record<string, unknown>> = (job: Job<P>, em: EntityManager) => Promise<void>;
+
+export interface JobSchedulerOptions {
+  /** Multiplies every delay given to `schedule` (SANDBOX_TIME_SCALE). */
+  timeScale?: number;
+  /** How long a claim is exclusive; a worker that died releases its jobs after this. */
+  leaseMs?: number;
+  pollMs?: number;
+  /** Jobs claimed per pass. */
+  batchSize?: number;
+  /** After this many failed attempts a job is dead (failed_at set, never run again). */
+  maxAttempts?: number;
+  /** First retry delay; doubles per attempt, capped at 5 minutes (not scaled). */
+  retryBaseMs?: number;
+  /** Names this instance in locked_by (for operators). */
+  instanceId?: string;
+  logger?: Logger;
+}
+
+interface JobRow {
+  id: string;
+  kind: string;
+  payload: Record<string, unknown>;
+  run_at: Date | string;
+  attempts: number;
+  locked_by: string;
+}
+
+/**
+ * The durable scheduler of the payments service: timed jobs in
+ * `payments.scheduled_jobs`, claimed with `FOR UPDATE SKIP LOCKED` under a lease
+ * so any number of replicas share the work without running a job twice; jobs
+ * survive restarts (they are rows); each job's completion commits in the same
+ * transaction as its handler's writes. Delays are multiplied by the sandbox time
+ * scale. Also the runtime Worker that polls for due jobs.
+ */
+export class JobScheduler implements Worker {
+  private readonly handlers = new Map<string, JobHandler<never>>();
+  private readonly timeScale: number;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly batchSize: number;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+  private readonly instanceId: string;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    opts: JobSchedulerOptions = {},
+  ) {
+    this.timeScale = opts.timeScale ?? 1;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+    this.pollMs = opts.pollMs ?? 250;
+    this.batchSize = opts.batchSize ?? 20;
+    this.maxAttempts = opts.maxAttempts ?? 10;
+    this.retryBaseMs = opts.retryBaseMs ?? 1_000;
+    this.instanceId = opts.instanceId ?? `payments-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.logger = opts.logger;
+    if (!(this.timeScale > 0)) throw new Error('timeScale must be > 0');
+  }
+
+  private readonly logger: Logger | undefined;
+
+  /** Registers the handler of a job kind (one per kind). */
+  register<P>(kind: string, handler: JobHandler<P>): this {
+    if (this.handlers.has(kind)) throw new Error(`job kind ${kind} already has a handler`);
+    this.handlers.set(kind, handler as JobHandler<never>);
+    return this;
+  }
+
+  /**
+   * Schedules a job to run `delayMs` × timeScale from now. Pass `em` to write it
+   * in the caller's transaction (it then exists iff that transaction commits).
+   * With an explicit `id` scheduling is idempotent: an existing job with that id
+   * is kept as it is. `realTime` exempts housekeeping from the sandbox time
+   * scale. Returns the job id.
+   */
+  async schedule(
+    job: {
+      kind: string;
+      payload?: Record<string, unknown>;
+      delayMs?: number;
+      id?: string;
+      realTime?: boolean;
+    },
+    em?: EntityManager,
+  ): Promise<string> {
+    const id = job.id ?? `job:${randomUUID()}`;
+    const delay = Math.max(0, Math.round((job.delayMs ?? 0) * (job.realTime ? 1 : this.timeScale)));
+    const runAt = new Date(this.clock.now().getTime() + delay);
+    const sql = `INSERT INTO scheduled_jobs (id, kind, payload, run_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?) ON CONFLICT (id) DO NOTHING`;
+    const params = [id, job.kind, JSON.stringify(job.payload ?? {}), runAt, this.clock.now()];
+    if (em) await em.execute(sql, params);
+    else await this.orm.em.fork().execute(sql, params);
+    this.nudge();
+    return id;
+  }
+
+  /** Claims due jobs and runs them; returns how many completed. Used by the poll loop and by tests. */
+  async runDue(): Promise<number> {
+    // Only kinds this instance can run: during a rolling deploy an older replica
+    // leaves jobs of kinds it does not know to the newer ones.
+    const kinds = [...this.handlers.keys()];
+    if (kinds.length === 0) return 0;
+    const now = this.clock.now();
+    const token = `${this.instanceId}:${randomUUID()}`;
+    const rows = await this.orm.em.fork().execute<JobRow[]>(
+      `UPDATE scheduled_jobs j SET locked_until = ?, locked_by = ?, attempts = j.attempts + 1
+       FROM (SELECT id FROM scheduled_jobs
+             WHERE done_at IS NULL AND failed_at IS NULL AND run_at <= ? AND kind IN (SELECT jsonb_array_elements_text(?::jsonb))
+               AND (locked_until IS NULL OR locked_until <= ?)
+             ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) due
+       WHERE j.id = due.id
+       RETURNING j.id, j.kind, j.payload, j.run_at, j.attempts, j.locked_by`,
+      [new Date(now.getTime() + this.leaseMs), token, now, JSON.stringify(kinds), now, this.batchSize],
+    );
+    const results = await Promise.all(rows.map((r) => this.runOne(r)));
+    return results.filter(Boolean).length;
+  }
+
+  private async runOne(row: JobRow): Promise<boolean> {
+    const handler = this.handlers.get(row.kind);
+    const job: Job = {
+      id: row.id,
+      kind: row.kind,
+      payload:
+        typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
+      runAt: new Date(row.run_at),
+      attempt: row.attempts,
+    };
+    try {
+      if (!handler) throw new Error(`no handler for job kind ${row.kind}`);
+      return await transactional(this.orm, async (em) => {
+        // Locks the row and completes it only if our lease still holds; the handler's
+        // writes commit with the completion or not at all.
+        const mine = await em.execute<{ id: string }[]>(
+          `UPDATE scheduled_jobs SET done_at = ?, locked_until = NULL, last_error = NULL
+           WHERE id = ? AND locked_by = ? AND done_at IS NULL AND failed_at IS NULL RETURNING id`,
+          [this.clock.now(), row.id, row.locked_by],
+        );
+        if (mine.length === 0) return false;
+        await handler(job as never, em);
+        return true;
+      });
+    } catch (err) {
+      const dead = row.attempts >= this.maxAttempts;
+      const retryAt = new Date(
+        this.clock.now().getTime() + Math.min(300_000, this.retryBaseMs * 2 ** (row.attempts - 1)),
+      );
+      this.logger?.[dead ? 'error' : 'warn'](
+        { job: row.id, kind: row.kind, attempt: row.attempts, err },
+        dead ? 'job dead' : 'job failed, will retry',
+      );
+      await this.orm.em
+        .fork()
+        .execute(
+          `UPDATE scheduled_jobs SET locked_until = NULL, locked_by = NULL, last_error = ?, run_at = ?, failed_at = ?
+           WHERE id = ? AND locked_by = ? AND done_at IS NULL`,
+          [
+            String((err as Error)?.message ?? err).slice(0, 1000),
+            retryAt,
+            dead ? this.clock.now() : null,
+            row.id,
+            row.locked_by,
+          ],
+        )
+        .catch((e: unknown) => this.logger?.error({ job: row.id, err: e }, 'could not record job failure'));
+      return false;
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedulePoll(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** Polls soon (after a local schedule), unless stopped or a pass is running. */
+  private nudge(): void {
+    if (!this.stopped && !this.running) this.schedulePoll(0);
+  }
+
+  private schedulePoll(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.stopped || this.running) return;
+      this.running = (async () => {
+        let more = true;
+        while (more && !this.stopped) {
+          more =
+            (await this.runDue().catch((err: unknown) => {
+              this.logger?.error({ err }, 'job poll failed');
+              return 0;
+            })) >= this.batchSize;
+        }
+      })().finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedulePoll(this.pollMs);
+      });
+    }, ms);
+    this.timer.unref?.();
+  }
+}

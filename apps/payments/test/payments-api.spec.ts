@@ -1,0 +1,453 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { payments as pb } from '@sluice/contracts';
+import { DomainError, ManualClock, newId } from '@sluice/core';
+import { accounts } from '@sluice/contracts';
+import { createLogger } from '@sluice/logging';
+import { createRpcClient, implement, startRpcServer, type PromiseClient, type RpcServer } from '@sluice/rpc';
+import { startService, type RunningService } from '@sluice/runtime';
+import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { paymentsService } from '../src/index.js';
+
+// The payments API over real gRPC against real Postgres: receiver lookups (stored,
+// expiring, platform-scoped), exchange rates and the UMA provider directory.
+
+const DOMAIN = 'sandbox.test.sluice';
+const clock = new ManualClock('2026-05-01T10:00:00Z');
+let db: TestDatabase;
+let prefix: string;
+let running: RunningService<Record<string, unknown>>;
+let client: PromiseClient<pb.PaymentsServiceClient>;
+let sql: pg.Pool;
+const platformId = newId('Platform');
+const SANDBOX = pb.Environment.SANDBOX;
+
+/** External accounts the stand-in accounts service knows: id → (platform, currency, status). */
+const externalAccounts = new Map<
+  string,
+  { platformId: string; currency: string; status: accounts.ExternalAccountStatus }
+>();
+let accountsServer: RpcServer;
+
+async function startFakeAccounts(): Promise<RpcServer> {
+  const logger = createLogger('fake-accounts', 'silent');
+  const handlers: Record<string, (req: never) => Promise<unknown>> = {};
+  for (const m of Object.keys(accounts.AccountsServiceService)) {
+    handlers[m] = async () => {
+      throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
+    };
+  }
+  handlers.getExternalAccount = async (req: accounts.GetExternalAccountRequest) => {
+    const a = externalAccounts.get(req.accountId);
+    if (!a || a.platformId !== req.platformId) {
+      throw new DomainError(
+        'NOT_FOUND',
+        'EXTERNAL_ACCOUNT_NOT_FOUND',
+        `External account ${req.accountId} not found`,
+      );
+    }
+    return {
+      account: {
+        id: req.accountId,
+        platformId: a.platformId,
+        status: a.status,
+        currency: a.currency,
+        defaultUmaDepositAccount: false,
+        beneficiaryVerificationStatus: accounts.BeneficiaryVerificationStatus.MATCHED,
+        environment: accounts.Environment.SANDBOX,
+        primaryIdentifier: '000123456789',
+      } as accounts.ExternalAccount,
+    };
+  };
+  return startRpcServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    services: [
+      implement<accounts.AccountsServiceServer>(accounts.AccountsServiceService, handlers as never, logger),
+    ],
+  });
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('payapi');
+  prefix = testPrefix('payapi');
+  accountsServer = await startFakeAccounts();
+  running = (await startService(
+    { ...paymentsService, clock },
+    {
+      DATABASE_URL: db.url,
+      NATS_URL: await natsUrl(),
+      EVENT_SUBJECT_PREFIX: prefix,
+      GRPC_PORT: '0',
+      SANDBOX_UMA_DOMAIN: DOMAIN,
+      ACCOUNTS_GRPC_URL: `127.0.0.1:${accountsServer.port}`,
+      LOOKUP_TTL_SECONDS: '600',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    },
+  )) as never;
+  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
+    defaultDeadlineMs: 5000,
+  });
+  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+});
+
+afterAll(async () => {
+  client?.close();
+  await running?.stop();
+  await accountsServer?.shutdown(0);
+  await sql?.end();
+  await dropStreams(await natsUrl(), prefix);
+  await db?.drop();
+});
+
+async function rejection(p: Promise<unknown>): Promise<DomainError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as DomainError;
+  }
+  throw new Error('expected a rejection');
+}
+
+const lookup = (receiverUmaAddress: string, extra: Partial<pb.LookupUmaReceiverRequest> = {}) =>
+  client.lookupUmaReceiver({ platformId, environment: SANDBOX, receiverUmaAddress, ...extra });
+
+describe('LookupUmaReceiver', () => {
+  it('resolves each sandbox receiver with its currency, estimated rate, limits, payer data and behaviour, and stores it', async () => {
+    const cases = [
+      ['success.usd', 'USD', '1', pb.SandboxReceiverBehavior.SUCCESS],
+      ['success.eur', 'EUR', '1.08', pb.SandboxReceiverBehavior.SUCCESS],
+      ['success.mxn', 'MXN', '0.058', pb.SandboxReceiverBehavior.SUCCESS],
+      ['pending.long.usd', 'USD', '1', pb.SandboxReceiverBehavior.LONG_PENDING],
+      ['fail.compliance.usd', 'USD', '1', pb.SandboxReceiverBehavior.COMPLIANCE_FAILURE],
+    ] as const;
+    const stored_: Record<string, string> = {
+      'success.usd': 'SUCCESS',
+      'success.eur': 'SUCCESS',
+      'success.mxn': 'SUCCESS',
+      'pending.long.usd': 'LONG_PENDING',
+      'fail.compliance.usd': 'COMPLIANCE_FAILURE',
+    };
+    for (const [local, code, rate, behavior] of cases) {
+      const { lookup: l } = await lookup(`$${local}@${DOMAIN}`, {
+        senderUmaAddress: '$Alice@Sender.example',
+      });
+      expect(l!.id).toMatch(/^Lookup:[0-9a-f-]{36}$/);
+      expect(l).toMatchObject({
+        platformId,
+        receiverUmaAddress: `$${local}@${DOMAIN}`,
+        senderUmaAddress: '$alice@sender.example',
+        sendingCurrency: 'USD',
+        sandboxBehavior: behavior,
+        supportedCurrencies: [
+          { currency: { code, decimals: 2 }, estimatedExchangeRate: rate, min: 100n, max: 1_000_000_000n },
+        ],
+      });
+      expect(l!.expiresAt!.getTime() - l!.createdAt!.getTime()).toBe(600_000);
+      const names = l!.requiredPayerDataFields.filter((f) => f.mandatory).map((f) => f.name);
+      expect(names).toEqual(local.startsWith('fail') ? ['FULL_NAME', 'BIRTH_DATE'] : ['FULL_NAME']);
+      const stored = await sql.query(
+        `SELECT sandbox_behavior, receiver_uma_address FROM payments.receiver_lookups WHERE id = $1`,
+        [l!.id],
+      );
+      expect(stored.rows).toEqual([
+        { sandbox_behavior: stored_[local], receiver_uma_address: `$${local}@${DOMAIN}` },
+      ]);
+    }
+  });
+
+  it('quotes the estimated rate from the requested sending currency', async () => {
+    const { lookup: l } = await lookup(`$success.eur@${DOMAIN}`, { sendingCurrency: 'BTC' });
+    // 1 EUR = 1.08 USD = 1.08 / 65000 BTC.
+    expect(l!.supportedCurrencies[0]!.estimatedExchangeRate).toBe('0.0000166153846154');
+  });
+
+  it('answers 404 UMA_RECEIVER_NOT_FOUND for an unknown sandbox receiver or another domain, and stores nothing', async () => {
+    const before = (await sql.query('SELECT count(*)::int AS n FROM payments.receiver_lookups')).rows[0].n;
+    for (const address of [`$nobody@${DOMAIN}`, '$success.usd@elsewhere.example']) {
+      const e = await rejection(lookup(address));
+      expect(e).toMatchObject({ kind: 'NOT_FOUND', code: 'UMA_RECEIVER_NOT_FOUND' });
+    }
+    expect((await sql.query('SELECT count(*)::int AS n FROM payments.receiver_lookups')).rows[0].n).toBe(
+      before,
+    );
+  });
+
+  it('refuses malformed addresses with INVALID_UMA_ADDRESS on receiverUmaAddress', async () => {
+    for (const bad of [
+      'success.usd@x.example',
+      '$@x.example',
+      '$a b@x.example',
+      '$a@localhost',
+      '$a@b@c.example',
+      `$${'a'.repeat(65)}@x.example`,
+    ]) {
+      const e = await rejection(lookup(bad));
+      expect(e, bad).toMatchObject({
+        kind: 'INVALID_ARGUMENT',
+        code: 'INVALID_UMA_ADDRESS',
+        details: { field: 'receiverUmaAddress' },
+      });
+    }
+    const sender = await rejection(lookup(`$success.usd@${DOMAIN}`, { senderUmaAddress: 'alice' }));
+    expect(sender).toMatchObject({ code: 'INVALID_UMA_ADDRESS', details: { field: 'senderUmaAddress' } });
+  });
+
+  it('refuses other bad fields with INVALID_INPUT naming each', async () => {
+    const e = await rejection(
+      client.lookupUmaReceiver({
+        platformId: 'nope',
+        environment: pb.Environment.UNSPECIFIED,
+        receiverUmaAddress: '',
+        customerId: 'Customer:1',
+      }),
+    );
+    expect(e.code).toBe('INVALID_INPUT');
+    expect((e.details!.errors as { field: string }[]).map((x) => x.field).sort()).toEqual([
+      'customerId',
+      'environment',
+      'platformId',
+      'receiverUmaAddress',
+    ]);
+    const cur = await rejection(lookup(`$success.usd@${DOMAIN}`, { sendingCurrency: 'JPY' }));
+    expect(cur).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field: 'sendingCurrency' }] } });
+  });
+
+  it('is UNAVAILABLE for production platforms until a UMA counterparty is configured', async () => {
+    const e = await rejection(lookup(`$success.usd@${DOMAIN}`, { environment: pb.Environment.PRODUCTION }));
+    expect(e).toMatchObject({ kind: 'UNAVAILABLE', code: 'UMA_COUNTERPARTY_UNAVAILABLE' });
+  });
+});
+
+describe('LookupExternalAccountReceiver', () => {
+  const account = (currency: string, status = accounts.ExternalAccountStatus.ACTIVE, owner = platformId) => {
+    const id = newId('ExternalAccount');
+    externalAccounts.set(id, { platformId: owner, currency, status });
+    return id;
+  };
+  const lookupAccount = (accountId: string, extra: Partial<pb.LookupExternalAccountReceiverRequest> = {}) =>
+    client.lookupExternalAccountReceiver({ platformId, environment: SANDBOX, accountId, ...extra });
+
+  it('looks up an active account: its currency with the estimated rate and limits, no payer data; stored', async () => {
+    const accountId = account('EUR');
+    const customerId = newId('Customer');
+    const { lookup: l } = await lookupAccount(accountId, { customerId, sendingCurrency: 'GBP' });
+    expect(l).toMatchObject({
+      platformId,
+      externalAccountId: accountId,
+      customerId,
+      sendingCurrency: 'GBP',
+      // 1 EUR = 1.08 USD = 1.08 / 1.27 GBP
+      supportedCurrencies: [
+        {
+          currency: { code: 'EUR' },
+          estimatedExchangeRate: '0.850393700787',
+          min: 100n,
+          max: 1_000_000_000n,
+        },
+      ],
+      requiredPayerDataFields: [],
+    });
+    expect(l!.receiverUmaAddress).toBeUndefined();
+    const got = await client.getReceiverLookup({ platformId, lookupId: l!.id, includeExpired: false });
+    expect(got.lookup).toEqual(l);
+  });
+
+  it('passes NOT_FOUND through for an unknown or another platform’s account; refuses inactive and unsupported ones', async () => {
+    for (const id of [
+      newId('ExternalAccount'),
+      account('USD', accounts.ExternalAccountStatus.ACTIVE, newId('Platform')),
+    ]) {
+      expect(await rejection(lookupAccount(id))).toMatchObject({
+        kind: 'NOT_FOUND',
+        code: 'EXTERNAL_ACCOUNT_NOT_FOUND',
+      });
+    }
+    expect(
+      await rejection(lookupAccount(account('USD', accounts.ExternalAccountStatus.INACTIVE))),
+    ).toMatchObject({
+      kind: 'FAILED_PRECONDITION',
+      code: 'EXTERNAL_ACCOUNT_NOT_USABLE',
+      details: { field: 'accountId', status: 'INACTIVE' },
+    });
+    expect(await rejection(lookupAccount(account('JPY')))).toMatchObject({
+      code: 'UNSUPPORTED_CURRENCY',
+      details: { field: 'accountId' },
+    });
+  });
+
+  it('refuses malformed ids before asking accounts', async () => {
+    const e = await rejection(
+      lookupAccount('InternalAccount:0190a3c2-0000-7000-8000-000000000000', { customerId: 'x' }),
+    );
+    expect((e.details!.errors as { field: string }[]).map((x) => x.field)).toEqual([
+      'accountId',
+      'customerId',
+    ]);
+  });
+});
+
+describe('GetReceiverLookup', () => {
+  it('returns the platform’s lookup until it expires; another platform gets NOT_FOUND', async () => {
+    const { lookup: l } = await lookup(`$success.mxn@${DOMAIN}`);
+    const got = await client.getReceiverLookup({ platformId, lookupId: l!.id, includeExpired: false });
+    expect(got.lookup).toEqual(l);
+    const other = await rejection(
+      client.getReceiverLookup({ platformId: newId('Platform'), lookupId: l!.id, includeExpired: false }),
+    );
+    expect(other).toMatchObject({ kind: 'NOT_FOUND', code: 'LOOKUP_NOT_FOUND' });
+    clock.advance(600_000);
+    const expired = await rejection(
+      client.getReceiverLookup({ platformId, lookupId: l!.id, includeExpired: false }),
+    );
+    expect(expired).toMatchObject({
+      kind: 'FAILED_PRECONDITION',
+      code: 'LOOKUP_EXPIRED',
+      details: { field: 'lookupId' },
+    });
+    expect(
+      (await client.getReceiverLookup({ platformId, lookupId: l!.id, includeExpired: true })).lookup!.id,
+    ).toBe(l!.id);
+    const bad = await rejection(
+      client.getReceiverLookup({ platformId, lookupId: 'Quote:x', includeExpired: false }),
+    );
+    expect(bad).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field: 'lookupId' }] } });
+  });
+});
+
+describe('ListExchangeRates', () => {
+  it('lists every corridor priced like a quote, filtered by source and destinations', async () => {
+    const all = await client.listExchangeRates({
+      platformId,
+      environment: SANDBOX,
+      destinationCurrencies: [],
+    });
+    expect(all.rates).toHaveLength(7 * 6);
+    const some = await client.listExchangeRates({
+      platformId,
+      environment: SANDBOX,
+      sourceCurrency: 'USD',
+      destinationCurrencies: ['MXN', 'EUR', 'EUR'],
+      sendingAmount: 10_000n,
+    });
+    expect(some.rates.map((r) => r.destinationCurrency!.code)).toEqual(['EUR', 'MXN']);
+    expect(some.rates[0]).toMatchObject({
+      sourceCurrency: { code: 'USD' },
+      destinationPaymentRail: 'SEPA_INSTANT',
+      sendingAmount: 10_000n,
+      receivingAmount: 9_223n, // see the worked example in docs/payments.md
+      exchangeRate: '1.08',
+      fixedFee: 10n,
+      variableFeeRate: '0.003',
+      minSendingAmount: 100n,
+      maxSendingAmount: 1_000_000_000n,
+    });
+    // 9960 cents converted at 1/0.058 = 171724.1… centavos → 171725 (rounded up for the customer).
+    expect(some.rates[1]!.receivingAmount).toBe(171_725n);
+  });
+
+  it('refuses unknown or unsupported currencies and bad amounts, naming the field', async () => {
+    const e = await rejection(
+      client.listExchangeRates({
+        platformId,
+        environment: SANDBOX,
+        sourceCurrency: 'XXX',
+        destinationCurrencies: ['JPY'],
+        sendingAmount: -1n,
+      }),
+    );
+    expect((e.details!.errors as { field: string }[]).map((x) => x.field)).toEqual([
+      'sourceCurrency',
+      'destinationCurrency',
+      'sendingAmount',
+    ]);
+  });
+});
+
+describe('production platforms', () => {
+  it('get 503-class errors rather than sandbox prices or providers pretending to be real', async () => {
+    const e = await rejection(
+      client.listExchangeRates({
+        platformId,
+        environment: pb.Environment.PRODUCTION,
+        destinationCurrencies: [],
+      }),
+    );
+    expect(e).toMatchObject({ kind: 'UNAVAILABLE', code: 'EXCHANGE_RATES_UNAVAILABLE' });
+    const providers = await client.listUmaProviders({
+      platformId,
+      environment: pb.Environment.PRODUCTION,
+      sortOrder: pb.SortOrder.UNSPECIFIED,
+      limit: 0,
+    });
+    expect(providers).toEqual({ providers: [], hasMore: false, totalCount: 0 });
+  });
+});
+
+describe('ListUmaProviders', () => {
+  const list = (req: Partial<pb.ListUmaProvidersRequest> = {}) =>
+    client.listUmaProviders({
+      platformId,
+      environment: SANDBOX,
+      sortOrder: pb.SortOrder.UNSPECIFIED,
+      limit: 0,
+      ...req,
+    });
+
+  it('pages the directory by name, desc by default, with the envelope', async () => {
+    const first = await list({ limit: 4 });
+    expect(first.totalCount).toBe(10);
+    expect(first.hasMore).toBe(true);
+    const names = [...first.providers.map((p) => p.name)];
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const next = await list({ limit: 4, cursor });
+      names.push(...next.providers.map((p) => p.name));
+      cursor = next.nextCursor;
+      if (!next.hasMore) expect(next.nextCursor).toBeUndefined();
+    }
+    expect(names).toHaveLength(10);
+    expect(names).toEqual([...names].sort((a, b) => b.toLowerCase().localeCompare(a.toLowerCase())));
+    const asc = await list({ sortOrder: pb.SortOrder.ASC, limit: 100 });
+    expect(asc.providers.map((p) => p.name)).toEqual([...names].reverse());
+    expect(asc.providers.find((p) => p.domain === DOMAIN)).toMatchObject({
+      name: 'Sluice Sandbox UMA',
+      allowListStatus: true,
+    });
+  });
+
+  it('filters by country, currency and allowlist', async () => {
+    const mx = await list({ countryCode: 'mx', currencyCode: 'MXN', sortOrder: pb.SortOrder.ASC });
+    expect(mx.providers.map((p) => p.domain)).toEqual([
+      'pacifico.example',
+      'orbit-remit.example',
+      'quetzal.example',
+      DOMAIN,
+    ]);
+    const allowed = await list({
+      countryCode: 'MX',
+      currencyCode: 'MXN',
+      hasBlockedProviders: false,
+      sortOrder: pb.SortOrder.ASC,
+    });
+    expect(allowed.providers.map((p) => p.domain)).toEqual([
+      'pacifico.example',
+      'orbit-remit.example',
+      DOMAIN,
+    ]);
+    expect(allowed.totalCount).toBe(3);
+  });
+
+  it('refuses bad filters, limits and cursors with field errors', async () => {
+    for (const [req, field] of [
+      [{ countryCode: 'USA' }, 'countryCode'],
+      [{ currencyCode: 'DOGE' }, 'currencyCode'],
+      [{ limit: 101 }, 'limit'],
+      [{ cursor: 'garbage!' }, 'cursor'],
+    ] as const) {
+      const e = await rejection(list(req));
+      expect(e, field).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field }] } });
+    }
+  });
+});

@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { ManualClock } from '@sluice/core';
+import { createLogger } from '@sluice/logging';
+import { openStore, type MikroORM } from '@sluice/store';
+import { EVENT_TABLES_MIGRATION } from '@sluice/events';
+import { startService, type RunningService } from '@sluice/runtime';
+import {
+  createTestDatabase,
+  dropStreams,
+  eventually,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
+import { paymentsService } from '../src/index.js';
+import { JobScheduler } from '../src/store/job-scheduler.js';
+import { migrations } from '../src/store/migrations.js';
+
+// The durable scheduler against real Postgres: the payments service migrates the
+// schema; extra scheduler instances with their own connection pools play replicas.
+
+let db: TestDatabase;
+let prefix: string;
+let running: RunningService<Record<string, unknown>>;
+let sql: pg.Pool;
+const orms: MikroORM[] = [];
+const logger = createLogger('scheduler-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+
+async function replicaOrm(): Promise<MikroORM> {
+  const orm = await openStore({
+    databaseUrl: db.url,
+    schema: 'payments',
+    entities: [],
+    migrations: [EVENT_TABLES_MIGRATION, ...migrations],
+    poolMax: 5,
+  });
+  orms.push(orm);
+  return orm;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('payjobs');
+  prefix = testPrefix('payjobs');
+  running = (await startService(paymentsService, {
+    DATABASE_URL: db.url,
+    NATS_URL: await natsUrl(),
+    EVENT_SUBJECT_PREFIX: prefix,
+    GRPC_PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  })) as never;
+  sql = new pg.Pool({ connectionString: db.url, max: 4 });
+  await sql.query(
+    'CREATE TABLE payments.job_effects (job_id text NOT NULL, at timestamptz NOT NULL DEFAULT now())',
+  );
+});
+
+afterAll(async () => {
+  await running?.stop();
+  for (const o of orms) await o.close();
+  await sql?.end();
+  await dropStreams(await natsUrl(), prefix);
+  await db?.drop();
+});
+
+const effects = async (like: string) =>
+  (
+    await sql.query<{ job_id: string; n: string }>(
+      `SELECT job_id, count(*) AS n FROM payments.job_effects WHERE job_id LIKE $1 GROUP BY job_id`,
+      [like],
+    )
+  ).rows;
+
+describe('JobScheduler', () => {
+  it('the running service migrated the job table; its worker leaves kinds it has no handler for alone', async () => {
+    const cols = await sql.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_schema = 'payments' AND table_name = 'scheduled_jobs'`,
+    );
+    expect(cols.rows.map((r) => r.column_name)).toEqual(
+      expect.arrayContaining(['id', 'kind', 'payload', 'run_at', 'attempts', 'locked_until', 'done_at']),
+    );
+    await sql.query(
+      `INSERT INTO payments.scheduled_jobs (id, kind, run_at) VALUES ('orphan:1', 'kind-from-a-newer-release', now() - interval '1 second')`,
+    );
+    await new Promise((r) => setTimeout(r, 800)); // > 3 poll intervals of the service's worker
+    const row = (
+      await sql.query(
+        `SELECT attempts, locked_by, done_at FROM payments.scheduled_jobs WHERE id = 'orphan:1'`,
+      )
+    ).rows[0];
+    expect(row).toEqual({ attempts: 0, locked_by: null, done_at: null });
+  });
+
+  it('two replicas racing over 200 due jobs run each exactly once, writes and completion together', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const seen: string[] = [];
+    const make = async (name: string) =>
+      new JobScheduler(await replicaOrm(), clock, { instanceId: name, batchSize: 7, logger }).register<{
+        n: number;
+      }>('race', async (job, em) => {
+        seen.push(job.id);
+        await em.execute('INSERT INTO job_effects (job_id) VALUES (?)', [job.id]);
+        await new Promise((r) => setTimeout(r, Math.random() * 3));
+      });
+    const a = await make('a');
+    const b = await make('b');
+    for (let i = 0; i < 200; i++) await a.schedule({ kind: 'race', id: `race:${i}`, payload: { n: i } });
+    const drain = async (s: JobScheduler) => {
+      while ((await s.runDue()) > 0);
+    };
+    await Promise.all([drain(a), drain(b), drain(a), drain(b)]);
+    const rows = await effects('race:%');
+    expect(rows).toHaveLength(200);
+    expect(rows.every((r) => r.n === '1')).toBe(true);
+    expect(new Set(seen).size).toBe(200);
+    expect(seen).toHaveLength(200);
+    const done = await sql.query(
+      `SELECT count(*)::int AS n FROM payments.scheduled_jobs WHERE id LIKE 'race:%' AND done_at IS NOT NULL AND attempts = 1`,
+    );
+    expect(done.rows[0].n).toBe(200);
+  });
+
+  it('runs a job only once it is due, with the delay multiplied by the time scale; scheduling the same id twice keeps one job', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const ran: string[] = [];
+    const s = new JobScheduler(await replicaOrm(), clock, { timeScale: 0.01, logger }).register(
+      'timed',
+      async (job) => {
+        ran.push(job.id);
+      },
+    );
+    await s.schedule({ kind: 'timed', id: 'timed:1', delayMs: 360_000 }); // 6 min × 0.01 = 3.6 s
+    await s.schedule({ kind: 'timed', id: 'timed:1', delayMs: 0 });
+    const row = await sql.query(`SELECT run_at FROM payments.scheduled_jobs WHERE id = 'timed:1'`);
+    expect(new Date(row.rows[0].run_at).toISOString()).toBe('2026-03-01T00:00:03.600Z');
+    clock.advance(3_599);
+    expect(await s.runDue()).toBe(0);
+    clock.advance(1);
+    expect(await s.runDue()).toBe(1);
+    expect(await s.runDue()).toBe(0);
+    expect(ran).toEqual(['timed:1']);
+  });
+
+  it('a job claimed by a worker that died runs again once the lease expires, and never while it holds', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const s = new JobScheduler(await replicaOrm(), clock, { leaseMs: 30_000, logger }).register(
+      'lease',
+      async (job, em) => {
+        await em.execute('INSERT INTO job_effects (job_id) VALUES (?)', [job.id]);
+      },
+    );
+    await s.schedule({ kind: 'lease', id: 'lease:1' });
+    // A replica claimed it and crashed before completing: its claim committed, its work did not.
+    await sql.query(
+      `UPDATE payments.scheduled_jobs SET locked_until = $1, locked_by = 'dead-replica:x', attempts = 1 WHERE id = 'lease:1'`,
+      [new Date(clock.now().getTime() + 30_000)],
+    );
+    clock.advance(29_999);
+    expect(await s.runDue()).toBe(0);
+    clock.advance(1);
+    expect(await s.runDue()).toBe(1);
+    expect(await effects('lease:%')).toEqual([{ job_id: 'lease:1', n: '1' }]);
+    const row = (
+      await sql.query(`SELECT attempts, done_at FROM payments.scheduled_jobs WHERE id = 'lease:1'`)
+    ).rows[0];
+    expect(row.attempts).toBe(2);
+    expect(row.done_at).not.toBeNull();
+  });
+
+  it('a failing handler rolls its writes back and retries with backoff; after maxAttempts the job is dead', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    let calls = 0;
+    const s = new JobScheduler(await replicaOrm(), clock, {
+      retryBaseMs: 1_000,
+      maxAttempts: 3,
+      logger,
+    }).register('flaky', async (job, em) => {
+      calls++;
+      await em.execute('INSERT INTO job_effects (job_id) VALUES (?)', [job.id]);
+      throw new Error(`boom ${calls}`);
+    });
+    await s.schedule({ kind: 'flaky', id: 'flaky:1' });
+    expect(await s.runDue()).toBe(0);
+    expect(await s.runDue()).toBe(0); // backoff: not due yet
+    clock.advance(1_000);
+    await s.runDue();
+    clock.advance(2_000);
+    await s.runDue();
+    clock.advance(3_600_000);
+    await s.runDue();
+    expect(calls).toBe(3);
+    expect(await effects('flaky:%')).toEqual([]);
+    const row = (
+      await sql.query(
+        `SELECT attempts, failed_at, last_error FROM payments.scheduled_jobs WHERE id = 'flaky:1'`,
+      )
+    ).rows[0];
+    expect(row).toMatchObject({ attempts: 3, last_error: 'boom 3' });
+    expect(row.failed_at).not.toBeNull();
+  });
+
+  it('survives a restart: a job scheduled by one instance is run by a new one started later, via the poll loop', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const first = new JobScheduler(await replicaOrm(), clock, { logger });
+    await first.schedule({
+      kind: 'restart',
+      id: 'restart:1',
+      delayMs: 5_000,
+      payload: { quoteId: 'Quote:x' },
+    });
+    await orms.pop()!.close(); // the first process is gone
+    clock.advance(5_000);
+    const payloads: unknown[] = [];
+    const second = new JobScheduler(await replicaOrm(), clock, { pollMs: 20, logger }).register(
+      'restart',
+      async (job) => {
+        payloads.push(job.payload);
+      },
+    );
+    second.start();
+    await eventually(async () => payloads.length === 1, 5_000);
+    await second.stop();
+    expect(payloads).toEqual([{ quoteId: 'Quote:x' }]);
+  });
+});
