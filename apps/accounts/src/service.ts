@@ -20,6 +20,7 @@ const config = Type.Object({
 
 /** The identity client of each running instance's RPC handlers (keyed by its ORM), closed by a worker on shutdown. */
 const holderDirectories = new WeakMap<object, IdentityHolderDirectory>();
+const rpcPlatformDirectories = new WeakMap<object, IdentityPlatformDirectory>();
 
 /**
  * The accounts service: internal accounts (per customer and per platform, one per
@@ -37,6 +38,8 @@ export const accountsService: ServiceSpec<typeof config> = {
   rpc: ({ orm, clock, outbox, logger, config: c }) => {
     const holders = new IdentityHolderDirectory(c.IDENTITY_GRPC_URL);
     holderDirectories.set(orm, holders);
+    const platforms = new IdentityPlatformDirectory(c.IDENTITY_GRPC_URL);
+    rpcPlatformDirectories.set(orm, platforms);
     return [
       accountsRpc({
         accounts: new InternalAccountsService(orm, clock),
@@ -48,12 +51,19 @@ export const accountsService: ServiceSpec<typeof config> = {
         }),
         logger,
         now: () => clock.now(),
+        platforms,
       }),
     ];
   },
   // Closes the identity client used by the RPC handlers.
   workers: ({ orm }) => [
-    { start: () => undefined, stop: async () => holderDirectories.get(orm)?.close() },
+    {
+      start: () => undefined,
+      stop: async () => {
+        holderDirectories.get(orm)?.close();
+        rpcPlatformDirectories.get(orm)?.close();
+      },
+    },
   ],
   consumers: ({ orm, clock, bus, logger, config: c }) => {
     const directory = new IdentityPlatformDirectory(

@@ -20,6 +20,8 @@ export interface Harness {
   sql: pg.Pool;
   prefix: string;
   platforms: Map<string, identity.Environment>;
+  /** Embedded-wallet currencies per platform (GetPlatformConfig of the stand-in identity). */
+  embeddedWallets: Map<string, string[]>;
   /** Customers known to the stand-in identity service (GetCustomer). */
   customers: Map<string, { platformId: string; name?: string; deleted?: boolean }>;
   /** A new customer of the platform, known to the stand-in identity service. */
@@ -34,6 +36,7 @@ export async function startHarness(label: string): Promise<Harness> {
   const prefix = testPrefix(label);
   const nats = await natsUrl();
   const platforms = new Map<string, identity.Environment>();
+  const embeddedWallets = new Map<string, string[]>();
   const customers = new Map<string, { platformId: string; name?: string; deleted?: boolean }>();
 
   const identityServer = new Server();
@@ -46,6 +49,21 @@ export async function startHarness(label: string): Promise<Harness> {
       if (!env) return cb({ code: status.NOT_FOUND, details: 'no such platform' });
       cb(null, {
         platform: { id: call.request.platformId, name: 'test', environment: env, createdAt: new Date() },
+      });
+    },
+    getPlatformConfig: (
+      call: ServerUnaryCall<identity.GetPlatformConfigRequest, identity.GetPlatformConfigResponse>,
+      cb: sendUnaryData<identity.GetPlatformConfigResponse>,
+    ) => {
+      const env = platforms.get(call.request.platformId);
+      if (!env) return cb({ code: status.NOT_FOUND, details: 'no such platform' });
+      const currencies = embeddedWallets.get(call.request.platformId);
+      cb(null, {
+        config: identity.PlatformConfig.fromPartial({
+          platformId: call.request.platformId,
+          environment: env,
+          ...(currencies ? { embeddedWalletConfig: { currencies, otpLength: 6, oidcIssuers: [] } } : {}),
+        }),
       });
     },
     getCustomer: (
@@ -98,6 +116,7 @@ export async function startHarness(label: string): Promise<Harness> {
     sql,
     prefix,
     platforms,
+    embeddedWallets,
     customers,
     customer(platformId, name) {
       const id = newId('Customer');

@@ -1,6 +1,6 @@
 import { decodeCursor, newId, pageSize, toPage, type Clock, type Page } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import { accountNotFound } from '../domain/errors.js';
+import { accountNotFound, fail } from '../domain/errors.js';
 import {
   holdingAccountType,
   type Environment,
@@ -31,13 +31,19 @@ export class InternalAccountsService {
     owner: AccountOwner,
     currencies: readonly string[],
     environment: Environment,
+    /** Currencies of EMBEDDED_WALLET accounts (customers of platforms with embedded wallets); appended after the holding accounts. */
+    embeddedWalletCurrencies: readonly string[] = [],
   ): Promise<InternalAccountRecord[]> {
-    const wanted = currencies.map((currency) => ({ currency, type: holdingAccountType(currency) }));
+    const wanted: { currency: string; type: InternalAccountType }[] = [
+      ...currencies.map((currency) => ({ currency, type: holdingAccountType(currency) })),
+      ...(owner.owner === 'CUSTOMER' ? embeddedWalletCurrencies : []).map((currency) => ({ currency, type: 'EMBEDDED_WALLET' as const })),
+    ];
+    const codes = [...new Set(wanted.map((w) => w.currency))];
     const pick = (rows: InternalAccountRecord[]) =>
       wanted
         .map((w) => rows.find((r) => r.currency === w.currency && r.type === w.type))
         .filter((r): r is InternalAccountRecord => r !== undefined);
-    let rows = await this.repo.findByOwner(em, owner, currencies);
+    let rows = await this.repo.findByOwner(em, owner, codes);
     const missing = wanted.filter((w) => !rows.some((r) => r.currency === w.currency && r.type === w.type));
     if (missing.length === 0) return pick(rows);
     await this.repo.insertMissing(
@@ -47,7 +53,7 @@ export class InternalAccountsService {
       missing.map((m) => ({ id: newId('InternalAccount'), ...m })),
       this.clock.now(),
     );
-    rows = await this.repo.findByOwner(em, owner, currencies);
+    rows = await this.repo.findByOwner(em, owner, codes);
     const result = pick(rows);
     if (result.length !== wanted.length) throw new Error('provisioning left an account missing');
     return result;
@@ -58,8 +64,27 @@ export class InternalAccountsService {
     owner: AccountOwner,
     currencies: readonly string[],
     environment: Environment,
+    embeddedWalletCurrencies: readonly string[] = [],
   ): Promise<InternalAccountRecord[]> {
-    return transactional(this.orm, (em) => this.ensureIn(em, owner, currencies, environment));
+    return transactional(this.orm, (em) => this.ensureIn(em, owner, currencies, environment, embeddedWalletCurrencies));
+  }
+
+  /** Gives every customer of the platform (that has accounts) an EMBEDDED_WALLET account per currency. Idempotent. */
+  async ensureEmbeddedWalletsIn(em: EntityManager, platformId: string, currencies: readonly string[], environment: Environment): Promise<number> {
+    if (currencies.length === 0) return 0;
+    const customers = await this.repo.customersOf(em, platformId);
+    for (const customerId of customers) await this.ensureIn(em, { platformId, owner: 'CUSTOMER', customerId }, [], environment, currencies);
+    return customers.length;
+  }
+
+  /** Updates an EMBEDDED_WALLET account's settings; NOT_EMBEDDED_WALLET for another type. */
+  async update(platformId: string, accountId: string, changes: { privateEnabled?: boolean }): Promise<InternalAccountRecord> {
+    const account = await this.get(platformId, accountId);
+    if (account.type !== 'EMBEDDED_WALLET')
+      throw fail('NOT_EMBEDDED_WALLET', 'Only EMBEDDED_WALLET internal accounts have updatable settings', { errors: [{ field: 'id', message: 'must be an EMBEDDED_WALLET internal account' }] });
+    if (changes.privateEnabled !== undefined)
+      await transactional(this.orm, (em) => this.repo.setPrivateEnabled(em, platformId, accountId, changes.privateEnabled!, this.clock.now()));
+    return this.get(platformId, accountId);
   }
 
   /** One account of the platform; another platform's account is INTERNAL_ACCOUNT_NOT_FOUND. */

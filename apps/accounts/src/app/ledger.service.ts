@@ -1,7 +1,8 @@
 import { isId, newId, type Clock } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Outbox } from '@sluice/events';
-import { accountNotFound, fail } from '../domain/errors.js';
+import { invalidInput } from '@sluice/core';
+import { accountNotFound, fail, holdNotFound } from '../domain/errors.js';
 import {
   MAX_BALANCE,
   toPublicInternalAccount,
@@ -11,19 +12,62 @@ import {
   assertPostWithinHold,
   assertValidEntry,
   entryFingerprint,
+  holdEntry,
+  holdFromEntries,
+  isSystemAccountId,
+  postHoldEntry,
   sandboxFundingAccountId,
   sandboxFundingEntry,
+  systemAccountId,
   totalsDeltas,
+  voidHoldEntry,
+  type Hold,
   type JournalEntry,
   type JournalLine,
+  type LedgerAccountRef,
 } from '../domain/ledger.js';
 import { ACCOUNTS_EVENTS } from '../events/event-types.js';
 import { InternalAccountRepository } from '../store/internal-account.repository.js';
-import { LedgerRepository } from '../store/ledger.repository.js';
+import { LedgerRepository, type TotalsMismatch } from '../store/ledger.repository.js';
 
 export interface RecordResult {
   /** False when the entry already existed with the same content (a retry): nothing moved. */
   applied: boolean;
+}
+
+/** A hold step's outcome: the hold now, its debited account now, and whether the step was a retry. */
+export interface HoldResult {
+  hold: Hold;
+  account: InternalAccountRecord;
+  replayed: boolean;
+}
+
+export interface TransferLine {
+  account: LedgerAccountRef;
+  currency: string;
+  /** > 0 credits, < 0 debits. */
+  amount: bigint;
+}
+
+export interface TransferResult {
+  entryId: string;
+  replayed: boolean;
+  /** The internal accounts of the lines after the entry, in line order. */
+  accounts: InternalAccountRecord[];
+}
+
+export interface ReconcileReport {
+  currencies: {
+    currency: string;
+    balances: bigint;
+    lines: bigint;
+    pendingDebits: bigint;
+    pendingCredits: bigint;
+    accounts: number;
+  }[];
+  mismatches: TotalsMismatch[];
+  unbalancedEntryIds: string[];
+  consistent: boolean;
 }
 
 export interface SandboxFundResult {
@@ -79,7 +123,9 @@ export class LedgerService {
       if (entry.phase === 'POST_PENDING') assertPostWithinHold(entry, pendingLines);
     }
     await this.ledger.insertLines(em, entry);
-    await this.ledger.applyTotals(em, entry.platformId, totalsDeltas(entry, pendingLines), now);
+    // System accounts keep no running totals (see isSystemAccountId): no hot row per platform and currency.
+    const deltas = totalsDeltas(entry, pendingLines).filter((d) => !isSystemAccountId(d.accountId));
+    await this.ledger.applyTotals(em, entry.platformId, deltas, now);
     if (entry.phase === 'POSTED' || entry.phase === 'POST_PENDING') {
       const moved = entry.lines.map((l) => l.accountId).filter((id) => isId(id, 'InternalAccount'));
       await this.accounts.touch(em, moved, now);
@@ -132,6 +178,184 @@ export class LedgerService {
         return { account: after!, entryId: id, replayed: !applied };
       }),
     );
+  }
+
+  /**
+   * Places a hold: one PENDING entry debiting the internal account towards the counter
+   * account. The database refuses it when the available balance would go below zero.
+   */
+  placeHold(o: {
+    platformId: string;
+    holdId: string;
+    accountId: string;
+    amount: bigint;
+    currency: string;
+    counterAccount: LedgerAccountRef;
+    kind: string;
+    description?: string;
+  }): Promise<HoldResult> {
+    return withLedgerErrors(() =>
+      transactional(this.orm, async (em) => {
+        const account = await this.accounts.get(em, o.platformId, o.accountId);
+        if (!account) throw accountNotFound(o.accountId);
+        if (account.currency !== o.currency)
+          throw invalidInput([
+            { field: 'currency', message: `must be the account's currency (${account.currency})` },
+          ]);
+        const counterAccountId = await this.resolveAccount(
+          em,
+          o.platformId,
+          o.counterAccount,
+          o.currency,
+          'counterAccount',
+        );
+        if (counterAccountId === o.accountId)
+          throw invalidInput([{ field: 'counterAccount', message: 'must differ from accountId' }]);
+        const { applied } = await this.recordIn(em, holdEntry({ ...o, counterAccountId }));
+        return this.holdResult(em, o.platformId, o.holdId, !applied);
+      }),
+    );
+  }
+
+  /** Posts `amount` (default: all) of a hold; resolves it once (another resolution id is a conflict). */
+  postHold(o: { platformId: string; holdId: string; postId: string; amount?: bigint }): Promise<HoldResult> {
+    return this.resolveHold(o.platformId, o.holdId, o.postId, (hold) => {
+      const amount = o.amount ?? hold.amount;
+      if (amount > hold.amount)
+        throw invalidInput([
+          { field: 'amount', message: `must be at most the held amount (${hold.amount})` },
+        ]);
+      return postHoldEntry(hold, o.postId, amount);
+    });
+  }
+
+  /** Voids a hold: releases it, nothing moves; resolves it once. */
+  voidHold(o: { platformId: string; holdId: string; voidId: string }): Promise<HoldResult> {
+    return this.resolveHold(o.platformId, o.holdId, o.voidId, (hold) => voidHoldEntry(hold, o.voidId));
+  }
+
+  /** The hold and its state; HOLD_NOT_FOUND when the platform has no hold with this id. */
+  async getHold(platformId: string, holdId: string): Promise<Hold> {
+    return this.loadHold(this.orm.em.fork(), platformId, holdId);
+  }
+
+  /**
+   * Records one posted entry of balanced lines over internal and system accounts (the
+   * caller checked structure and balance; accounts are checked here). Internal accounts
+   * may not go below zero or above the balance limit.
+   */
+  postTransfer(o: {
+    platformId: string;
+    entryId: string;
+    lines: readonly TransferLine[];
+    kind: string;
+    description?: string;
+  }): Promise<TransferResult> {
+    return withLedgerErrors(() =>
+      transactional(this.orm, async (em) => {
+        const lines: JournalLine[] = [];
+        for (const [i, l] of o.lines.entries())
+          lines.push({
+            accountId: await this.resolveAccount(em, o.platformId, l.account, l.currency, `lines[${i}]`),
+            currency: l.currency,
+            amount: l.amount,
+          });
+        const { applied } = await this.recordIn(em, {
+          id: o.entryId,
+          platformId: o.platformId,
+          kind: o.kind,
+          phase: 'POSTED',
+          lines,
+          ...(o.description !== undefined ? { description: o.description } : {}),
+        });
+        const accounts: InternalAccountRecord[] = [];
+        for (const l of lines) {
+          if (!isId(l.accountId, 'InternalAccount')) continue;
+          accounts.push((await this.accounts.get(em, o.platformId, l.accountId))!);
+        }
+        return { entryId: o.entryId, replayed: !applied, accounts };
+      }),
+    );
+  }
+
+  /** Recomputes the platform's ledger from its journal (read-only). */
+  async reconcile(platformId: string): Promise<ReconcileReport> {
+    const em = this.orm.em.fork();
+    const currencies = await this.ledger.currencyTotals(em, platformId);
+    const mismatches = await this.ledger.reconcile(em, platformId);
+    const unbalancedEntryIds = await this.ledger.unbalancedEntries(em, platformId);
+    const consistent =
+      mismatches.length === 0 &&
+      unbalancedEntryIds.length === 0 &&
+      currencies.every((c) => c.balances === 0n && c.lines === 0n && c.pendingDebits === c.pendingCredits);
+    return { currencies, mismatches, unbalancedEntryIds, consistent };
+  }
+
+  private resolveHold(
+    platformId: string,
+    holdId: string,
+    resolutionId: string,
+    build: (hold: Hold) => JournalEntry,
+  ): Promise<HoldResult> {
+    return withLedgerErrors(() =>
+      transactional(this.orm, async (em) => {
+        const hold = await this.loadHold(em, platformId, holdId);
+        // Fast path of the database's guarantee (unique pending_entry_id), with a clearer message.
+        if (hold.resolutionId !== undefined && hold.resolutionId !== resolutionId)
+          throw fail(
+            'JOURNAL_ENTRY_CONFLICT',
+            `Hold ${holdId} was already ${hold.status.toLowerCase()} by ${hold.resolutionId}`,
+            { holdId, status: hold.status, resolutionId: hold.resolutionId },
+          );
+        const { applied } = await this.recordIn(em, build(hold));
+        return this.holdResult(em, platformId, holdId, !applied);
+      }),
+    );
+  }
+
+  private async holdResult(
+    em: EntityManager,
+    platformId: string,
+    holdId: string,
+    replayed: boolean,
+  ): Promise<HoldResult> {
+    const hold = await this.loadHold(em, platformId, holdId);
+    const account = await this.accounts.get(em, platformId, hold.accountId);
+    if (!account) throw new Error(`hold ${holdId} debits ${hold.accountId}, which has no internal account`);
+    return { hold, account, replayed };
+  }
+
+  private async loadHold(em: EntityManager, platformId: string, holdId: string): Promise<Hold> {
+    const found = await this.ledger.getHoldEntries(em, platformId, holdId);
+    const hold = found && holdFromEntries(found.entry, found.lines, found.resolution);
+    if (!hold || !isId(hold.accountId, 'InternalAccount')) throw holdNotFound(holdId);
+    return hold;
+  }
+
+  /**
+   * The ledger account id a caller names: an internal account of the platform in that
+   * currency (INTERNAL_ACCOUNT_NOT_FOUND otherwise; another currency is a field error),
+   * or the platform's system account for that currency (created on first use).
+   */
+  private async resolveAccount(
+    em: EntityManager,
+    platformId: string,
+    ref: LedgerAccountRef,
+    currency: string,
+    field: string,
+  ): Promise<string> {
+    if ('internalAccountId' in ref) {
+      const a = await this.accounts.get(em, platformId, ref.internalAccountId);
+      if (!a) throw accountNotFound(ref.internalAccountId);
+      if (a.currency !== currency)
+        throw invalidInput([
+          { field, message: `${ref.internalAccountId} holds ${a.currency}, not ${currency}` },
+        ]);
+      return a.id;
+    }
+    const id = systemAccountId(platformId, ref.system, currency);
+    await this.ledger.ensureSystemAccount(em, { id, platformId, currency }, this.clock.now());
+    return id;
   }
 }
 

@@ -14,6 +14,8 @@ export const fail = defineErrors({
   EXTERNAL_ACCOUNT_NOT_FOUND: 'NOT_FOUND',
   EXTERNAL_ACCOUNT_ALREADY_EXISTS: 'ALREADY_EXISTS',
   EXTERNAL_ACCOUNT_INVALID: 'INVALID_ARGUMENT',
+  HOLD_NOT_FOUND: 'NOT_FOUND',
+  NOT_EMBEDDED_WALLET: 'INVALID_ARGUMENT',
 });
 
 export function accountNotFound(accountId: string) {
@@ -26,4 +28,8 @@ export function externalAccountNotFound(accountId: string) {
 
 export function customerNotFound(customerId: string) {
   return fail('CUSTOMER_NOT_FOUND', `Customer ${customerId} not found`, { customerId });
+}
+
+export function holdNotFound(holdId: string) {
+  return fail('HOLD_NOT_FOUND', `Hold ${holdId} not found`, { holdId });
 }

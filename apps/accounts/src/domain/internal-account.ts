@@ -61,6 +61,8 @@ export interface InternalAccountRecord {
   postedBalance: bigint;
   pendingDebits: bigint;
   pendingCredits: bigint;
+  /** EMBEDDED_WALLET only: wallet privacy. */
+  privateEnabled?: boolean;
 }
 
 /** Posted balance minus pending debits: what can be held or spent now. */
@@ -75,6 +77,7 @@ export type PublicInternalAccount = {
   type: InternalAccountType;
   balance: { amount: bigint; currency: { code: string; name: string; symbol: string; decimals: number } };
   fundingPaymentInstructions: FundingInstruction[];
+  privateEnabled?: boolean;
   createdAt: string;
   updatedAt: string;
 };
@@ -87,6 +90,7 @@ export function toPublicInternalAccount(a: InternalAccountRecord): PublicInterna
     type: a.type,
     balance: { amount: a.postedBalance, currency: currencyView(a.currency) },
     fundingPaymentInstructions: fundingInstructions(a),
+    ...(a.type === 'EMBEDDED_WALLET' ? { privateEnabled: a.privateEnabled ?? false } : {}),
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
   };

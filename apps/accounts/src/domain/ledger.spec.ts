@@ -7,6 +7,13 @@ import {
   sandboxFundingAccountId,
   sandboxFundingEntry,
   totalsDeltas,
+  holdEntry,
+  holdFromEntries,
+  postHoldEntry,
+  refOfLedgerAccountId,
+  systemAccountId,
+  unbalancedCurrencies,
+  voidHoldEntry,
   type JournalEntry,
 } from './ledger.js';
 
@@ -266,5 +273,88 @@ describe('running totals', () => {
       { phase: 'POST_PENDING', pendingEntryId: 'hold' },
     );
     expect(() => assertPostWithinHold(other, hold.lines)).toThrow(/does not match/);
+  });
+});
+
+describe('holds', () => {
+  const placed = holdEntry({
+    holdId: 'h-1',
+    platformId: P,
+    accountId: A,
+    counterAccountId: systemAccountId(P, 'SETTLEMENT', 'USD'),
+    currency: 'USD',
+    amount: 500n,
+    kind: 'TRANSFER_OUT',
+  });
+  const created = new Date('2026-01-01T00:00:00Z');
+  const view = (resolution?: Parameters<typeof holdFromEntries>[2]) =>
+    holdFromEntries({ ...placed, createdAt: created }, placed.lines, resolution)!;
+
+  it('a hold is a valid PENDING entry debiting the account towards the counter account', () => {
+    expect(() => assertValidEntry(placed)).not.toThrow();
+    expect(placed.phase).toBe('PENDING');
+    expect(view()).toMatchObject({ accountId: A, amount: 500n, status: 'PENDING', currency: 'USD' });
+    expect(totalsDeltas(placed).find((d) => d.accountId === A)).toMatchObject({
+      pendingDebits: 500n,
+      postedDebits: 0n,
+    });
+  });
+
+  it('a post is within the hold and releases all of it; more than held is refused', () => {
+    const hold = view();
+    const post = postHoldEntry(hold, 'p-1', 200n);
+    expect(() => assertValidEntry(post)).not.toThrow();
+    expect(() => assertPostWithinHold(post, placed.lines)).not.toThrow();
+    expect(totalsDeltas(post, placed.lines).find((d) => d.accountId === A)).toMatchObject({
+      postedDebits: 200n,
+      pendingDebits: -500n,
+    });
+    expect(() => postHoldEntry(hold, 'p-2', 501n)).toThrow(/outside 1..500/);
+    expect(() => postHoldEntry(hold, 'p-2', 0n)).toThrow();
+    const resolved = view({ id: 'p-1', phase: 'POST_PENDING', createdAt: created, lines: post.lines });
+    expect(resolved).toMatchObject({ status: 'POSTED', postedAmount: 200n, resolutionId: 'p-1' });
+  });
+
+  it('a void has no lines and releases the hold', () => {
+    const v = voidHoldEntry(view(), 'v-1');
+    expect(() => assertValidEntry(v)).not.toThrow();
+    expect(totalsDeltas(v, placed.lines).find((d) => d.accountId === A)).toMatchObject({
+      pendingDebits: -500n,
+      postedDebits: 0n,
+    });
+    expect(view({ id: 'v-1', phase: 'VOID_PENDING', createdAt: created, lines: [] })).toMatchObject({
+      status: 'VOIDED',
+    });
+    expect(
+      view({ id: 'v-1', phase: 'VOID_PENDING', createdAt: created, lines: [] }).postedAmount,
+    ).toBeUndefined();
+  });
+
+  it('only PENDING two-line entries read as holds', () => {
+    expect(holdFromEntries({ ...placed, phase: 'POSTED', createdAt: created }, placed.lines)).toBeUndefined();
+    expect(holdFromEntries({ ...placed, createdAt: created }, placed.lines.slice(0, 1))).toBeUndefined();
+  });
+});
+
+describe('ledger account references', () => {
+  it('maps system account ids back to their names; sandbox funding cannot be named', () => {
+    expect(refOfLedgerAccountId(A)).toEqual({ internalAccountId: A });
+    expect(refOfLedgerAccountId(systemAccountId(P, 'FX', 'EUR'))).toEqual({ system: 'FX' });
+    expect(refOfLedgerAccountId(sandboxFundingAccountId(P, 'USD'))).toBeUndefined();
+  });
+
+  it('finds the currencies whose lines do not sum to zero', () => {
+    expect(
+      unbalancedCurrencies([
+        { currency: 'USD', amount: -5n },
+        { currency: 'USD', amount: 5n },
+      ]),
+    ).toEqual([]);
+    expect(
+      unbalancedCurrencies([
+        { currency: 'USD', amount: -5n },
+        { currency: 'EUR', amount: 5n },
+      ]),
+    ).toEqual(['USD', 'EUR']);
   });
 });

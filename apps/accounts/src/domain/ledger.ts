@@ -201,3 +201,162 @@ export function sandboxFundingEntry(o: {
     description: 'Sandbox funding',
   };
 }
+
+/**
+ * System accounts a caller may name (one per platform and currency, created on first use,
+ * allowed to go negative): SETTLEMENT is the outside world reached through payment rails,
+ * FEES the operator's fee revenue, FX the meeting point of the two legs of a conversion.
+ */
+export type SystemAccountName = 'SETTLEMENT' | 'FEES' | 'FX';
+export const SYSTEM_ACCOUNT_NAMES: readonly SystemAccountName[] = ['SETTLEMENT', 'FEES', 'FX'];
+
+/**
+ * System accounts (ids `system:...`) keep no running totals: nothing is checked against
+ * their balances (they may go negative), and updating one row per platform and currency
+ * on every entry would serialize all of the platform's payments in that currency on it.
+ * Their balances are derived from their journal lines when needed (reconciliation).
+ */
+export function isSystemAccountId(id: string): boolean {
+  return id.startsWith('system:');
+}
+
+/** Id of a platform's named system account in a currency: `system:<name>:<CUR>:<platformId>`. */
+export function systemAccountId(platformId: string, name: SystemAccountName, currency: string): string {
+  return `system:${name.toLowerCase()}:${currency}:${platformId}`;
+}
+
+/** A ledger account as callers name it: an internal account, or a system account. */
+export type LedgerAccountRef = { internalAccountId: string } | { system: SystemAccountName };
+
+/** The caller-facing reference of a ledger account id (undefined for ids callers cannot name, e.g. sandbox funding). */
+export function refOfLedgerAccountId(id: string): LedgerAccountRef | undefined {
+  if (id.startsWith('InternalAccount:')) return { internalAccountId: id };
+  const m = /^system:([a-z]+):/.exec(id);
+  const name = m?.[1]?.toUpperCase() as SystemAccountName | undefined;
+  return name && SYSTEM_ACCOUNT_NAMES.includes(name) ? { system: name } : undefined;
+}
+
+/** Business reasons given by callers: [A-Z0-9_]{1,64} (QUOTE_EXECUTION, TRANSFER_OUT, ...). */
+export const KIND_PATTERN = /^[A-Z0-9_]{1,64}$/;
+
+export type HoldStatus = 'PENDING' | 'POSTED' | 'VOIDED';
+
+/** A hold as the ledger records it: one PENDING entry debiting `accountId` towards `counterAccountId`, and its resolution. */
+export interface Hold {
+  id: string;
+  platformId: string;
+  accountId: string;
+  counterAccountId: string;
+  currency: string;
+  amount: bigint;
+  kind: string;
+  description?: string;
+  createdAt: Date;
+  status: HoldStatus;
+  postedAmount?: bigint;
+  resolutionId?: string;
+  resolvedAt?: Date;
+}
+
+/** The PENDING entry of a hold: −amount on the account, +amount on the counter account. */
+export function holdEntry(o: {
+  holdId: string;
+  platformId: string;
+  accountId: string;
+  counterAccountId: string;
+  currency: string;
+  amount: bigint;
+  kind: string;
+  description?: string;
+}): JournalEntry {
+  return {
+    id: o.holdId,
+    platformId: o.platformId,
+    kind: o.kind,
+    phase: 'PENDING',
+    lines: [
+      { accountId: o.accountId, currency: o.currency, amount: -o.amount },
+      { accountId: o.counterAccountId, currency: o.currency, amount: o.amount },
+    ],
+    ...(o.description !== undefined ? { description: o.description } : {}),
+  };
+}
+
+/** The POST_PENDING entry posting `amount` (≤ held) of a hold; the rest is released. */
+export function postHoldEntry(hold: Hold, postId: string, amount: bigint): JournalEntry {
+  if (amount <= 0n || amount > hold.amount)
+    throw new Error(`post of hold ${hold.id}: amount ${amount} outside 1..${hold.amount}`);
+  return {
+    id: postId,
+    platformId: hold.platformId,
+    kind: hold.kind,
+    phase: 'POST_PENDING',
+    pendingEntryId: hold.id,
+    lines: [
+      { accountId: hold.accountId, currency: hold.currency, amount: -amount },
+      { accountId: hold.counterAccountId, currency: hold.currency, amount },
+    ],
+  };
+}
+
+/** The VOID_PENDING entry releasing a hold. */
+export function voidHoldEntry(hold: Hold, voidId: string): JournalEntry {
+  return {
+    id: voidId,
+    platformId: hold.platformId,
+    kind: hold.kind,
+    phase: 'VOID_PENDING',
+    pendingEntryId: hold.id,
+    lines: [],
+  };
+}
+
+/**
+ * Reads a hold from its PENDING entry's two lines and, when resolved, the resolving
+ * entry's phase and lines. Undefined when the entry is not a well-formed hold.
+ */
+export function holdFromEntries(
+  entry: {
+    id: string;
+    platformId: string;
+    kind: string;
+    phase: EntryPhase;
+    description?: string;
+    createdAt: Date;
+  },
+  lines: readonly JournalLine[],
+  resolution?: { id: string; phase: EntryPhase; createdAt: Date; lines: readonly JournalLine[] },
+): Hold | undefined {
+  if (entry.phase !== 'PENDING' || lines.length !== 2) return undefined;
+  const debit = lines.find((l) => l.amount < 0n);
+  const credit = lines.find((l) => l.amount > 0n);
+  if (!debit || !credit) return undefined;
+  const hold: Hold = {
+    id: entry.id,
+    platformId: entry.platformId,
+    accountId: debit.accountId,
+    counterAccountId: credit.accountId,
+    currency: debit.currency,
+    amount: -debit.amount,
+    kind: entry.kind,
+    ...(entry.description !== undefined ? { description: entry.description } : {}),
+    createdAt: entry.createdAt,
+    status: 'PENDING',
+  };
+  if (!resolution) return hold;
+  const posted = resolution.lines.find((l) => l.accountId === credit.accountId)?.amount ?? 0n;
+  return {
+    ...hold,
+    status: resolution.phase === 'POST_PENDING' ? 'POSTED' : 'VOIDED',
+    ...(resolution.phase === 'POST_PENDING' ? { postedAmount: posted } : {}),
+    resolutionId: resolution.id,
+    resolvedAt: resolution.createdAt,
+  };
+}
+
+/** Sums per currency of signed lines; the currencies whose sum is not zero. */
+export function unbalancedCurrencies(lines: readonly Pick<JournalLine, 'currency' | 'amount'>[]): string[] {
+  const sums = new Map<string, bigint>();
+  for (const l of lines) sums.set(l.currency, (sums.get(l.currency) ?? 0n) + l.amount);
+  return [...sums].filter(([, s]) => s !== 0n).map(([c]) => c);
+}

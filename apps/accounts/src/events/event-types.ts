@@ -39,4 +39,6 @@ export interface CustomerEventData {
 /** `data` of PLATFORM_CONFIG.UPDATED (the fields accounts reads). */
 export interface PlatformConfigEventData {
   supportedCurrencies?: string[];
+  /** Currencies of EMBEDDED_WALLET accounts every customer gets. */
+  embeddedWalletCurrencies?: string[];
 }

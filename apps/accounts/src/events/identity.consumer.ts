@@ -41,6 +41,7 @@ export class IdentityEventsHandler {
           event,
           { platformId: event.platformId, owner: 'CUSTOMER', customerId: data.customerId },
           data.currencies,
+          (await this.platforms.embeddedWalletCurrencies?.(event.platformId)) ?? [],
         );
         return;
       }
@@ -52,6 +53,7 @@ export class IdentityEventsHandler {
           { platformId: event.platformId, owner: 'PLATFORM' },
           data.supportedCurrencies,
         );
+        await this.provisionEmbeddedWallets(em, event, data.embeddedWalletCurrencies);
         return;
       }
       default:
@@ -59,24 +61,36 @@ export class IdentityEventsHandler {
     }
   }
 
+  /** Existing customers get an EMBEDDED_WALLET account per embedded-wallet currency. */
+  private async provisionEmbeddedWallets(em: EntityManager, event: EventEnvelope, codes: unknown): Promise<void> {
+    const currencies = [...new Set((Array.isArray(codes) ? codes : []).filter((c): c is string => isCurrencyCode(c)))];
+    if (currencies.length === 0) return;
+    const environment = await this.platforms.environmentOf(event.platformId);
+    if (!environment) return;
+    const n = await this.accounts.ensureEmbeddedWalletsIn(em, event.platformId, currencies, environment);
+    this.logger.debug({ type: event.type, customers: n, currencies }, 'embedded wallets provisioned from event');
+  }
+
   private async provision(
     em: EntityManager,
     event: EventEnvelope,
     owner: { platformId: string; owner: 'CUSTOMER' | 'PLATFORM'; customerId?: string },
     codes: unknown,
+    embeddedCodes: unknown = [],
   ): Promise<void> {
     const list = Array.isArray(codes) ? codes : [];
     const unknown = list.filter((c) => !isCurrencyCode(c));
     if (unknown.length)
       this.logger.warn({ type: event.type, eventId: event.id, unknown }, 'unknown currencies skipped');
     const currencies = [...new Set(list.filter((c): c is string => isCurrencyCode(c)))];
-    if (currencies.length === 0) return;
+    const embedded = [...new Set((Array.isArray(embeddedCodes) ? embeddedCodes : []).filter((c): c is string => isCurrencyCode(c)))];
+    if (currencies.length === 0 && embedded.length === 0) return;
     const environment = await this.platforms.environmentOf(owner.platformId);
     if (!environment) {
       this.logger.warn({ type: event.type, eventId: event.id }, 'event of an unknown platform; skipped');
       return;
     }
-    const accounts = await this.accounts.ensureIn(em, owner, currencies, environment);
+    const accounts = await this.accounts.ensureIn(em, owner, currencies, environment, embedded);
     this.logger.debug(
       { type: event.type, accounts: accounts.map((a) => a.id) },
       'accounts provisioned from event',

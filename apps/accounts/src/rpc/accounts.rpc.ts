@@ -1,13 +1,16 @@
 import { accounts as pb } from '@sluice/contracts';
 import { implement, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { Logger } from '@sluice/logging';
+import { invalidInput, isCurrencyCode } from '@sluice/core';
 import { normalizeCurrencies } from '../domain/internal-account.js';
+import type { PlatformDirectory } from '../app/platform-directory.js';
 import { checks } from '../domain/validation.js';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
 import type { LedgerService } from '../app/ledger.service.js';
 import type { ExternalAccountsService } from '../app/external-accounts.service.js';
 import { validateAccountInfo, validatePlatformAccountId } from '../domain/external-account.js';
 import { accountInfoFromPb, externalAccountToPb } from './external-account.mapper.js';
+import { ledgerHandlers } from './ledger.rpc.js';
 import { environmentFromPb, ownerFromPb, toPb, typeFromPb } from './internal-account.mapper.js';
 
 /** gRPC handlers of sluice.accounts.v1.AccountsService: validate, translate, delegate. */
@@ -17,9 +20,12 @@ export function accountsRpc(o: {
   externalAccounts: ExternalAccountsService;
   logger: Logger;
   now: () => Date;
+  /** Where EnsureCustomerAccounts learns the platform's embedded-wallet currencies. */
+  platforms?: PlatformDirectory;
 }): RegisteredService {
   const { accounts, ledger, externalAccounts } = o;
   const handlers: AsyncService<pb.AccountsServiceServer> = {
+    ...ledgerHandlers(ledger),
     async ensureCustomerAccounts(req) {
       const environment = environmentFromPb(req.environment);
       checks()
@@ -28,10 +34,18 @@ export function accountsRpc(o: {
         .environment('environment', environment)
         .done();
       const currencies = normalizeCurrencies(req.currencies);
+      let embedded: string[] = [];
+      try {
+        embedded = (await o.platforms?.embeddedWalletCurrencies?.(req.platformId)) ?? [];
+      } catch (err) {
+        // The CUSTOMER.CREATED consumer provisions them later.
+        o.logger.warn({ err: (err as Error).message }, 'embedded-wallet currencies unavailable; EMBEDDED_WALLET accounts deferred');
+      }
       const rows = await accounts.ensure(
         { platformId: req.platformId, owner: 'CUSTOMER', customerId: req.customerId },
         currencies,
         environment!,
+        embedded.filter((c) => isCurrencyCode(c)),
       );
       return { accounts: rows.map(toPb) };
     },
@@ -46,6 +60,13 @@ export function accountsRpc(o: {
         environment!,
       );
       return { accounts: rows.map(toPb) };
+    },
+
+    async updateInternalAccount(req) {
+      checks().id('platformId', req.platformId, 'Platform').id('accountId', req.accountId, 'InternalAccount').done();
+      if (req.privateEnabled === undefined)
+        throw invalidInput([{ field: 'privateEnabled', message: 'at least one update field is required' }]);
+      return { account: toPb(await accounts.update(req.platformId, req.accountId, { privateEnabled: req.privateEnabled })) };
     },
 
     async listInternalAccounts(req) {

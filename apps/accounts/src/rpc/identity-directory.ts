@@ -42,6 +42,18 @@ export class IdentityPlatformDirectory implements PlatformDirectory {
     }
   }
 
+  /** Read on every call (the config can change); an unknown platform has none. */
+  async embeddedWalletCurrencies(platformId: string): Promise<string[]> {
+    try {
+      const { config } = await this.client.getPlatformConfig({ platformId });
+      return config?.embeddedWalletConfig?.currencies ?? [];
+    } catch (err) {
+      if (isDomainError(err) && (err.kind === 'NOT_FOUND' || err.kind === 'INVALID_ARGUMENT' || err.kind === 'UNIMPLEMENTED')) return [];
+      if (err instanceof RpcError && (err.grpcCode === status.NOT_FOUND || err.grpcCode === status.UNIMPLEMENTED)) return [];
+      throw err;
+    }
+  }
+
   close(): void {
     this.client.close();
   }

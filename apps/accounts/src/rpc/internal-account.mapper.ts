@@ -54,5 +54,6 @@ export function toPb(a: InternalAccountRecord): pb.InternalAccount {
     environment: a.environment === 'SANDBOX' ? pb.Environment.SANDBOX : pb.Environment.PRODUCTION,
     availableAmount: availableBalance(a),
     fundingReference: a.fundingReference,
+    ...(a.type === 'EMBEDDED_WALLET' ? { privateEnabled: a.privateEnabled ?? false } : {}),
   };
 }

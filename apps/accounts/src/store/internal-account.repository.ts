@@ -16,7 +16,7 @@ import type {
 
 const SELECT_ACCOUNT = `
   SELECT ia.id, ia.platform_id, ia.owner, ia.customer_id, ia.type, ia.currency, ia.environment,
-         ia.funding_seq, ia.funding_reference, ia.created_at, ia.updated_at,
+         ia.funding_seq, ia.funding_reference, ia.created_at, ia.updated_at, ia.private_enabled,
          la.posted_credits - la.posted_debits AS posted_balance, la.pending_debits, la.pending_credits
   FROM internal_accounts ia JOIN ledger_accounts la ON la.id = ia.id`;
 
@@ -35,6 +35,7 @@ interface Row {
   posted_balance: string | number;
   pending_debits: string | number;
   pending_credits: string | number;
+  private_enabled: boolean;
 }
 
 function toRecord(r: Row): InternalAccountRecord {
@@ -53,6 +54,7 @@ function toRecord(r: Row): InternalAccountRecord {
     postedBalance: toBigInt(r.posted_balance),
     pendingDebits: toBigInt(r.pending_debits),
     pendingCredits: toBigInt(r.pending_credits),
+    ...(r.type === 'EMBEDDED_WALLET' ? { privateEnabled: Boolean(r.private_enabled) } : {}),
   };
 }
 
@@ -193,6 +195,25 @@ export class InternalAccountRepository {
       [...pageParams, limit + 1],
     );
     return { rows: rows.map(toRecord), total: Number(countRows[0]?.n ?? 0) };
+  }
+
+  /** Sets an EMBEDDED_WALLET account's privacy flag; false when no such account of the platform. */
+  async setPrivateEnabled(em: EntityManager, platformId: string, id: string, value: boolean, now: Date): Promise<boolean> {
+    const rows = await em.execute<{ id: string }[]>(
+      `UPDATE internal_accounts SET private_enabled = ?, updated_at = GREATEST(updated_at, ?::timestamptz)
+        WHERE platform_id = ? AND id = ? AND type = 'EMBEDDED_WALLET' RETURNING id`,
+      [value, now, platformId, id],
+    );
+    return rows.length === 1;
+  }
+
+  /** Customers of the platform that own at least one internal account. */
+  async customersOf(em: EntityManager, platformId: string): Promise<string[]> {
+    const rows = await em.execute<{ customer_id: string }[]>(
+      `SELECT DISTINCT customer_id FROM internal_accounts WHERE platform_id = ? AND customer_id IS NOT NULL ORDER BY customer_id`,
+      [platformId],
+    );
+    return rows.map((r) => r.customer_id);
   }
 
   /** Marks the accounts as changed (their balance moved). */

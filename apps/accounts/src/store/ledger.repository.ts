@@ -31,6 +31,23 @@ export interface TotalsMismatch {
   derived: { postedDebits: bigint; postedCredits: bigint; pendingDebits: bigint; pendingCredits: bigint };
 }
 
+/**
+ * Per ledger account, the totals its journal lines imply: posted = POSTED and
+ * POST_PENDING lines; pending = lines of PENDING entries not resolved yet. Takes the
+ * platform filter twice (null for all platforms).
+ */
+const DERIVED_TOTALS = `
+  SELECT l.account_id,
+    sum(CASE WHEN e.phase IN ('POSTED', 'POST_PENDING') AND l.amount < 0 THEN -l.amount ELSE 0 END) AS posted_debits,
+    sum(CASE WHEN e.phase IN ('POSTED', 'POST_PENDING') AND l.amount > 0 THEN l.amount ELSE 0 END) AS posted_credits,
+    sum(CASE WHEN e.phase = 'PENDING' AND r.id IS NULL AND l.amount < 0 THEN -l.amount ELSE 0 END) AS pending_debits,
+    sum(CASE WHEN e.phase = 'PENDING' AND r.id IS NULL AND l.amount > 0 THEN l.amount ELSE 0 END) AS pending_credits
+  FROM journal_lines l
+  JOIN journal_entries e ON e.platform_id = l.platform_id AND e.id = l.entry_id
+  LEFT JOIN journal_entries r ON r.platform_id = e.platform_id AND r.pending_entry_id = e.id
+  WHERE (?::text IS NULL OR l.platform_id = ?)
+  GROUP BY l.account_id`;
+
 export class LedgerRepository {
   /** Creates a system account (may go negative) if it does not exist. */
   async ensureSystemAccount(
@@ -161,30 +178,21 @@ export class LedgerRepository {
   }
 
   /**
-   * Accounts whose running totals differ from what their journal lines say
+   * Internal accounts whose running totals differ from what their journal lines say
    * (posted: POSTED and POST_PENDING lines; pending: lines of PENDING entries not
    * resolved yet). Empty when the ledger is consistent.
    */
   async reconcile(em: EntityManager, platformId?: string): Promise<TotalsMismatch[]> {
     const rows = await em.execute<Record<string, string>[]>(
-      `WITH derived AS (
-         SELECT l.account_id,
-           sum(CASE WHEN e.phase IN ('POSTED', 'POST_PENDING') AND l.amount < 0 THEN -l.amount ELSE 0 END) AS posted_debits,
-           sum(CASE WHEN e.phase IN ('POSTED', 'POST_PENDING') AND l.amount > 0 THEN l.amount ELSE 0 END) AS posted_credits,
-           sum(CASE WHEN e.phase = 'PENDING' AND r.id IS NULL AND l.amount < 0 THEN -l.amount ELSE 0 END) AS pending_debits,
-           sum(CASE WHEN e.phase = 'PENDING' AND r.id IS NULL AND l.amount > 0 THEN l.amount ELSE 0 END) AS pending_credits
-         FROM journal_lines l
-         JOIN journal_entries e ON e.platform_id = l.platform_id AND e.id = l.entry_id
-         LEFT JOIN journal_entries r ON r.platform_id = e.platform_id AND r.pending_entry_id = e.id
-         GROUP BY l.account_id)
+      `WITH derived AS (${DERIVED_TOTALS})
        SELECT a.id, a.posted_debits, a.posted_credits, a.pending_debits, a.pending_credits,
               coalesce(d.posted_debits, 0) AS d_posted_debits, coalesce(d.posted_credits, 0) AS d_posted_credits,
               coalesce(d.pending_debits, 0) AS d_pending_debits, coalesce(d.pending_credits, 0) AS d_pending_credits
        FROM ledger_accounts a LEFT JOIN derived d ON d.account_id = a.id
-       WHERE (?::text IS NULL OR a.platform_id = ?)
+       WHERE (?::text IS NULL OR a.platform_id = ?) AND a.kind = 'INTERNAL'
          AND (a.posted_debits, a.posted_credits, a.pending_debits, a.pending_credits)
              IS DISTINCT FROM (coalesce(d.posted_debits, 0), coalesce(d.posted_credits, 0), coalesce(d.pending_debits, 0), coalesce(d.pending_credits, 0))`,
-      [platformId ?? null, platformId ?? null],
+      [platformId ?? null, platformId ?? null, platformId ?? null, platformId ?? null],
     );
     return rows.map((r) => ({
       accountId: r.id!,
@@ -203,27 +211,136 @@ export class LedgerRepository {
     }));
   }
 
-  /** Per currency: the sum of all posted balances (credits − debits) and of all journal lines; both are 0 in a sound ledger. */
-  async currencyTotals(em: EntityManager): Promise<{ currency: string; balances: bigint; lines: bigint }[]> {
-    const rows = await em.execute<{ currency: string; balances: string; lines: string }[]>(
-      `SELECT c.currency,
-              (SELECT coalesce(sum(posted_credits - posted_debits), 0) FROM ledger_accounts WHERE currency = c.currency) AS balances,
-              (SELECT coalesce(sum(amount), 0) FROM journal_lines WHERE currency = c.currency) AS lines
-       FROM (SELECT DISTINCT currency FROM ledger_accounts) c ORDER BY c.currency`,
+  /**
+   * Per currency (of one platform, or all): the sum of all posted balances (credits −
+   * debits; internal accounts' running totals, system accounts' derived from their
+   * lines) and of all journal lines — both 0 in a sound ledger — and the open holds'
+   * pending debits and credits (equal in a sound ledger).
+   */
+  async currencyTotals(
+    em: EntityManager,
+    platformId?: string,
+  ): Promise<
+    {
+      currency: string;
+      balances: bigint;
+      lines: bigint;
+      pendingDebits: bigint;
+      pendingCredits: bigint;
+      accounts: number;
+    }[]
+  > {
+    const rows = await em.execute<
+      { currency: string; balances: string; lines: string; pd: string; pc: string; n: number }[]
+    >(
+      `WITH derived AS (${DERIVED_TOTALS}),
+       a AS (
+         SELECT la.currency,
+                sum(CASE WHEN la.kind = 'INTERNAL' THEN la.posted_credits - la.posted_debits
+                         ELSE coalesce(d.posted_credits, 0) - coalesce(d.posted_debits, 0) END) AS balances,
+                sum(CASE WHEN la.kind = 'INTERNAL' THEN la.pending_debits ELSE coalesce(d.pending_debits, 0) END) AS pd,
+                sum(CASE WHEN la.kind = 'INTERNAL' THEN la.pending_credits ELSE coalesce(d.pending_credits, 0) END) AS pc,
+                count(*)::int AS n
+         FROM ledger_accounts la LEFT JOIN derived d ON d.account_id = la.id
+         WHERE (?::text IS NULL OR la.platform_id = ?) GROUP BY la.currency),
+       l AS (
+         SELECT currency, sum(amount) AS lines FROM journal_lines
+         WHERE (?::text IS NULL OR platform_id = ?) GROUP BY currency)
+       SELECT a.currency, a.balances, coalesce(l.lines, 0) AS lines, a.pd, a.pc, a.n
+       FROM a LEFT JOIN l ON l.currency = a.currency ORDER BY a.currency`,
+      [
+        platformId ?? null,
+        platformId ?? null,
+        platformId ?? null,
+        platformId ?? null,
+        platformId ?? null,
+        platformId ?? null,
+      ],
     );
     return rows.map((r) => ({
       currency: r.currency,
       balances: toBigInt(r.balances),
       lines: toBigInt(r.lines),
+      pendingDebits: toBigInt(r.pd),
+      pendingCredits: toBigInt(r.pc),
+      accounts: r.n,
     }));
   }
 
   /** Ids of entries whose lines do not sum to zero in some currency (always empty: the commit-time trigger refuses them). */
-  async unbalancedEntries(em: EntityManager): Promise<string[]> {
+  async unbalancedEntries(em: EntityManager, platformId?: string): Promise<string[]> {
     const rows = await em.execute<{ entry_id: string }[]>(
       `SELECT DISTINCT entry_id FROM (
-         SELECT platform_id, entry_id, currency FROM journal_lines GROUP BY platform_id, entry_id, currency HAVING sum(amount) <> 0) u`,
+         SELECT platform_id, entry_id, currency FROM journal_lines WHERE (?::text IS NULL OR platform_id = ?)
+         GROUP BY platform_id, entry_id, currency HAVING sum(amount) <> 0) u ORDER BY entry_id`,
+      [platformId ?? null, platformId ?? null],
     );
     return rows.map((r) => r.entry_id);
   }
+
+  /**
+   * A hold's PENDING entry with its lines and, when resolved, the resolving entry
+   * (POST_PENDING or VOID_PENDING) with its lines. Undefined when no entry has that id.
+   */
+  async getHoldEntries(
+    em: EntityManager,
+    platformId: string,
+    holdId: string,
+  ): Promise<HoldEntries | undefined> {
+    const rows = await em.execute<
+      {
+        id: string;
+        kind: string;
+        phase: EntryPhase;
+        description: string | null;
+        created_at: Date | string;
+        r_id: string | null;
+        r_phase: EntryPhase | null;
+        r_created_at: Date | string | null;
+      }[]
+    >(
+      `SELECT e.id, e.kind, e.phase, e.description, e.created_at, r.id AS r_id, r.phase AS r_phase, r.created_at AS r_created_at
+       FROM journal_entries e
+       LEFT JOIN journal_entries r ON r.platform_id = e.platform_id AND r.pending_entry_id = e.id
+       WHERE e.platform_id = ? AND e.id = ?`,
+      [platformId, holdId],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      entry: {
+        id: r.id,
+        platformId,
+        kind: r.kind,
+        phase: r.phase,
+        ...(r.description !== null ? { description: r.description } : {}),
+        createdAt: new Date(r.created_at),
+      },
+      lines: await this.linesOf(em, platformId, holdId),
+      ...(r.r_id
+        ? {
+            resolution: {
+              id: r.r_id,
+              phase: r.r_phase!,
+              createdAt: new Date(r.r_created_at!),
+              lines: await this.linesOf(em, platformId, r.r_id),
+            },
+          }
+        : {}),
+    };
+  }
+}
+
+/** What `getHoldEntries` returns; `holdFromEntries` (domain) turns it into a Hold. */
+export interface HoldEntries {
+  entry: {
+    id: string;
+    platformId: string;
+    kind: string;
+    phase: EntryPhase;
+    description?: string;
+    createdAt: Date;
+  };
+  lines: JournalLine[];
+  resolution?: { id: string; phase: EntryPhase; createdAt: Date; lines: JournalLine[] };
 }

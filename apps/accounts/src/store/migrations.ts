@@ -164,8 +164,16 @@ class ExternalAccountsMigration extends Migration {
   }
 }
 
+class EmbeddedWalletMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE internal_accounts ADD COLUMN private_enabled boolean NOT NULL DEFAULT false`);
+    this.addSql(`CREATE INDEX internal_accounts_customers_of_platform ON internal_accounts (platform_id, customer_id) WHERE customer_id IS NOT NULL`);
+  }
+}
+
 /** Migrations of the accounts schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_internal_accounts_and_ledger', class: LedgerMigration },
   { name: '0002_external_accounts', class: ExternalAccountsMigration },
+  { name: '0003_embedded_wallet_private_enabled', class: EmbeddedWalletMigration },
 ];

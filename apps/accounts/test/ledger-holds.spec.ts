@@ -1,0 +1,639 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accounts as pb } from '@sluice/contracts';
+import { newId } from '@sluice/core';
+import type { EventEnvelope } from '@sluice/events';
+import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+
+/** The ledger RPCs one by one: holds (place, post, void, get), PostTransfer, ReconcileLedger, and their refusals. */
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('accledgerholds');
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const SETTLEMENT = { systemAccount: pb.SystemAccount.SETTLEMENT };
+
+interface Setup {
+  platformId: string;
+  /** Customer USD account funded with 10_000. */
+  accountId: string;
+  /** The platform's USD account (a counter account). */
+  platformAccountId: string;
+  /** The customer's EUR account. */
+  eurAccountId: string;
+}
+
+async function setup(env: 'SANDBOX' | 'PRODUCTION' = 'SANDBOX'): Promise<Setup> {
+  const platformId = h.platform(env);
+  const environment = env === 'SANDBOX' ? SANDBOX : PRODUCTION;
+  const { accounts } = await h.client.ensureCustomerAccounts({
+    platformId,
+    customerId: newId('Customer'),
+    currencies: ['USD', 'EUR'],
+    environment,
+  });
+  const platformAccounts = await h.client.ensurePlatformAccounts({
+    platformId,
+    currencies: ['USD'],
+    environment,
+  });
+  const accountId = accounts[0]!.id;
+  // Funded from the outside world (what a settled transfer-in does): works in production too.
+  await h.client.postTransfer({
+    platformId,
+    entryId: newId('JournalEntry'),
+    kind: 'TRANSFER_IN',
+    lines: [
+      { account: SETTLEMENT, currency: 'USD', amount: -10_000n },
+      { account: { internalAccountId: accountId }, currency: 'USD', amount: 10_000n },
+    ],
+  });
+  return {
+    platformId,
+    accountId,
+    platformAccountId: platformAccounts.accounts[0]!.id,
+    eurAccountId: accounts[1]!.id,
+  };
+}
+
+async function account(platformId: string, accountId: string): Promise<pb.InternalAccount> {
+  return (await h.client.getInternalAccount({ platformId, accountId })).account!;
+}
+
+async function counts(
+  platformId: string,
+): Promise<{ entries: number; lines: number; events: number; system: number }> {
+  const r = await h.sql.query(
+    `SELECT (SELECT count(*)::int FROM accounts.journal_entries WHERE platform_id = $1) AS entries,
+            (SELECT count(*)::int FROM accounts.journal_lines WHERE platform_id = $1) AS lines,
+            (SELECT count(*)::int FROM accounts.outbox WHERE envelope->>'platformId' = $1) AS events,
+            (SELECT count(*)::int FROM accounts.ledger_accounts WHERE platform_id = $1 AND kind = 'SYSTEM') AS system`,
+    [platformId],
+  );
+  return r.rows[0];
+}
+
+async function balanceEvents(accountId: string): Promise<EventEnvelope[]> {
+  const r = await h.sql.query(
+    `SELECT envelope FROM accounts.outbox WHERE type = 'INTERNAL_ACCOUNT.BALANCE_UPDATED' AND envelope->'data'->>'id' = $1 ORDER BY seq`,
+    [accountId],
+  );
+  return r.rows.map((row) => row.envelope as EventEnvelope);
+}
+
+async function expectConsistent(platformId: string): Promise<void> {
+  const r = await h.client.reconcileLedger({ platformId });
+  expect(r.mismatches).toEqual([]);
+  expect(r.unbalancedEntryIds).toEqual([]);
+  for (const c of r.currencies)
+    expect([c.currency, c.postedBalanceSum, c.lineSum]).toEqual([c.currency, 0n, 0n]);
+  expect(r.consistent).toBe(true);
+}
+
+describe('holds', () => {
+  it('a hold lowers the available balance only; a partial post moves money to the counter account and releases the rest', async () => {
+    const s = await setup();
+    const holdId = `hold:${newId('JournalEntry')}`;
+    const placed = await h.client.placeHold({
+      platformId: s.platformId,
+      holdId,
+      accountId: s.accountId,
+      amount: 4_000n,
+      currency: 'USD',
+      counterAccount: { internalAccountId: s.platformAccountId },
+      kind: 'QUOTE_EXECUTION',
+      description: 'Quote:abc',
+    });
+    expect(placed.replayed).toBe(false);
+    expect(placed.hold).toMatchObject({
+      id: holdId,
+      accountId: s.accountId,
+      counterAccount: { internalAccountId: s.platformAccountId },
+      currency: 'USD',
+      amount: 4_000n,
+      status: pb.HoldStatus.PENDING,
+      kind: 'QUOTE_EXECUTION',
+      description: 'Quote:abc',
+    });
+    expect(placed.hold!.resolutionId).toBeUndefined();
+    expect([placed.account!.balance!.amount, placed.account!.availableAmount]).toEqual([10_000n, 6_000n]);
+    // A hold moves no posted balance: no BALANCE_UPDATED.
+    expect(await balanceEvents(s.accountId)).toHaveLength(1);
+    expect(await balanceEvents(s.platformAccountId)).toHaveLength(0);
+    expect((await h.client.getHold({ platformId: s.platformId, holdId })).hold!.status).toBe(
+      pb.HoldStatus.PENDING,
+    );
+
+    const posted = await h.client.postHold({
+      platformId: s.platformId,
+      holdId,
+      postId: `post:${holdId}`,
+      amount: 3_500n,
+    });
+    expect(posted.replayed).toBe(false);
+    expect(posted.hold).toMatchObject({
+      status: pb.HoldStatus.POSTED,
+      postedAmount: 3_500n,
+      resolutionId: `post:${holdId}`,
+    });
+    expect(posted.hold!.resolvedAt).toBeInstanceOf(Date);
+    expect([posted.account!.balance!.amount, posted.account!.availableAmount]).toEqual([6_500n, 6_500n]);
+    expect((await account(s.platformId, s.platformAccountId)).balance!.amount).toBe(3_500n);
+    // Both internal accounts' balances moved: one event each, carrying the new balance.
+    const [, customerEvent] = await balanceEvents(s.accountId);
+    const [platformEvent] = await balanceEvents(s.platformAccountId);
+    expect((customerEvent!.data as { balance: { amount: number } }).balance.amount).toBe(6_500);
+    expect((platformEvent!.data as { balance: { amount: number } }).balance.amount).toBe(3_500);
+    expect(customerEvent!.platformId).toBe(s.platformId);
+    await expectConsistent(s.platformId);
+  });
+
+  it('a void releases the hold and moves nothing', async () => {
+    const s = await setup();
+    const holdId = newId('JournalEntry');
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId,
+      accountId: s.accountId,
+      amount: 10_000n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    });
+    expect((await account(s.platformId, s.accountId)).availableAmount).toBe(0n);
+    const voided = await h.client.voidHold({ platformId: s.platformId, holdId, voidId: `void:${holdId}` });
+    expect(voided.hold).toMatchObject({ status: pb.HoldStatus.VOIDED, resolutionId: `void:${holdId}` });
+    expect(voided.hold!.postedAmount).toBeUndefined();
+    expect([voided.account!.balance!.amount, voided.account!.availableAmount]).toEqual([10_000n, 10_000n]);
+    expect(await balanceEvents(s.accountId)).toHaveLength(1);
+    await expectConsistent(s.platformId);
+  });
+
+  it('each step is idempotent by its id; another body or a second resolution is JOURNAL_ENTRY_CONFLICT and changes nothing', async () => {
+    const s = await setup();
+    const holdId = newId('JournalEntry');
+    const place = (amount: bigint) =>
+      h.client.placeHold({
+        platformId: s.platformId,
+        holdId,
+        accountId: s.accountId,
+        amount,
+        currency: 'USD',
+        counterAccount: SETTLEMENT,
+      });
+    await place(1_000n);
+    const before = await counts(s.platformId);
+    const again = await place(1_000n);
+    expect(again.replayed).toBe(true);
+    expect(again.account!.availableAmount).toBe(9_000n);
+    const other = await rejection(() => place(1_001n));
+    expect([other.kind, other.code]).toEqual(['ALREADY_EXISTS', 'JOURNAL_ENTRY_CONFLICT']);
+    const otherCounter = await rejection(() =>
+      h.client.placeHold({
+        platformId: s.platformId,
+        holdId,
+        accountId: s.accountId,
+        amount: 1_000n,
+        currency: 'USD',
+        counterAccount: { systemAccount: pb.SystemAccount.FEES },
+      }),
+    );
+    expect(otherCounter.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    expect((await counts(s.platformId)).entries).toBe(before.entries);
+
+    const postId = `post:${holdId}`;
+    const post = await h.client.postHold({ platformId: s.platformId, holdId, postId });
+    const postAgain = await h.client.postHold({ platformId: s.platformId, holdId, postId });
+    expect([post.replayed, postAgain.replayed]).toEqual([false, true]);
+    expect(postAgain.hold).toEqual(post.hold);
+    expect(postAgain.account!.balance!.amount).toBe(9_000n);
+    const afterPost = await counts(s.platformId);
+
+    const voidAfter = await rejection(() =>
+      h.client.voidHold({ platformId: s.platformId, holdId, voidId: `void:${holdId}` }),
+    );
+    expect([voidAfter.kind, voidAfter.code]).toEqual(['ALREADY_EXISTS', 'JOURNAL_ENTRY_CONFLICT']);
+    expect(voidAfter.details).toMatchObject({ holdId, status: 'POSTED', resolutionId: postId });
+    const secondPost = await rejection(() =>
+      h.client.postHold({ platformId: s.platformId, holdId, postId: `post2:${holdId}` }),
+    );
+    expect(secondPost.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    const samePostOtherAmount = await rejection(() =>
+      h.client.postHold({ platformId: s.platformId, holdId, postId, amount: 10n }),
+    );
+    expect(samePostOtherAmount.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    // The hold id replayed after it was posted returns the hold as it is now.
+    expect((await place(1_000n)).hold!.status).toBe(pb.HoldStatus.POSTED);
+    // A resolution id already used by another entry is a conflict too.
+    const hold2 = newId('JournalEntry');
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId: hold2,
+      accountId: s.accountId,
+      amount: 5n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    });
+    const reused = await rejection(() =>
+      h.client.voidHold({ platformId: s.platformId, holdId: hold2, voidId: postId }),
+    );
+    expect(reused.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    const after = await counts(s.platformId);
+    expect(after.entries).toBe(afterPost.entries + 1);
+    expect(after.events).toBe(afterPost.events);
+    expect((await account(s.platformId, s.accountId)).balance!.amount).toBe(9_000n);
+    await expectConsistent(s.platformId);
+  });
+
+  it('an unknown hold, another platform’s hold, or an entry that is not a hold is HOLD_NOT_FOUND', async () => {
+    const s = await setup();
+    const holdId = newId('JournalEntry');
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId,
+      accountId: s.accountId,
+      amount: 5n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    });
+    const { entryId: fundingEntry } = await h.client.sandboxFund({
+      platformId: s.platformId,
+      accountId: s.accountId,
+      amount: 1n,
+    });
+    const other = h.platform();
+    for (const [platformId, id] of [
+      [s.platformId, newId('JournalEntry')],
+      [other, holdId],
+      [s.platformId, fundingEntry],
+    ] as const) {
+      for (const call of [
+        () => h.client.getHold({ platformId, holdId: id }),
+        () => h.client.postHold({ platformId, holdId: id, postId: newId('JournalEntry') }),
+        () => h.client.voidHold({ platformId, holdId: id, voidId: newId('JournalEntry') }),
+      ]) {
+        const e = await rejection(call);
+        expect([e.kind, e.code]).toEqual(['NOT_FOUND', 'HOLD_NOT_FOUND']);
+      }
+    }
+    expect((await h.client.getHold({ platformId: s.platformId, holdId })).hold!.status).toBe(
+      pb.HoldStatus.PENDING,
+    );
+  });
+
+  it('production accounts take holds too', async () => {
+    const s = await setup('PRODUCTION');
+    const r = await h.client.placeHold({
+      platformId: s.platformId,
+      holdId: newId('JournalEntry'),
+      accountId: s.accountId,
+      amount: 10_000n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    });
+    expect(r.account!.availableAmount).toBe(0n);
+  });
+});
+
+describe('bad input changes nothing', () => {
+  it('PlaceHold: each fault names its field', async () => {
+    const s = await setup();
+    const base: pb.PlaceHoldRequest = {
+      platformId: s.platformId,
+      holdId: newId('JournalEntry'),
+      accountId: s.accountId,
+      amount: 100n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    };
+    const before = await counts(s.platformId);
+    const cases: [Partial<pb.PlaceHoldRequest>, string, string][] = [
+      [{ amount: 0n }, 'amount', 'must be greater than 0'],
+      [{ amount: -5n }, 'amount', 'must be greater than 0'],
+      [{ amount: 9_000_000_000_000_001n }, 'amount', 'must be at most 9000000000000000'],
+      [{ holdId: '' }, 'holdId', 'is required'],
+      [
+        { holdId: 'has spaces' },
+        'holdId',
+        'must be 1 to 200 characters of A-Z, a-z, 0-9, ":", ".", "_", "-"',
+      ],
+      [{ accountId: 'acct_1' }, 'accountId', 'must be a InternalAccount id (InternalAccount:<uuid>)'],
+      [{ currency: '' }, 'currency', 'is required'],
+      [{ currency: 'XYZ' }, 'currency', 'unknown currency "XYZ"'],
+      [{ currency: 'EUR' }, 'currency', "must be the account's currency (USD)"],
+      [{ counterAccount: undefined }, 'counterAccount', 'requires internalAccountId or systemAccount'],
+      [{ counterAccount: {} }, 'counterAccount', 'requires internalAccountId or systemAccount'],
+      [
+        { counterAccount: { internalAccountId: s.platformAccountId, systemAccount: pb.SystemAccount.FX } },
+        'counterAccount',
+        'takes internalAccountId or systemAccount, not both',
+      ],
+      [
+        { counterAccount: { internalAccountId: 'x' } },
+        'counterAccount.internalAccountId',
+        'must be a InternalAccount id (InternalAccount:<uuid>)',
+      ],
+      [
+        { counterAccount: { internalAccountId: s.accountId } },
+        'counterAccount',
+        'must differ from accountId',
+      ],
+      [
+        { counterAccount: { internalAccountId: s.eurAccountId } },
+        'counterAccount',
+        `${s.eurAccountId} holds EUR, not USD`,
+      ],
+      [{ kind: 'lower case' }, 'kind', 'must be 1 to 64 characters of A-Z, 0-9, "_"'],
+    ];
+    for (const [patch, field, message] of cases) {
+      const e = await rejection(() => h.client.placeHold({ ...base, ...patch }));
+      expect(
+        [e.kind, e.code, e.details],
+        JSON.stringify(patch, (_, v) => (typeof v === 'bigint' ? `${v}` : v)),
+      ).toEqual(['INVALID_ARGUMENT', 'INVALID_INPUT', { errors: [{ field, message }] }]);
+    }
+    // Unknown account, another platform's account (debited or as counter): NOT_FOUND.
+    const foreign = await setup();
+    for (const patch of [
+      { accountId: newId('InternalAccount') },
+      { accountId: foreign.accountId },
+      { counterAccount: { internalAccountId: foreign.platformAccountId } },
+    ]) {
+      const e = await rejection(() => h.client.placeHold({ ...base, ...patch }));
+      expect([e.kind, e.code]).toEqual(['NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND']);
+    }
+    const tooMuch = await rejection(() => h.client.placeHold({ ...base, amount: 10_001n }));
+    expect([tooMuch.kind, tooMuch.code]).toEqual(['FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS']);
+    expect(await counts(s.platformId)).toEqual(before);
+    expect((await account(s.platformId, s.accountId)).availableAmount).toBe(10_000n);
+    expect((await account(foreign.platformId, foreign.accountId)).availableAmount).toBe(10_000n);
+  });
+
+  it('PostHold / VoidHold: bad ids and amounts beyond the hold', async () => {
+    const s = await setup();
+    const holdId = newId('JournalEntry');
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId,
+      accountId: s.accountId,
+      amount: 100n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    });
+    const before = await counts(s.platformId);
+    const cases: [() => Promise<unknown>, string, string][] = [
+      [
+        () => h.client.postHold({ platformId: s.platformId, holdId, postId: 'p', amount: 101n }),
+        'amount',
+        'must be at most the held amount (100)',
+      ],
+      [
+        () => h.client.postHold({ platformId: s.platformId, holdId, postId: 'p', amount: 0n }),
+        'amount',
+        'must be greater than 0',
+      ],
+      [
+        () => h.client.postHold({ platformId: s.platformId, holdId, postId: 'p', amount: -1n }),
+        'amount',
+        'must be greater than 0',
+      ],
+      [() => h.client.postHold({ platformId: s.platformId, holdId, postId: '' }), 'postId', 'is required'],
+      [
+        () => h.client.postHold({ platformId: s.platformId, holdId: '', postId: 'p' }),
+        'holdId',
+        'is required',
+      ],
+      [
+        () => h.client.voidHold({ platformId: s.platformId, holdId, voidId: 'a b' }),
+        'voidId',
+        'must be 1 to 200 characters of A-Z, a-z, 0-9, ":", ".", "_", "-"',
+      ],
+      [
+        () => h.client.voidHold({ platformId: 'nope', holdId, voidId: 'v' }),
+        'platformId',
+        'must be a Platform id (Platform:<uuid>)',
+      ],
+    ];
+    for (const [call, field, message] of cases) {
+      const e = await rejection(call);
+      expect([e.code, e.details]).toEqual(['INVALID_INPUT', { errors: [{ field, message }] }]);
+    }
+    expect(await counts(s.platformId)).toEqual(before);
+    expect((await h.client.getHold({ platformId: s.platformId, holdId })).hold!.status).toBe(
+      pb.HoldStatus.PENDING,
+    );
+  });
+});
+
+describe('PostTransfer', () => {
+  it('moves money immediately between internal and system accounts, with fee and FX legs, and is idempotent', async () => {
+    const s = await setup();
+    const entryId = `quote:${newId('JournalEntry')}`;
+    // A USD → EUR conversion for the customer with a fee: 1 000 USD + 20 USD fee, 900 EUR received.
+    const lines: pb.LedgerLine[] = [
+      { account: { internalAccountId: s.accountId }, currency: 'USD', amount: -1_020n },
+      { account: { systemAccount: pb.SystemAccount.FEES }, currency: 'USD', amount: 20n },
+      { account: { systemAccount: pb.SystemAccount.FX }, currency: 'USD', amount: 1_000n },
+      { account: { systemAccount: pb.SystemAccount.FX }, currency: 'EUR', amount: -900n },
+      { account: { internalAccountId: s.eurAccountId }, currency: 'EUR', amount: 900n },
+    ];
+    const r = await h.client.postTransfer({
+      platformId: s.platformId,
+      entryId,
+      lines,
+      kind: 'QUOTE_EXECUTION',
+    });
+    expect(r.replayed).toBe(false);
+    expect(r.accounts.map((a) => [a.id, a.balance!.amount])).toEqual([
+      [s.accountId, 8_980n],
+      [s.eurAccountId, 900n],
+    ]);
+    expect(await balanceEvents(s.eurAccountId)).toHaveLength(1);
+    const before = await counts(s.platformId);
+    const again = await h.client.postTransfer({
+      platformId: s.platformId,
+      entryId,
+      lines,
+      kind: 'QUOTE_EXECUTION',
+    });
+    expect(again.replayed).toBe(true);
+    expect(await counts(s.platformId)).toEqual(before);
+    const conflict = await rejection(() =>
+      h.client.postTransfer({
+        platformId: s.platformId,
+        entryId,
+        lines: lines.slice(0, 2).map((l, i) => ({ ...l, amount: i ? 1_020n : -1_020n })),
+      }),
+    );
+    expect(conflict.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    const report = await h.client.reconcileLedger({ platformId: s.platformId });
+    // System accounts keep no running totals (no hot row): their balances come from their lines.
+    const system = await h.sql.query(
+      `SELECT id, posted_debits::text || '/' || posted_credits::text AS totals FROM accounts.ledger_accounts WHERE platform_id = $1 AND kind = 'SYSTEM' ORDER BY id`,
+      [s.platformId],
+    );
+    expect(system.rows.map((r) => [r.id.split(':')[1], r.totals])).toEqual([
+      ['fees', '0/0'],
+      ['fx', '0/0'],
+      ['fx', '0/0'],
+      ['settlement', '0/0'],
+    ]);
+    expect(report.currencies.map((c) => [c.currency, c.postedBalanceSum, c.lineSum])).toEqual([
+      ['EUR', 0n, 0n],
+      ['USD', 0n, 0n],
+    ]);
+    await expectConsistent(s.platformId);
+  });
+
+  it('refuses malformed lines with field errors, and overdrafts with INSUFFICIENT_FUNDS; nothing changes', async () => {
+    const s = await setup();
+    const acct = { internalAccountId: s.accountId };
+    const before = await counts(s.platformId);
+    const cases: [pb.LedgerLine[], { field: string; message: string }[]][] = [
+      [
+        [{ account: acct, currency: 'USD', amount: -5n }],
+        [
+          { field: 'lines', message: 'needs at least two lines' },
+          { field: 'lines', message: 'do not sum to zero in USD' },
+        ],
+      ],
+      [
+        [
+          { account: acct, currency: 'USD', amount: -5n },
+          { account: SETTLEMENT, currency: 'USD', amount: 4n },
+        ],
+        [{ field: 'lines', message: 'do not sum to zero in USD' }],
+      ],
+      [
+        [
+          { account: acct, currency: 'USD', amount: 0n },
+          { account: SETTLEMENT, currency: 'USD', amount: 0n },
+        ],
+        [
+          { field: 'lines[0].amount', message: 'must not be 0' },
+          { field: 'lines[1].amount', message: 'must not be 0' },
+        ],
+      ],
+      [
+        [
+          { account: acct, currency: 'USD', amount: -9_000_000_000_000_001n },
+          { account: SETTLEMENT, currency: 'USD', amount: 9_000_000_000_000_001n },
+        ],
+        [
+          { field: 'lines[0].amount', message: 'must be between -9000000000000000 and 9000000000000000' },
+          { field: 'lines[1].amount', message: 'must be between -9000000000000000 and 9000000000000000' },
+        ],
+      ],
+      [
+        [
+          { account: SETTLEMENT, currency: 'USD', amount: -5n },
+          { account: SETTLEMENT, currency: 'USD', amount: 5n },
+        ],
+        [{ field: 'lines[1].account', message: 'appears in another line' }],
+      ],
+      [
+        [
+          { account: acct, currency: 'ZZZ', amount: -5n },
+          { account: SETTLEMENT, currency: 'USD', amount: 5n },
+        ],
+        [{ field: 'lines[0].currency', message: 'unknown currency "ZZZ"' }],
+      ],
+      [
+        [
+          { account: {}, currency: 'USD', amount: -5n },
+          { account: SETTLEMENT, currency: 'USD', amount: 5n },
+        ],
+        [{ field: 'lines[0].account', message: 'requires internalAccountId or systemAccount' }],
+      ],
+      [
+        [
+          { account: acct, currency: 'EUR', amount: -5n },
+          { account: SETTLEMENT, currency: 'EUR', amount: 5n },
+        ],
+        [{ field: 'lines[0]', message: `${s.accountId} holds USD, not EUR` }],
+      ],
+    ];
+    for (const [lines, errors] of cases) {
+      const e = await rejection(() =>
+        h.client.postTransfer({ platformId: s.platformId, entryId: newId('JournalEntry'), lines }),
+      );
+      expect([e.code, e.details]).toEqual(['INVALID_INPUT', { errors }]);
+    }
+    const missingId = await rejection(() =>
+      h.client.postTransfer({ platformId: s.platformId, entryId: '', lines: cases[1]![0] }),
+    );
+    expect(missingId.details).toEqual({
+      errors: [
+        { field: 'entryId', message: 'is required' },
+        { field: 'lines', message: 'do not sum to zero in USD' },
+      ],
+    });
+    const overdraft = await rejection(() =>
+      h.client.postTransfer({
+        platformId: s.platformId,
+        entryId: newId('JournalEntry'),
+        lines: [
+          { account: acct, currency: 'USD', amount: -10_001n },
+          { account: SETTLEMENT, currency: 'USD', amount: 10_001n },
+        ],
+      }),
+    );
+    expect([overdraft.kind, overdraft.code]).toEqual(['FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS']);
+    const foreign = await setup();
+    const cross = await rejection(() =>
+      h.client.postTransfer({
+        platformId: s.platformId,
+        entryId: newId('JournalEntry'),
+        lines: [
+          { account: SETTLEMENT, currency: 'USD', amount: -5n },
+          { account: { internalAccountId: foreign.accountId }, currency: 'USD', amount: 5n },
+        ],
+      }),
+    );
+    expect(cross.code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
+    expect(await counts(s.platformId)).toEqual(before);
+    expect((await account(s.platformId, s.accountId)).balance!.amount).toBe(10_000n);
+  });
+});
+
+describe('ReconcileLedger', () => {
+  it('reports per-currency sums and any account whose running totals drifted from its lines', async () => {
+    const s = await setup();
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId: newId('JournalEntry'),
+      accountId: s.accountId,
+      amount: 300n,
+      currency: 'USD',
+      counterAccount: SETTLEMENT,
+    });
+    const ok = await h.client.reconcileLedger({ platformId: s.platformId });
+    expect(ok.consistent).toBe(true);
+    expect(ok.currencies.find((c) => c.currency === 'USD')).toMatchObject({
+      postedBalanceSum: 0n,
+      lineSum: 0n,
+      pendingDebits: 300n,
+      pendingCredits: 300n,
+    });
+    await h.sql.query(
+      `UPDATE accounts.ledger_accounts SET pending_debits = pending_debits - 1 WHERE id = $1`,
+      [s.accountId],
+    );
+    try {
+      const bad = await h.client.reconcileLedger({ platformId: s.platformId });
+      expect(bad.consistent).toBe(false);
+      expect(
+        bad.mismatches.map((m) => [m.ledgerAccountId, m.stored!.pendingDebits, m.derived!.pendingDebits]),
+      ).toEqual([[s.accountId, 299n, 300n]]);
+    } finally {
+      await h.sql.query(
+        `UPDATE accounts.ledger_accounts SET pending_debits = pending_debits + 1 WHERE id = $1`,
+        [s.accountId],
+      );
+    }
+    const bad = await rejection(() => h.client.reconcileLedger({ platformId: '' }));
+    expect(bad.details).toEqual({ errors: [{ field: 'platformId', message: 'is required' }] });
+  });
+});
