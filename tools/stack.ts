@@ -61,6 +61,9 @@ export const DEFAULTS = {
   gatewayPort: 8080,
 };
 
+/** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */
+const LOCAL_DEV_WALLET_MASTER_KEY = 'W3k8wZn89FXtgLz2jPs+6NxfYiDYVIVhktt5/fJCP2g=';
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** `<SERVICE>_GRPC_URL`, the variable through which callers find a service. */
@@ -332,6 +335,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...(app === 'gateway' ? {} : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPorts[app]) }),
       ...opts.appEnv?.[app],
     };
+    // wallet-auth requires a master key; local stacks get a stable, public dev key unless one is given.
+    if (app === 'wallet-auth' && !e.WALLET_MASTER_KEY) e.WALLET_MASTER_KEY = LOCAL_DEV_WALLET_MASTER_KEY;
     // Bootstrap secrets are the supervisor's business, not the services'.
     delete e.SANDBOX_PLATFORM_CREDENTIALS;
     delete e.PRODUCTION_PLATFORM_CREDENTIALS;

@@ -69,6 +69,6 @@ describe('idempotency rules', () => {
 
   it('keeps 2xx and 4xx, releases 5xx and 429', () => {
     expect([200, 201, 400, 404, 409].every(isReplayable)).toBe(true);
-    expect([429, 500, 502, 503].some(isReplayable)).toBe(false);
+    expect([202, 429, 500, 502, 503].some(isReplayable)).toBe(false);
   });
 });

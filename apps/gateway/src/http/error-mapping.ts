@@ -7,6 +7,8 @@ export interface ErrorResponse {
   code: string;
   message: string;
   details?: Record<string, unknown>;
+  /** The specific failed check of a 401 (specification: `reason`), copied from `details.reason`. */
+  reason?: string;
 }
 
 /** gRPC status names (numeric value = index in this list, as in the gRPC spec). */
@@ -101,6 +103,7 @@ export function mapServiceError(err: unknown): ErrorResponse | undefined {
     if (status === 500) return undefined;
     const body: ErrorResponse = { status, code: err.code, message: err.message };
     if (err.details && Object.keys(err.details).length > 0) body.details = err.details;
+    if (typeof err.details?.reason === 'string') body.reason = err.details.reason;
     return body;
   }
   if (err instanceof RpcError || (err as { name?: string })?.name === 'RpcError') {

@@ -6,6 +6,8 @@ import internalAccountsRoutes from './internal-accounts.routes.js';
 import sandboxFundRoutes from './sandbox-fund.routes.js';
 import sandboxWebhooksRoutes from './sandbox-webhooks.routes.js';
 import externalAccountsRoutes from './external-accounts.routes.js';
+import walletAuthRoutes from './wallet-auth.routes.js';
+import paymentsRoutes from './payments.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -21,4 +23,6 @@ export const routeModules: Record<string, RouteModule> = {
   'sandbox-fund': sandboxFundRoutes,
   'sandbox-webhooks': sandboxWebhooksRoutes,
   'external-accounts': externalAccountsRoutes,
+  'wallet-auth': walletAuthRoutes,
+  payments: paymentsRoutes,
 };

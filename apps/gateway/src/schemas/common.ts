@@ -43,6 +43,7 @@ export const ErrorBody = Type.Object(
     code: Type.String(),
     message: Type.String(),
     details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    reason: Type.Optional(Type.String({ description: 'the specific failed check (401 UNAUTHORIZED of wallet flows)' })),
   },
   { $id: 'Error' },
 );

@@ -212,6 +212,7 @@ export function internalAccountJson(a: accounts.InternalAccount): InternalAccoun
       ...(i.instructionsNotes !== undefined ? { instructionsNotes: i.instructionsNotes } : {}),
       ...(i.isPlatformAccount !== undefined ? { isPlatformAccount: i.isPlatformAccount } : {}),
     })),
+    ...(a.privateEnabled !== undefined ? { privateEnabled: a.privateEnabled } : {}),
     createdAt: iso(a.createdAt)!,
     updatedAt: iso(a.updatedAt)!,
   };

@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import { invalidInput, isId, newId, type Clock } from '@sluice/core';
+import type { Logger } from '@sluice/logging';
+import {
+  createExportBundle,
+  createSessionBundle,
+  generateMnemonic,
+  openMnemonic,
+  parseClientPublicKey,
+  sealMnemonic,
+  type ExportSigningKey,
+  type MasterKeyring,
+} from '../domain/crypto/index.js';
+import { fail, REASON, unauthorized } from '../domain/errors.js';
+import type { AuthMethodRecord, AuthMethodType, SessionRecord, Signed, SignedRetryInput, WalletPlatform } from '../domain/model.js';
+import { OidcVerifier, SANDBOX_OIDC_TOKEN, parseOidcToken } from '../domain/oidc.js';
+import { generateOtp, hashOtp, otpMatches, OTP_MAX_ATTEMPTS, OTP_RESEND_INTERVAL_MS, OTP_TTL_MS, SANDBOX_OTP, validateEmail, validateOtpShape } from '../domain/otp.js';
+import {
+  PASSKEY_CHALLENGE_TTL_MS,
+  SANDBOX_PASSKEY_SIGNATURE,
+  passkeySessionChallenge,
+  validateAssertion,
+  validateRegistration,
+  verifyPasskeyAssertion,
+  verifyPasskeyRegistration,
+  type Assertion,
+  type Attestation,
+} from '../domain/passkey.js';
+import type { OtpMailer } from '../mail/otp.mailer.js';
+import type { Tx, WalletAuthRepository } from '../store/wallet-auth.repository.js';
+import { isRetry, type SigningService } from './signing.service.js';
+
+export interface CreateCredentialInput {
+  accountId: string;
+  type: AuthMethodType;
+  email?: string;
+  oidcToken?: string;
+  nickname?: string;
+  challenge?: string;
+  attestation?: Attestation;
+}
+
+export interface VerifyCredentialInput {
+  type: AuthMethodType;
+  otp?: string;
+  oidcToken?: string;
+  clientPublicKey?: string;
+  assertion?: Partial<Assertion>;
+  requestId?: string;
+}
+
+export interface IssuedSession extends SessionRecord {
+  encryptedSessionSigningKey: string;
+  authMethod: AuthMethodRecord;
+}
+
+export interface CredentialsDeps {
+  repo: WalletAuthRepository;
+  signing: SigningService;
+  clock: Clock;
+  logger: Logger;
+  mailer: OtpMailer;
+  oidc: OidcVerifier;
+  keyring: MasterKeyring;
+  exportSigningKey?: ExportSigningKey;
+  sessionTtlMs: number;
+}
+
+export function requireAccountId(value: unknown, field = 'accountId'): string {
+  if (!isId(value, 'InternalAccount')) throw invalidInput([{ field, message: 'must be an InternalAccount id (InternalAccount:<uuid>)' }]);
+  return value;
+}
+
+function requireId(value: unknown, type: 'AuthMethod' | 'Session', field = 'id'): string {
+  if (!isId(value, type)) throw invalidInput([{ field, message: `must be a ${type} id (${type}:<uuid>)` }]);
+  return value;
+}
+
+/** Credentials, sessions and wallet export: every flow of the wallet-auth API. */
+export class CredentialsService {
+  constructor(private readonly d: CredentialsDeps) {}
+
+  private now(): Date {
+    return this.d.clock.now();
+  }
+
+  private async getCredential(tx: Tx, platformId: string, id: string, lock = false): Promise<AuthMethodRecord> {
+    requireId(id, 'AuthMethod');
+    const m = await this.d.repo.getAuthMethod(tx, platformId, id, lock);
+    if (!m) throw fail('CREDENTIAL_NOT_FOUND', `No credential ${id}`);
+    return m;
+  }
+
+  /** Seals a fresh mnemonic for the account unless it already has one. */
+  private async ensureWalletKey(tx: Tx, platformId: string, accountId: string): Promise<void> {
+    if (await this.d.repo.getWalletKey(tx, platformId, accountId)) return;
+    const mnemonic = generateMnemonic();
+    await this.d.repo.insertWalletKeyIfAbsent(tx, accountId, platformId, sealMnemonic(mnemonic, accountId, this.d.keyring), this.now());
+  }
+
+  private async issueOtp(tx: Tx, platform: WalletPlatform, m: AuthMethodRecord): Promise<string | undefined> {
+    if (platform.environment === 'SANDBOX') return undefined;
+    const now = this.now();
+    const last = await this.d.repo.lastOtpIssuedAt(tx, m.id);
+    if (last && now.getTime() - last.getTime() < OTP_RESEND_INTERVAL_MS)
+      throw fail('OTP_RESEND_TOO_SOON', `A code was sent less than ${OTP_RESEND_INTERVAL_MS / 1000} s ago; wait before requesting another`);
+    const id = randomUUID();
+    const code = generateOtp(platform.otpLength);
+    await this.d.repo.replaceOtp(tx, { id, authMethodId: m.id, codeHash: hashOtp(id, code), expiresAt: new Date(now.getTime() + OTP_TTL_MS), now });
+    return code;
+  }
+
+  private async deliverOtp(platform: WalletPlatform, email: string, code: string | undefined): Promise<void> {
+    if (code === undefined) return;
+    try {
+      await this.d.mailer.send(email, code, platform.appName, OTP_TTL_MS / 60_000);
+    } catch (err) {
+      this.d.logger.warn({ err: (err as Error).message }, 'OTP email delivery failed');
+      throw fail('OTP_DELIVERY_FAILED', 'The one-time password email could not be sent; request a new one with /challenge');
+    }
+  }
+
+  /** POST /auth/credentials. */
+  async create(platform: WalletPlatform, input: CreateCredentialInput, retry: SignedRetryInput): Promise<Signed<AuthMethodRecord>> {
+    const accountId = requireAccountId(input.accountId);
+    const now = this.now();
+    const base = { id: newId('AuthMethod'), platformId: platform.id, accountId, type: input.type, createdAt: now, updatedAt: now };
+    let record: Omit<AuthMethodRecord, 'revokedAt'>;
+    let oidcUse: { sha: string; exp: Date } | undefined;
+    switch (input.type) {
+      case 'EMAIL_OTP': {
+        const email = validateEmail(input.email);
+        record = { ...base, nickname: email, email };
+        break;
+      }
+      case 'OAUTH': {
+        parseOidcToken(input.oidcToken);
+        const idn = await this.d.oidc.verify(input.oidcToken!, platform, now, { skipSignature: platform.environment === 'SANDBOX' });
+        if (platform.environment === 'PRODUCTION') oidcUse = { sha: idn.tokenSha256, exp: idn.expiresAt };
+        record = { ...base, nickname: idn.email ?? idn.subject, oidcIssuer: idn.issuer, oidcSubject: idn.subject };
+        break;
+      }
+      case 'PASSKEY': {
+        validateRegistration(input);
+        const reg = await verifyPasskeyRegistration(platform, input.challenge!, input.attestation!);
+        record = {
+          ...base,
+          nickname: input.nickname!.trim(),
+          credentialId: reg.credentialId,
+          webauthnPublicKey: reg.publicKey,
+          webauthnCounter: reg.counter,
+          webauthnTransports: input.attestation!.transports ?? [],
+        };
+        break;
+      }
+      default:
+        throw invalidInput([{ field: 'type', message: 'must be OAUTH, EMAIL_OTP or PASSKEY' }]);
+    }
+    const existing = await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, accountId);
+    const conflict = existing.find((m) => m.type === input.type && input.type !== 'OAUTH');
+    if (conflict?.type === 'EMAIL_OTP') throw fail('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS', 'The account already has an EMAIL_OTP credential');
+    if (conflict?.type === 'PASSKEY') throw fail('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'The account already has a PASSKEY credential');
+    if (existing.length > 0 && !isRetry(retry))
+      return { challenge: await this.d.signing.requestSignature(platform.id, accountId, 'ADD_CREDENTIAL', retry.body) };
+
+    let code: string | undefined;
+    await this.d.repo.tx(async (tx) => {
+      const locked = await this.d.repo.lockAuthMethods(tx, platform.id, accountId);
+      // The first credential needs no signature; any later one (or a stray signed retry) is checked.
+      if (locked.length > 0 || isRetry(retry)) {
+        await this.d.signing.verifySignedRetry(tx, platform, accountId, 'ADD_CREDENTIAL', retry);
+      }
+      if (oidcUse && !(await this.d.repo.recordOidcToken(tx, oidcUse.sha, now, oidcUse.exp))) throw unauthorized(REASON.oidc, 'replayed');
+      await this.d.repo.insertAuthMethod(tx, record);
+      await this.ensureWalletKey(tx, platform.id, accountId);
+      if (record.type === 'EMAIL_OTP') code = await this.issueOtp(tx, platform, record);
+    });
+    if (record.type === 'EMAIL_OTP') await this.deliverOtp(platform, record.email!, code);
+    return { done: record };
+  }
+
+  async list(platformId: string, accountId: string): Promise<AuthMethodRecord[]> {
+    requireAccountId(accountId);
+    return this.d.repo.listAuthMethods(this.d.repo.read, platformId, accountId);
+  }
+
+  /** POST /auth/credentials/{id}/challenge. */
+  async challenge(platform: WalletPlatform, id: string, clientPublicKey: string | undefined) {
+    const m = await this.getCredential(this.d.repo.read, platform.id, id);
+    if (m.type === 'OAUTH')
+      throw fail('CREDENTIAL_TYPE_MISMATCH', 'OAUTH credentials have no challenge step: call /verify with a fresh OIDC token');
+    if (m.type === 'EMAIL_OTP') {
+      let code: string | undefined;
+      await this.d.repo.tx(async (tx) => {
+        code = await this.issueOtp(tx, platform, m);
+      });
+      await this.deliverOtp(platform, m.email!, code);
+      return { authMethod: m };
+    }
+    parseClientPublicKey(clientPublicKey);
+    const requestId = newId('Request');
+    const now = this.now();
+    const expiresAt = new Date(now.getTime() + PASSKEY_CHALLENGE_TTL_MS);
+    const challenge = passkeySessionChallenge({ requestId, credentialId: m.id, clientPublicKey: clientPublicKey!, expiresAt });
+    await this.d.repo.tx((tx) =>
+      this.d.repo.insertPasskeyChallenge(tx, { requestId, authMethodId: m.id, challenge, clientPublicKey: clientPublicKey!.toLowerCase(), expiresAt, now }),
+    );
+    return { authMethod: m, challenge, requestId, expiresAt };
+  }
+
+  /** POST /auth/credentials/{id}/verify: checks the credential and issues a session. */
+  async verify(platform: WalletPlatform, id: string, input: VerifyCredentialInput): Promise<IssuedSession> {
+    const m = await this.getCredential(this.d.repo.read, platform.id, id);
+    if (input.type !== m.type) throw fail('CREDENTIAL_TYPE_MISMATCH', `The credential is of type ${m.type}`, { field: 'type' });
+    const sandbox = platform.environment === 'SANDBOX';
+    const now = this.now();
+    let clientPublicKey: string;
+    let newCounter: number | undefined;
+    let oidcUse: { sha: string; exp: Date } | undefined;
+    let otpId: string | undefined;
+    if (m.type === 'EMAIL_OTP') {
+      validateOtpShape(input.otp);
+      parseClientPublicKey(input.clientPublicKey);
+      clientPublicKey = input.clientPublicKey!;
+      if (sandbox) {
+        if (input.otp !== SANDBOX_OTP) throw unauthorized(REASON.otp);
+      } else {
+        const live = await this.d.repo.tx((tx) => this.d.repo.attemptOtp(tx, m.id, OTP_MAX_ATTEMPTS, now));
+        if (!live) throw unauthorized(REASON.otp, 'expired_or_exhausted');
+        if (!otpMatches(live.id, input.otp!, live.codeHash)) throw unauthorized(REASON.otp, 'mismatch');
+        otpId = live.id;
+      }
+    } else if (m.type === 'OAUTH') {
+      if (typeof input.oidcToken !== 'string' || input.oidcToken === '') throw invalidInput([{ field: 'oidcToken', message: 'is required' }]);
+      parseClientPublicKey(input.clientPublicKey);
+      clientPublicKey = input.clientPublicKey!;
+      if (sandbox) {
+        if (input.oidcToken !== SANDBOX_OIDC_TOKEN) throw unauthorized(REASON.oidc);
+      } else {
+        const idn = await this.d.oidc.verify(input.oidcToken, platform, now);
+        if (idn.issuer !== m.oidcIssuer || idn.subject !== m.oidcSubject) throw unauthorized(REASON.oidc, 'subject');
+        oidcUse = { sha: idn.tokenSha256, exp: idn.expiresAt };
+      }
+    } else {
+      validateAssertion(input.assertion);
+      if (!input.requestId) throw unauthorized(REASON.passkey, 'request_id_missing');
+      const bound = await this.d.repo.tx((tx) => this.d.repo.consumePasskeyChallenge(tx, input.requestId!, m.id, now));
+      if (!bound) throw unauthorized(REASON.passkey, 'challenge');
+      clientPublicKey = bound.clientPublicKey;
+      const a = input.assertion as Assertion;
+      if (sandbox) {
+        if (a.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized(REASON.passkey);
+      } else {
+        newCounter = await verifyPasskeyAssertion(platform, bound.challenge, a, {
+          credentialId: m.credentialId!,
+          publicKey: m.webauthnPublicKey!,
+          counter: m.webauthnCounter ?? 0,
+          transports: m.webauthnTransports ?? [],
+        });
+      }
+    }
+    const bundle = await createSessionBundle(clientPublicKey);
+    const session: SessionRecord = {
+      id: newId('Session'),
+      platformId: platform.id,
+      accountId: m.accountId,
+      authMethodId: m.id,
+      publicKey: bundle.sessionPublicKey,
+      expiresAt: new Date(now.getTime() + this.d.sessionTtlMs),
+      createdAt: now,
+    };
+    await this.d.repo.tx(async (tx) => {
+      const still = await this.d.repo.getAuthMethod(tx, platform.id, m.id, true);
+      if (!still) throw fail('CREDENTIAL_NOT_FOUND', `No credential ${id}`);
+      if (otpId && !(await this.d.repo.consumeOtp(tx, otpId, now))) throw unauthorized(REASON.otp, 'reused');
+      if (oidcUse && !(await this.d.repo.recordOidcToken(tx, oidcUse.sha, now, oidcUse.exp))) throw unauthorized(REASON.oidc, 'replayed');
+      if (newCounter !== undefined) await this.d.repo.updateCounter(tx, m.id, newCounter, now);
+      await this.d.repo.insertSession(tx, session);
+    });
+    return { ...session, encryptedSessionSigningKey: bundle.bundle, authMethod: m };
+  }
+
+  /** PATCH /auth/credentials/{id} (EMAIL_OTP email), signed retry. */
+  async update(platform: WalletPlatform, id: string, email: string | undefined, retry: SignedRetryInput): Promise<Signed<AuthMethodRecord>> {
+    const m = await this.getCredential(this.d.repo.read, platform.id, id);
+    if (email === undefined) throw invalidInput([{ field: 'email', message: 'at least one update field is required' }]);
+    const value = validateEmail(email);
+    if (m.type !== 'EMAIL_OTP') throw fail('CREDENTIAL_TYPE_MISMATCH', 'Only EMAIL_OTP credentials have an email to update', { field: 'email' });
+    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, m.accountId, 'UPDATE_CREDENTIAL', retry.body) };
+    const now = this.now();
+    await this.d.repo.tx(async (tx) => {
+      await this.d.signing.verifySignedRetry(tx, platform, m.accountId, 'UPDATE_CREDENTIAL', retry);
+      await this.d.repo.updateEmail(tx, m.id, value, now);
+    });
+    return { done: { ...m, email: value, nickname: value, updatedAt: now } };
+  }
+
+  /** DELETE /auth/credentials/{id}: signed by a session of a different credential; never the last one. */
+  async revoke(platform: WalletPlatform, id: string, retry: SignedRetryInput): Promise<Signed<AuthMethodRecord>> {
+    const m = await this.getCredential(this.d.repo.read, platform.id, id);
+    const others = (await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, m.accountId)).filter((x) => x.id !== m.id);
+    if (others.length === 0) throw fail('LAST_CREDENTIAL', 'The only credential of an account cannot be revoked');
+    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, m.accountId, 'REVOKE_CREDENTIAL', retry.body) };
+    const now = this.now();
+    await this.d.repo.tx(async (tx) => {
+      const locked = await this.d.repo.lockAuthMethods(tx, platform.id, m.accountId);
+      if (!locked.some((x) => x.id === m.id)) throw fail('CREDENTIAL_NOT_FOUND', `No credential ${id}`);
+      if (locked.length < 2) throw fail('LAST_CREDENTIAL', 'The only credential of an account cannot be revoked');
+      await this.d.signing.verifySignedRetry(tx, platform, m.accountId, 'REVOKE_CREDENTIAL', retry, { excludeCredentialId: m.id });
+      await this.d.repo.revokeAuthMethod(tx, m.id, now);
+    });
+    return { done: { ...m, revokedAt: now } };
+  }
+
+  async listSessions(platformId: string, accountId: string): Promise<SessionRecord[]> {
+    requireAccountId(accountId);
+    return this.d.repo.listActiveSessions(this.d.repo.read, platformId, accountId, this.now());
+  }
+
+  /** DELETE /auth/sessions/{id}, signed retry. */
+  async revokeSession(platform: WalletPlatform, id: string, retry: SignedRetryInput): Promise<Signed<SessionRecord>> {
+    requireId(id, 'Session');
+    const s = await this.d.repo.getSession(this.d.repo.read, platform.id, id);
+    if (!s || s.revokedAt) throw fail('SESSION_NOT_FOUND', `No active session ${id}`);
+    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, s.accountId, 'REVOKE_SESSION', retry.body) };
+    const now = this.now();
+    await this.d.repo.tx(async (tx) => {
+      await this.d.signing.verifySignedRetry(tx, platform, s.accountId, 'REVOKE_SESSION', retry);
+      await this.d.repo.revokeSession(tx, s.id, now);
+    });
+    return { done: { ...s, revokedAt: now } };
+  }
+
+  /** POST /internal-accounts/{id}/export, signed retry: the mnemonic encrypted to clientPublicKey. */
+  async exportWallet(platform: WalletPlatform, accountId: string, clientPublicKey: string | undefined, retry: SignedRetryInput): Promise<Signed<string>> {
+    requireAccountId(accountId, 'id');
+    parseClientPublicKey(clientPublicKey);
+    const creds = await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, accountId);
+    if (creds.length === 0) throw fail('CREDENTIAL_NOT_FOUND', 'The account has no credential: register one first');
+    if (platform.environment === 'PRODUCTION' && !this.d.exportSigningKey)
+      throw fail('EXPORT_UNAVAILABLE', 'Wallet export is not configured (WALLET_EXPORT_SIGNING_KEY)');
+    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, accountId, 'EXPORT_WALLET', retry.body) };
+    const sealed = await this.d.repo.tx(async (tx) => {
+      await this.d.signing.verifySignedRetry(tx, platform, accountId, 'EXPORT_WALLET', retry);
+      await this.ensureWalletKey(tx, platform.id, accountId);
+      return (await this.d.repo.getWalletKey(tx, platform.id, accountId))!;
+    });
+    const bundle = await createExportBundle({
+      mnemonic: openMnemonic(sealed, accountId, this.d.keyring),
+      clientPublicKey: clientPublicKey!,
+      organizationId: accountId,
+      environment: platform.environment,
+      ...(this.d.exportSigningKey ? { signingKey: this.d.exportSigningKey } : {}),
+    });
+    this.d.logger.info({ accountId }, 'wallet exported');
+    return { done: bundle };
+  }
+}

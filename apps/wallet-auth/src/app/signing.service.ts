@@ -1,0 +1,107 @@
+import { newId, type Clock } from '@sluice/core';
+import {
+  bodyHash,
+  buildPayloadToSign,
+  INVALID_SIGNATURE_REASON,
+  cryptoFail,
+  verifyStamp,
+  type SignedAction,
+} from '../domain/crypto/index.js';
+import { fail, REASON, unauthorized } from '../domain/errors.js';
+import type { SignedRetryInput, SigningChallengeOut, WalletPlatform } from '../domain/model.js';
+import type { Tx, WalletAuthRepository } from '../store/wallet-auth.repository.js';
+
+/** The sandbox value of `Service-Wallet-Signature` accepted on every signed retry. */
+export const SANDBOX_SIGNATURE = 'sandbox-valid-signature';
+/** Lifetime of a signing request (`expiresAt` of the 202 challenge). */
+export const SIGNING_REQUEST_TTL_MS = 5 * 60_000;
+
+export interface VerifiedSignature {
+  /** The session whose key signed; absent for the sandbox magic value. */
+  sessionId?: string;
+  credentialId?: string;
+}
+
+function deny(code: Parameters<typeof fail>[0], message: string) {
+  return fail(code, message, { reason: INVALID_SIGNATURE_REASON });
+}
+
+/** True when the call carries signed-retry headers (then it is step 2). */
+export function isRetry(s: SignedRetryInput): boolean {
+  return (s.signature !== undefined && s.signature !== '') || (s.requestId !== undefined && s.requestId !== '');
+}
+
+/**
+ * The one signed-retry mechanism: step 1 issues a signing request bound to
+ * (account, action, body); step 2 verifies the stamp and consumes the request id
+ * atomically in the caller's transaction, so the action and the consumption commit together.
+ */
+export class SigningService {
+  constructor(
+    private readonly repo: WalletAuthRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Step 1: a fresh signing request (202 body). */
+  async requestSignature(platformId: string, accountId: string, action: SignedAction, body: unknown): Promise<SigningChallengeOut> {
+    const requestId = newId('Request');
+    const issuedAt = this.clock.now();
+    const expiresAt = new Date(issuedAt.getTime() + SIGNING_REQUEST_TTL_MS);
+    const payloadToSign = buildPayloadToSign({ requestId, action, accountId, body, issuedAt, expiresAt });
+    await this.repo.tx((tx) =>
+      this.repo.insertSigningRequest(tx, { requestId, platformId, accountId, action, bodySha256: bodyHash(body), payloadToSign, issuedAt, expiresAt }),
+    );
+    return { payloadToSign, requestId, expiresAt };
+  }
+
+  /**
+   * Step 2: checks the retry and consumes its request id in `tx`. Refusals are 401 with
+   * distinct codes, each with `details.reason` = `Invalid Service-Wallet-Signature`.
+   */
+  async verifySignedRetry(
+    tx: Tx,
+    platform: WalletPlatform,
+    accountId: string,
+    action: SignedAction,
+    retry: SignedRetryInput,
+    opts: { excludeCredentialId?: string } = {},
+  ): Promise<VerifiedSignature> {
+    const now = this.clock.now();
+    if (!retry.signature) throw cryptoFail('WALLET_SIGNATURE_MISSING', 'Header Service-Wallet-Signature is required with Request-Id', { reason: INVALID_SIGNATURE_REASON, field: 'Service-Wallet-Signature' });
+    if (!retry.requestId) throw deny('SIGNING_REQUEST_ID_MISSING', 'Header Request-Id is required with Service-Wallet-Signature');
+    const req = await this.repo.getSigningRequest(tx, platform.id, retry.requestId);
+    if (!req) throw deny('SIGNING_REQUEST_UNKNOWN', 'Request-Id does not name a signing request of this platform');
+    if (req.accountId !== accountId || req.action !== action)
+      throw deny('SIGNING_REQUEST_MISMATCH', 'Request-Id was issued for another account or action');
+    if (req.consumedAt) throw deny('SIGNING_REQUEST_REUSED', 'Request-Id was already used');
+    if (req.expiresAt.getTime() <= now.getTime()) throw deny('SIGNING_REQUEST_EXPIRED', 'The signing request expired; start again without signature headers');
+    if (bodyHash(retry.body) !== req.bodySha256)
+      throw deny('SIGNED_BODY_MISMATCH', 'The request body differs from the one the signing challenge was issued for');
+
+    let verified: VerifiedSignature = {};
+    if (platform.environment === 'SANDBOX' && retry.signature === SANDBOX_SIGNATURE) {
+      verified = {};
+    } else {
+      let stampKey: string;
+      try {
+        stampKey = verifyStamp(retry.signature, req.payloadToSign).publicKey;
+      } catch (err) {
+        // Sandbox: any other value is a wrong magic value.
+        if (platform.environment === 'SANDBOX') throw unauthorized(REASON.signature, (err as { code?: string }).code);
+        throw err;
+      }
+      const sessions = await this.repo.sessionsByKey(tx, platform.id, stampKey);
+      const mine = sessions.filter((s) => s.accountId === accountId);
+      if (sessions.length > 0 && mine.length === 0)
+        throw deny('WALLET_SIGNATURE_WRONG_ACCOUNT', 'The signing key belongs to a session of another account');
+      const active = mine.find((s) => !s.revokedAt && !s.credentialRevoked && s.expiresAt.getTime() > now.getTime());
+      if (!active) throw deny('WALLET_SESSION_NOT_ACTIVE', 'The signing key is not an active session of the account (unknown, expired or revoked)');
+      if (opts.excludeCredentialId && active.authMethodId === opts.excludeCredentialId)
+        throw deny('WALLET_SIGNATURE_SAME_CREDENTIAL', 'A credential must be revoked with a session of a different credential of the account');
+      verified = { sessionId: active.id, credentialId: active.authMethodId };
+    }
+    if (!(await this.repo.consumeSigningRequest(tx, req.requestId, verified.sessionId, now)))
+      throw deny('SIGNING_REQUEST_REUSED', 'Request-Id was already used');
+    return verified;
+  }
+}

@@ -1,0 +1,28 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Logger } from '@sluice/logging';
+
+/** Sends one-time passwords by email. */
+export interface OtpMailer {
+  send(to: string, code: string, appName: string | undefined, ttlMinutes: number): Promise<void>;
+}
+
+/**
+ * SMTP delivery through nodemailer (`SMTP_URL`, e.g. `smtps://user:pass@host:465`). Without
+ * SMTP_URL (local runs) messages go to a capturing JSON transport and are logged at debug level.
+ */
+export function createOtpMailer(smtpUrl: string | undefined, from: string, logger: Logger): OtpMailer & { close(): void } {
+  const transport: Transporter = smtpUrl ? nodemailer.createTransport(smtpUrl) : nodemailer.createTransport({ jsonTransport: true });
+  return {
+    async send(to, code, appName, ttlMinutes) {
+      const app = appName ?? 'your wallet';
+      const info = await transport.sendMail({
+        from,
+        to,
+        subject: `Your ${app} verification code`,
+        text: `Your ${app} verification code is ${code}. It expires in ${ttlMinutes} minutes. If you did not ask for it, ignore this email.`,
+      });
+      if (!smtpUrl) logger.debug({ captured: info.message }, 'OTP email captured (no SMTP_URL)');
+    },
+    close: () => transport.close(),
+  };
+}
