@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from '@sluice/logging';
 import type { PromiseClient } from '@sluice/rpc';
-import type { identity, accounts, webhooks, walletAuth } from '@sluice/contracts';
+import type { identity, accounts, webhooks, walletAuth, payments } from '@sluice/contracts';
 import { DomainError } from '@sluice/core';
 
 /** The gRPC clients the gateway talks to (promise form, deadlines and request id added). */
@@ -10,6 +10,7 @@ export interface GatewayClients {
   accounts: PromiseClient<accounts.AccountsServiceClient>;
   webhooks: PromiseClient<webhooks.WebhooksServiceClient>;
   walletAuth: PromiseClient<walletAuth.WalletAuthServiceClient>;
+  payments: PromiseClient<payments.PaymentsServiceClient>;
 }
 
 /** What an API token may do: VIEW data, TRANSACT (send payments), MANAGE (config, tokens, customers). */

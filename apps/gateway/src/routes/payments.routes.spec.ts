@@ -160,9 +160,9 @@ beforeAll(async () => {
       totalCount: 9,
     })),
   });
-  // The gateway config schema does not list PAYMENTS_GRPC_URL yet; the module reads it from the environment.
-  process.env.PAYMENTS_GRPC_URL = `127.0.0.1:${paymentsServer.port}`;
-  h = await startGateway(`127.0.0.1:${identityServer.port}`, { payments: paymentsRoutes });
+  h = await startGateway(`127.0.0.1:${identityServer.port}`, { payments: paymentsRoutes }, {
+    PAYMENTS_GRPC_URL: `127.0.0.1:${paymentsServer.port}`,
+  });
 });
 
 afterAll(async () => {

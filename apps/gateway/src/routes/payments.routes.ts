@@ -1,8 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import { grpcClientConfig } from '@sluice/config';
 import { payments } from '@sluice/contracts';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import type { GatewayDeps, RouteModule } from '../http/types.js';
+import type { RouteModule } from '../http/types.js';
 import { ErrorBody, Page } from '../schemas/common.js';
 import {
   ExchangeRate,
@@ -19,8 +16,6 @@ import {
   UmaProvidersQuery,
 } from '../schemas/payments.schemas.js';
 
-type PaymentsClient = PromiseClient<payments.PaymentsServiceClient>;
-
 const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
 const errors = {
   400: ErrorBody,
@@ -32,23 +27,6 @@ const errors = {
 };
 
 /**
- * The payments client: `deps.clients.payments` once the gateway core provides
- * it; until then one of our own, to PAYMENTS_GRPC_URL (default
- * 127.0.0.1:50054), closed with the app.
- */
-function paymentsClient(app: FastifyInstance, deps: GatewayDeps): PaymentsClient {
-  const shared = (deps.clients as unknown as { payments?: PaymentsClient }).payments;
-  if (shared) return shared;
-  const name = 'PAYMENTS_GRPC_URL';
-  const fallback = String(grpcClientConfig('payments')[name]?.default);
-  const address = (deps.config[name] as string | undefined) ?? (process.env[name] || fallback);
-  const deadline = Number(deps.config.RPC_DEADLINE_MS ?? 5000);
-  const client = createRpcClient(payments.PaymentsServiceClient, address, { defaultDeadlineMs: deadline });
-  app.addHook('onClose', async () => client.close());
-  return client;
-}
-
-/**
  * Payments reads: `GET /receiver/uma/{receiverUmaAddress}` and
  * `GET /receiver/external-account/{accountId}` (receiver lookups → lookupId for
  * POST /quotes), `GET /exchange-rates` (every corridor priced for a
@@ -56,7 +34,7 @@ function paymentsClient(app: FastifyInstance, deps: GatewayDeps): PaymentsClient
  * countryCode, currencyCode, hasBlockedProviders, sortOrder, limit, cursor).
  */
 const paymentsRoutes: RouteModule = (app, deps) => {
-  const client = paymentsClient(app, deps);
+  const client = deps.clients.payments;
 
   app.get(
     '/receiver/uma/:receiverUmaAddress',
