@@ -41,7 +41,7 @@ export const walletAuthService: ServiceSpec<typeof config> = {
       signing,
       clock,
       logger,
-      mailer: createOtpMailer(c.SMTP_URL, c.SMTP_FROM, logger),
+      mailer: createOtpMailer(c.SMTP_URL, c.SMTP_FROM, logger, { production: c.NODE_ENV === 'production' }),
       oidc: new OidcVerifier(),
       keyring,
       ...(exportSigningKey ? { exportSigningKey } : {}),

@@ -1,5 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '@sluice/logging';
+import { DomainError } from '@sluice/core';
 
 /** Sends one-time passwords by email. */
 export interface OtpMailer {
@@ -8,12 +9,22 @@ export interface OtpMailer {
 
 /**
  * SMTP delivery through nodemailer (`SMTP_URL`, e.g. `smtps://user:pass@host:465`). Without
- * SMTP_URL (local runs) messages go to a capturing JSON transport and are logged at debug level.
+ * SMTP_URL, local runs capture messages with a JSON transport (logged at debug level); a
+ * production process (NODE_ENV=production) refuses to send instead, so a code is never
+ * written to a log there.
  */
-export function createOtpMailer(smtpUrl: string | undefined, from: string, logger: Logger): OtpMailer & { close(): void } {
+export function createOtpMailer(
+  smtpUrl: string | undefined,
+  from: string,
+  logger: Logger,
+  opts: { production?: boolean } = {},
+): OtpMailer & { close(): void } {
   const transport: Transporter = smtpUrl ? nodemailer.createTransport(smtpUrl) : nodemailer.createTransport({ jsonTransport: true });
   return {
     async send(to, code, appName, ttlMinutes) {
+      if (!smtpUrl && opts.production) {
+        throw new DomainError('UNAVAILABLE', 'EMAIL_DELIVERY_NOT_CONFIGURED', 'One-time passwords cannot be emailed: SMTP_URL is not configured');
+      }
       const app = appName ?? 'your wallet';
       const info = await transport.sendMail({
         from,
