@@ -1,4 +1,5 @@
 import { fail } from './errors.js';
+import { CUSTOMER_INFO_FIELDS } from '@sluice/core';
 
 /** A parsed UMA address `$<localPart>@<domain>` (lower-cased). */
 export interface UmaAddress {
@@ -35,26 +36,7 @@ export function parseUmaAddress(value: string, field = 'receiverUmaAddress'): Um
 }
 
 /** Field names a receiver may require about the payer (reference: CustomerInfoFieldName). */
-export const PAYER_DATA_FIELD_NAMES = [
-  'FULL_NAME',
-  'BIRTH_DATE',
-  'NATIONALITY',
-  'PHONE_NUMBER',
-  'EMAIL',
-  'POSTAL_ADDRESS',
-  'TAX_ID',
-  'REGISTRATION_NUMBER',
-  'USER_TYPE',
-  'COUNTRY_OF_RESIDENCE',
-  'ACCOUNT_IDENTIFIER',
-  'FI_LEGAL_ENTITY_NAME',
-  'FI_ADDRESS',
-  'PURPOSE_OF_PAYMENT',
-  'ULTIMATE_INSTITUTION_COUNTRY',
-  'IDENTIFIER',
-  'BUSINESS_TYPE',
-  'COMPANY_LEGAL_NAME',
-] as const;
+export const PAYER_DATA_FIELD_NAMES = CUSTOMER_INFO_FIELDS;
 export type PayerDataFieldName = (typeof PAYER_DATA_FIELD_NAMES)[number];
 
 export interface PayerDataField {
