@@ -7,10 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { newId } from '@sluice/core';
 import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
-import { startStack, type Stack } from '../../tools/stack.js';
+import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 const ISSUER = 'https://accounts.example.test';
 
@@ -21,52 +19,36 @@ function unsignedJwt(claims: Record<string, unknown>): string {
 }
 
 describe('embedded wallets through the real processes (sandbox)', () => {
-  let db: TestDatabase;
-  let stack: Stack;
-  let nats: string;
-  const prefix = testPrefix('e2ew');
-  const cred = { tokenId: newId('Token'), secret: randomBytes(32).toString('base64url') };
-  const auth = 'Basic ' + Buffer.from(`${cred.tokenId}:${cred.secret}`).toString('base64');
+  let e2e: E2eStack;
+  let client: Api;
+  const cred = newCredential();
 
-  async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(stack.baseUrl + path, {
-      method,
-      headers: { authorization: auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined, text };
-  }
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    client(method, path, { body, headers });
 
   /** Runs a signed-retry flow: step 1 must answer 202, step 2 carries a stamp of payloadToSign. */
   async function signed(method: string, path: string, body: unknown, sessionKey: string) {
     const first = await api(method, path, body);
     expect(first.status, first.text).toBe(202);
-    expect(first.json).toMatchObject({ payloadToSign: expect.any(String), requestId: expect.any(String), expiresAt: expect.any(String) });
-    const headers = { 'Service-Wallet-Signature': stamp(first.json.payloadToSign, sessionKey), 'Request-Id': first.json.requestId };
+    expect(first.json).toMatchObject({
+      payloadToSign: expect.any(String),
+      requestId: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    const headers = {
+      'Service-Wallet-Signature': stamp(first.json.payloadToSign, sessionKey),
+      'Request-Id': first.json.requestId,
+    };
     return { first, second: await api(method, path, body, headers), headers };
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase('e2ewallet');
-    nats = await natsUrl();
-    stack = await startStack({
-      databaseUrl: db.url,
-      natsUrl: nats,
-      prefix,
-      freePorts: true,
-      gatewayPort: 0,
-      silent: true,
-      localCredentialFile: false,
-      credentials: { sandbox: `${cred.tokenId}:${cred.secret}` },
-      logLevel: 'warn',
-    });
+    e2e = await startE2eStack('e2ewallet', { sandbox: cred });
+    client = apiClient(e2e.stack, cred);
   }, 240_000);
 
   afterAll(async () => {
-    await stack?.stop();
-    await db?.drop();
-    if (nats) await dropStreams(nats, prefix);
+    await e2e?.stop();
   });
 
   it('credentials, sessions, signed retries, export and wallet settings', async () => {
@@ -87,82 +69,174 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       currencies: ['USD'],
     });
     expect(customer.status, customer.text).toBe(201);
-    const wallets = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.json.id)}&type=EMBEDDED_WALLET`);
+    const wallets = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(customer.json.id)}&type=EMBEDDED_WALLET`,
+    );
     expect(wallets.status, wallets.text).toBe(200);
     expect(wallets.json.data).toHaveLength(1);
     const wallet = wallets.json.data[0];
-    expect(wallet).toMatchObject({ type: 'EMBEDDED_WALLET', privateEnabled: false, balance: { currency: { code: 'USDC' } } });
+    expect(wallet).toMatchObject({
+      type: 'EMBEDDED_WALLET',
+      privateEnabled: false,
+      balance: { currency: { code: 'USDC' } },
+    });
 
     // First credential: no signature needed; the response is a strict AuthMethod.
-    const otpCred = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'EMAIL_OTP', email: 'ada@example.test' });
+    const otpCred = await api('POST', '/auth/credentials', {
+      accountId: wallet.id,
+      type: 'EMAIL_OTP',
+      email: 'ada@example.test',
+    });
     expect(otpCred.status, otpCred.text).toBe(201);
-    expect(Object.keys(otpCred.json).sort()).toEqual(['accountId', 'createdAt', 'id', 'nickname', 'type', 'updatedAt']);
-    const dup = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'EMAIL_OTP', email: 'b@example.test' });
+    expect(Object.keys(otpCred.json).sort()).toEqual([
+      'accountId',
+      'createdAt',
+      'id',
+      'nickname',
+      'type',
+      'updatedAt',
+    ]);
+    const dup = await api('POST', '/auth/credentials', {
+      accountId: wallet.id,
+      type: 'EMAIL_OTP',
+      email: 'b@example.test',
+    });
     expect([400, 202]).toContain(dup.status); // a second credential needs a signature first, or is refused outright
     if (dup.status === 400) expect(dup.json.code).toBe('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
 
     // Wrong magic value: 401 with the exact reason; right one: a session key only this client can open.
     const keys1 = generateKeyPair();
-    const wrong = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, { type: 'EMAIL_OTP', otp: '123456', clientPublicKey: keys1.publicKey });
+    const wrong = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, {
+      type: 'EMAIL_OTP',
+      otp: '123456',
+      clientPublicKey: keys1.publicKey,
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.json).toMatchObject({ code: 'UNAUTHORIZED', reason: 'Invalid OTP code' });
-    const s1 = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: keys1.publicKey });
+    const s1 = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, {
+      type: 'EMAIL_OTP',
+      otp: '000000',
+      clientPublicKey: keys1.publicKey,
+    });
     expect(s1.status, s1.text).toBe(200);
     const session1Key = await decryptSessionBundle(s1.json.encryptedSessionSigningKey, keys1.privateKey);
     expect(session1Key).toMatch(/^[0-9a-f]{64}$/);
-    await expect(decryptSessionBundle(s1.json.encryptedSessionSigningKey, generateKeyPair().privateKey)).rejects.toThrow();
+    await expect(
+      decryptSessionBundle(s1.json.encryptedSessionSigningKey, generateKeyPair().privateKey),
+    ).rejects.toThrow();
 
     // Second credential (OAUTH) through the signed retry with a real stamp of the OTP session.
-    const token = unsignedJwt({ iss: ISSUER, aud: 'e2e-app', sub: 'user-1', email: 'ada@oauth.test', iat: Math.floor(Date.now() / 1000) });
-    const add = await signed('POST', '/auth/credentials', { accountId: wallet.id, type: 'OAUTH', oidcToken: token }, session1Key);
+    const token = unsignedJwt({
+      iss: ISSUER,
+      aud: 'e2e-app',
+      sub: 'user-1',
+      email: 'ada@oauth.test',
+      iat: Math.floor(Date.now() / 1000),
+    });
+    const add = await signed(
+      'POST',
+      '/auth/credentials',
+      { accountId: wallet.id, type: 'OAUTH', oidcToken: token },
+      session1Key,
+    );
     expect(add.second.status, add.second.text).toBe(201);
     expect(add.second.json).toMatchObject({ type: 'OAUTH', nickname: 'ada@oauth.test' });
     // The request id was consumed: the same retry again is 401.
-    const replay = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'OAUTH', oidcToken: token }, add.headers);
+    const replay = await api(
+      'POST',
+      '/auth/credentials',
+      { accountId: wallet.id, type: 'OAUTH', oidcToken: token },
+      add.headers,
+    );
     expect(replay.status).toBe(401);
     expect(replay.json.reason).toBe('Invalid Service-Wallet-Signature');
 
     const keys2 = generateKeyPair();
-    const badOidc = await api('POST', `/auth/credentials/${encodeURIComponent(add.second.json.id)}/verify`, { type: 'OAUTH', oidcToken: 'not-the-magic-token', clientPublicKey: keys2.publicKey });
+    const badOidc = await api('POST', `/auth/credentials/${encodeURIComponent(add.second.json.id)}/verify`, {
+      type: 'OAUTH',
+      oidcToken: 'not-the-magic-token',
+      clientPublicKey: keys2.publicKey,
+    });
     expect(badOidc.status).toBe(401);
     expect(badOidc.json.reason).toBe('Invalid OIDC token');
-    const s2 = await api('POST', `/auth/credentials/${encodeURIComponent(add.second.json.id)}/verify`, { type: 'OAUTH', oidcToken: 'sandbox-valid-oidc-token', clientPublicKey: keys2.publicKey });
+    const s2 = await api('POST', `/auth/credentials/${encodeURIComponent(add.second.json.id)}/verify`, {
+      type: 'OAUTH',
+      oidcToken: 'sandbox-valid-oidc-token',
+      clientPublicKey: keys2.publicKey,
+    });
     expect(s2.status, s2.text).toBe(200);
     const session2Key = await decryptSessionBundle(s2.json.encryptedSessionSigningKey, keys2.privateKey);
 
     // A tampered body is refused and leaves the wallet as it was.
-    const tamper = await api('PATCH', `/internal-accounts/${encodeURIComponent(wallet.id)}`, { privateEnabled: true });
-    expect(tamper.status).toBe(202);
-    const tampered = await api('PATCH', `/internal-accounts/${encodeURIComponent(wallet.id)}`, { privateEnabled: false }, {
-      'Service-Wallet-Signature': stamp(tamper.json.payloadToSign, session2Key),
-      'Request-Id': tamper.json.requestId,
+    const tamper = await api('PATCH', `/internal-accounts/${encodeURIComponent(wallet.id)}`, {
+      privateEnabled: true,
     });
+    expect(tamper.status).toBe(202);
+    const tampered = await api(
+      'PATCH',
+      `/internal-accounts/${encodeURIComponent(wallet.id)}`,
+      { privateEnabled: false },
+      {
+        'Service-Wallet-Signature': stamp(tamper.json.payloadToSign, session2Key),
+        'Request-Id': tamper.json.requestId,
+      },
+    );
     expect(tampered.status).toBe(401);
     expect(tampered.json.code).toBe('SIGNED_BODY_MISMATCH');
 
     // Wallet settings through the signed retry.
-    const settings = await signed('PATCH', `/internal-accounts/${encodeURIComponent(wallet.id)}`, { privateEnabled: true }, session2Key);
+    const settings = await signed(
+      'PATCH',
+      `/internal-accounts/${encodeURIComponent(wallet.id)}`,
+      { privateEnabled: true },
+      session2Key,
+    );
     expect(settings.second.status, settings.second.text).toBe(200);
     expect(settings.second.json).toMatchObject({ id: wallet.id, privateEnabled: true });
 
     // A credential cannot be revoked by its own session; a different credential's session can.
-    const own = await signed('DELETE', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`, undefined, session1Key);
+    const own = await signed(
+      'DELETE',
+      `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`,
+      undefined,
+      session1Key,
+    );
     expect(own.second.status).toBe(401);
     expect(own.second.json.code).toBe('WALLET_SIGNATURE_SAME_CREDENTIAL');
-    const revoke = await signed('DELETE', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`, undefined, session2Key);
+    const revoke = await signed(
+      'DELETE',
+      `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`,
+      undefined,
+      session2Key,
+    );
     expect(revoke.second.status, revoke.second.text).toBe(204);
     const left = await api('GET', `/auth/credentials?accountId=${encodeURIComponent(wallet.id)}`);
     expect(left.json.data.map((c: { type: string }) => c.type)).toEqual(['OAUTH']);
     // The revoked credential's session no longer signs anything.
-    const dead = await signed('PATCH', `/internal-accounts/${encodeURIComponent(wallet.id)}`, { privateEnabled: false }, session1Key);
+    const dead = await signed(
+      'PATCH',
+      `/internal-accounts/${encodeURIComponent(wallet.id)}`,
+      { privateEnabled: false },
+      session1Key,
+    );
     expect(dead.second.status).toBe(401);
 
     // Export to a fresh key: the mnemonic opens only with that key.
     const exportKeys = generateKeyPair();
-    const exp = await signed('POST', `/internal-accounts/${encodeURIComponent(wallet.id)}/export`, { clientPublicKey: exportKeys.publicKey }, session2Key);
+    const exp = await signed(
+      'POST',
+      `/internal-accounts/${encodeURIComponent(wallet.id)}/export`,
+      { clientPublicKey: exportKeys.publicKey },
+      session2Key,
+    );
     expect(exp.second.status, exp.second.text).toBe(200);
-    const mnemonic = await decryptExport(exp.second.json.encryptedWalletCredentials, exportKeys.privateKey, { organizationId: wallet.id });
+    const mnemonic = await decryptExport(exp.second.json.encryptedWalletCredentials, exportKeys.privateKey, {
+      organizationId: wallet.id,
+    });
     expect(mnemonic.split(' ')).toHaveLength(24);
-    await expect(decryptExport(exp.second.json.encryptedWalletCredentials, keys2.privateKey)).rejects.toThrow();
+    await expect(
+      decryptExport(exp.second.json.encryptedWalletCredentials, keys2.privateKey),
+    ).rejects.toThrow();
   });
 });

@@ -7,54 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { newId } from '@sluice/core';
-import { startStack, type Stack } from '../../tools/stack.js';
+import { eventually } from '@sluice/testing';
+import { apiClient, basic, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
   body: string;
 }
 
-function credential() {
-  return { tokenId: newId('Token'), secret: randomBytes(32).toString('base64url') };
-}
-const basic = (c: { tokenId: string; secret: string }) => 'Basic ' + Buffer.from(`${c.tokenId}:${c.secret}`).toString('base64');
-
 describe('first slice through the real processes', () => {
-  let db: TestDatabase;
-  let stack: Stack;
+  let e2e: E2eStack;
+  let api: Api;
   let receiver: Server;
   let receiverUrl: string;
   const received: Received[] = [];
   let failNext = 0;
-  const sandbox = credential();
-  const production = credential();
-  const prefix = testPrefix('e2e');
-  let nats: string;
-
-  async function api(
-    method: string,
-    path: string,
-    opts: { body?: unknown; raw?: string; auth?: string | null; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.auth !== null) headers.authorization = opts.auth ?? basic(sandbox);
-    if (opts.body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(stack.baseUrl + path, {
-      method,
-      headers,
-      body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, json, text };
-  }
+  const sandbox = newCredential();
+  const production = newCredential();
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -74,39 +43,34 @@ describe('first slice through the real processes', () => {
     const addr = receiver.address();
     receiverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
 
-    db = await createTestDatabase('e2e');
-    nats = await natsUrl();
-    stack = await startStack({
-      databaseUrl: db.url,
-      natsUrl: nats,
-      prefix,
-      freePorts: true,
-      gatewayPort: 0,
-      silent: true,
-      localCredentialFile: false,
-      credentials: { sandbox: `${sandbox.tokenId}:${sandbox.secret}`, production: `${production.tokenId}:${production.secret}` },
-      logLevel: 'warn',
-      env: { SANDBOX_TIME_SCALE: '0.01' },
-    });
+    e2e = await startE2eStack('e2e', { sandbox, production }, { env: { SANDBOX_TIME_SCALE: '0.01' } });
+    api = apiClient(e2e.stack, sandbox);
   }, 240_000);
 
   afterAll(async () => {
-    await stack?.stop();
+    await e2e?.stop();
     await new Promise((r) => receiver?.close(r));
-    await db?.drop();
-    if (nats) await dropStreams(nats, prefix);
   });
 
   it('create customer → accounts appear → fund → balance → signed webhook', async () => {
     const cfg = await api('PATCH', '/config', {
-      body: { webhookEndpoint: receiverUrl, supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'USDC' }] },
+      body: {
+        webhookEndpoint: receiverUrl,
+        supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'USDC' }],
+      },
     });
     expect(cfg.status, cfg.text).toBe(200);
     const secret: string = (await api('GET', '/config')).json.webhookSigningSecret;
     expect(secret).toMatch(/^whsec_/);
 
     const created = await api('POST', '/customers', {
-      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'user-1', fullName: 'Ada Lovelace', region: 'US', currencies: ['USD', 'USDC'] },
+      body: {
+        customerType: 'INDIVIDUAL',
+        platformCustomerId: 'user-1',
+        fullName: 'Ada Lovelace',
+        region: 'US',
+        currencies: ['USD', 'USDC'],
+      },
       headers: { 'idempotency-key': 'create-user-1' },
     });
     expect(created.status, created.text).toBe(201);
@@ -116,13 +80,23 @@ describe('first slice through the real processes', () => {
     expect(customer.kycStatus).toBe('UNVERIFIED');
 
     // Read your writes: the accounts exist when POST /customers has answered.
-    const accounts = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}`);
+    const accounts = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}`,
+    );
     expect(accounts.status, accounts.text).toBe(200);
     expect(accounts.json.totalCount).toBe(2);
     const usd = accounts.json.data.find((a: any) => a.balance.currency.code === 'USD');
     const usdc = accounts.json.data.find((a: any) => a.balance.currency.code === 'USDC');
-    expect(usd).toMatchObject({ type: 'INTERNAL_FIAT', customerId: customer.id, balance: { amount: 0, currency: { code: 'USD', decimals: 2 } } });
-    expect(usdc).toMatchObject({ type: 'INTERNAL_CRYPTO', balance: { amount: 0, currency: { code: 'USDC', decimals: 6 } } });
+    expect(usd).toMatchObject({
+      type: 'INTERNAL_FIAT',
+      customerId: customer.id,
+      balance: { amount: 0, currency: { code: 'USD', decimals: 2 } },
+    });
+    expect(usdc).toMatchObject({
+      type: 'INTERNAL_CRYPTO',
+      balance: { amount: 0, currency: { code: 'USDC', decimals: 6 } },
+    });
     expect(usd.fundingPaymentInstructions.length).toBeGreaterThan(0);
 
     failNext = 1; // the first delivery attempt fails; the dispatcher must retry
@@ -139,10 +113,16 @@ describe('first slice through the real processes', () => {
     });
     expect(replay.status).toBe(200);
     expect(replay.json).toEqual(fund.json);
-    const again = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&currency=USD`);
+    const again = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&currency=USD`,
+    );
     expect(again.json.data[0].balance.amount).toBe(12345);
 
-    const hook = await eventually(async () => received.find((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED'), 60_000);
+    const hook = await eventually(
+      async () => received.find((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED'),
+      60_000,
+    );
     const payload = new Webhook(secret).verify(hook.body, {
       'webhook-id': String(hook.headers['webhook-id']),
       'webhook-timestamp': String(hook.headers['webhook-timestamp']),
@@ -150,11 +130,22 @@ describe('first slice through the real processes', () => {
     }) as any;
     expect(payload.id).toMatch(/^Webhook:/);
     expect(payload.id).toBe(hook.headers['webhook-id']);
-    expect(payload.data).toMatchObject({ id: usd.id, customerId: customer.id, balance: { amount: 12345, currency: { code: 'USD' } } });
-    expect(() => new Webhook('whsec_' + randomBytes(32).toString('base64')).verify(hook.body, hook.headers as Record<string, string>)).toThrow();
+    expect(payload.data).toMatchObject({
+      id: usd.id,
+      customerId: customer.id,
+      balance: { amount: 12345, currency: { code: 'USD' } },
+    });
+    expect(() =>
+      new Webhook('whsec_' + randomBytes(32).toString('base64')).verify(
+        hook.body,
+        hook.headers as Record<string, string>,
+      ),
+    ).toThrow();
     // Exactly one balance webhook for one funding, although the first attempt failed.
     await new Promise((r) => setTimeout(r, 1500));
-    expect(received.filter((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED')).toHaveLength(1);
+    expect(
+      received.filter((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED'),
+    ).toHaveLength(1);
 
     const test = await api('POST', '/sandbox/webhooks/test');
     expect(test.status, test.text).toBe(200);
@@ -163,15 +154,35 @@ describe('first slice through the real processes', () => {
 
   it('answers bad input with INVALID_INPUT naming the field, and changes nothing', async () => {
     const before = (await api('GET', '/customers?isIncludingDeleted=true')).json.totalCount;
-    const cases: { name: string; req: Parameters<typeof api>; field?: string }[] = [
+    const cases: { name: string; req: Parameters<Api>; field?: string }[] = [
       { name: 'malformed JSON', req: ['POST', '/customers', { raw: '{"customerType": "INDIVIDUAL",' }] },
-      { name: 'wrong type', req: ['POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 42 } }], field: 'platformCustomerId' },
-      { name: 'unknown field', req: ['POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'x1', favouriteColour: 'red' } }], field: 'favouriteColour' },
+      {
+        name: 'wrong type',
+        req: ['POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 42 } }],
+        field: 'platformCustomerId',
+      },
+      {
+        name: 'unknown field',
+        req: [
+          'POST',
+          '/customers',
+          { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'x1', favouriteColour: 'red' } },
+        ],
+        field: 'favouriteColour',
+      },
       { name: 'bad enum', req: ['GET', '/customers?customerType=ROBOT'], field: 'customerType' },
       { name: 'limit too large', req: ['GET', '/customers?limit=101'], field: 'limit' },
       { name: 'limit too small', req: ['GET', '/customers?limit=0'], field: 'limit' },
       { name: 'bad cursor', req: ['GET', '/customers?cursor=not-a-cursor'], field: 'cursor' },
-      { name: 'fund with a fraction', req: ['POST', '/sandbox/internal-accounts/InternalAccount:0190f3a0-0000-7000-8000-000000000000/fund', { body: { amount: 1.5 } }], field: 'amount' },
+      {
+        name: 'fund with a fraction',
+        req: [
+          'POST',
+          '/sandbox/internal-accounts/InternalAccount:0190f3a0-0000-7000-8000-000000000000/fund',
+          { body: { amount: 1.5 } },
+        ],
+        field: 'amount',
+      },
     ];
     for (const c of cases) {
       const r = await api(...c.req);
@@ -179,27 +190,36 @@ describe('first slice through the real processes', () => {
       expect(r.json.code, c.name).toBe('INVALID_INPUT');
       expect(r.json.status).toBe(400);
       expect(Array.isArray(r.json.details?.errors), c.name).toBe(true);
-      if (c.field) expect(r.json.details.errors.map((e: any) => e.field).join(','), c.name).toContain(c.field);
+      if (c.field)
+        expect(r.json.details.errors.map((e: any) => e.field).join(','), c.name).toContain(c.field);
     }
     expect((await api('GET', '/customers?isIncludingDeleted=true')).json.totalCount).toBe(before);
   });
 
   it('keeps platforms apart, refuses bad credentials alike, and confines sandbox endpoints', async () => {
-    const mine = await api('POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'iso-1', currencies: ['USD'] } });
+    const mine = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'iso-1', currencies: ['USD'] },
+    });
     expect(mine.status, mine.text).toBe(201);
     // The production platform cannot see it.
-    const theirs = await api('GET', `/customers/${encodeURIComponent(mine.json.id)}`, { auth: basic(production) });
+    const theirs = await api('GET', `/customers/${encodeURIComponent(mine.json.id)}`, {
+      auth: basic(production),
+    });
     expect(theirs.status).toBe(404);
     // Sandbox-only endpoints are closed to production platforms.
-    const prodFund = await api('POST', `/sandbox/internal-accounts/InternalAccount:0190f3a0-0000-7000-8000-000000000000/fund`, {
-      auth: basic(production),
-      body: { amount: 1 },
-    });
+    const prodFund = await api(
+      'POST',
+      `/sandbox/internal-accounts/InternalAccount:0190f3a0-0000-7000-8000-000000000000/fund`,
+      {
+        auth: basic(production),
+        body: { amount: 1 },
+      },
+    );
     expect(prodFund.status).toBe(403);
     // Wrong secret, unknown token, missing header: one answer.
     const bodies = await Promise.all([
       api('GET', '/customers', { auth: basic({ tokenId: sandbox.tokenId, secret: 'wrong' }) }),
-      api('GET', '/customers', { auth: basic(credential()) }),
+      api('GET', '/customers', { auth: basic(newCredential()) }),
       api('GET', '/customers', { auth: null }),
     ]);
     for (const b of bodies) {
@@ -207,7 +227,9 @@ describe('first slice through the real processes', () => {
       expect(b.json).toEqual(bodies[0]!.json);
     }
     // Duplicate platformCustomerId → 409.
-    const dup = await api('POST', '/customers', { body: { customerType: 'INDIVIDUAL', platformCustomerId: 'iso-1' } });
+    const dup = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'iso-1' },
+    });
     expect(dup.status).toBe(409);
   });
 
@@ -218,7 +240,11 @@ describe('first slice through the real processes', () => {
     expect((await api('GET', '/customers', { auth: basic(cred) })).status).toBe(200);
     expect((await api('DELETE', `/tokens/${encodeURIComponent(cred.tokenId)}`)).status).toBeLessThan(300);
     const deletedAt = Date.now();
-    await eventually(async () => (await api('GET', '/customers', { auth: basic(cred) })).status === 401, 5_000, 100);
+    await eventually(
+      async () => (await api('GET', '/customers', { auth: basic(cred) })).status === 401,
+      5_000,
+      100,
+    );
     expect(Date.now() - deletedAt).toBeLessThan(5_000);
   });
 });

@@ -9,34 +9,23 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import { SignJWT, exportJWK, generateKeyPair as joseKeyPair } from 'jose';
-import { createTestDatabase, dropStreams, eventually, freePort, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { newId } from '@sluice/core';
+import { eventually, freePort } from '@sluice/testing';
 import { decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
-import { startStack, type Stack } from '../../tools/stack.js';
+import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 describe('embedded-wallet credentials of a production platform', () => {
-  let db: TestDatabase;
-  let stack: Stack;
-  let nats: string;
+  let e2e: E2eStack;
+  let client: Api;
   let smtp: SMTPServer;
   let jwksServer: Server;
   let issuer: string;
   const mails: string[] = [];
-  const prefix = testPrefix('e2eprod');
-  const cred = { tokenId: newId('Token'), secret: randomBytes(32).toString('base64url') };
-  const auth = 'Basic ' + Buffer.from(`${cred.tokenId}:${cred.secret}`).toString('base64');
+  const cred = newCredential();
   let signingKey: CryptoKey;
   let otherKey: CryptoKey;
 
-  async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(stack.baseUrl + path, {
-      method,
-      headers: { authorization: auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined, text };
-  }
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    client(method, path, { body, headers });
 
   const token = (key: CryptoKey, iatOffsetSeconds = 0, audience = 'wallet-app') =>
     new SignJWT({ email: 'grace@idp.test' })
@@ -79,28 +68,25 @@ describe('embedded-wallet credentials of a production platform', () => {
     );
     await new Promise<void>((r) => jwksServer.listen(jwksPort, '127.0.0.1', r));
 
-    db = await createTestDatabase('e2eprod');
-    nats = await natsUrl();
-    stack = await startStack({
-      databaseUrl: db.url,
-      natsUrl: nats,
-      prefix,
-      freePorts: true,
-      gatewayPort: 0,
-      silent: true,
-      localCredentialFile: false,
-      credentials: { production: `${cred.tokenId}:${cred.secret}` },
-      logLevel: 'warn',
-      appEnv: { 'wallet-auth': { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, SMTP_FROM: 'Wallet <wallet@sluice.test>' } },
-    });
+    e2e = await startE2eStack(
+      'e2eprod',
+      { production: cred },
+      {
+        appEnv: {
+          'wallet-auth': {
+            SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+            SMTP_FROM: 'Wallet <wallet@sluice.test>',
+          },
+        },
+      },
+    );
+    client = apiClient(e2e.stack, cred);
   }, 240_000);
 
   afterAll(async () => {
-    await stack?.stop();
+    await e2e?.stop();
     await new Promise((r) => smtp?.close(() => r(undefined)));
     await new Promise((r) => jwksServer?.close(r));
-    await db?.drop();
-    if (nats) await dropStreams(nats, prefix);
   });
 
   it('emails a random OTP, verifies OIDC tokens against the issuer JWKS, and accepts no magic value', async () => {
@@ -115,43 +101,91 @@ describe('embedded-wallet credentials of a production platform', () => {
       },
     });
     expect(cfg.status, cfg.text).toBe(200);
-    const customer = await api('POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'prod-1', email: 'grace@example.test', currencies: ['USD'] });
+    const customer = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'prod-1',
+      email: 'grace@example.test',
+      currencies: ['USD'],
+    });
     expect(customer.status, customer.text).toBe(201);
-    const wallet = (await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.json.id)}&type=EMBEDDED_WALLET`)).json.data[0];
+    const wallet = (
+      await api(
+        'GET',
+        `/customers/internal-accounts?customerId=${encodeURIComponent(customer.json.id)}&type=EMBEDDED_WALLET`,
+      )
+    ).json.data[0];
 
     // EMAIL_OTP: the code arrives by SMTP; it has the configured length; the sandbox code does nothing.
-    const otpCred = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'EMAIL_OTP', email: 'grace@example.test' });
+    const otpCred = await api('POST', '/auth/credentials', {
+      accountId: wallet.id,
+      type: 'EMAIL_OTP',
+      email: 'grace@example.test',
+    });
     expect(otpCred.status, otpCred.text).toBe(201);
     const mail = await eventually(async () => mails.find((m) => m.includes('grace@example.test')), 20_000);
     const code = /verification code is (\d+)/.exec(mail.replace(/=\r?\n/g, ''))?.[1];
     expect(code).toMatch(/^\d{8}$/);
     const keys1 = generateKeyPair();
-    const magic = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, { type: 'EMAIL_OTP', otp: '00000000', clientPublicKey: keys1.publicKey });
+    const magic = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, {
+      type: 'EMAIL_OTP',
+      otp: '00000000',
+      clientPublicKey: keys1.publicKey,
+    });
     expect(magic.status).toBe(401);
     expect(magic.json.reason).toBe('Invalid OTP code');
-    const s1 = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, { type: 'EMAIL_OTP', otp: code, clientPublicKey: keys1.publicKey });
+    const s1 = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, {
+      type: 'EMAIL_OTP',
+      otp: code,
+      clientPublicKey: keys1.publicKey,
+    });
     expect(s1.status, s1.text).toBe(200);
     const session1 = await decryptSessionBundle(s1.json.encryptedSessionSigningKey, keys1.privateKey);
     // A code works once.
-    const again = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, { type: 'EMAIL_OTP', otp: code, clientPublicKey: generateKeyPair().publicKey });
+    const again = await api('POST', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}/verify`, {
+      type: 'EMAIL_OTP',
+      otp: code,
+      clientPublicKey: generateKeyPair().publicKey,
+    });
     expect(again.status).toBe(401);
 
     // OAUTH as a second credential: a token signed by the issuer's key, added through a real stamp.
     const createToken = await token(signingKey);
-    const step1 = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'OAUTH', oidcToken: createToken });
-    expect(step1.status, step1.text).toBe(202);
-    const sandboxSig = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'OAUTH', oidcToken: createToken }, { 'Service-Wallet-Signature': 'sandbox-valid-signature', 'Request-Id': step1.json.requestId });
-    expect(sandboxSig.status).toBe(401);
-    const step1b = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'OAUTH', oidcToken: createToken });
-    const created = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'OAUTH', oidcToken: createToken }, {
-      'Service-Wallet-Signature': stamp(step1b.json.payloadToSign, session1),
-      'Request-Id': step1b.json.requestId,
+    const step1 = await api('POST', '/auth/credentials', {
+      accountId: wallet.id,
+      type: 'OAUTH',
+      oidcToken: createToken,
     });
+    expect(step1.status, step1.text).toBe(202);
+    const sandboxSig = await api(
+      'POST',
+      '/auth/credentials',
+      { accountId: wallet.id, type: 'OAUTH', oidcToken: createToken },
+      { 'Service-Wallet-Signature': 'sandbox-valid-signature', 'Request-Id': step1.json.requestId },
+    );
+    expect(sandboxSig.status).toBe(401);
+    const step1b = await api('POST', '/auth/credentials', {
+      accountId: wallet.id,
+      type: 'OAUTH',
+      oidcToken: createToken,
+    });
+    const created = await api(
+      'POST',
+      '/auth/credentials',
+      { accountId: wallet.id, type: 'OAUTH', oidcToken: createToken },
+      {
+        'Service-Wallet-Signature': stamp(step1b.json.payloadToSign, session1),
+        'Request-Id': step1b.json.requestId,
+      },
+    );
     expect(created.status, created.text).toBe(201);
     expect(created.json.nickname).toBe('grace@idp.test');
 
     const verify = (oidcToken: string) =>
-      api('POST', `/auth/credentials/${encodeURIComponent(created.json.id)}/verify`, { type: 'OAUTH', oidcToken, clientPublicKey: generateKeyPair().publicKey });
+      api('POST', `/auth/credentials/${encodeURIComponent(created.json.id)}/verify`, {
+        type: 'OAUTH',
+        oidcToken,
+        clientPublicKey: generateKeyPair().publicKey,
+      });
     // In production the sandbox literal is not even a JWT: malformed input, and no session.
     const magicToken = await verify('sandbox-valid-oidc-token');
     expect(magicToken.status, magicToken.text).toBe(400);
