@@ -10,7 +10,11 @@ import { SandboxExchangeRateProvider, UnconfiguredExchangeRateProvider } from '.
 import { SandboxFeeSchedule } from './domain/pricing.js';
 import { SandboxUmaCounterparty, UnconfiguredUmaCounterparty } from './domain/uma.js';
 import { SandboxUmaProviderDirectory, type UmaProviderDirectory } from './domain/uma-providers.js';
+import type { AccountsPort, CustomerDirectory, Ledger } from './app/ports.js';
+import { TransfersService } from './app/transfers.service.js';
+import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from './domain/payment-rail.js';
 import { AccountsExternalAccountDirectory } from './rpc/accounts-directory.js';
+import { AccountsLedgerClient, IdentityCustomerDirectory } from './rpc/accounts-ledger.js';
 import { paymentsRpc } from './rpc/payments.rpc.js';
 import { JobScheduler } from './store/job-scheduler.js';
 import { migrations } from './store/migrations.js';
@@ -19,6 +23,8 @@ const config = Type.Object({
   ...sandboxConfig,
   /** host:port of accounts (external accounts as payment destinations). */
   ACCOUNTS_GRPC_URL: grpcClientConfig('accounts').ACCOUNTS_GRPC_URL!,
+  /** host:port of identity (platformCustomerId of a transaction's customer). */
+  IDENTITY_GRPC_URL: grpcClientConfig('identity').IDENTITY_GRPC_URL!,
   JOB_POLL_MS: Type.Integer({
     default: 250,
     minimum: 10,
@@ -42,8 +48,21 @@ const config = Type.Object({
 /** What each running instance shares between its workers and RPC handlers, keyed by its ORM. */
 const instances = new WeakMap<
   object,
-  { scheduler: JobScheduler; externalAccounts: AccountsExternalAccountDirectory }
+  { scheduler: JobScheduler; externalAccounts: AccountsExternalAccountDirectory; transfers: TransfersService }
 >();
+
+/**
+ * Adapters a test (or another deployment) may replace: the accounts reads and
+ * ledger, the customer directory and the payment rails. Defaults: gRPC to
+ * accounts and identity, the sandbox rail for sandbox platforms and none for
+ * production.
+ */
+export interface PaymentsAdapters {
+  accounts?: AccountsPort;
+  ledger?: Ledger;
+  customers?: CustomerDirectory;
+  rails?: Partial<Record<Environment, PaymentRail>>;
+}
 
 /** The durable scheduler of a running payments instance. */
 export function schedulerOf(orm: MikroORM): JobScheduler | undefined {
@@ -53,86 +72,117 @@ export function schedulerOf(orm: MikroORM): JobScheduler | undefined {
 /** Removes receiver lookups expired for more than a day; reschedules itself hourly. */
 const PURGE_LOOKUPS = 'receiver-lookups.purge';
 
+/** The payments service with some adapters replaced (see `PaymentsAdapters`). */
+export function createPaymentsService(overrides: PaymentsAdapters = {}): ServiceSpec<typeof config> {
+  return {
+    name: 'payments',
+    schema: 'payments',
+    domain: 'payments',
+    config,
+    entities: [],
+    migrations,
+    // Workers start before the RPC server, so the scheduler exists when handlers are built.
+    workers: ({ orm, clock, logger, outbox, config: c }) => {
+      const scheduler = new JobScheduler(orm, clock, {
+        timeScale: c.SANDBOX_TIME_SCALE,
+        pollMs: c.JOB_POLL_MS,
+        leaseMs: c.JOB_LEASE_MS,
+        logger,
+      });
+      const lookups = new ReceiverLookupsService(
+        orm,
+        clock,
+        adapters(c.SANDBOX_UMA_DOMAIN),
+        c.LOOKUP_TTL_SECONDS * 1000,
+      );
+      scheduler.register(PURGE_LOOKUPS, async (_job, em) => {
+        const purged = await lookups.purgeExpired();
+        if (purged) logger.info({ purged }, 'expired receiver lookups purged');
+        // The next run: a fresh id per hour, so concurrent replicas schedule it once.
+        const hour = Math.floor(clock.now().getTime() / 3_600_000) + 1;
+        await scheduler.schedule(
+          {
+            kind: PURGE_LOOKUPS,
+            id: `${PURGE_LOOKUPS}:${hour}`,
+            delayMs: hour * 3_600_000 - clock.now().getTime(),
+            realTime: true,
+          },
+          em,
+        );
+      });
+      const externalAccounts = new AccountsExternalAccountDirectory(c.ACCOUNTS_GRPC_URL);
+      const accountsClient =
+        overrides.accounts && overrides.ledger ? undefined : new AccountsLedgerClient(c.ACCOUNTS_GRPC_URL);
+      const identityClient = overrides.customers
+        ? undefined
+        : new IdentityCustomerDirectory(c.IDENTITY_GRPC_URL);
+      const transfers = new TransfersService(orm, clock, {
+        accounts: overrides.accounts ?? accountsClient!,
+        ledger: overrides.ledger ?? accountsClient!,
+        customers: overrides.customers ?? identityClient!,
+        rails: {
+          SANDBOX: overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
+          PRODUCTION: overrides.rails?.PRODUCTION ?? new UnconfiguredPaymentRail(),
+        },
+        scheduler,
+        outbox,
+        logger,
+      });
+      transfers.registerJobs();
+      instances.set(orm, { scheduler, externalAccounts, transfers });
+      return [
+        {
+          start: async () => {
+            const hour = Math.floor(clock.now().getTime() / 3_600_000);
+            await scheduler.schedule({ kind: PURGE_LOOKUPS, id: `${PURGE_LOOKUPS}:${hour}` });
+            scheduler.start();
+          },
+          stop: async () => {
+            await scheduler.stop();
+            externalAccounts.close();
+            accountsClient?.close();
+            identityClient?.close();
+          },
+        },
+      ];
+    },
+    rpc: ({ orm, clock, logger, config: c }) => {
+      const envAdapters = adapters(c.SANDBOX_UMA_DOMAIN);
+      const directories: Record<Environment, UmaProviderDirectory> = {
+        SANDBOX: new SandboxUmaProviderDirectory(c.SANDBOX_UMA_DOMAIN),
+        PRODUCTION: { providers: async () => [] },
+      };
+      return [
+        paymentsRpc({
+          lookups: new ReceiverLookupsService(
+            orm,
+            clock,
+            envAdapters,
+            c.LOOKUP_TTL_SECONDS * 1000,
+            instances.get(orm)!.externalAccounts,
+          ),
+          adapters: envAdapters,
+          fees: new SandboxFeeSchedule(),
+          directories,
+          transfers: instances.get(orm)!.transfers,
+          logger,
+        }),
+      ];
+    },
+  };
+}
+
 /**
  * The payments service: exchange rates, fees and quote amounts, receiver
- * lookups (UMA), the UMA provider directory, quote and transaction state
- * machines, and the durable scheduler that drives timed transitions.
+ * lookups (UMA), the UMA provider directory, same-currency transfers and
+ * transactions, and the durable scheduler that drives timed transitions.
  */
-export const paymentsService: ServiceSpec<typeof config> = {
-  name: 'payments',
-  schema: 'payments',
-  domain: 'payments',
-  config,
-  entities: [],
-  migrations,
-  // Workers start before the RPC server, so the scheduler exists when handlers are built.
-  workers: ({ orm, clock, logger, config: c }) => {
-    const scheduler = new JobScheduler(orm, clock, {
-      timeScale: c.SANDBOX_TIME_SCALE,
-      pollMs: c.JOB_POLL_MS,
-      leaseMs: c.JOB_LEASE_MS,
-      logger,
-    });
-    const lookups = new ReceiverLookupsService(
-      orm,
-      clock,
-      adapters(c.SANDBOX_UMA_DOMAIN),
-      c.LOOKUP_TTL_SECONDS * 1000,
-    );
-    scheduler.register(PURGE_LOOKUPS, async (_job, em) => {
-      const purged = await lookups.purgeExpired();
-      if (purged) logger.info({ purged }, 'expired receiver lookups purged');
-      // The next run: a fresh id per hour, so concurrent replicas schedule it once.
-      const hour = Math.floor(clock.now().getTime() / 3_600_000) + 1;
-      await scheduler.schedule(
-        {
-          kind: PURGE_LOOKUPS,
-          id: `${PURGE_LOOKUPS}:${hour}`,
-          delayMs: hour * 3_600_000 - clock.now().getTime(),
-          realTime: true,
-        },
-        em,
-      );
-    });
-    const externalAccounts = new AccountsExternalAccountDirectory(c.ACCOUNTS_GRPC_URL);
-    instances.set(orm, { scheduler, externalAccounts });
-    return [
-      {
-        start: async () => {
-          const hour = Math.floor(clock.now().getTime() / 3_600_000);
-          await scheduler.schedule({ kind: PURGE_LOOKUPS, id: `${PURGE_LOOKUPS}:${hour}` });
-          scheduler.start();
-        },
-        stop: async () => {
-          await scheduler.stop();
-          externalAccounts.close();
-        },
-      },
-    ];
-  },
-  rpc: ({ orm, clock, logger, config: c }) => {
-    const envAdapters = adapters(c.SANDBOX_UMA_DOMAIN);
-    const directories: Record<Environment, UmaProviderDirectory> = {
-      SANDBOX: new SandboxUmaProviderDirectory(c.SANDBOX_UMA_DOMAIN),
-      PRODUCTION: { providers: async () => [] },
-    };
-    return [
-      paymentsRpc({
-        lookups: new ReceiverLookupsService(
-          orm,
-          clock,
-          envAdapters,
-          c.LOOKUP_TTL_SECONDS * 1000,
-          instances.get(orm)!.externalAccounts,
-        ),
-        adapters: envAdapters,
-        fees: new SandboxFeeSchedule(),
-        directories,
-        logger,
-      }),
-    ];
-  },
-};
+export const paymentsService: ServiceSpec<typeof config> = createPaymentsService();
+
+/** The transfers of a running payments instance (tests drive the state machine through it). */
+export function transfersOf(orm: MikroORM): TransfersService | undefined {
+  return instances.get(orm)?.transfers;
+}
 
 /** Sandbox platforms see the simulated world; production has no rate feed or UMA client configured yet. */
 function adapters(sandboxUmaDomain: string): Record<Environment, EnvironmentAdapters> {

@@ -8,6 +8,8 @@ import sandboxWebhooksRoutes from './sandbox-webhooks.routes.js';
 import externalAccountsRoutes from './external-accounts.routes.js';
 import walletAuthRoutes from './wallet-auth.routes.js';
 import paymentsRoutes from './payments.routes.js';
+import transfersRoutes from './transfers.routes.js';
+import transactionsRoutes from './transactions.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -25,4 +27,6 @@ export const routeModules: Record<string, RouteModule> = {
   'external-accounts': externalAccountsRoutes,
   'wallet-auth': walletAuthRoutes,
   payments: paymentsRoutes,
+  transfers: transfersRoutes,
+  transactions: transactionsRoutes,
 };

@@ -10,6 +10,8 @@ import type {
 import { corridorRates } from '../domain/exchange-rate-table.js';
 import type { FeeSchedule } from '../domain/pricing.js';
 import { pageUmaProviders, type UmaProviderDirectory } from '../domain/uma-providers.js';
+import type { TransfersService } from '../app/transfers.service.js';
+import { transactionsHandlers } from './transactions.rpc.js';
 import { corridorToPb, environmentFromPb, lookupToPb, providerToPb } from './payments.mapper.js';
 
 /** Collects field errors and throws them together as 400 INVALID_INPUT. */
@@ -45,9 +47,11 @@ export function paymentsRpc(o: {
   adapters: Record<Environment, EnvironmentAdapters>;
   fees: FeeSchedule;
   directories: Record<Environment, UmaProviderDirectory>;
+  transfers: TransfersService;
   logger: Logger;
 }): RegisteredService {
   const handlers: AsyncService<pb.PaymentsServiceServer> = {
+    ...transactionsHandlers(o.transfers),
     async lookupUmaReceiver(req) {
       const env = environmentFromPb(req.environment);
       const c = new Checks()

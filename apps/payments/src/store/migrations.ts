@@ -60,8 +60,58 @@ class ReceiverLookupsMigration extends Migration {
   }
 }
 
+/**
+ * Transactions: every money movement. Status changes only through the state
+ * machine (guarded UPDATE ... WHERE status = <from>); request_key makes
+ * transfer requests idempotent per platform; reference is globally unique.
+ */
+class TransactionsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE transactions (
+      id text PRIMARY KEY CONSTRAINT transactions_id_form CHECK (id LIKE 'Transaction:%'),
+      platform_id text NOT NULL,
+      type text NOT NULL CONSTRAINT transactions_type CHECK (type IN ('INCOMING', 'OUTGOING')),
+      status text NOT NULL CONSTRAINT transactions_status CHECK (status IN
+        ('CREATED', 'PENDING', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED')),
+      source_kind text NOT NULL,
+      source_account_id text,
+      source_uma_address text,
+      source_currency text NOT NULL,
+      destination_kind text NOT NULL,
+      destination_account_id text,
+      destination_uma_address text,
+      destination_currency text NOT NULL,
+      customer_id text,
+      platform_customer_id text,
+      sent_amount bigint NOT NULL CONSTRAINT transactions_sent_positive CHECK (sent_amount > 0),
+      received_amount bigint NOT NULL CONSTRAINT transactions_received_nonneg CHECK (received_amount >= 0),
+      fees bigint NOT NULL DEFAULT 0 CONSTRAINT transactions_fees_nonneg CHECK (fees >= 0),
+      reference text NOT NULL CONSTRAINT transactions_reference_unique UNIQUE,
+      description text,
+      failure_reason text,
+      failure_detail text,
+      counterparty_information jsonb NOT NULL DEFAULT '{}'::jsonb,
+      quote_id text,
+      request_key text,
+      hold_id text,
+      counterparty_identifier text,
+      settled_at timestamptz,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      CONSTRAINT transactions_request_key_unique UNIQUE (platform_id, request_key)
+    )`);
+    this.addSql(`CREATE INDEX transactions_platform_created ON transactions (platform_id, created_at, id)`);
+    this.addSql(`CREATE INDEX transactions_customer ON transactions (platform_id, customer_id, created_at)`);
+    this.addSql(`CREATE INDEX transactions_source_account ON transactions (platform_id, source_account_id)`);
+    this.addSql(
+      `CREATE INDEX transactions_destination_account ON transactions (platform_id, destination_account_id)`,
+    );
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
   { name: '0002_receiver_lookups', class: ReceiverLookupsMigration },
+  { name: '0003_transactions', class: TransactionsMigration },
 ];

@@ -1,0 +1,180 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { payments } from '@sluice/contracts';
+import { currencyView } from '@sluice/core';
+import { Amount, Currency, Id, Page, PageQuery, Timestamp, iso } from './common.js';
+
+/** Currency and amount as the reference's CurrencyAmount. */
+const CurrencyAmount = Type.Object({ amount: Amount, currency: Currency });
+
+const TransactionSource = Type.Object(
+  {
+    sourceType: Type.Union([
+      Type.Literal('ACCOUNT'),
+      Type.Literal('UMA_ADDRESS'),
+      Type.Literal('REALTIME_FUNDING'),
+    ]),
+    accountId: Type.Optional(Type.String()),
+    umaAddress: Type.Optional(Type.String()),
+    currency: Type.String(),
+  },
+  { description: 'Where the money came from' },
+);
+
+const TransactionDestination = Type.Object(
+  {
+    destinationType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('UMA_ADDRESS')]),
+    accountId: Type.Optional(Type.String()),
+    umaAddress: Type.Optional(Type.String()),
+    currency: Type.String(),
+  },
+  { description: 'Where the money went' },
+);
+
+export const TransactionStatus = Type.Union(
+  ['CREATED', 'PENDING', 'PROCESSING', 'COMPLETED', 'REJECTED', 'FAILED', 'REFUNDED', 'EXPIRED'].map((s) =>
+    Type.Literal(s),
+  ),
+  { description: 'Status of the payment' },
+);
+
+/**
+ * The public Transaction (the INCOMING and OUTGOING variants of the reference in
+ * one object: `sentAmount`, `exchangeRate`, `fees`, `quoteId` are OUTGOING only).
+ */
+export const Transaction = Type.Object(
+  {
+    id: Id('Transaction'),
+    status: TransactionStatus,
+    type: Type.Union([Type.Literal('INCOMING'), Type.Literal('OUTGOING')]),
+    source: TransactionSource,
+    destination: TransactionDestination,
+    customerId: Type.String({
+      description: 'Sender (OUTGOING) or recipient (INCOMING); the platform id for platform accounts',
+    }),
+    platformCustomerId: Type.String(),
+    sentAmount: Type.Optional(CurrencyAmount),
+    receivedAmount: CurrencyAmount,
+    exchangeRate: Type.Optional(
+      Type.Number({ description: 'Sending units per receiving unit (1 for transfers)' }),
+    ),
+    fees: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Fees in the smallest unit of the sending currency' }),
+    ),
+    quoteId: Type.Optional(Type.String()),
+    reconciliationInstructions: Type.Object({ reference: Type.String() }),
+    counterpartyInformation: Type.Record(Type.String(), Type.String()),
+    description: Type.Optional(Type.String()),
+    failureReason: Type.Optional(Type.String()),
+    failureDetail: Type.Optional(
+      Type.String({
+        description: 'Sluice extension: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, REJECTED_BY_BANK, TIMED_OUT',
+      }),
+    ),
+    settledAt: Type.Optional(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'Transaction' },
+);
+export type Transaction = Static<typeof Transaction>;
+
+export const TransactionList = Page(Transaction, 'TransactionList');
+
+export const TransactionParams = Type.Object(
+  { transactionId: Id('Transaction') },
+  { additionalProperties: false },
+);
+
+export const TransactionsQuery = Type.Object(
+  {
+    customerId: Type.Optional(
+      Type.String({ minLength: 1, description: 'Customer id, or the platform id for platform transactions' }),
+    ),
+    platformCustomerId: Type.Optional(Type.String({ minLength: 1 })),
+    accountIdentifier: Type.Optional(
+      Type.String({ minLength: 1, description: 'Sender or receiver account id' }),
+    ),
+    senderAccountIdentifier: Type.Optional(Type.String({ minLength: 1 })),
+    receiverAccountIdentifier: Type.Optional(Type.String({ minLength: 1 })),
+    status: Type.Optional(TransactionStatus),
+    type: Type.Optional(Type.Union([Type.Literal('INCOMING'), Type.Literal('OUTGOING')])),
+    reference: Type.Optional(Type.String({ minLength: 1 })),
+    startDate: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Inclusive lower bound on createdAt' }),
+    ),
+    endDate: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Inclusive upper bound on createdAt' }),
+    ),
+    sortOrder: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+export type TransactionsQuery = Static<typeof TransactionsQuery>;
+
+const AccountRef = (type: string) => Type.Object({ accountId: Id(type) }, { additionalProperties: false });
+
+const transferBody = (from: string, to: string) =>
+  Type.Object(
+    {
+      source: AccountRef(from),
+      destination: AccountRef(to),
+      amount: Type.Integer({
+        minimum: 1,
+        maximum: 9_000_000_000_000_000,
+        description: 'Amount in the smallest unit of the currency (both accounts share it)',
+      }),
+      description: Type.Optional(
+        Type.String({ maxLength: 1000, description: 'Sluice extension: a memo kept on the transaction' }),
+      ),
+    },
+    { additionalProperties: false },
+  );
+
+export const TransferInRequest = transferBody('ExternalAccount', 'InternalAccount');
+export type TransferInRequest = Static<typeof TransferInRequest>;
+export const TransferOutRequest = transferBody('InternalAccount', 'ExternalAccount');
+export type TransferOutRequest = Static<typeof TransferOutRequest>;
+
+const currencyJson = (code: string) => currencyView(code);
+
+/** The REST Transaction of a proto Transaction. */
+export function transactionJson(t: payments.Transaction): Transaction {
+  const src = t.source!;
+  const dst = t.destination!;
+  const out: Transaction = {
+    id: t.id,
+    status: t.status as Transaction['status'],
+    type: t.type as Transaction['type'],
+    source: {
+      sourceType: src.kind as Transaction['source']['sourceType'],
+      ...(src.accountId ? { accountId: src.accountId } : {}),
+      ...(src.umaAddress ? { umaAddress: src.umaAddress } : {}),
+      currency: src.currency,
+    },
+    destination: {
+      destinationType: dst.kind as Transaction['destination']['destinationType'],
+      ...(dst.accountId ? { accountId: dst.accountId } : {}),
+      ...(dst.umaAddress ? { umaAddress: dst.umaAddress } : {}),
+      currency: dst.currency,
+    },
+    customerId: t.customerId,
+    platformCustomerId: t.platformCustomerId,
+    receivedAmount: { amount: Number(t.receivedAmount), currency: currencyJson(dst.currency) },
+    reconciliationInstructions: { reference: t.reference },
+    counterpartyInformation: t.counterpartyInformation,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.failureReason ? { failureReason: t.failureReason } : {}),
+    ...(t.failureDetail ? { failureDetail: t.failureDetail } : {}),
+    ...(t.settledAt ? { settledAt: iso(t.settledAt)! } : {}),
+    createdAt: iso(t.createdAt)!,
+    updatedAt: iso(t.updatedAt)!,
+  };
+  if (t.type === 'OUTGOING') {
+    out.sentAmount = { amount: Number(t.sentAmount), currency: currencyJson(src.currency) };
+    out.exchangeRate = Number(t.exchangeRate);
+    out.fees = Number(t.fees);
+    if (t.quoteId) out.quoteId = t.quoteId;
+  }
+  return out;
+}

@@ -1,0 +1,103 @@
+import { accounts, identity } from '@sluice/contracts';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import type {
+  AccountsPort,
+  CustomerDirectory,
+  ExternalAccountInfo,
+  InternalAccountInfo,
+  Ledger,
+} from '../app/ports.js';
+
+const STATUS: Record<string, ExternalAccountInfo['status']> = {
+  [accounts.ExternalAccountStatus.ACTIVE]: 'ACTIVE',
+  [accounts.ExternalAccountStatus.PENDING]: 'PENDING',
+  [accounts.ExternalAccountStatus.UNDER_REVIEW]: 'UNDER_REVIEW',
+  [accounts.ExternalAccountStatus.INACTIVE]: 'INACTIVE',
+};
+
+const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
+
+/** Accounts reads and the two-phase ledger over gRPC (accounts' DomainErrors pass through unchanged). */
+export class AccountsLedgerClient implements AccountsPort, Ledger {
+  private readonly client: PromiseClient<accounts.AccountsServiceClient>;
+
+  constructor(address: string, deadlineMs = 5000) {
+    this.client = createRpcClient(accounts.AccountsServiceClient, address, { defaultDeadlineMs: deadlineMs });
+  }
+
+  async getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo> {
+    const { account } = await this.client.getInternalAccount({ platformId, accountId });
+    return {
+      id: account!.id,
+      currency: account!.currency,
+      ...(account!.customerId ? { customerId: account!.customerId } : {}),
+    };
+  }
+
+  async getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountInfo> {
+    const { account } = await this.client.getExternalAccount({ platformId, accountId });
+    return {
+      id: account!.id,
+      currency: account!.currency,
+      ...(account!.customerId ? { customerId: account!.customerId } : {}),
+      status: STATUS[account!.status] ?? 'UNKNOWN',
+      primaryIdentifier: account!.primaryIdentifier,
+    };
+  }
+
+  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
+    await this.client.placeHold({
+      platformId: h.platformId,
+      holdId: h.holdId,
+      accountId: h.accountId,
+      amount: h.amount,
+      currency: h.currency,
+      counterAccount: SETTLEMENT,
+      kind: h.kind,
+      ...(h.description ? { description: h.description } : {}),
+    });
+  }
+
+  async postHold(h: { platformId: string; holdId: string; postId: string }): Promise<void> {
+    await this.client.postHold(h);
+  }
+
+  async voidHold(h: { platformId: string; holdId: string; voidId: string }): Promise<void> {
+    await this.client.voidHold(h);
+  }
+
+  async creditFromOutside(c: Parameters<Ledger['creditFromOutside']>[0]): Promise<void> {
+    await this.client.postTransfer({
+      platformId: c.platformId,
+      entryId: c.entryId,
+      lines: [
+        { account: { internalAccountId: c.accountId }, currency: c.currency, amount: c.amount },
+        { account: SETTLEMENT, currency: c.currency, amount: -c.amount },
+      ],
+      kind: c.kind,
+      ...(c.description ? { description: c.description } : {}),
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** platformCustomerId from identity GetCustomer (CUSTOMER_NOT_FOUND passes through). */
+export class IdentityCustomerDirectory implements CustomerDirectory {
+  private readonly client: PromiseClient<identity.IdentityServiceClient>;
+
+  constructor(address: string, deadlineMs = 5000) {
+    this.client = createRpcClient(identity.IdentityServiceClient, address, { defaultDeadlineMs: deadlineMs });
+  }
+
+  async platformCustomerId(platformId: string, customerId: string): Promise<string> {
+    const { customer } = await this.client.getCustomer({ platformId, customerId });
+    return customer!.platformCustomerId;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

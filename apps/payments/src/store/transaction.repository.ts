@@ -1,0 +1,236 @@
+import type { EntityManager } from '@sluice/store';
+import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
+import type { FailureDetail, Transaction, TransactionEndpoint } from '../domain/transaction.js';
+
+interface Row {
+  id: string;
+  platform_id: string;
+  type: TransactionType;
+  status: TransactionStatus;
+  source_kind: TransactionEndpoint['kind'];
+  source_account_id: string | null;
+  source_uma_address: string | null;
+  source_currency: string;
+  destination_kind: TransactionEndpoint['kind'];
+  destination_account_id: string | null;
+  destination_uma_address: string | null;
+  destination_currency: string;
+  customer_id: string | null;
+  platform_customer_id: string | null;
+  sent_amount: string;
+  received_amount: string;
+  fees: string;
+  reference: string;
+  description: string | null;
+  failure_reason: string | null;
+  failure_detail: FailureDetail | null;
+  counterparty_information: Record<string, string> | string;
+  quote_id: string | null;
+  request_key: string | null;
+  hold_id: string | null;
+  counterparty_identifier: string | null;
+  settled_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+function endpoint(kind: TransactionEndpoint['kind'], acc: string | null, uma: string | null, cur: string) {
+  return { kind, ...(acc ? { accountId: acc } : {}), ...(uma ? { umaAddress: uma } : {}), currency: cur };
+}
+
+function fromRow(r: Row): Transaction {
+  return {
+    id: r.id,
+    platformId: r.platform_id,
+    type: r.type,
+    status: r.status,
+    source: endpoint(r.source_kind, r.source_account_id, r.source_uma_address, r.source_currency),
+    destination: endpoint(
+      r.destination_kind,
+      r.destination_account_id,
+      r.destination_uma_address,
+      r.destination_currency,
+    ),
+    ...(r.customer_id ? { customerId: r.customer_id } : {}),
+    ...(r.platform_customer_id ? { platformCustomerId: r.platform_customer_id } : {}),
+    sentAmount: BigInt(r.sent_amount),
+    receivedAmount: BigInt(r.received_amount),
+    fees: BigInt(r.fees),
+    reference: r.reference,
+    ...(r.description !== null ? { description: r.description } : {}),
+    ...(r.failure_reason ? { failureReason: r.failure_reason } : {}),
+    ...(r.failure_detail ? { failureDetail: r.failure_detail } : {}),
+    counterpartyInformation:
+      typeof r.counterparty_information === 'string'
+        ? (JSON.parse(r.counterparty_information) as Record<string, string>)
+        : r.counterparty_information,
+    ...(r.quote_id ? { quoteId: r.quote_id } : {}),
+    ...(r.request_key ? { requestKey: r.request_key } : {}),
+    ...(r.hold_id ? { holdId: r.hold_id } : {}),
+    ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
+    ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+/** Filters of GET /transactions (all optional, combined with AND). */
+export interface TransactionFilter {
+  platformId: string;
+  /** A customer id; `null` selects the platform's own transactions. */
+  customerId?: string | null;
+  platformCustomerId?: string;
+  accountIdentifier?: string;
+  senderAccountIdentifier?: string;
+  receiverAccountIdentifier?: string;
+  status?: TransactionStatus;
+  type?: TransactionType;
+  reference?: string;
+  startDate?: Date;
+  endDate?: Date;
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  after?: { createdAt: Date; id: string };
+}
+
+/** Transactions in `payments.transactions`. */
+export class TransactionRepository {
+  async insert(em: EntityManager, t: Transaction): Promise<void> {
+    await em.execute(
+      `INSERT INTO transactions (id, platform_id, type, status, source_kind, source_account_id, source_uma_address,
+        source_currency, destination_kind, destination_account_id, destination_uma_address, destination_currency,
+        customer_id, platform_customer_id, sent_amount, received_amount, fees, reference, description,
+        failure_reason, failure_detail, counterparty_information, quote_id, request_key, hold_id, counterparty_identifier, settled_at,
+        created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        t.id,
+        t.platformId,
+        t.type,
+        t.status,
+        t.source.kind,
+        t.source.accountId ?? null,
+        t.source.umaAddress ?? null,
+        t.source.currency,
+        t.destination.kind,
+        t.destination.accountId ?? null,
+        t.destination.umaAddress ?? null,
+        t.destination.currency,
+        t.customerId ?? null,
+        t.platformCustomerId ?? null,
+        t.sentAmount.toString(),
+        t.receivedAmount.toString(),
+        t.fees.toString(),
+        t.reference,
+        t.description ?? null,
+        t.failureReason ?? null,
+        t.failureDetail ?? null,
+        JSON.stringify(t.counterpartyInformation),
+        t.quoteId ?? null,
+        t.requestKey ?? null,
+        t.holdId ?? null,
+        t.counterpartyIdentifier ?? null,
+        t.settledAt ?? null,
+        t.createdAt,
+        t.updatedAt,
+      ],
+    );
+  }
+
+  /**
+   * Writes a status change, only if the row is still in `from` (the state
+   * machine's guard against concurrent moves). Returns false when it was not.
+   */
+  async updateStatus(em: EntityManager, t: Transaction, from: TransactionStatus): Promise<boolean> {
+    const res = await em.execute(
+      `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, updated_at = ?
+       WHERE id = ? AND status = ?`,
+      [
+        t.status,
+        t.failureReason ?? null,
+        t.failureDetail ?? null,
+        t.settledAt ?? null,
+        t.updatedAt,
+        t.id,
+        from,
+      ],
+      'run',
+    );
+    return ((res as { affectedRows?: number }).affectedRows ?? 0) === 1;
+  }
+
+  /** Removes a transfer that never got past CREATED (its hold was refused); no webhook was ever sent for it. */
+  async deleteCreated(em: EntityManager, id: string): Promise<void> {
+    await em.execute(`DELETE FROM transactions WHERE id = ? AND status = 'CREATED'`, [id]);
+  }
+
+  async get(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    forUpdate = false,
+  ): Promise<Transaction | undefined> {
+    const rows = await em.execute<Row[]>(
+      `SELECT * FROM transactions WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
+      [id, platformId],
+    );
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  async byRequestKey(
+    em: EntityManager,
+    platformId: string,
+    requestKey: string,
+  ): Promise<Transaction | undefined> {
+    const rows = await em.execute<Row[]>(
+      `SELECT * FROM transactions WHERE platform_id = ? AND request_key = ?`,
+      [platformId, requestKey],
+    );
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** One page (limit + 1 rows, to tell whether more follow) and the total matching the filters. */
+  async list(em: EntityManager, f: TransactionFilter): Promise<{ rows: Transaction[]; total: number }> {
+    const where: string[] = ['platform_id = ?'];
+    const params: unknown[] = [f.platformId];
+    if (f.customerId === null) where.push('customer_id IS NULL');
+    else if (f.customerId !== undefined) (where.push('customer_id = ?'), params.push(f.customerId));
+    if (f.platformCustomerId !== undefined)
+      (where.push('platform_customer_id = ?'), params.push(f.platformCustomerId));
+    if (f.accountIdentifier !== undefined) {
+      where.push(
+        '(source_account_id = ? OR destination_account_id = ? OR source_uma_address = ? OR destination_uma_address = ?)',
+      );
+      params.push(f.accountIdentifier, f.accountIdentifier, f.accountIdentifier, f.accountIdentifier);
+    }
+    if (f.senderAccountIdentifier !== undefined) {
+      where.push('(source_account_id = ? OR source_uma_address = ?)');
+      params.push(f.senderAccountIdentifier, f.senderAccountIdentifier);
+    }
+    if (f.receiverAccountIdentifier !== undefined) {
+      where.push('(destination_account_id = ? OR destination_uma_address = ?)');
+      params.push(f.receiverAccountIdentifier, f.receiverAccountIdentifier);
+    }
+    if (f.status !== undefined) (where.push('status = ?'), params.push(f.status));
+    if (f.type !== undefined) (where.push('type = ?'), params.push(f.type));
+    if (f.reference !== undefined) (where.push('reference = ?'), params.push(f.reference));
+    if (f.startDate !== undefined) (where.push('created_at >= ?'), params.push(f.startDate));
+    if (f.endDate !== undefined) (where.push('created_at <= ?'), params.push(f.endDate));
+    const totalRows = await em.execute<{ n: string }[]>(
+      `SELECT count(*) AS n FROM transactions WHERE ${where.join(' AND ')}`,
+      params,
+    );
+    const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC';
+    const pageWhere = [...where];
+    const pageParams = [...params];
+    if (f.after) {
+      pageWhere.push(`(created_at, id) ${f.sortOrder === 'asc' ? '>' : '<'} (?, ?)`);
+      pageParams.push(f.after.createdAt, f.after.id);
+    }
+    const rows = await em.execute<Row[]>(
+      `SELECT * FROM transactions WHERE ${pageWhere.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`,
+      [...pageParams, f.limit + 1],
+    );
+    return { rows: rows.map(fromRow), total: Number(totalRows[0]?.n ?? 0) };
+  }
+}
