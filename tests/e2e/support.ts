@@ -33,7 +33,7 @@ export interface ApiOptions {
   body?: unknown;
   /** A raw request body (sent as application/json), e.g. malformed JSON. */
   raw?: string;
-  /** Authorization header value; `null` sends none. Default: the client's credential. */
+  /** Authorization header value; `null` sends none. Default: an `authorization` in `headers`, else the client's credential. */
   auth?: string | null;
   headers?: Record<string, string>;
 }
@@ -44,7 +44,8 @@ export type Api = (method: string, path: string, opts?: ApiOptions) => Promise<A
 export function apiClient(stack: Stack, credential: Credential): Api {
   return async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
-    if (opts.auth !== null) headers.authorization = opts.auth ?? basic(credential);
+    const explicit = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization');
+    if (opts.auth !== null && !explicit) headers.authorization = opts.auth ?? basic(credential);
     if (opts.body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(stack.baseUrl + path, {
       method,

@@ -1,0 +1,248 @@
+/**
+ * End to end: same-currency transfers through the real processes (gateway →
+ * payments → accounts ledger → outbox → NATS → webhook dispatcher), with the
+ * sandbox rail's suffix outcomes, balances and webhooks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { eventually } from '@sluice/testing';
+import { accounts as accountsPb } from '@sluice/contracts';
+import { createRpcClient } from '@sluice/rpc';
+import { apiClient, basic, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+
+describe('transfers through the real processes', () => {
+  let e2e: E2eStack;
+  let client: Api;
+  let receiver: Server;
+  let receiverUrl: string;
+  const received: { type: string; data: any }[] = [];
+  const sandbox = newCredential();
+  const production = newCredential();
+  let customerId: string;
+  let usdAccount: string;
+
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    client(method, path, { body, headers });
+
+  const balance = async () =>
+    (
+      await api(
+        'GET',
+        `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=USD`,
+      )
+    ).json.data[0].balance.amount as number;
+
+  async function external(accountNumber: string): Promise<string> {
+    const r = await api('POST', '/customers/external-accounts', {
+      customerId,
+      currency: 'USD',
+      accountInfo: {
+        accountType: 'USD_ACCOUNT',
+        accountNumber,
+        routingNumber: '021000021',
+        beneficiary: {
+          beneficiaryType: 'INDIVIDUAL',
+          fullName: 'Ada Lovelace',
+          address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
+        },
+      },
+    });
+    expect(r.status, r.text).toBe(201);
+    return r.json.id;
+  }
+
+  const transferOut = (destination: string, amount: number, key = `out-${randomBytes(6).toString('hex')}`) =>
+    api(
+      'POST',
+      '/transfer-out',
+      { source: { accountId: usdAccount }, destination: { accountId: destination }, amount },
+      {
+        'idempotency-key': key,
+      },
+    );
+
+  const statusOf = (id: string, status: string) =>
+    eventually(async () => {
+      const r = await api('GET', `/transactions/${encodeURIComponent(id)}`);
+      return r.json.status === status ? r.json : undefined;
+    }, 30_000);
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const parsed = JSON.parse(body);
+        received.push({ type: parsed.type, data: parsed.data });
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const addr = receiver.address();
+    receiverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
+    // Settlement 1 s → 10 ms; the 005 pending 30 s → 300 ms.
+    e2e = await startE2eStack('e2ext', { sandbox, production }, { env: { SANDBOX_TIME_SCALE: '0.01' } });
+    client = apiClient(e2e.stack, sandbox);
+    const cfg = await api('PATCH', '/config', {
+      webhookEndpoint: receiverUrl,
+      supportedCurrencies: [{ currencyCode: 'USD' }],
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'xfer-user',
+      fullName: 'Ada Lovelace',
+      region: 'US',
+      currencies: ['USD'],
+    });
+    expect(c.status, c.text).toBe(201);
+    customerId = c.json.id;
+    const accounts = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=USD`,
+    );
+    usdAccount = accounts.json.data[0].id;
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, {
+      amount: 100_000,
+    });
+    expect(fund.status, fund.text).toBe(200);
+  }, 240_000);
+
+  afterAll(async () => {
+    await e2e?.stop();
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  it('transfer-out succeeds: PROCESSING, then COMPLETED, the balance debited once, webhooks delivered; a retry is a replay', async () => {
+    const dst = await external('12345678789');
+    const first = await transferOut(dst, 10_000, 'xfer-ok');
+    expect(first.status, first.text).toBe(201);
+    expect(first.json).toMatchObject({
+      type: 'OUTGOING',
+      status: 'PROCESSING',
+      customerId,
+      platformCustomerId: 'xfer-user',
+      sentAmount: { amount: 10_000, currency: { code: 'USD' } },
+      source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+      destination: { destinationType: 'ACCOUNT', accountId: dst },
+    });
+    const replay = await transferOut(dst, 10_000, 'xfer-ok');
+    expect(replay.json.id).toBe(first.json.id);
+    const done = await statusOf(first.json.id, 'COMPLETED');
+    expect(done.settledAt).toBeTruthy();
+    expect(await balance()).toBe(90_000);
+    const hook = await eventually(
+      async () =>
+        received.find((r) => r.type === 'OUTGOING_PAYMENT.COMPLETED' && r.data.id === first.json.id),
+      30_000,
+    );
+    expect(hook.data).toMatchObject({
+      status: 'COMPLETED',
+      reconciliationInstructions: { reference: first.json.reconciliationInstructions.reference },
+    });
+    const list = await api(
+      'GET',
+      `/transactions?customerId=${encodeURIComponent(customerId)}&type=OUTGOING&status=COMPLETED`,
+    );
+    expect(list.json.data.map((t: any) => t.id)).toEqual([first.json.id]);
+  });
+
+  it('002 and 003 fail immediately; 004 and 005 fail after acceptance; the balance is intact each time', async () => {
+    const before = await balance();
+    for (const [suffix, detail] of [
+      ['002', 'INSUFFICIENT_FUNDS'],
+      ['003', 'ACCOUNT_CLOSED'],
+    ]) {
+      const r = await transferOut(await external(`99887766${suffix}`), 1_000);
+      expect(r.status, r.text).toBe(201);
+      expect(r.json).toMatchObject({
+        status: 'FAILED',
+        failureReason: 'QUOTE_EXECUTION_FAILED',
+        failureDetail: detail,
+      });
+    }
+    const rejected = await transferOut(await external('99887766004'), 1_000);
+    const pending = await transferOut(await external('99887766005'), 1_000);
+    expect(rejected.json.status).toBe('PROCESSING');
+    expect(pending.json.status).toBe('PROCESSING');
+    expect(await balance()).toBe(before); // held, not yet moved
+    expect((await statusOf(rejected.json.id, 'FAILED')).failureDetail).toBe('REJECTED_BY_BANK');
+    expect((await statusOf(pending.json.id, 'FAILED')).failureDetail).toBe('TIMED_OUT');
+    expect(await balance()).toBe(before);
+    // Every hold was released: the whole balance can still be held.
+    const all = await transferOut(await external('12345678790'), before);
+    expect(all.status, all.text).toBe(201);
+    await statusOf(all.json.id, 'COMPLETED');
+    expect(await balance()).toBe(0);
+    await eventually(
+      async () => received.find((r) => r.type === 'OUTGOING_PAYMENT.FAILED' && r.data.id === pending.json.id),
+      30_000,
+    );
+  });
+
+  it('refuses more than the available balance with 400 INSUFFICIENT_FUNDS and creates nothing', async () => {
+    const total = (await api('GET', '/transactions')).json.totalCount;
+    const r = await transferOut(await external('12345678791'), 1);
+    expect(r.status, r.text).toBe(400);
+    expect(r.json.code).toBe('INSUFFICIENT_FUNDS');
+    expect((await api('GET', '/transactions')).json.totalCount).toBe(total);
+  });
+
+  it('transfer-in credits the internal account once settled and sends INCOMING_PAYMENT.COMPLETED', async () => {
+    const src = await external('12345678792');
+    const r = await api('POST', '/transfer-in', {
+      source: { accountId: src },
+      destination: { accountId: usdAccount },
+      amount: 5_000,
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json).toMatchObject({ type: 'INCOMING', receivedAmount: { amount: 5_000 } });
+    await statusOf(r.json.id, 'COMPLETED');
+    expect(await balance()).toBe(5_000);
+    await eventually(
+      async () => received.find((x) => x.type === 'INCOMING_PAYMENT.COMPLETED' && x.data.id === r.json.id),
+      30_000,
+    );
+    const theirs = await api('GET', `/transactions/${encodeURIComponent(r.json.id)}`, undefined, {
+      authorization: basic(production),
+    });
+    expect(theirs.status).toBe(404);
+  });
+
+  it('concurrent transfers never overdraw (the ledger refuses the excess, nothing is created for them) and the ledger reconciles', async () => {
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, {
+      amount: 10_000,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    const start = await balance();
+    const dst = await external('12345678793');
+    const total = (await api('GET', '/transactions')).json.totalCount;
+    const results = await Promise.all(Array.from({ length: 8 }, () => transferOut(dst, 4_000)));
+    const ok = results.filter((r) => r.status === 201);
+    const refused = results.filter((r) => r.status === 400);
+    expect(ok).toHaveLength(Math.floor(start / 4_000));
+    expect(refused.every((r) => r.json.code === 'INSUFFICIENT_FUNDS')).toBe(true);
+    expect(ok.length + refused.length).toBe(8);
+    for (const r of ok) await statusOf(r.json.id, 'COMPLETED');
+    expect(await balance()).toBe(start - ok.length * 4_000);
+    expect((await api('GET', '/transactions')).json.totalCount).toBe(total + ok.length);
+
+    const ledger = createRpcClient(accountsPb.AccountsServiceClient, e2e.stack.grpc.accounts!, {
+      defaultDeadlineMs: 10_000,
+    });
+    try {
+      const rec = await ledger.reconcileLedger({ platformId: e2e.stack.platforms.sandbox!.platformId });
+      expect(
+        rec.consistent,
+        JSON.stringify(rec, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      ).toBe(true);
+      expect(rec.currencies.find((c) => c.currency === 'USD')).toMatchObject({
+        postedBalanceSum: 0n,
+        lineSum: 0n,
+      });
+    } finally {
+      ledger.close();
+    }
+  });
+});
