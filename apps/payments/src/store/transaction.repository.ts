@@ -193,29 +193,38 @@ export class TransactionRepository {
   async list(em: EntityManager, f: TransactionFilter): Promise<{ rows: Transaction[]; total: number }> {
     const where: string[] = ['platform_id = ?'];
     const params: unknown[] = [f.platformId];
-    if (f.customerId === null) where.push('customer_id IS NULL');
-    else if (f.customerId !== undefined) (where.push('customer_id = ?'), params.push(f.customerId));
-    if (f.platformCustomerId !== undefined)
-      (where.push('platform_customer_id = ?'), params.push(f.platformCustomerId));
+    const add = (clause: string, ...values: unknown[]) => {
+      where.push(clause);
+      params.push(...values);
+    };
+    if (f.customerId === null) add('customer_id IS NULL');
+    else if (f.customerId !== undefined) add('customer_id = ?', f.customerId);
+    if (f.platformCustomerId !== undefined) add('platform_customer_id = ?', f.platformCustomerId);
     if (f.accountIdentifier !== undefined) {
-      where.push(
+      const id = f.accountIdentifier;
+      add(
         '(source_account_id = ? OR destination_account_id = ? OR source_uma_address = ? OR destination_uma_address = ?)',
+        id,
+        id,
+        id,
+        id,
       );
-      params.push(f.accountIdentifier, f.accountIdentifier, f.accountIdentifier, f.accountIdentifier);
     }
     if (f.senderAccountIdentifier !== undefined) {
-      where.push('(source_account_id = ? OR source_uma_address = ?)');
-      params.push(f.senderAccountIdentifier, f.senderAccountIdentifier);
+      add('(source_account_id = ? OR source_uma_address = ?)', f.senderAccountIdentifier, f.senderAccountIdentifier);
     }
     if (f.receiverAccountIdentifier !== undefined) {
-      where.push('(destination_account_id = ? OR destination_uma_address = ?)');
-      params.push(f.receiverAccountIdentifier, f.receiverAccountIdentifier);
+      add(
+        '(destination_account_id = ? OR destination_uma_address = ?)',
+        f.receiverAccountIdentifier,
+        f.receiverAccountIdentifier,
+      );
     }
-    if (f.status !== undefined) (where.push('status = ?'), params.push(f.status));
-    if (f.type !== undefined) (where.push('type = ?'), params.push(f.type));
-    if (f.reference !== undefined) (where.push('reference = ?'), params.push(f.reference));
-    if (f.startDate !== undefined) (where.push('created_at >= ?'), params.push(f.startDate));
-    if (f.endDate !== undefined) (where.push('created_at <= ?'), params.push(f.endDate));
+    if (f.status !== undefined) add('status = ?', f.status);
+    if (f.type !== undefined) add('type = ?', f.type);
+    if (f.reference !== undefined) add('reference = ?', f.reference);
+    if (f.startDate !== undefined) add('created_at >= ?', f.startDate);
+    if (f.endDate !== undefined) add('created_at <= ?', f.endDate);
     const totalRows = await em.execute<{ n: string }[]>(
       `SELECT count(*) AS n FROM transactions WHERE ${where.join(' AND ')}`,
       params,
