@@ -211,7 +211,11 @@ export class TransactionRepository {
       );
     }
     if (f.senderAccountIdentifier !== undefined) {
-      add('(source_account_id = ? OR source_uma_address = ?)', f.senderAccountIdentifier, f.senderAccountIdentifier);
+      add(
+        '(source_account_id = ? OR source_uma_address = ?)',
+        f.senderAccountIdentifier,
+        f.senderAccountIdentifier,
+      );
     }
     if (f.receiverAccountIdentifier !== undefined) {
       add(
