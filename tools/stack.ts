@@ -9,6 +9,7 @@
  *   credentials bootstrapped through identity EnsurePlatformCredential.
  *
  * A child that exits while the stack runs stops the others and fails the stack.
+ * Except one killed on purpose by `stack.restart(app)` (crash-recovery tests), which is respawned.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -172,6 +173,12 @@ export interface Stack {
   pid(app: AppName): number | undefined;
   /** Resolves when a child exits on its own (the rest are stopped by then). Never rejects. */
   failed: Promise<AppExit>;
+  /**
+   * Kills one running app deliberately (SIGKILL by default: a crash, no drain) and
+   * starts it again with the same environment and ports; resolves once it is
+   * ready again. The deliberate exit does not fail the stack (crash-recovery tests).
+   */
+  restart(app: AppName, signal?: NodeJS.Signals): Promise<void>;
   /** SIGTERM to every child (the gateway first), SIGKILL after the grace period. Idempotent. */
   stop(): Promise<void>;
 }
@@ -403,6 +410,45 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return `${c.app} ${how}${tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : ''}`;
   };
 
+  // Children killed on purpose by `restart`: their exit does not fail the stack.
+  const deliberate = new WeakSet<Child>();
+  const watch = (c: Child) => {
+    void c.exited.then(async (e) => {
+      if (stopping || opts.signal?.aborted || deliberate.has(c)) return;
+      // During start-up the rejection of startStack reports it.
+      if (started) say(describeExit(c, e));
+      await stop();
+      resolveFailed(e);
+    });
+  };
+
+  const restart = async (app: AppName, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
+    const old = children.find((c) => c.app === app && !c.exit);
+    if (!old?.proc.pid) throw new StackError(`${app} is not running`);
+    if (stopping) throw new StackError('the stack is stopping');
+    deliberate.add(old);
+    killGroup(old.proc.pid, signal);
+    await old.exited;
+    children.splice(children.indexOf(old), 1);
+    say(`${app} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal}`} on purpose; starting it again`);
+    const c = spawnApp(app, [], 'run');
+    children.push(c);
+    watch(c);
+    const deadline = Date.now() + startTimeoutMs;
+    for (;;) {
+      if (c.exit) throw new StackError(describeExit(c, c.exit));
+      if (app === 'gateway') {
+        if (await checkHttp(`${gatewayUrl}/healthz`)) return;
+      } else {
+        const h = await checkGrpcHealth(grpc[app as BackendName]!);
+        if ('status' in h && h.status === 'SERVING') return;
+      }
+      if (Date.now() > deadline)
+        throw new StackError(`${app} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`);
+      await sleep(250);
+    }
+  };
+
   const checkAborted = () => {
     if (opts.signal?.aborted) throw new StackError('start-up aborted');
   };
@@ -441,13 +487,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     for (const app of apps) {
       const c = spawnApp(app, [], 'run');
       children.push(c);
-      void c.exited.then(async (e) => {
-        if (stopping || opts.signal?.aborted) return;
-        // During start-up the rejection of startStack reports it.
-        if (started) say(describeExit(c, e));
-        await stop();
-        resolveFailed(e);
-      });
+      watch(c);
     }
 
     // 4. Ready when every backend serves health and the gateway answers /healthz.
@@ -505,6 +545,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       pid: (app) => children.find((c) => c.app === app && !c.exit)?.proc.pid,
       failed,
       stop,
+      restart,
     };
   } catch (err) {
     opts.signal?.removeEventListener('abort', onAbort);

@@ -12,6 +12,12 @@ import { SandboxUmaCounterparty, UnconfiguredUmaCounterparty } from './domain/um
 import { SandboxUmaProviderDirectory, type UmaProviderDirectory } from './domain/uma-providers.js';
 import type { AccountsPort, CustomerDirectory, Ledger } from './app/ports.js';
 import { TransfersService } from './app/transfers.service.js';
+import { IncomingService, type IncomingDirectory } from './app/incoming.service.js';
+import { GrpcIncomingDirectory } from './rpc/incoming.rpc.js';
+import { QuotesService, type InternalAccountTypes } from './app/quotes.service.js';
+import { AccountsInternalAccountTypes } from './rpc/quotes.rpc.js';
+import { QuoteAwareRail, SandboxQuoteRail } from './domain/quote-rail.js';
+import { QuoteRepository } from './store/quote.repository.js';
 import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from './domain/payment-rail.js';
 import { AccountsExternalAccountDirectory } from './rpc/accounts-directory.js';
 import { AccountsLedgerClient, IdentityCustomerDirectory } from './rpc/accounts-ledger.js';
@@ -43,12 +49,37 @@ const config = Type.Object({
     maximum: 86_400,
     description: 'how long a receiver lookup (lookupId) stays usable for quotes',
   }),
+  QUOTE_TTL_SECONDS: Type.Integer({
+    default: 120,
+    minimum: 60,
+    maximum: 300,
+    description: 'how long a quote stays executable (expiresAt = createdAt + this)',
+  }),
+  INCOMING_APPROVAL_THRESHOLD: Type.Integer({
+    default: 1_000_000,
+    minimum: 1,
+    description:
+      'incoming payments of at least this many minor units (any currency) wait for POST /transactions/{id}/approve',
+  }),
+  INCOMING_APPROVAL_WINDOW_SECONDS: Type.Integer({
+    default: 300,
+    minimum: 1,
+    maximum: 604_800,
+    description:
+      'how long an incoming payment awaits approval before it FAILs (PAYMENT_APPROVAL_TIMED_OUT); × SANDBOX_TIME_SCALE',
+  }),
 });
 
 /** What each running instance shares between its workers and RPC handlers, keyed by its ORM. */
 const instances = new WeakMap<
   object,
-  { scheduler: JobScheduler; externalAccounts: AccountsExternalAccountDirectory; transfers: TransfersService }
+  {
+    scheduler: JobScheduler;
+    externalAccounts: AccountsExternalAccountDirectory;
+    transfers: TransfersService;
+    incoming: IncomingService;
+    quotes: QuotesService;
+  }
 >();
 
 /**
@@ -62,6 +93,10 @@ export interface PaymentsAdapters {
   ledger?: Ledger;
   customers?: CustomerDirectory;
   rails?: Partial<Record<Environment, PaymentRail>>;
+  /** Receivers of incoming payments (identity customers by UMA address, their internal accounts). */
+  incomingDirectory?: IncomingDirectory;
+  /** Internal account types (quotes refuse unsigned EMBEDDED_WALLET executions). */
+  accountTypes?: InternalAccountTypes;
 }
 
 /** The durable scheduler of a running payments instance. */
@@ -116,12 +151,19 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
       const identityClient = overrides.customers
         ? undefined
         : new IdentityCustomerDirectory(c.IDENTITY_GRPC_URL);
+      const quoteRepo = new QuoteRepository();
       const transfers = new TransfersService(orm, clock, {
         accounts: overrides.accounts ?? accountsClient!,
         ledger: overrides.ledger ?? accountsClient!,
         customers: overrides.customers ?? identityClient!,
         rails: {
-          SANDBOX: overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
+          // Quote payouts follow the quote sandbox table; other payments the transfer rail.
+          SANDBOX: new QuoteAwareRail(
+            overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
+            new SandboxQuoteRail(),
+            async (p) =>
+              p.direction === 'PAYOUT' && quoteRepo.isQuoteTransaction(orm.em.fork(), p.transactionId),
+          ),
           PRODUCTION: overrides.rails?.PRODUCTION ?? new UnconfiguredPaymentRail(),
         },
         scheduler,
@@ -129,7 +171,53 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
         logger,
       });
       transfers.registerJobs();
-      instances.set(orm, { scheduler, externalAccounts, transfers });
+      const accountTypes = overrides.accountTypes
+        ? undefined
+        : new AccountsInternalAccountTypes(c.ACCOUNTS_GRPC_URL);
+      const quotes = new QuotesService(orm, clock, {
+        accountTypes: overrides.accountTypes ?? accountTypes!,
+        accounts: overrides.accounts ?? accountsClient!,
+        lookups: new ReceiverLookupsService(
+          orm,
+          clock,
+          adapters(c.SANDBOX_UMA_DOMAIN),
+          c.LOOKUP_TTL_SECONDS * 1000,
+          externalAccounts,
+        ),
+        adapters: adapters(c.SANDBOX_UMA_DOMAIN),
+        fees: new SandboxFeeSchedule(),
+        scheduler,
+        ledger: overrides.ledger ?? accountsClient!,
+        customers: overrides.customers ?? identityClient!,
+        transfers,
+        ttlMs: c.QUOTE_TTL_SECONDS * 1000,
+        logger,
+      });
+      quotes.registerJobs();
+      const incomingDirectory = overrides.incomingDirectory
+        ? undefined
+        : new GrpcIncomingDirectory(c.IDENTITY_GRPC_URL, c.ACCOUNTS_GRPC_URL);
+      const incoming = new IncomingService(
+        orm,
+        clock,
+        {
+          approvalThreshold: BigInt(c.INCOMING_APPROVAL_THRESHOLD),
+          approvalWindowMs: c.INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
+        },
+        {
+          transfers,
+          directory: overrides.incomingDirectory ?? incomingDirectory!,
+          ledger: overrides.ledger ?? accountsClient!,
+          rails: {
+            SANDBOX: overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
+            PRODUCTION: overrides.rails?.PRODUCTION ?? new UnconfiguredPaymentRail(),
+          },
+          scheduler,
+          logger,
+        },
+      );
+      incoming.registerJobs();
+      instances.set(orm, { incoming, scheduler, externalAccounts, transfers, quotes });
       return [
         {
           start: async () => {
@@ -141,7 +229,9 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
             await scheduler.stop();
             externalAccounts.close();
             accountsClient?.close();
+            accountTypes?.close();
             identityClient?.close();
+            incomingDirectory?.close();
           },
         },
       ];
@@ -165,6 +255,8 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
           fees: new SandboxFeeSchedule(),
           directories,
           transfers: instances.get(orm)!.transfers,
+          incoming: instances.get(orm)!.incoming,
+          quotes: instances.get(orm)!.quotes,
           logger,
         }),
       ];
@@ -178,6 +270,11 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
  * transactions, and the durable scheduler that drives timed transitions.
  */
 export const paymentsService: ServiceSpec<typeof config> = createPaymentsService();
+
+/** The incoming payments of a running payments instance. */
+export function incomingOf(orm: MikroORM): IncomingService | undefined {
+  return instances.get(orm)?.incoming;
+}
 
 /** The transfers of a running payments instance (tests drive the state machine through it). */
 export function transfersOf(orm: MikroORM): TransfersService | undefined {

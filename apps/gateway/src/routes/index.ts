@@ -10,6 +10,8 @@ import walletAuthRoutes from './wallet-auth.routes.js';
 import paymentsRoutes from './payments.routes.js';
 import transfersRoutes from './transfers.routes.js';
 import transactionsRoutes from './transactions.routes.js';
+import quotesRoutes from './quotes.routes.js';
+import incomingRoutes from './incoming.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -29,4 +31,6 @@ export const routeModules: Record<string, RouteModule> = {
   payments: paymentsRoutes,
   transfers: transfersRoutes,
   transactions: transactionsRoutes,
+  quotes: quotesRoutes,
+  incoming: incomingRoutes,
 };

@@ -12,6 +12,10 @@ import type { FeeSchedule } from '../domain/pricing.js';
 import { pageUmaProviders, type UmaProviderDirectory } from '../domain/uma-providers.js';
 import type { TransfersService } from '../app/transfers.service.js';
 import { transactionsHandlers } from './transactions.rpc.js';
+import { incomingHandlers } from './incoming.rpc.js';
+import type { IncomingService } from '../app/incoming.service.js';
+import type { QuotesService } from '../app/quotes.service.js';
+import { quotesHandlers } from './quotes.rpc.js';
 import { corridorToPb, environmentFromPb, lookupToPb, providerToPb } from './payments.mapper.js';
 
 /** Collects field errors and throws them together as 400 INVALID_INPUT. */
@@ -48,10 +52,14 @@ export function paymentsRpc(o: {
   fees: FeeSchedule;
   directories: Record<Environment, UmaProviderDirectory>;
   transfers: TransfersService;
+  incoming: IncomingService;
+  quotes: QuotesService;
   logger: Logger;
 }): RegisteredService {
   const handlers: AsyncService<pb.PaymentsServiceServer> = {
     ...transactionsHandlers(o.transfers),
+    ...incomingHandlers(o.incoming),
+    ...quotesHandlers(o.quotes),
     async lookupUmaReceiver(req) {
       const env = environmentFromPb(req.environment);
       const c = new Checks()

@@ -109,9 +109,70 @@ class TransactionsMigration extends Migration {
   }
 }
 
+/**
+ * Quotes: locked amounts of one cross-currency payment (amounts jsonb holds the
+ * exact QuoteAmounts: bigints and rationals as strings). Status changes only by
+ * guarded UPDATE ... WHERE status = <from>; transaction_id is unique, so one
+ * quote is executed into at most one transaction.
+ */
+class QuotesMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE quotes (
+      id text PRIMARY KEY CONSTRAINT quotes_id_form CHECK (id LIKE 'Quote:%'),
+      platform_id text NOT NULL,
+      status text NOT NULL CONSTRAINT quotes_status CHECK (status IN
+        ('PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED')),
+      source jsonb NOT NULL,
+      destination jsonb NOT NULL,
+      customer_id text,
+      sending_currency text NOT NULL,
+      receiving_currency text NOT NULL,
+      total_sending_amount bigint NOT NULL CONSTRAINT quotes_sending_positive CHECK (total_sending_amount > 0),
+      total_receiving_amount bigint NOT NULL CONSTRAINT quotes_receiving_positive CHECK (total_receiving_amount > 0),
+      amounts jsonb NOT NULL,
+      lookup_id text,
+      description text,
+      purpose_of_payment text,
+      sender_customer_info jsonb NOT NULL DEFAULT '{}'::jsonb,
+      counterparty_information jsonb NOT NULL DEFAULT '{}'::jsonb,
+      transaction_id text CONSTRAINT quotes_transaction_unique UNIQUE,
+      created_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      CONSTRAINT quotes_currencies_differ CHECK (sending_currency <> receiving_currency),
+      CONSTRAINT quotes_expiry CHECK (expires_at > created_at)
+    )`);
+    this.addSql(`CREATE INDEX quotes_platform_created ON quotes (platform_id, created_at)`);
+    this.addSql(`CREATE INDEX quotes_pending_expiry ON quotes (expires_at) WHERE status = 'PENDING'`);
+  }
+}
+
+/**
+ * Incoming payments awaiting the platform's decision (issue 3): one row per INCOMING
+ * transaction that needs approval; `decision` is set once (APPROVED, REJECTED or
+ * TIMED_OUT) under the transaction's row lock.
+ */
+class IncomingApprovalsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE incoming_approvals (
+      transaction_id text PRIMARY KEY REFERENCES transactions (id) ON DELETE CASCADE,
+      platform_id text NOT NULL,
+      expires_at timestamptz NOT NULL,
+      decision text CONSTRAINT incoming_approvals_decision CHECK (decision IN ('APPROVED', 'REJECTED', 'TIMED_OUT')),
+      reason text,
+      receiver_customer_info jsonb,
+      decided_at timestamptz,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT incoming_approvals_decided CHECK ((decision IS NULL) = (decided_at IS NULL))
+    )`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
   { name: '0002_receiver_lookups', class: ReceiverLookupsMigration },
   { name: '0003_transactions', class: TransactionsMigration },
+  { name: '0004_quotes', class: QuotesMigration },
+  { name: '0005_incoming_approvals', class: IncomingApprovalsMigration },
 ];

@@ -1,0 +1,289 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { identity, payments } from '@sluice/contracts';
+import { DomainError, newId } from '@sluice/core';
+import { createLogger } from '@sluice/logging';
+import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
+import { API, startGateway, type Harness } from '../../test/support/harness.js';
+import { basic } from '../../test/support/fake-identity.js';
+import quotesRoutes from './quotes.routes.js';
+
+// Route tests for quotes: the real gateway core, fake identity and payments gRPC servers
+// (real gRPC and error transport) that record what they receive.
+
+const logger = createLogger('fake', 'silent');
+const sandbox = { tokenId: newId('Token'), secret: 's1', platformId: newId('Platform') };
+const auth = basic(sandbox.tokenId, sandbox.secret);
+const INTERNAL = newId('InternalAccount');
+const EXTERNAL = newId('ExternalAccount');
+const CUSTOMER = newId('Customer');
+const LOOKUP = newId('Lookup');
+const TX_ID = newId('Transaction');
+
+const QUOTE: payments.Quote = {
+  id: newId('Quote'),
+  platformId: sandbox.platformId,
+  status: 'PENDING',
+  source: { kind: 'ACCOUNT', accountId: INTERNAL, currency: 'USD' },
+  destination: { kind: 'ACCOUNT', accountId: EXTERNAL, currency: 'EUR' },
+  customerId: CUSTOMER,
+  lockedCurrencySide: 'SENDING',
+  lockedCurrencyAmount: 10_000n,
+  totalSendingAmount: 10_000n,
+  totalReceivingAmount: 9_223n,
+  exchangeRate: '1.08',
+  feesIncluded: 40n,
+  rateDetails: {
+    counterpartyMultiplier: '0.0000925925925926',
+    counterpartyFixedFee: 0n,
+    gridApiMultiplier: '0.0000996',
+    gridApiFixedFee: 10n,
+    gridApiVariableFeeRate: '0.003',
+    gridApiVariableFeeAmount: 30n,
+  },
+  description: 'Invoice 7',
+  purposeOfPayment: 'GIFT',
+  counterpartyInformation: {},
+  createdAt: new Date('2026-05-01T10:00:00.000Z'),
+  expiresAt: new Date('2026-05-01T10:02:00.000Z'),
+  updatedAt: new Date('2026-05-01T10:00:00.000Z'),
+};
+
+type Call = { method: string; req: Record<string, unknown> };
+const calls: Call[] = [];
+let paymentsFail: Error | undefined;
+let h: Harness;
+let identityServer: RpcServer;
+let paymentsServer: RpcServer;
+
+async function serve<S>(
+  definition: Parameters<typeof implement>[0],
+  handlers: Record<string, (req: never) => Promise<unknown>>,
+): Promise<RpcServer> {
+  const all = Object.fromEntries(
+    Object.keys(definition).map((m) => [
+      m,
+      handlers[m] ??
+        (async () => {
+          throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
+        }),
+    ]),
+  );
+  return startRpcServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    services: [implement<S>(definition, all as never, logger)],
+  });
+}
+
+beforeAll(async () => {
+  identityServer = await serve<identity.IdentityServiceServer>(identity.IdentityServiceService, {
+    authenticateToken: async (req: identity.AuthenticateTokenRequest) => {
+      if (req.tokenId !== sandbox.tokenId || req.clientSecret !== sandbox.secret) {
+        throw new DomainError('UNAUTHENTICATED', 'UNAUTHORIZED', 'Invalid or missing API credentials');
+      }
+      return {
+        tokenId: sandbox.tokenId,
+        platform: {
+          id: sandbox.platformId,
+          name: 'p',
+          environment: identity.Environment.SANDBOX,
+          createdAt: new Date(),
+        },
+        permissions: [identity.Permission.VIEW, identity.Permission.TRANSACT, identity.Permission.MANAGE],
+      };
+    },
+  });
+  const record = (method: string, answer: () => unknown) => async (req: Record<string, unknown>) => {
+    calls.push({ method, req: { ...req } });
+    if (paymentsFail) throw paymentsFail;
+    return answer();
+  };
+  paymentsServer = await serve<payments.PaymentsServiceServer>(payments.PaymentsServiceService, {
+    createQuote: record('createQuote', () => ({ quote: QUOTE })),
+    getQuote: record('getQuote', () => ({ quote: QUOTE })),
+    executeQuote: record('executeQuote', () => ({
+      quote: { ...QUOTE, status: 'PROCESSING', transactionId: TX_ID },
+    })),
+  });
+  h = await startGateway(
+    `127.0.0.1:${identityServer.port}`,
+    { quotes: quotesRoutes },
+    { PAYMENTS_GRPC_URL: `127.0.0.1:${paymentsServer.port}` },
+  );
+});
+
+afterAll(async () => {
+  await h?.close();
+  await paymentsServer?.shutdown(0);
+  await identityServer?.shutdown(0);
+});
+
+beforeEach(() => {
+  calls.length = 0;
+  paymentsFail = undefined;
+});
+
+const post = (url: string, payload: unknown) =>
+  h.app.inject({
+    method: 'POST',
+    url: `${API}${url}`,
+    headers: { authorization: auth },
+    payload: payload as object,
+  });
+const get = (url: string) =>
+  h.app.inject({ method: 'GET', url: `${API}${url}`, headers: { authorization: auth } });
+
+const EUR = { code: 'EUR', name: 'Euro', symbol: '€', decimals: 2 };
+const QUOTE_JSON = {
+  id: QUOTE.id,
+  status: 'PENDING',
+  createdAt: '2026-05-01T10:00:00.000Z',
+  expiresAt: '2026-05-01T10:02:00.000Z',
+  source: { sourceType: 'ACCOUNT', accountId: INTERNAL, customerId: CUSTOMER },
+  destination: { destinationType: 'ACCOUNT', accountId: EXTERNAL, currency: 'EUR' },
+  totalSendingAmount: 10000,
+  totalReceivingAmount: 9223,
+  exchangeRate: 1.08,
+  feesIncluded: 40,
+  lockedCurrencySide: 'SENDING',
+  lockedCurrencyAmount: 10000,
+  description: 'Invoice 7',
+  purposeOfPayment: 'GIFT',
+  counterpartyInformation: {},
+  rateDetails: {
+    counterpartyMultiplier: 0.0000925925925926,
+    counterpartyFixedFee: 0,
+    gridApiMultiplier: 0.0000996,
+    gridApiFixedFee: 10,
+    gridApiVariableFeeRate: 0.003,
+    gridApiVariableFeeAmount: 30,
+  },
+};
+
+describe('POST /quotes', () => {
+  it('creates the quote (201, public Quote) and forwards every field', async () => {
+    const res = await post('/quotes', {
+      lookupId: LOOKUP,
+      source: { sourceType: 'ACCOUNT', accountId: INTERNAL, customerId: CUSTOMER },
+      destination: {
+        destinationType: 'UMA_ADDRESS',
+        umaAddress: '$success.eur@sandbox.sluice.local',
+        currency: 'EUR',
+      },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10000,
+      description: 'Invoice 7',
+      purposeOfPayment: 'GIFT',
+      senderCustomerInfo: { FULL_NAME: 'Ada L', ADDRESS: { country: 'FR' } },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const body = res.json();
+    expect(body).toMatchObject(QUOTE_JSON);
+    expect(body.sendingCurrency).toMatchObject({ code: 'USD', decimals: 2 });
+    expect(body.receivingCurrency).toMatchObject(EUR);
+    expect(calls).toEqual([
+      {
+        method: 'createQuote',
+        req: {
+          platformId: sandbox.platformId,
+          environment: payments.Environment.SANDBOX,
+          sourceAccountId: INTERNAL,
+          sourceCustomerId: CUSTOMER,
+          destinationKind: 'UMA_ADDRESS',
+          destinationUmaAddress: '$success.eur@sandbox.sluice.local',
+          destinationCurrency: 'EUR',
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: 10000n,
+          lookupId: LOOKUP,
+          immediatelyExecute: false,
+          description: 'Invoice 7',
+          purposeOfPayment: 'GIFT',
+          senderCustomerInfoJson: JSON.stringify({ FULL_NAME: 'Ada L', ADDRESS: { country: 'FR' } }),
+        },
+      },
+    ]);
+  });
+
+  const ok = {
+    source: { sourceType: 'ACCOUNT', accountId: INTERNAL },
+    destination: { destinationType: 'ACCOUNT', accountId: EXTERNAL },
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: 100,
+  };
+  it.each<[string, Record<string, unknown>]>([
+    ['a missing destination', { ...ok, destination: undefined }],
+    [
+      'a REALTIME_FUNDING source (not available)',
+      { ...ok, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } },
+    ],
+    ['a malformed source account', { ...ok, source: { sourceType: 'ACCOUNT', accountId: 'x' } }],
+    ['an unknown locked side', { ...ok, lockedCurrencySide: 'BOTH' }],
+    ['amount 0', { ...ok, lockedCurrencyAmount: 0 }],
+    ['an amount over 9e15', { ...ok, lockedCurrencyAmount: 9_000_000_000_000_001 }],
+    ['a decimal amount', { ...ok, lockedCurrencyAmount: 1.5 }],
+    ['an unknown purpose', { ...ok, purposeOfPayment: 'FUN' }],
+    ['an unknown field', { ...ok, fee: 1 }],
+  ])('refuses %s with 400 and never calls payments', async (_n, body) => {
+    const res = await post('/quotes', body);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(calls).toEqual([]);
+  });
+
+  it('renders payments errors: SAME_CURRENCY_QUOTE 400, LOOKUP_NOT_FOUND 404, LOOKUP_EXPIRED 400', async () => {
+    paymentsFail = new DomainError('INVALID_ARGUMENT', 'SAME_CURRENCY_QUOTE', 'use /transfer-out');
+    const r1 = await post('/quotes', ok);
+    expect(r1.statusCode).toBe(400);
+    expect(r1.json()).toMatchObject({ code: 'SAME_CURRENCY_QUOTE', message: 'use /transfer-out' });
+    paymentsFail = new DomainError('NOT_FOUND', 'LOOKUP_NOT_FOUND', 'Lookup not found');
+    expect((await post('/quotes', ok)).statusCode).toBe(404);
+    paymentsFail = new DomainError('FAILED_PRECONDITION', 'LOOKUP_EXPIRED', 'expired');
+    expect((await post('/quotes', ok)).statusCode).toBe(400);
+  });
+});
+
+describe('GET /quotes/{quoteId}', () => {
+  it('returns the quote of the calling platform', async () => {
+    const res = await get(`/quotes/${QUOTE.id}`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject(QUOTE_JSON);
+    expect(calls).toEqual([
+      { method: 'getQuote', req: { platformId: sandbox.platformId, quoteId: QUOTE.id } },
+    ]);
+  });
+
+  it('404 for another platform’s quote; 400 for a malformed id without calling payments', async () => {
+    paymentsFail = new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'Quote not found');
+    const r1 = await get(`/quotes/${newId('Quote')}`);
+    expect(r1.statusCode).toBe(404);
+    expect(r1.json()).toMatchObject({ code: 'QUOTE_NOT_FOUND' });
+    calls.length = 0;
+    expect((await get('/quotes/Quote:nope')).statusCode).toBe(400);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('POST /quotes/{quoteId}/execute', () => {
+  it('executes the quote of the calling platform and returns it with its transactionId', async () => {
+    const res = await post(`/quotes/${QUOTE.id}/execute`, {});
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ ...QUOTE_JSON, status: 'PROCESSING', transactionId: TX_ID });
+    expect(calls).toEqual([
+      {
+        method: 'executeQuote',
+        req: { platformId: sandbox.platformId, environment: payments.Environment.SANDBOX, quoteId: QUOTE.id },
+      },
+    ]);
+  });
+
+  it('renders QUOTE_EXPIRED and INSUFFICIENT_FUNDS as 400, QUOTE_NOT_FOUND as 404', async () => {
+    paymentsFail = new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
+    const r1 = await post(`/quotes/${QUOTE.id}/execute`, {});
+    expect(r1.statusCode).toBe(400);
+    expect(r1.json()).toMatchObject({ code: 'QUOTE_EXPIRED' });
+    paymentsFail = new DomainError('FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS', 'short');
+    expect((await post(`/quotes/${QUOTE.id}/execute`, {})).statusCode).toBe(400);
+    paymentsFail = new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'nope');
+    expect((await post(`/quotes/${newId('Quote')}/execute`, {})).statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,108 @@
+import { payments } from '@sluice/contracts';
+import type { RouteModule } from '../http/types.js';
+import { ErrorBody } from '../schemas/common.js';
+import { Quote, QuoteParams, QuoteRequest, quoteJson } from '../schemas/quote.schemas.js';
+
+const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
+const errors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
+const TAGS = ['Cross-Currency Transfers'];
+
+/**
+ * Quotes: `POST /quotes` locks the rate and amounts of a cross-currency payment
+ * (PENDING until expiresAt), `GET /quotes/{quoteId}` reads one back.
+ */
+const quotesRoutes: RouteModule = (app, deps) => {
+  const client = deps.clients.payments;
+
+  app.post(
+    '/quotes',
+    {
+      config: { permission: ['TRANSACT', 'MANAGE'] },
+      schema: {
+        tags: TAGS,
+        operationId: 'createQuote',
+        summary: 'Create a transfer quote',
+        description:
+          'Locks the exchange rate and fees of a cross-currency payment from an internal account to an internal or external account (destinationType ACCOUNT) or a UMA address (UMA_ADDRESS, lookupId from GET /receiver/uma/{address} required). The quote is PENDING until expiresAt (QUOTE_TTL_SECONDS, default 120 s), then EXPIRED. totalSendingAmount includes feesIncluded; every rounding favours the customer (docs/payments.md). 400 SAME_CURRENCY_QUOTE when both sides share a currency (use /transfer-out or /transfer-in); 400 INVALID_INPUT naming senderCustomerInfo.<FIELD> for each missing mandatory payer-data field; 404 LOOKUP_NOT_FOUND; 400 LOOKUP_EXPIRED.',
+        body: QuoteRequest,
+        response: { 201: Quote, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body as QuoteRequest;
+      const d = b.destination;
+      const { quote } = await client.createQuote({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        sourceAccountId: b.source.accountId,
+        ...(b.source.customerId !== undefined ? { sourceCustomerId: b.source.customerId } : {}),
+        destinationKind: d.destinationType,
+        ...(d.accountId !== undefined ? { destinationAccountId: d.accountId } : {}),
+        ...(d.umaAddress !== undefined ? { destinationUmaAddress: d.umaAddress } : {}),
+        ...(d.currency !== undefined ? { destinationCurrency: d.currency } : {}),
+        lockedCurrencySide: b.lockedCurrencySide,
+        lockedCurrencyAmount: BigInt(b.lockedCurrencyAmount),
+        ...(b.lookupId !== undefined ? { lookupId: b.lookupId } : {}),
+        immediatelyExecute: b.immediatelyExecute ?? false,
+        ...(b.description !== undefined ? { description: b.description } : {}),
+        ...(b.purposeOfPayment !== undefined ? { purposeOfPayment: b.purposeOfPayment } : {}),
+        senderCustomerInfoJson: b.senderCustomerInfo ? JSON.stringify(b.senderCustomerInfo) : '',
+      });
+      reply.code(201);
+      return quoteJson(quote!);
+    },
+  );
+
+  app.get(
+    '/quotes/:quoteId',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'getQuoteById',
+        summary: 'Get a quote by ID',
+        description: "404 QUOTE_NOT_FOUND for an unknown or another platform's quote.",
+        params: QuoteParams,
+        response: { 200: Quote, ...errors },
+      },
+    },
+    async (request) => {
+      const { quoteId } = request.params as { quoteId: string };
+      const { quote } = await client.getQuote({ platformId: request.platform.id, quoteId });
+      return quoteJson(quote!);
+    },
+  );
+
+  app.post(
+    '/quotes/:quoteId/execute',
+    {
+      config: { permission: ['TRANSACT', 'MANAGE'] },
+      schema: {
+        tags: TAGS,
+        operationId: 'executeQuote',
+        summary: 'Execute a quote',
+        description:
+          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and hands it to the rail; the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for destinations not executable yet (internal accounts, UMA addresses); 400 EMBEDDED_WALLET_SIGNATURE_REQUIRED for an EMBEDDED_WALLET source (wallet-signed execution is not available yet); 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, COUNTERPARTY_POST_TX_FAILED, funds released); 005/006/007 not simulated yet (400 QUOTE_NOT_EXECUTABLE); anything else COMPLETED after about 1 s.',
+        params: QuoteParams,
+        response: { 200: Quote, ...errors },
+      },
+    },
+    async (request) => {
+      const { quoteId } = request.params as { quoteId: string };
+      const { quote } = await client.executeQuote({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        quoteId,
+      });
+      return quoteJson(quote!);
+    },
+  );
+};
+
+export default quotesRoutes;

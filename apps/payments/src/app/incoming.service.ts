@@ -1,0 +1,366 @@
+import { randomBytes } from 'node:crypto';
+import { invalidInput, newId, type Clock } from '@sluice/core';
+import type { Logger } from '@sluice/logging';
+import { isUniqueViolation, transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import { fail } from '../domain/errors.js';
+import type { PaymentRail } from '../domain/payment-rail.js';
+import { newReference, type Transaction } from '../domain/transaction.js';
+import type { JobScheduler } from '../store/job-scheduler.js';
+import { TransactionRepository } from '../store/transaction.repository.js';
+import type { Environment } from './receiver-lookups.service.js';
+import type { InternalAccountInfo, Ledger } from './ports.js';
+import type { TransfersService } from './transfers.service.js';
+
+/** A platform customer found by UMA address. */
+export interface UmaRecipient {
+  customerId: string;
+  platformCustomerId: string;
+}
+
+/** Who receives an incoming UMA payment (identity customers, accounts' internal accounts). */
+export interface IncomingDirectory {
+  /** The platform's (not deleted) customer with this UMA address, if any. */
+  customerByUmaAddress(platformId: string, umaAddress: string): Promise<UmaRecipient | undefined>;
+  /** The customer's internal account in `currency`, if it has one. */
+  customerAccount(
+    platformId: string,
+    customerId: string,
+    currency: string,
+  ): Promise<InternalAccountInfo | undefined>;
+}
+
+/** POST /sandbox/uma/receive, validated. */
+export interface UmaReceiveRequest {
+  platformId: string;
+  environment: Environment;
+  requestKey: string;
+  senderUmaAddress: string;
+  receiverUmaAddress: string;
+  currency: string;
+  amount: bigint;
+}
+
+/** Rules of incoming payments (service configuration). */
+export interface IncomingRules {
+  /**
+   * Amounts (minor units of the receiving currency) at or above this wait for the
+   * platform's approval; below it they are credited straight away.
+   */
+  approvalThreshold: bigint;
+  /** How long the platform has to decide (scaled by SANDBOX_TIME_SCALE). */
+  approvalWindowMs: number;
+}
+
+/** Job kinds of incoming payments. */
+export const INCOMING_JOBS = {
+  /** Credits an incoming payment that is PENDING without approval, or PROCESSING (approved / resumed). */
+  complete: 'incoming.complete',
+  /** Fails a payment still awaiting approval when its window elapses. */
+  approvalTimeout: 'incoming.approval-timeout',
+} as const;
+
+type JobPayload = {
+  platformId: string;
+  transactionId: string;
+};
+
+interface ApprovalRow {
+  decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT' | null;
+  expires_at: Date;
+}
+
+/**
+ * Incoming payments: a simulated incoming UMA payment becomes an INCOMING
+ * transaction (PENDING, webhook INCOMING_PAYMENT.PENDING) and is credited to
+ * the receiver's internal account from the settlement account (PROCESSING →
+ * COMPLETED, INCOMING_PAYMENT.COMPLETED). Amounts at or above the approval
+ * threshold wait in PENDING for the platform: approve → credited, reject →
+ * REJECTED, the window elapsing → FAILED (PAYMENT_APPROVAL_TIMED_OUT). Each
+ * step is a row-locked state change plus an outbox event in one database
+ * transaction; the credit's ledger entry id is derived from the transaction,
+ * so a re-run (job retry after a crash, concurrent approve) never credits twice.
+ */
+export class IncomingService {
+  private readonly repo = new TransactionRepository();
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly rules: IncomingRules,
+    private readonly deps: {
+      transfers: TransfersService;
+      directory: IncomingDirectory;
+      ledger: Ledger;
+      rails: Record<Environment, PaymentRail>;
+      scheduler: JobScheduler;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Registers the incoming-payment jobs on the scheduler. */
+  registerJobs(): void {
+    this.deps.scheduler.register<JobPayload>(INCOMING_JOBS.complete, async (job) => {
+      await this.complete(job.payload.platformId, job.payload.transactionId);
+    });
+    this.deps.scheduler.register<JobPayload>(INCOMING_JOBS.approvalTimeout, async (job, em) => {
+      const t = await this.repo.get(em, job.payload.platformId, job.payload.transactionId, true);
+      if (!t || t.status !== 'PENDING') return;
+      const approval = await this.approval(em, t.id);
+      if (!approval || approval.decision !== null) return;
+      await this.decide(em, t.id, 'TIMED_OUT');
+      await this.deps.transfers.move(em, t, 'FAILED', { failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+      this.deps.logger.info({ transactionId: t.id }, 'incoming payment approval timed out');
+    });
+  }
+
+  /** POST /sandbox/uma/receive: creates (or replays) the INCOMING transaction. */
+  async receiveUma(req: UmaReceiveRequest): Promise<{ transaction: Transaction; replayed: boolean }> {
+    const replay = await this.replay(req);
+    if (replay) return { transaction: replay, replayed: true };
+    if ((this.deps.rails[req.environment] as { configured?: boolean }).configured === false) {
+      throw fail('RAIL_UNAVAILABLE', 'Incoming UMA payments are simulated for sandbox platforms only');
+    }
+    const recipient = await this.deps.directory.customerByUmaAddress(req.platformId, req.receiverUmaAddress);
+    if (!recipient) {
+      throw fail(
+        'UMA_RECEIVER_NOT_FOUND',
+        `No customer of this platform has UMA address ${req.receiverUmaAddress}`,
+        {
+          field: 'receiverUmaAddress',
+        },
+      );
+    }
+    const account = await this.deps.directory.customerAccount(
+      req.platformId,
+      recipient.customerId,
+      req.currency,
+    );
+    if (!account) {
+      throw invalidInput([
+        {
+          field: 'receivingCurrencyCode',
+          message: `the receiver has no internal account in ${req.currency}`,
+        },
+      ]);
+    }
+    const now = this.clock.now();
+    const needsApproval = req.amount >= this.rules.approvalThreshold;
+    const t: Transaction = {
+      id: newId('Transaction'),
+      platformId: req.platformId,
+      type: 'INCOMING',
+      status: 'CREATED',
+      source: { kind: 'UMA_ADDRESS', umaAddress: req.senderUmaAddress, currency: req.currency },
+      destination: { kind: 'ACCOUNT', accountId: account.id, currency: req.currency },
+      customerId: recipient.customerId,
+      platformCustomerId: recipient.platformCustomerId,
+      sentAmount: req.amount,
+      receivedAmount: req.amount,
+      fees: 0n,
+      reference: newReference((n) => randomBytes(n)),
+      counterpartyInformation: { senderUmaAddress: req.senderUmaAddress },
+      requestKey: req.requestKey,
+      counterpartyIdentifier: req.senderUmaAddress,
+      createdAt: now,
+      updatedAt: now,
+    };
+    let pending: Transaction;
+    try {
+      pending = await transactional(this.orm, async (em) => {
+        await this.repo.insert(em, t);
+        const moved = await this.deps.transfers.move(em, t, 'PENDING');
+        const payload: JobPayload = { platformId: t.platformId, transactionId: t.id };
+        if (needsApproval) {
+          await em.execute(
+            `INSERT INTO incoming_approvals (transaction_id, platform_id, expires_at, created_at) VALUES (?, ?, ?, ?)`,
+            [t.id, t.platformId, new Date(now.getTime() + this.rules.approvalWindowMs), now],
+          );
+          await this.deps.scheduler.schedule(
+            {
+              kind: INCOMING_JOBS.approvalTimeout,
+              id: `${INCOMING_JOBS.approvalTimeout}:${t.id}`,
+              payload,
+              delayMs: this.rules.approvalWindowMs,
+            },
+            em,
+          );
+        } else {
+          // The safety net: credits the payment if this process dies before doing it below.
+          await this.deps.scheduler.schedule(
+            { kind: INCOMING_JOBS.complete, id: `${INCOMING_JOBS.complete}:${t.id}`, payload, delayMs: 0 },
+            em,
+          );
+        }
+        return moved;
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err, 'transactions_request_key_unique')) throw err;
+      const first = await this.replay(req);
+      if (!first) throw err;
+      return { transaction: first, replayed: true };
+    }
+    if (needsApproval) return { transaction: pending, replayed: false };
+    return { transaction: await this.complete(t.platformId, t.id), replayed: false };
+  }
+
+  /**
+   * POST /transactions/{id}/approve: an incoming payment awaiting approval is
+   * credited. Approving an approved payment returns it as it is (idempotent);
+   * anything else not awaiting approval is TRANSACTION_NOT_AWAITING_APPROVAL.
+   */
+  async approve(
+    platformId: string,
+    transactionId: string,
+    receiverCustomerInfo?: Record<string, unknown>,
+  ): Promise<Transaction> {
+    await transactional(this.orm, async (em) => {
+      const t = await this.awaiting(em, platformId, transactionId, 'APPROVED');
+      if (t.repeat) return; // finish (or return) the approved payment
+      await this.decide(em, t.t.id, 'APPROVED', undefined, receiverCustomerInfo);
+      const moved = await this.deps.transfers.move(em, t.t, 'PROCESSING');
+      await this.deps.scheduler.schedule(
+        {
+          kind: INCOMING_JOBS.complete,
+          id: `${INCOMING_JOBS.complete}:${t.t.id}`,
+          payload: { platformId, transactionId } satisfies JobPayload,
+          delayMs: 0,
+        },
+        em,
+      );
+      return moved;
+    });
+    return this.complete(platformId, transactionId);
+  }
+
+  /**
+   * POST /transactions/{id}/reject: REJECTED (webhook INCOMING_PAYMENT.FAILED),
+   * nothing credited. Rejecting a rejected payment returns it as it is.
+   */
+  async reject(platformId: string, transactionId: string, reason?: string): Promise<Transaction> {
+    return transactional(this.orm, async (em) => {
+      const t = await this.awaiting(em, platformId, transactionId, 'REJECTED');
+      if (t.repeat) return t.t;
+      await this.decide(em, t.t.id, 'REJECTED', reason);
+      return this.deps.transfers.move(em, t.t, 'REJECTED');
+    });
+  }
+
+  /**
+   * Credits an incoming payment (idempotent, safe to run concurrently and to
+   * re-run after a crash): PENDING without a pending approval → PROCESSING;
+   * PROCESSING → ledger credit from settlement (entry id derived from the
+   * transaction) → COMPLETED. Other states are returned as they are.
+   */
+  async complete(platformId: string, transactionId: string): Promise<Transaction> {
+    let t = await transactional(this.orm, async (em) => {
+      const cur = await this.repo.get(em, platformId, transactionId, true);
+      if (!cur) throw fail('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} not found`);
+      if (cur.type !== 'INCOMING' || cur.status !== 'PENDING') return cur;
+      const approval = await this.approval(em, cur.id);
+      if (approval && approval.decision !== 'APPROVED') return cur; // still the platform's call
+      return this.deps.transfers.move(em, cur, 'PROCESSING');
+    });
+    if (t.type !== 'INCOMING' || t.status !== 'PROCESSING') return t;
+    await this.deps.ledger.creditFromOutside({
+      platformId,
+      entryId: `incoming:${t.id.slice('Transaction:'.length)}`,
+      accountId: t.destination.accountId!,
+      amount: t.receivedAmount,
+      currency: t.destination.currency,
+      kind: 'INCOMING_PAYMENT',
+      description: `Incoming UMA payment from ${t.source.umaAddress ?? 'a sender'}`,
+    });
+    t = await transactional(this.orm, async (em) => {
+      const cur = await this.repo.get(em, platformId, transactionId, true);
+      if (!cur || cur.status !== 'PROCESSING') return cur ?? t;
+      return this.deps.transfers.move(em, cur, 'COMPLETED', { settledAt: this.clock.now() });
+    });
+    this.deps.logger.info({ transactionId, status: t.status }, 'incoming payment credited');
+    return t;
+  }
+
+  /**
+   * The transaction under lock when the platform may take `want` on it: it awaits
+   * approval (repeat: false), or `want` was already taken (repeat: true).
+   * Otherwise TRANSACTION_NOT_FOUND or TRANSACTION_NOT_AWAITING_APPROVAL.
+   */
+  private async awaiting(
+    em: EntityManager,
+    platformId: string,
+    transactionId: string,
+    want: 'APPROVED' | 'REJECTED',
+  ): Promise<{ t: Transaction; repeat: boolean }> {
+    const t = await this.repo.get(em, platformId, transactionId, true);
+    if (!t) {
+      throw fail('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} not found`, { transactionId });
+    }
+    const approval = t.type === 'INCOMING' ? await this.approval(em, t.id) : undefined;
+    const notAwaiting = (why: string) =>
+      fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} ${why}`, {
+        transactionId,
+        status: t.status,
+        ...(approval?.decision ? { decision: approval.decision } : {}),
+      });
+    if (!approval) throw notAwaiting('is not an incoming payment awaiting approval');
+    if (approval.decision === want) return { t, repeat: true };
+    if (approval.decision === 'TIMED_OUT') throw notAwaiting('was not decided within its approval window');
+    if (approval.decision !== null) throw notAwaiting(`was already ${approval.decision.toLowerCase()}`);
+    if (t.status !== 'PENDING') throw notAwaiting(`is ${t.status}`);
+    if (new Date(approval.expires_at).getTime() <= this.clock.now().getTime()) {
+      throw notAwaiting('is past its approval window (it fails with PAYMENT_APPROVAL_TIMED_OUT)');
+    }
+    return { t, repeat: false };
+  }
+
+  /** Refuses a decision that contradicts the one already taken (the caller handles a repeat of it). */
+  private async decide(
+    em: EntityManager,
+    transactionId: string,
+    decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT',
+    reason?: string,
+    receiverCustomerInfo?: Record<string, unknown>,
+  ): Promise<void> {
+    const res = await em.execute(
+      `UPDATE incoming_approvals SET decision = ?, reason = ?, receiver_customer_info = ?::jsonb, decided_at = ?
+       WHERE transaction_id = ? AND decision IS NULL`,
+      [
+        decision,
+        reason ?? null,
+        receiverCustomerInfo ? JSON.stringify(receiverCustomerInfo) : null,
+        this.clock.now(),
+        transactionId,
+      ],
+      'run',
+    );
+    if (((res as { affectedRows?: number }).affectedRows ?? 0) !== 1) {
+      throw fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} was already decided`, {
+        transactionId,
+      });
+    }
+  }
+
+  private async approval(em: EntityManager, transactionId: string): Promise<ApprovalRow | undefined> {
+    const rows = await em.execute<ApprovalRow[]>(
+      `SELECT decision, expires_at FROM incoming_approvals WHERE transaction_id = ?`,
+      [transactionId],
+    );
+    return rows[0];
+  }
+
+  /** The first payment of this request key; the key reused for another payment is refused. */
+  private async replay(req: UmaReceiveRequest): Promise<Transaction | undefined> {
+    const t = await this.repo.byRequestKey(this.orm.em.fork(), req.platformId, req.requestKey);
+    if (!t) return undefined;
+    if (
+      t.type !== 'INCOMING' ||
+      t.source.umaAddress !== req.senderUmaAddress ||
+      t.receivedAmount !== req.amount ||
+      t.destination.currency !== req.currency
+    ) {
+      throw fail('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was used for a different payment', {
+        transactionId: t.id,
+      });
+    }
+    return t;
+  }
+}

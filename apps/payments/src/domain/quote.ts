@@ -1,0 +1,52 @@
+import type { QuoteAmounts } from './pricing.js';
+import type { QuoteStatus } from './state-machines.js';
+import type { TransactionEndpoint } from './transaction.js';
+
+/** The purposes of payment the API accepts (public PurposeOfPayment). */
+export const PURPOSES_OF_PAYMENT = [
+  'GIFT',
+  'SELF',
+  'GOODS_OR_SERVICES',
+  'EDUCATION',
+  'HEALTH_OR_MEDICAL',
+  'REAL_ESTATE_PURCHASE',
+  'TAX_PAYMENT',
+  'LOAN_PAYMENT',
+  'UTILITY_BILL',
+  'DONATION',
+  'TRAVEL',
+  'OTHER',
+] as const;
+export type PurposeOfPayment = (typeof PURPOSES_OF_PAYMENT)[number];
+
+/**
+ * A quote: the amounts of one cross-currency payment locked until `expiresAt`.
+ * The amounts never change once created; only the status (through
+ * QUOTE_TRANSITIONS) and `transactionId` (set on execution) do.
+ */
+export interface Quote {
+  id: string;
+  platformId: string;
+  status: QuoteStatus;
+  source: TransactionEndpoint;
+  destination: TransactionEndpoint;
+  /** The customer on whose behalf the quote is made (the source account's owner); absent for the platform. */
+  customerId?: string;
+  amounts: QuoteAmounts;
+  lookupId?: string;
+  description?: string;
+  purposeOfPayment?: PurposeOfPayment;
+  /** What the sender declared for the receiver's required payer data. */
+  senderCustomerInfo: Record<string, unknown>;
+  /** The receiving counterparty's name and other data it shared, if any. */
+  counterpartyInformation: Record<string, string>;
+  transactionId?: string;
+  createdAt: Date;
+  expiresAt: Date;
+  updatedAt: Date;
+}
+
+/** True when the quote can no longer be executed at `now` (its expiry is exclusive). */
+export function isPastExpiry(q: Pick<Quote, 'expiresAt'>, now: Date): boolean {
+  return q.expiresAt.getTime() <= now.getTime();
+}

@@ -1,0 +1,219 @@
+import { accounts, payments as pb } from '@sluice/contracts';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import {
+  DomainError,
+  invalidInput,
+  isCurrencyCode,
+  isDomainError,
+  isId,
+  MAX_AMOUNT,
+  type FieldError,
+} from '@sluice/core';
+import type { AsyncService } from '@sluice/rpc';
+import type {
+  CreateQuoteRequest,
+  InternalAccountType,
+  InternalAccountTypes,
+  QuotesService,
+} from '../app/quotes.service.js';
+import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
+import { toDecimalString } from '../domain/ratio.js';
+import { environmentFromPb } from './payments.mapper.js';
+
+/** The public Quote as the gRPC message. */
+export function quoteToPb(q: Quote): pb.Quote {
+  const a = q.amounts;
+  const d = a.rateDetails;
+  return {
+    id: q.id,
+    platformId: q.platformId,
+    status: q.status,
+    source: q.source,
+    destination: q.destination,
+    ...(q.customerId ? { customerId: q.customerId } : {}),
+    lockedCurrencySide: a.lockedCurrencySide,
+    lockedCurrencyAmount: a.lockedCurrencyAmount,
+    totalSendingAmount: a.totalSendingAmount,
+    totalReceivingAmount: a.totalReceivingAmount,
+    exchangeRate: toDecimalString(a.exchangeRate),
+    feesIncluded: a.feesIncluded,
+    rateDetails: {
+      counterpartyMultiplier: toDecimalString(d.counterpartyMultiplier),
+      counterpartyFixedFee: d.counterpartyFixedFee,
+      gridApiMultiplier: toDecimalString(d.gridApiMultiplier),
+      gridApiFixedFee: d.gridApiFixedFee,
+      gridApiVariableFeeRate: toDecimalString(d.gridApiVariableFeeRate),
+      gridApiVariableFeeAmount: d.gridApiVariableFeeAmount,
+    },
+    ...(q.transactionId ? { transactionId: q.transactionId } : {}),
+    ...(q.lookupId ? { lookupId: q.lookupId } : {}),
+    ...(q.description !== undefined ? { description: q.description } : {}),
+    ...(q.purposeOfPayment ? { purposeOfPayment: q.purposeOfPayment } : {}),
+    counterpartyInformation: q.counterpartyInformation,
+    createdAt: q.createdAt,
+    expiresAt: q.expiresAt,
+    updatedAt: q.updatedAt,
+  };
+}
+
+/** Validates a CreateQuote request field by field (every problem reported at once). */
+function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
+  const errors: FieldError[] = [];
+  const add = (field: string, message: string) => errors.push({ field, message });
+  const env = environmentFromPb(req.environment);
+  if (!isId(req.platformId, 'Platform')) add('platformId', 'must be a Platform id');
+  if (!env) add('environment', 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION');
+  if (!isId(req.sourceAccountId, 'InternalAccount')) {
+    add('source.accountId', 'must be an InternalAccount id (InternalAccount:<uuid>)');
+  }
+  if (req.sourceCustomerId !== undefined && !isId(req.sourceCustomerId, 'Customer')) {
+    add('source.customerId', 'must be a Customer id (Customer:<uuid>)');
+  }
+  let destination: CreateQuoteRequest['destination'] | undefined;
+  if (req.destinationKind === 'ACCOUNT') {
+    const id = req.destinationAccountId ?? '';
+    if (!isId(id, 'InternalAccount') && !isId(id, 'ExternalAccount')) {
+      add('destination.accountId', 'must be an InternalAccount or ExternalAccount id');
+    } else destination = { kind: 'ACCOUNT', accountId: id };
+  } else if (req.destinationKind === 'UMA_ADDRESS') {
+    const uma = req.destinationUmaAddress ?? '';
+    if (!/^\$[^@\s]+@[^@\s]+\.[^@\s]+$/.test(uma)) {
+      add('destination.umaAddress', 'must be a UMA address ($name@domain)');
+    }
+    if (req.destinationCurrency !== undefined && !isCurrencyCode(req.destinationCurrency)) {
+      add('destination.currency', `unknown currency "${req.destinationCurrency}"`);
+    }
+    destination = {
+      kind: 'UMA_ADDRESS',
+      umaAddress: uma,
+      ...(req.destinationCurrency !== undefined ? { currency: req.destinationCurrency } : {}),
+    };
+  } else add('destination.destinationType', 'must be ACCOUNT or UMA_ADDRESS');
+  if (req.lockedCurrencySide !== 'SENDING' && req.lockedCurrencySide !== 'RECEIVING') {
+    add('lockedCurrencySide', 'must be SENDING or RECEIVING');
+  }
+  if (req.lockedCurrencyAmount < 1n || req.lockedCurrencyAmount > MAX_AMOUNT) {
+    add('lockedCurrencyAmount', `must be an integer from 1 to ${MAX_AMOUNT}`);
+  }
+  if (req.lookupId !== undefined && !isId(req.lookupId, 'Lookup')) add('lookupId', 'must be a Lookup id');
+  if (req.purposeOfPayment !== undefined && !PURPOSES_OF_PAYMENT.includes(req.purposeOfPayment as never)) {
+    add('purposeOfPayment', `must be one of ${PURPOSES_OF_PAYMENT.join(', ')}`);
+  }
+  if (req.description !== undefined && req.description.length > 1000) {
+    add('description', 'must be at most 1000 characters');
+  }
+  let info: Record<string, unknown> = {};
+  if (req.senderCustomerInfoJson) {
+    try {
+      const parsed: unknown = JSON.parse(req.senderCustomerInfoJson);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('not an object');
+      info = parsed as Record<string, unknown>;
+    } catch {
+      add('senderCustomerInfo', 'must be a JSON object');
+    }
+  }
+  if (
+    req.immediatelyExecute &&
+    !(destination?.kind === 'ACCOUNT' && isId(destination.accountId, 'ExternalAccount'))
+  ) {
+    add(
+      'immediatelyExecute',
+      'only quotes to external accounts can be executed yet: create the quote with immediatelyExecute false',
+    );
+  }
+  if (errors.length) throw invalidInput(errors);
+  return {
+    platformId: req.platformId,
+    environment: env!,
+    sourceAccountId: req.sourceAccountId,
+    ...(req.sourceCustomerId !== undefined ? { sourceCustomerId: req.sourceCustomerId } : {}),
+    destination: destination!,
+    lockedCurrencySide: req.lockedCurrencySide as CreateQuoteRequest['lockedCurrencySide'],
+    lockedCurrencyAmount: req.lockedCurrencyAmount,
+    ...(req.lookupId !== undefined ? { lookupId: req.lookupId } : {}),
+    ...(req.description !== undefined ? { description: req.description } : {}),
+    ...(req.purposeOfPayment !== undefined
+      ? { purposeOfPayment: req.purposeOfPayment as PurposeOfPayment }
+      : {}),
+    senderCustomerInfo: info,
+  };
+}
+
+/** gRPC handlers of the quote RPCs of sluice.payments.v1.PaymentsService. */
+export function quotesHandlers(
+  quotes: QuotesService,
+): Pick<AsyncService<pb.PaymentsServiceServer>, 'createQuote' | 'getQuote' | 'executeQuote'> {
+  return {
+    async createQuote(req) {
+      const parsed = parseCreate(req);
+      const quote = await quotes.create({ ...parsed, immediatelyExecute: req.immediatelyExecute });
+      if (!req.immediatelyExecute) return { quote: quoteToPb(quote) };
+      try {
+        return { quote: quoteToPb(await quotes.execute(parsed.platformId, parsed.environment, quote.id)) };
+      } catch (err) {
+        // The quote exists (PENDING): name it so the caller can execute it later.
+        if (isDomainError(err)) {
+          throw new DomainError(
+            err.kind,
+            err.code,
+            `${err.message} (quote ${quote.id} was created and not executed)`,
+            {
+              ...err.details,
+              quoteId: quote.id,
+            },
+          );
+        }
+        throw err;
+      }
+    },
+    async executeQuote(req) {
+      const env = environmentFromPb(req.environment);
+      const errors: FieldError[] = [];
+      if (!isId(req.platformId, 'Platform'))
+        errors.push({ field: 'platformId', message: 'must be a Platform id' });
+      if (!env)
+        errors.push({
+          field: 'environment',
+          message: 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION',
+        });
+      if (!isId(req.quoteId, 'Quote'))
+        errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
+      if (errors.length) throw invalidInput(errors);
+      return { quote: quoteToPb(await quotes.execute(req.platformId, env!, req.quoteId)) };
+    },
+    async getQuote(req) {
+      const errors: FieldError[] = [];
+      if (!isId(req.platformId, 'Platform'))
+        errors.push({ field: 'platformId', message: 'must be a Platform id' });
+      if (!isId(req.quoteId, 'Quote'))
+        errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
+      if (errors.length) throw invalidInput(errors);
+      return { quote: quoteToPb(await quotes.get(req.platformId, req.quoteId)) };
+    },
+  };
+}
+
+const ACCOUNT_TYPE: Record<string, InternalAccountType> = {
+  [accounts.InternalAccountType.INTERNAL_FIAT]: 'INTERNAL_FIAT',
+  [accounts.InternalAccountType.INTERNAL_CRYPTO]: 'INTERNAL_CRYPTO',
+  [accounts.InternalAccountType.EMBEDDED_WALLET]: 'EMBEDDED_WALLET',
+};
+
+/** Internal account types from the accounts service over gRPC. */
+export class AccountsInternalAccountTypes implements InternalAccountTypes {
+  private readonly client: PromiseClient<accounts.AccountsServiceClient>;
+
+  constructor(address: string, deadlineMs = 5000) {
+    this.client = createRpcClient(accounts.AccountsServiceClient, address, { defaultDeadlineMs: deadlineMs });
+  }
+
+  async typeOf(platformId: string, accountId: string): Promise<InternalAccountType> {
+    const { account } = await this.client.getInternalAccount({ platformId, accountId });
+    return ACCOUNT_TYPE[account!.type] ?? 'UNKNOWN';
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

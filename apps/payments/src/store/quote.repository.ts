@@ -1,0 +1,208 @@
+import type { EntityManager } from '@sluice/store';
+import type { QuoteAmounts } from '../domain/pricing.js';
+import type { PurposeOfPayment, Quote } from '../domain/quote.js';
+import type { Ratio } from '../domain/ratio.js';
+import type { QuoteStatus } from '../domain/state-machines.js';
+import type { TransactionEndpoint } from '../domain/transaction.js';
+
+type Json = Record<string, unknown>;
+
+interface Row {
+  id: string;
+  platform_id: string;
+  status: QuoteStatus;
+  source: TransactionEndpoint | string;
+  destination: TransactionEndpoint | string;
+  customer_id: string | null;
+  amounts: Json | string;
+  lookup_id: string | null;
+  description: string | null;
+  purpose_of_payment: PurposeOfPayment | null;
+  sender_customer_info: Json | string;
+  counterparty_information: Record<string, string> | string;
+  transaction_id: string | null;
+  created_at: Date | string;
+  expires_at: Date | string;
+  updated_at: Date | string;
+}
+
+const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+const ratioOut = (r: Ratio) => ({ num: r.num.toString(), den: r.den.toString() });
+const ratioIn = (r: unknown): Ratio => {
+  const o = r as { num: string; den: string };
+  return { num: BigInt(o.num), den: BigInt(o.den) };
+};
+
+/** QuoteAmounts as JSON: bigints as decimal strings, ratios as {num, den} strings (exact). */
+function amountsOut(a: QuoteAmounts): Json {
+  const d = a.rateDetails;
+  return {
+    sendingCurrency: a.sendingCurrency,
+    receivingCurrency: a.receivingCurrency,
+    lockedCurrencySide: a.lockedCurrencySide,
+    lockedCurrencyAmount: a.lockedCurrencyAmount.toString(),
+    totalSendingAmount: a.totalSendingAmount.toString(),
+    totalReceivingAmount: a.totalReceivingAmount.toString(),
+    feesIncluded: a.feesIncluded.toString(),
+    convertedSendingAmount: a.convertedSendingAmount.toString(),
+    exchangeRate: ratioOut(a.exchangeRate),
+    roundingAbsorbed: ratioOut(a.roundingAbsorbed),
+    rateDetails: {
+      counterpartyMultiplier: ratioOut(d.counterpartyMultiplier),
+      counterpartyFixedFee: d.counterpartyFixedFee.toString(),
+      gridApiMultiplier: ratioOut(d.gridApiMultiplier),
+      gridApiFixedFee: d.gridApiFixedFee.toString(),
+      gridApiVariableFeeRate: ratioOut(d.gridApiVariableFeeRate),
+      gridApiVariableFeeAmount: d.gridApiVariableFeeAmount.toString(),
+    },
+  };
+}
+
+function amountsIn(j: Json): QuoteAmounts {
+  const d = j.rateDetails as Json;
+  const big = (v: unknown) => BigInt(v as string);
+  return {
+    sendingCurrency: j.sendingCurrency as string,
+    receivingCurrency: j.receivingCurrency as string,
+    lockedCurrencySide: j.lockedCurrencySide as QuoteAmounts['lockedCurrencySide'],
+    lockedCurrencyAmount: big(j.lockedCurrencyAmount),
+    totalSendingAmount: big(j.totalSendingAmount),
+    totalReceivingAmount: big(j.totalReceivingAmount),
+    feesIncluded: big(j.feesIncluded),
+    convertedSendingAmount: big(j.convertedSendingAmount),
+    exchangeRate: ratioIn(j.exchangeRate),
+    roundingAbsorbed: ratioIn(j.roundingAbsorbed),
+    rateDetails: {
+      counterpartyMultiplier: ratioIn(d.counterpartyMultiplier),
+      counterpartyFixedFee: big(d.counterpartyFixedFee),
+      gridApiMultiplier: ratioIn(d.gridApiMultiplier),
+      gridApiFixedFee: big(d.gridApiFixedFee),
+      gridApiVariableFeeRate: ratioIn(d.gridApiVariableFeeRate),
+      gridApiVariableFeeAmount: big(d.gridApiVariableFeeAmount),
+    },
+  };
+}
+
+function fromRow(r: Row): Quote {
+  return {
+    id: r.id,
+    platformId: r.platform_id,
+    status: r.status,
+    source: json<TransactionEndpoint>(r.source),
+    destination: json<TransactionEndpoint>(r.destination),
+    ...(r.customer_id ? { customerId: r.customer_id } : {}),
+    amounts: amountsIn(json<Json>(r.amounts)),
+    ...(r.lookup_id ? { lookupId: r.lookup_id } : {}),
+    ...(r.description !== null ? { description: r.description } : {}),
+    ...(r.purpose_of_payment ? { purposeOfPayment: r.purpose_of_payment } : {}),
+    senderCustomerInfo: json<Json>(r.sender_customer_info),
+    counterpartyInformation: json<Record<string, string>>(r.counterparty_information),
+    ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
+    createdAt: new Date(r.created_at),
+    expiresAt: new Date(r.expires_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+/** Quotes in `payments.quotes`. */
+export class QuoteRepository {
+  async insert(em: EntityManager, q: Quote): Promise<void> {
+    await em.execute(
+      `INSERT INTO quotes (id, platform_id, status, source, destination, customer_id, sending_currency,
+        receiving_currency, total_sending_amount, total_receiving_amount, amounts, lookup_id, description,
+        purpose_of_payment, sender_customer_info, counterparty_information, transaction_id, created_at,
+        expires_at, updated_at)
+       VALUES (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)`,
+      [
+        q.id,
+        q.platformId,
+        q.status,
+        JSON.stringify(q.source),
+        JSON.stringify(q.destination),
+        q.customerId ?? null,
+        q.amounts.sendingCurrency,
+        q.amounts.receivingCurrency,
+        q.amounts.totalSendingAmount.toString(),
+        q.amounts.totalReceivingAmount.toString(),
+        JSON.stringify(amountsOut(q.amounts)),
+        q.lookupId ?? null,
+        q.description ?? null,
+        q.purposeOfPayment ?? null,
+        JSON.stringify(q.senderCustomerInfo),
+        JSON.stringify(q.counterpartyInformation),
+        q.transactionId ?? null,
+        q.createdAt,
+        q.expiresAt,
+        q.updatedAt,
+      ],
+    );
+  }
+
+  /** The platform's quote, or undefined (also for another platform's id). */
+  async get(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    forUpdate = false,
+  ): Promise<Quote | undefined> {
+    const rows = await em.execute<Row[]>(
+      `SELECT * FROM quotes WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
+      [id, platformId],
+    );
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /**
+   * Guarded status change: only from `from` (and, when `notExpiredAt` is
+   * given, only while expires_at is after it). Returns the updated quote, or
+   * undefined when the guard did not hold (someone else moved it first).
+   */
+  async transition(
+    em: EntityManager,
+    id: string,
+    from: QuoteStatus,
+    to: QuoteStatus,
+    now: Date,
+    o: { notExpiredAt?: Date; expiredAt?: Date; transactionId?: string } = {},
+  ): Promise<Quote | undefined> {
+    const params: unknown[] = [to, now];
+    let set = 'status = ?, updated_at = ?';
+    if (o.transactionId) {
+      set += ', transaction_id = ?';
+      params.push(o.transactionId);
+    }
+    let where = 'id = ? AND status = ?';
+    params.push(id, from);
+    if (o.notExpiredAt) {
+      where += ' AND expires_at > ?';
+      params.push(o.notExpiredAt);
+    }
+    if (o.expiredAt) {
+      where += ' AND expires_at <= ?';
+      params.push(o.expiredAt);
+    }
+    const rows = await em.execute<Row[]>(`UPDATE quotes SET ${set} WHERE ${where} RETURNING *`, params);
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** True when the transaction is a quote's execution. */
+  async isQuoteTransaction(em: EntityManager, transactionId: string): Promise<boolean> {
+    const rows = await em.execute<{ id: string }[]>(`SELECT id FROM quotes WHERE transaction_id = ?`, [
+      transactionId,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Marks every PENDING quote past its expiry EXPIRED (bounded batch); returns how many. */
+  async expireDue(em: EntityManager, now: Date, limit = 500): Promise<number> {
+    const rows = await em.execute<{ id: string }[]>(
+      `UPDATE quotes SET status = 'EXPIRED', updated_at = ?
+        WHERE id IN (SELECT id FROM quotes WHERE status = 'PENDING' AND expires_at <= ?
+                     ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)
+          AND status = 'PENDING'
+        RETURNING id`,
+      [now, now, limit],
+    );
+    return rows.length;
+  }
+}

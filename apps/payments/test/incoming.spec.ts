@@ -1,0 +1,348 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { payments as pb } from '@sluice/contracts';
+import { DomainError, newId } from '@sluice/core';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import { startService, type RunningService } from '@sluice/runtime';
+import {
+  createTestDatabase,
+  dropStreams,
+  eventually,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
+import {
+  createPaymentsService,
+  type AccountsPort,
+  type CustomerDirectory,
+  type Ledger,
+} from '../src/index.js';
+import type { IncomingDirectory } from '../src/app/incoming.service.js';
+
+// Incoming payments (sandbox UMA receive, approve, reject, approval timeout) over real gRPC
+// and Postgres; identity/accounts replaced by in-memory fakes. Credits are recorded by entry id,
+// so a second credit of the same payment would show up as a second entry id or a wrong balance.
+
+const SANDBOX = pb.Environment.SANDBOX;
+const platformId = newId('Platform');
+const otherPlatformId = newId('Platform');
+const customerId = newId('Customer');
+const usdAccount = newId('InternalAccount');
+const ALICE = '$alice@bank.example';
+const SENDER = '$success.usd@sandbox.sluice.local';
+const THRESHOLD = 100_000n;
+
+const credits = new Map<string, { accountId: string; amount: bigint }>();
+const balance = (accountId: string) =>
+  [...credits.values()].filter((c) => c.accountId === accountId).reduce((s, c) => s + c.amount, 0n);
+const ledger: Ledger = {
+  async placeHold() {
+    throw new Error('not used');
+  },
+  async postHold() {
+    throw new Error('not used');
+  },
+  async voidHold() {
+    throw new Error('not used');
+  },
+  async creditFromOutside(c) {
+    if (!credits.has(c.entryId)) credits.set(c.entryId, { accountId: c.accountId, amount: c.amount });
+  },
+};
+const accountsFake: AccountsPort = {
+  async getInternalAccount() {
+    throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', 'not found');
+  },
+  async getExternalAccount() {
+    throw new DomainError('NOT_FOUND', 'EXTERNAL_ACCOUNT_NOT_FOUND', 'not found');
+  },
+};
+const customersFake: CustomerDirectory = { platformCustomerId: async () => 'alice-1' };
+const directory: IncomingDirectory = {
+  async customerByUmaAddress(p, address) {
+    return p === platformId && address === ALICE ? { customerId, platformCustomerId: 'alice-1' } : undefined;
+  },
+  async customerAccount(p, c, currency) {
+    return p === platformId && c === customerId && currency === 'USD'
+      ? { id: usdAccount, customerId, currency: 'USD' }
+      : undefined;
+  },
+};
+
+let db: TestDatabase;
+let prefix: string;
+let running: RunningService<Record<string, unknown>>;
+let client: PromiseClient<pb.PaymentsServiceClient>;
+let sql: pg.Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('incoming');
+  prefix = testPrefix('incoming');
+  running = (await startService(
+    createPaymentsService({
+      accounts: accountsFake,
+      ledger,
+      customers: customersFake,
+      incomingDirectory: directory,
+    }),
+    {
+      DATABASE_URL: db.url,
+      NATS_URL: await natsUrl(),
+      EVENT_SUBJECT_PREFIX: prefix,
+      GRPC_PORT: '0',
+      SANDBOX_TIME_SCALE: '0.01',
+      JOB_POLL_MS: '20',
+      INCOMING_APPROVAL_THRESHOLD: String(THRESHOLD),
+      // 200 s × 0.01 = 2 s to decide.
+      INCOMING_APPROVAL_WINDOW_SECONDS: '200',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    },
+  )) as never;
+  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
+    defaultDeadlineMs: 5000,
+  });
+  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+});
+
+afterAll(async () => {
+  client?.close();
+  await running?.stop();
+  await sql?.end();
+  await dropStreams(await natsUrl(), prefix);
+  await db?.drop();
+});
+
+async function rejection(p: Promise<unknown>): Promise<DomainError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as DomainError;
+  }
+  throw new Error('expected a rejection');
+}
+
+const receive = (over: Partial<pb.SandboxReceiveUmaRequest> = {}) =>
+  client.sandboxReceiveUma({
+    platformId,
+    environment: SANDBOX,
+    requestKey: `k-${Math.random()}`,
+    senderUmaAddress: SENDER,
+    receiverUmaAddress: ALICE,
+    receivingCurrencyCode: 'USD',
+    receivingCurrencyAmount: 1234n,
+    ...over,
+  });
+
+async function eventsOf(id: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
+  const { rows } = await sql.query<{ type: string; envelope: { data: Record<string, unknown> } }>(
+    `SELECT type, envelope FROM payments.outbox WHERE envelope->'data'->>'id' = $1 ORDER BY occurred_at, id`,
+    [id],
+  );
+  return rows.map((r) => ({ type: r.type, data: r.envelope.data }));
+}
+
+async function transactionCount(): Promise<number> {
+  const { rows } = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM payments.transactions`);
+  return Number(rows[0]!.n);
+}
+
+describe('SandboxReceiveUma below the approval threshold', () => {
+  it('credits the receiver once: PENDING then COMPLETED webhooks with the public INCOMING shape', async () => {
+    const before = balance(usdAccount);
+    const { transaction: t, replayed } = await receive({ receivingCurrencyAmount: 1234n });
+    expect(replayed).toBe(false);
+    expect(t).toMatchObject({
+      type: 'INCOMING',
+      status: 'COMPLETED',
+      customerId,
+      platformCustomerId: 'alice-1',
+      receivedAmount: 1234n,
+      source: { kind: 'UMA_ADDRESS', umaAddress: SENDER, currency: 'USD' },
+      destination: { kind: 'ACCOUNT', accountId: usdAccount, currency: 'USD' },
+    });
+    expect(t!.settledAt).toBeInstanceOf(Date);
+    expect(balance(usdAccount) - before).toBe(1234n);
+    const events = await eventsOf(t!.id);
+    expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    expect(events[1]!.data).toMatchObject({
+      id: t!.id,
+      type: 'INCOMING',
+      status: 'COMPLETED',
+      receivedAmount: { amount: 1234, currency: { code: 'USD', decimals: 2 } },
+      source: { sourceType: 'UMA_ADDRESS', umaAddress: SENDER },
+    });
+    // The safety-net job ran (or finds nothing to do) without crediting again.
+    await eventually(async () => {
+      const { rows } = await sql.query(
+        `SELECT done_at FROM payments.scheduled_jobs WHERE id = $1 AND done_at IS NOT NULL`,
+        [`incoming.complete:${t!.id}`],
+      );
+      expect(rows).toHaveLength(1);
+      return true;
+    });
+    expect(balance(usdAccount) - before).toBe(1234n);
+    expect((await eventsOf(t!.id)).length).toBe(2);
+  });
+
+  it('replays the same request key without a second payment; another request under the key is refused', async () => {
+    const before = balance(usdAccount);
+    const first = await receive({ requestKey: 'uma-key-1', receivingCurrencyAmount: 500n });
+    const again = await receive({ requestKey: 'uma-key-1', receivingCurrencyAmount: 500n });
+    expect(again.replayed).toBe(true);
+    expect(again.transaction!.id).toBe(first.transaction!.id);
+    expect(balance(usdAccount) - before).toBe(500n);
+    const e = await rejection(receive({ requestKey: 'uma-key-1', receivingCurrencyAmount: 501n }));
+    expect(e.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('an unknown receiver is UMA_RECEIVER_NOT_FOUND (also another platform’s customer) and creates nothing', async () => {
+    const before = await transactionCount();
+    const e1 = await rejection(receive({ receiverUmaAddress: '$bob@bank.example' }));
+    expect(e1).toMatchObject({ kind: 'NOT_FOUND', code: 'UMA_RECEIVER_NOT_FOUND' });
+    const e2 = await rejection(receive({ platformId: otherPlatformId }));
+    expect(e2.code).toBe('UMA_RECEIVER_NOT_FOUND');
+    expect(await transactionCount()).toBe(before);
+  });
+
+  it('a receiver without an account in the currency is INVALID_INPUT on receivingCurrencyCode', async () => {
+    const before = await transactionCount();
+    const e = await rejection(receive({ receivingCurrencyCode: 'EUR' }));
+    expect(e.code).toBe('INVALID_INPUT');
+    expect(e.details).toMatchObject({ errors: [{ field: 'receivingCurrencyCode' }] });
+    expect(await transactionCount()).toBe(before);
+  });
+
+  it.each([
+    ['senderUmaAddress', { senderUmaAddress: 'alice@bank.example' }],
+    ['senderUmaAddress', { senderUmaAddress: '' }],
+    ['receiverUmaAddress', { receiverUmaAddress: '$alice' }],
+    ['receivingCurrencyCode', { receivingCurrencyCode: 'XXX' }],
+    ['receivingCurrencyAmount', { receivingCurrencyAmount: 0n }],
+    ['receivingCurrencyAmount', { receivingCurrencyAmount: 9_000_000_000_000_001n }],
+    ['requestKey', { requestKey: '' }],
+    ['environment', { environment: pb.Environment.UNSPECIFIED }],
+  ] as const)('bad input #%# on %s → INVALID_INPUT naming it, nothing created', async (field, over) => {
+    const before = await transactionCount();
+    const e = await rejection(receive(over as Partial<pb.SandboxReceiveUmaRequest>));
+    expect(e).toMatchObject({ kind: 'INVALID_ARGUMENT', code: 'INVALID_INPUT' });
+    expect((e.details as { errors: { field: string }[] }).errors.map((x) => x.field)).toContain(field);
+    expect(await transactionCount()).toBe(before);
+  });
+
+  it('production platforms have no simulated incoming payments (RAIL_UNAVAILABLE)', async () => {
+    const e = await rejection(receive({ environment: pb.Environment.PRODUCTION }));
+    expect(e.code).toBe('RAIL_UNAVAILABLE');
+  });
+});
+
+describe('incoming payments awaiting the platform (amount ≥ INCOMING_APPROVAL_THRESHOLD)', () => {
+  it('waits PENDING without a credit; approve credits it once; a repeated approve returns it', async () => {
+    const before = balance(usdAccount);
+    const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD });
+    expect(t!.status).toBe('PENDING');
+    expect(balance(usdAccount)).toBe(before);
+    const approved = await client.approveIncomingPayment({
+      platformId,
+      transactionId: t!.id,
+      receiverCustomerInfoJson: JSON.stringify({ FULL_NAME: 'Alice' }),
+    });
+    expect(approved.transaction!.status).toBe('COMPLETED');
+    expect(balance(usdAccount) - before).toBe(THRESHOLD);
+    const again = await client.approveIncomingPayment({ platformId, transactionId: t!.id });
+    expect(again.transaction!.status).toBe('COMPLETED');
+    expect(balance(usdAccount) - before).toBe(THRESHOLD);
+    expect((await eventsOf(t!.id)).map((e) => e.type)).toEqual([
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.COMPLETED',
+    ]);
+    const e = await rejection(client.rejectIncomingPayment({ platformId, transactionId: t!.id }));
+    expect(e).toMatchObject({ kind: 'ABORTED', code: 'TRANSACTION_NOT_AWAITING_APPROVAL' });
+  });
+
+  it('concurrent approvals credit once', async () => {
+    const before = balance(usdAccount);
+    const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD + 7n });
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => client.approveIncomingPayment({ platformId, transactionId: t!.id })),
+    );
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(balance(usdAccount) - before).toBe(THRESHOLD + 7n);
+    expect((await client.getTransaction({ platformId, transactionId: t!.id })).transaction!.status).toBe(
+      'COMPLETED',
+    );
+  });
+
+  it('reject → REJECTED (INCOMING_PAYMENT.FAILED), nothing credited; reject again returns it; approve is 409', async () => {
+    const before = balance(usdAccount);
+    const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD * 2n });
+    const r = await client.rejectIncomingPayment({
+      platformId,
+      transactionId: t!.id,
+      reason: 'RESTRICTED_JURISDICTION',
+    });
+    expect(r.transaction!.status).toBe('REJECTED');
+    expect(
+      (await client.rejectIncomingPayment({ platformId, transactionId: t!.id })).transaction!.status,
+    ).toBe('REJECTED');
+    const e = await rejection(client.approveIncomingPayment({ platformId, transactionId: t!.id }));
+    expect(e.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
+    expect(balance(usdAccount)).toBe(before);
+    expect((await eventsOf(t!.id)).map((x) => x.type)).toEqual([
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.FAILED',
+    ]);
+    const { rows } = await sql.query(
+      `SELECT decision, reason FROM payments.incoming_approvals WHERE transaction_id = $1`,
+      [t!.id],
+    );
+    expect(rows[0]).toEqual({ decision: 'REJECTED', reason: 'RESTRICTED_JURISDICTION' });
+  });
+
+  it('the approval window elapsing → FAILED with PAYMENT_APPROVAL_TIMED_OUT; approve afterwards is 409', async () => {
+    const before = balance(usdAccount);
+    const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD * 3n });
+    await eventually(async () => {
+      const cur = (await client.getTransaction({ platformId, transactionId: t!.id })).transaction!;
+      expect(cur.status).toBe('FAILED');
+      expect(cur.failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
+      return true;
+    }, 10_000);
+    const e = await rejection(client.approveIncomingPayment({ platformId, transactionId: t!.id }));
+    expect(e.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
+    expect(balance(usdAccount)).toBe(before);
+    expect((await eventsOf(t!.id)).map((x) => x.type)).toEqual([
+      'INCOMING_PAYMENT.PENDING',
+      'INCOMING_PAYMENT.FAILED',
+    ]);
+  });
+
+  it('another platform’s transaction is TRANSACTION_NOT_FOUND; a payment not awaiting approval is 409; bad ids are 400', async () => {
+    const { transaction: pending } = await receive({ receivingCurrencyAmount: THRESHOLD });
+    const e1 = await rejection(
+      client.approveIncomingPayment({ platformId: otherPlatformId, transactionId: pending!.id }),
+    );
+    expect(e1).toMatchObject({ kind: 'NOT_FOUND', code: 'TRANSACTION_NOT_FOUND' });
+    const e2 = await rejection(
+      client.rejectIncomingPayment({ platformId: otherPlatformId, transactionId: pending!.id }),
+    );
+    expect(e2.code).toBe('TRANSACTION_NOT_FOUND');
+    const { transaction: auto } = await receive({ receivingCurrencyAmount: 10n });
+    const e3 = await rejection(client.approveIncomingPayment({ platformId, transactionId: auto!.id }));
+    expect(e3).toMatchObject({ kind: 'ABORTED', code: 'TRANSACTION_NOT_AWAITING_APPROVAL' });
+    const e4 = await rejection(client.approveIncomingPayment({ platformId, transactionId: 'nope' }));
+    expect(e4.code).toBe('INVALID_INPUT');
+    expect(e4.details).toMatchObject({ errors: [{ field: 'transactionId' }] });
+    const e5 = await rejection(
+      client.approveIncomingPayment({
+        platformId,
+        transactionId: pending!.id,
+        receiverCustomerInfoJson: '[1]',
+      }),
+    );
+    expect(e5.details).toMatchObject({ errors: [{ field: 'receiverCustomerInfo' }] });
+    expect(
+      (await client.getTransaction({ platformId, transactionId: pending!.id })).transaction!.status,
+    ).toBe('PENDING');
+  });
+});

@@ -1,0 +1,728 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { payments as pb } from '@sluice/contracts';
+import { DomainError, newId } from '@sluice/core';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import { startService, type RunningService } from '@sluice/runtime';
+import {
+  createTestDatabase,
+  dropStreams,
+  eventually,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
+import {
+  createPaymentsService,
+  type AccountsPort,
+  type CustomerDirectory,
+  type ExternalAccountInfo,
+  type InternalAccountInfo,
+  type Ledger,
+} from '../src/index.js';
+
+// Quotes over real gRPC and Postgres; accounts, ledger and identity are in-memory fakes.
+
+const SANDBOX = pb.Environment.SANDBOX;
+const platformId = newId('Platform');
+const otherPlatformId = newId('Platform');
+const customerId = newId('Customer');
+const otherCustomerId = newId('Customer');
+const UMA_DOMAIN = 'sandbox.sluice.local';
+
+const internal = new Map<string, InternalAccountInfo & { platformId: string }>();
+const external = new Map<string, ExternalAccountInfo & { platformId: string }>();
+const accountsFake: AccountsPort = {
+  async getInternalAccount(p, id) {
+    const a = internal.get(id);
+    if (!a || a.platformId !== p)
+      throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', `${id} not found`);
+    return a;
+  },
+  async getExternalAccount(p, id) {
+    const a = external.get(id);
+    if (!a || a.platformId !== p)
+      throw new DomainError('NOT_FOUND', 'EXTERNAL_ACCOUNT_NOT_FOUND', `${id} not found`);
+    return a;
+  },
+};
+/** The fake ledger: posted balance and open holds per internal account, every step idempotent on its id. */
+class FakeLedger implements Ledger {
+  readonly posted = new Map<string, bigint>();
+  readonly holds = new Map<
+    string,
+    { accountId: string; amount: bigint; state: 'PENDING' | 'POSTED' | 'VOIDED' }
+  >();
+  available(accountId: string): bigint {
+    let held = 0n;
+    for (const h of this.holds.values())
+      if (h.accountId === accountId && h.state === 'PENDING') held += h.amount;
+    return (this.posted.get(accountId) ?? 0n) - held;
+  }
+  holdsOf(accountId: string) {
+    return [...this.holds.entries()].filter(([, h]) => h.accountId === accountId);
+  }
+  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
+    await new Promise((r) => setTimeout(r, 1)); // let concurrent callers interleave
+    if (this.holds.has(h.holdId)) return;
+    if (this.available(h.accountId) < h.amount) {
+      throw new DomainError('FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS', 'Insufficient funds', {
+        accountId: h.accountId,
+      });
+    }
+    this.holds.set(h.holdId, { accountId: h.accountId, amount: h.amount, state: 'PENDING' });
+  }
+  async postHold(h: { holdId: string }): Promise<void> {
+    const hold = this.holds.get(h.holdId)!;
+    if (hold.state === 'POSTED') return;
+    if (hold.state !== 'PENDING') throw new Error(`post of a ${hold.state} hold`);
+    hold.state = 'POSTED';
+    this.posted.set(hold.accountId, (this.posted.get(hold.accountId) ?? 0n) - hold.amount);
+  }
+  async voidHold(h: { holdId: string }): Promise<void> {
+    const hold = this.holds.get(h.holdId);
+    if (!hold) throw new DomainError('NOT_FOUND', 'HOLD_NOT_FOUND', 'no such hold');
+    if (hold.state === 'VOIDED') return;
+    if (hold.state !== 'PENDING') throw new Error(`void of a ${hold.state} hold`);
+    hold.state = 'VOIDED';
+  }
+  async creditFromOutside(): Promise<void> {
+    throw new Error('not used by quotes');
+  }
+}
+const ledgerFake = new FakeLedger();
+const customersFake: CustomerDirectory = { platformCustomerId: async () => 'pc-1' };
+const embeddedWallets = new Set<string>();
+const accountTypesFake = {
+  typeOf: async (_p: string, id: string) =>
+    (embeddedWallets.has(id) ? 'EMBEDDED_WALLET' : 'INTERNAL_FIAT') as never,
+};
+
+function addInternal(
+  currency = 'USD',
+  owner: string | null = customerId,
+  p = platformId,
+  balance = 1_000_000n,
+) {
+  const id = newId('InternalAccount');
+  internal.set(id, { id, currency, platformId: p, ...(owner ? { customerId: owner } : {}) });
+  ledgerFake.posted.set(id, balance);
+  return id;
+}
+function addExternal(
+  currency = 'EUR',
+  owner: string | null = customerId,
+  status: ExternalAccountInfo['status'] = 'ACTIVE',
+  identifier = 'DE89370400440532013000',
+) {
+  const id = newId('ExternalAccount');
+  external.set(id, {
+    id,
+    currency,
+    platformId,
+    status,
+    primaryIdentifier: identifier,
+    ...(owner ? { customerId: owner } : {}),
+  });
+  return id;
+}
+
+let db: TestDatabase;
+let prefix: string;
+let running: RunningService<Record<string, unknown>>;
+let client: PromiseClient<pb.PaymentsServiceClient>;
+let sql: pg.Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('quotes');
+  prefix = testPrefix('quotes');
+  running = (await startService(
+    createPaymentsService({
+      accounts: accountsFake,
+      ledger: ledgerFake,
+      customers: customersFake,
+      accountTypes: accountTypesFake,
+    }),
+    {
+      DATABASE_URL: db.url,
+      NATS_URL: await natsUrl(),
+      EVENT_SUBJECT_PREFIX: prefix,
+      GRPC_PORT: '0',
+      JOB_POLL_MS: '20',
+      // Sandbox settlement 1 s → 10 ms.
+      SANDBOX_TIME_SCALE: '0.01',
+      SANDBOX_UMA_DOMAIN: UMA_DOMAIN,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    },
+  )) as never;
+  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
+    defaultDeadlineMs: 5000,
+  });
+  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+});
+
+afterAll(async () => {
+  client?.close();
+  await running?.stop();
+  await sql?.end();
+  await dropStreams(await natsUrl(), prefix);
+  await db?.drop();
+});
+
+async function rejection(p: Promise<unknown>): Promise<DomainError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as DomainError;
+  }
+  throw new Error('expected a rejection');
+}
+const fields = (e: DomainError) => (e.details!.errors as { field: string }[]).map((x) => x.field);
+const quoteCount = async () =>
+  Number((await sql.query('SELECT count(*) AS n FROM payments.quotes')).rows[0].n);
+
+function base(over: Partial<pb.CreateQuoteRequest> = {}): pb.CreateQuoteRequest {
+  return {
+    platformId,
+    environment: SANDBOX,
+    sourceAccountId: over.sourceAccountId ?? addInternal('USD'),
+    destinationKind: 'ACCOUNT',
+    destinationAccountId: over.destinationAccountId ?? addExternal('EUR'),
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: 10_000n,
+    immediatelyExecute: false,
+    senderCustomerInfoJson: '',
+    ...over,
+  };
+}
+
+describe('CreateQuote / GetQuote', () => {
+  it('locks SENDING amounts exactly: fees included, rate details, exchange rate, expiry, PENDING', async () => {
+    const { quote } = await client.createQuote(
+      base({ description: 'Invoice 7', purposeOfPayment: 'GOODS_OR_SERVICES' }),
+    );
+    const q = quote!;
+    expect(q.id).toMatch(/^Quote:/);
+    expect(q.status).toBe('PENDING');
+    // 10000 cents: variable fee floor(10000 × 0.003) = 30, fixed 10 → fees 40; 9960 converted at 1.08 USD/EUR,
+    // rounded up for the customer: ceil(9960 / 1.08) = 9223 EUR cents.
+    expect(q.totalSendingAmount).toBe(10_000n);
+    expect(q.feesIncluded).toBe(40n);
+    expect(q.totalReceivingAmount).toBe(9_223n);
+    expect(q.exchangeRate).toBe('1.08');
+    expect(q.rateDetails).toMatchObject({
+      gridApiFixedFee: 10n,
+      gridApiVariableFeeRate: '0.003',
+      gridApiVariableFeeAmount: 30n,
+      counterpartyFixedFee: 0n,
+    });
+    expect(q.source).toMatchObject({ kind: 'ACCOUNT', currency: 'USD' });
+    expect(q.destination).toMatchObject({ kind: 'ACCOUNT', currency: 'EUR' });
+    expect(q.customerId).toBe(customerId);
+    expect(q.description).toBe('Invoice 7');
+    expect(q.purposeOfPayment).toBe('GOODS_OR_SERVICES');
+    expect(q.expiresAt!.getTime() - q.createdAt!.getTime()).toBe(120_000);
+    const { quote: again } = await client.getQuote({ platformId, quoteId: q.id });
+    expect(again).toEqual(q);
+  });
+
+  it('locks RECEIVING amounts: the receiver gets exactly the amount, the sender pays the smallest total', async () => {
+    const { quote } = await client.createQuote(
+      base({ lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 10_000n }),
+    );
+    const q = quote!;
+    expect(q.totalReceivingAmount).toBe(10_000n);
+    // 10000 EUR cents = 10800 USD cents converted; total T is the smallest with T − 10 − floor(0.003 T) = 10800.
+    const T = q.totalSendingAmount;
+    expect(T - 10n - (T * 3n) / 1000n).toBe(10_800n);
+    expect(T - 1n - 10n - ((T - 1n) * 3n) / 1000n).toBeLessThan(10_800n);
+    expect(q.feesIncluded).toBe(T - 10_800n);
+  });
+
+  it('answers QUOTE_NOT_FOUND for another platform’s and unknown quotes', async () => {
+    const { quote } = await client.createQuote(base());
+    expect((await rejection(client.getQuote({ platformId: otherPlatformId, quoteId: quote!.id }))).code).toBe(
+      'QUOTE_NOT_FOUND',
+    );
+    expect((await rejection(client.getQuote({ platformId, quoteId: newId('Quote') }))).code).toBe(
+      'QUOTE_NOT_FOUND',
+    );
+  });
+
+  it('refuses same-currency quotes, pointing to transfer-in/out, and creates nothing', async () => {
+    const before = await quoteCount();
+    const e = await rejection(client.createQuote(base({ destinationAccountId: addExternal('USD') })));
+    expect(e.code).toBe('SAME_CURRENCY_QUOTE');
+    expect(e.message).toContain('/transfer-out');
+    expect(await quoteCount()).toBe(before);
+  });
+
+  it.each<[string, Partial<pb.CreateQuoteRequest>, string]>([
+    ['a malformed source id', { sourceAccountId: 'InternalAccount:nope' }, 'source.accountId'],
+    ['a malformed source customer', { sourceCustomerId: 'x' }, 'source.customerId'],
+    ['an unknown destination type', { destinationKind: 'CARD' }, 'destination.destinationType'],
+    [
+      'a destination that is not an account id',
+      { destinationAccountId: newId('Customer') },
+      'destination.accountId',
+    ],
+    [
+      'a bad UMA address',
+      { destinationKind: 'UMA_ADDRESS', destinationUmaAddress: 'bob' },
+      'destination.umaAddress',
+    ],
+    ['an unknown locked side', { lockedCurrencySide: 'BOTH' }, 'lockedCurrencySide'],
+    ['a zero amount', { lockedCurrencyAmount: 0n }, 'lockedCurrencyAmount'],
+    ['an amount over the maximum', { lockedCurrencyAmount: 9_000_000_000_000_001n }, 'lockedCurrencyAmount'],
+    ['a malformed lookup id', { lookupId: 'Lookup:1' }, 'lookupId'],
+    ['an unknown purpose', { purposeOfPayment: 'FUN' }, 'purposeOfPayment'],
+    ['non-object payer data', { senderCustomerInfoJson: '[1]' }, 'senderCustomerInfo'],
+    [
+      'immediate execution to an internal account (not available yet)',
+      { immediatelyExecute: true, destinationAccountId: addInternal('EUR') },
+      'immediatelyExecute',
+    ],
+    [
+      'a UMA destination without lookupId',
+      { destinationKind: 'UMA_ADDRESS', destinationUmaAddress: `$success.eur@${UMA_DOMAIN}` },
+      'lookupId',
+    ],
+    [
+      'a source customer who does not own the account',
+      { sourceCustomerId: otherCustomerId },
+      'source.customerId',
+    ],
+    [
+      'an external account of another customer',
+      { destinationAccountId: addExternal('EUR', otherCustomerId) },
+      'destination.accountId',
+    ],
+  ])('%s → INVALID_INPUT naming the field, nothing created', async (_n, patch, field) => {
+    const before = await quoteCount();
+    const e = await rejection(client.createQuote(base(patch)));
+    expect(e.code).toBe('INVALID_INPUT');
+    expect(fields(e)).toContain(field);
+    expect(await quoteCount()).toBe(before);
+  });
+
+  it('passes account errors through and refuses inactive destinations and tiny amounts', async () => {
+    expect(
+      (await rejection(client.createQuote(base({ sourceAccountId: newId('InternalAccount') })))).code,
+    ).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (
+        await rejection(
+          client.createQuote(base({ sourceAccountId: addInternal('USD', customerId, otherPlatformId) })),
+        )
+      ).code,
+    ).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (await rejection(client.createQuote(base({ destinationAccountId: newId('ExternalAccount') })))).code,
+    ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (
+        await rejection(
+          client.createQuote(base({ destinationAccountId: addExternal('EUR', customerId, 'PENDING') })),
+        )
+      ).code,
+    ).toBe('EXTERNAL_ACCOUNT_NOT_USABLE');
+    // 50 cents: under the 1.00 minimum.
+    expect((await rejection(client.createQuote(base({ lockedCurrencyAmount: 50n })))).code).toBe(
+      'AMOUNT_TOO_SMALL',
+    );
+  });
+
+  it('pays an internal account of another currency', async () => {
+    const dest = addInternal('MXN', otherCustomerId);
+    const { quote } = await client.createQuote(base({ destinationAccountId: dest }));
+    expect(quote!.destination).toMatchObject({ kind: 'ACCOUNT', accountId: dest, currency: 'MXN' });
+  });
+});
+
+describe('UMA destinations', () => {
+  const lookup = async (receiver: string) =>
+    (
+      await client.lookupUmaReceiver({
+        platformId,
+        environment: SANDBOX,
+        receiverUmaAddress: `$${receiver}@${UMA_DOMAIN}`,
+        sendingCurrency: 'USD',
+      })
+    ).lookup!;
+  const uma = (receiver: string, over: Partial<pb.CreateQuoteRequest>) =>
+    base({ destinationKind: 'UMA_ADDRESS', destinationUmaAddress: `$${receiver}@${UMA_DOMAIN}`, ...over });
+
+  it('requires every mandatory payer-data field of the lookup, naming the missing ones', async () => {
+    const l = await lookup('success.eur');
+    const e = await rejection(client.createQuote(uma('success.eur', { lookupId: l.id })));
+    expect(e.code).toBe('INVALID_INPUT');
+    expect(fields(e)).toEqual(['senderCustomerInfo.FULL_NAME']);
+    const { quote } = await client.createQuote(
+      uma('success.eur', { lookupId: l.id, senderCustomerInfoJson: JSON.stringify({ FULL_NAME: 'Ada L' }) }),
+    );
+    expect(quote!.destination).toMatchObject({ kind: 'UMA_ADDRESS', currency: 'EUR' });
+    expect(quote!.destination!.umaAddress).toBe(`$success.eur@${UMA_DOMAIN}`);
+    expect(quote!.lookupId).toBe(l.id);
+    expect(quote!.totalReceivingAmount).toBe(9_223n);
+  });
+
+  it('names every missing field (compliance receiver needs BIRTH_DATE too)', async () => {
+    const l = await lookup('fail.compliance.usd');
+    const e = await rejection(
+      client.createQuote(uma('fail.compliance.usd', { lookupId: l.id, sourceAccountId: addInternal('EUR') })),
+    );
+    expect(fields(e).sort()).toEqual(['senderCustomerInfo.BIRTH_DATE', 'senderCustomerInfo.FULL_NAME']);
+  });
+
+  it('refuses unknown, expired and mismatched lookups, and currencies the receiver does not take', async () => {
+    const info = JSON.stringify({ FULL_NAME: 'Ada L' });
+    expect(
+      (
+        await rejection(
+          client.createQuote(uma('success.eur', { lookupId: newId('Lookup'), senderCustomerInfoJson: info })),
+        )
+      ).code,
+    ).toBe('LOOKUP_NOT_FOUND');
+    const other = await lookup('success.mxn');
+    const mismatch = await rejection(
+      client.createQuote(uma('success.eur', { lookupId: other.id, senderCustomerInfoJson: info })),
+    );
+    expect(mismatch.code).toBe('INVALID_INPUT');
+    expect(fields(mismatch)).toEqual(['lookupId']);
+    const eur = await lookup('success.eur');
+    const wrongCurrency = await rejection(
+      client.createQuote(
+        uma('success.eur', { lookupId: eur.id, destinationCurrency: 'GBP', senderCustomerInfoJson: info }),
+      ),
+    );
+    expect(wrongCurrency.code).toBe('UNSUPPORTED_CURRENCY');
+    await sql.query(
+      `UPDATE payments.receiver_lookups SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1`,
+      [eur.id],
+    );
+    expect(
+      (
+        await rejection(
+          client.createQuote(uma('success.eur', { lookupId: eur.id, senderCustomerInfoJson: info })),
+        )
+      ).code,
+    ).toBe('LOOKUP_EXPIRED');
+  });
+});
+
+describe('expiry', () => {
+  it('the durable expiry job marks a PENDING quote EXPIRED once past expiresAt', async () => {
+    const { quote } = await client.createQuote(base());
+    const id = quote!.id;
+    await sql.query(
+      `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 minute' WHERE id = $1`,
+      [id],
+    );
+    await sql.query(`UPDATE payments.scheduled_jobs SET run_at = now() WHERE id = $1`, [
+      `quote.expire:${id}`,
+    ]);
+    await eventually(async () => {
+      const { rows } = await sql.query('SELECT status FROM payments.quotes WHERE id = $1', [id]);
+      return rows[0].status === 'EXPIRED';
+    });
+    expect((await client.getQuote({ platformId, quoteId: id })).quote!.status).toBe('EXPIRED');
+  });
+
+  it('the job leaves a quote that is not yet expired PENDING; a read past expiry shows EXPIRED', async () => {
+    const { quote } = await client.createQuote(base());
+    const id = quote!.id;
+    await sql.query(`UPDATE payments.scheduled_jobs SET run_at = now() WHERE id = $1`, [
+      `quote.expire:${id}`,
+    ]);
+    await eventually(async () => {
+      const { rows } = await sql.query('SELECT done_at FROM payments.scheduled_jobs WHERE id = $1', [
+        `quote.expire:${id}`,
+      ]);
+      return rows[0].done_at !== null;
+    });
+    expect((await client.getQuote({ platformId, quoteId: id })).quote!.status).toBe('PENDING');
+    await sql.query(
+      `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
+      [id],
+    );
+    expect((await client.getQuote({ platformId, quoteId: id })).quote!.status).toBe('EXPIRED');
+  });
+});
+
+describe('ExecuteQuote', () => {
+  const exec = (quoteId: string) => client.executeQuote({ platformId, environment: SANDBOX, quoteId });
+  const quoteStatus = (quoteId: string, status: string) =>
+    eventually(async () => {
+      const { quote } = await client.getQuote({ platformId, quoteId });
+      return quote!.status === status ? quote! : undefined;
+    });
+  const outboxTypes = async (transactionId: string) =>
+    (
+      await sql.query(
+        `SELECT type FROM payments.outbox WHERE envelope->'data'->>'id' = $1 ORDER BY occurred_at, id`,
+        [transactionId],
+      )
+    ).rows.map((r) => r.type as string);
+
+  it('holds totalSendingAmount, creates the transaction, settles through the rail: COMPLETED, debited once', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, description: 'rent' }));
+    const executed = (await exec(quote!.id)).quote!;
+    expect(executed.transactionId).toMatch(/^Transaction:/);
+    expect(['PROCESSING', 'COMPLETED']).toContain(executed.status);
+    const done = await quoteStatus(quote!.id, 'COMPLETED');
+    expect(done.transactionId).toBe(executed.transactionId);
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(ledgerFake.available(src)).toBe(40_000n);
+    const { transaction } = await client.getTransaction({
+      platformId,
+      transactionId: executed.transactionId!,
+    });
+    expect(transaction).toMatchObject({
+      type: 'OUTGOING',
+      status: 'COMPLETED',
+      quoteId: quote!.id,
+      sentAmount: 10_000n,
+      receivedAmount: 9_223n,
+      fees: 40n,
+      customerId,
+      platformCustomerId: 'pc-1',
+      description: 'rent',
+    });
+    expect(transaction!.source).toMatchObject({ accountId: src, currency: 'USD' });
+    expect(transaction!.destination).toMatchObject({ currency: 'EUR' });
+    expect(await outboxTypes(executed.transactionId!)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.COMPLETED',
+    ]);
+    // Executing again returns the quote as it is and moves nothing.
+    const again = (await exec(quote!.id)).quote!;
+    expect(again).toMatchObject({ status: 'COMPLETED', transactionId: executed.transactionId });
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(ledgerFake.holdsOf(src)).toHaveLength(1);
+  });
+
+  it('the quote row follows its transaction to COMPLETED / FAILED without any read (sync job)', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const ok = (await client.createQuote(base({ sourceAccountId: src }))).quote!;
+    const bad = (
+      await client.createQuote(
+        base({
+          sourceAccountId: src,
+          destinationAccountId: addExternal('EUR', customerId, 'ACTIVE', 'DE00370400440532013004'),
+        }),
+      )
+    ).quote!;
+    await exec(ok.id);
+    await exec(bad.id);
+    const rowStatus = async (id: string) =>
+      (await sql.query('SELECT status FROM payments.quotes WHERE id = $1', [id])).rows[0].status as string;
+    await eventually(
+      async () => (await rowStatus(ok.id)) === 'COMPLETED' && (await rowStatus(bad.id)) === 'FAILED',
+    );
+  });
+
+  it('20 concurrent executes of one quote move money once (one hold, one transaction)', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => exec(quote!.id)));
+    const ok = results.filter((r) => r.status === 'fulfilled').map((r) => r.value.quote!);
+    expect(ok).toHaveLength(20);
+    expect(new Set(ok.map((q) => q.transactionId)).size).toBe(1);
+    await quoteStatus(quote!.id, 'COMPLETED');
+    expect(ledgerFake.holdsOf(src)).toHaveLength(1);
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    const { rows } = await sql.query(
+      'SELECT count(*)::int AS n FROM payments.transactions WHERE quote_id = $1',
+      [quote!.id],
+    );
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('INSUFFICIENT_FUNDS leaves the quote PENDING with no transaction; it executes once funded', async () => {
+    const src = addInternal('USD', customerId, platformId, 5_000n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const e = await rejection(exec(quote!.id));
+    expect(e.code).toBe('INSUFFICIENT_FUNDS');
+    const after = (await client.getQuote({ platformId, quoteId: quote!.id })).quote!;
+    expect(after.status).toBe('PENDING');
+    expect(after.transactionId).toBeUndefined();
+    ledgerFake.posted.set(src, 20_000n);
+    await exec(quote!.id);
+    await quoteStatus(quote!.id, 'COMPLETED');
+    expect(ledgerFake.posted.get(src)).toBe(10_000n);
+  });
+
+  it('an expired quote answers QUOTE_EXPIRED, becomes EXPIRED and holds nothing', async () => {
+    const src = addInternal('USD');
+    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    await sql.query(
+      `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
+      [quote!.id],
+    );
+    expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('EXPIRED');
+    expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
+    expect(ledgerFake.available(src)).toBe(1_000_000n);
+  });
+
+  it('a rail failure (sandbox 004) fails the quote and voids the hold', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', 'DE00370400440532013004');
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    await exec(quote!.id);
+    const failed = await quoteStatus(quote!.id, 'FAILED');
+    const { transaction } = await client.getTransaction({ platformId, transactionId: failed.transactionId! });
+    expect(transaction!.status).toBe('FAILED');
+    expect(transaction!.failureReason).toBeTruthy();
+    expect(ledgerFake.posted.get(src)).toBe(50_000n);
+    expect(ledgerFake.available(src)).toBe(50_000n);
+  });
+
+  const ibanEnding = (suffix: string) => `DE00370400440532013${suffix}`;
+
+  it('sandbox 002: execution failed at submission → FAILED (QUOTE_EXECUTION_FAILED), hold voided', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('002'));
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const executed = (await exec(quote!.id)).quote!;
+    expect(executed.status).toBe('FAILED');
+    const { transaction } = await client.getTransaction({
+      platformId,
+      transactionId: executed.transactionId!,
+    });
+    expect(transaction).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
+    expect(ledgerFake.holdsOf(src).map(([, h]) => h.state)).toEqual(['VOIDED']);
+    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect(await outboxTypes(executed.transactionId!)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.FAILED',
+    ]);
+  });
+
+  it('sandbox 003: stays PROCESSING about 6 minutes (× time scale), then COMPLETED', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('003'));
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const started = Date.now();
+    await exec(quote!.id);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PROCESSING');
+    await quoteStatus(quote!.id, 'COMPLETED');
+    // 360 s × 0.01 = 3.6 s.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+  });
+
+  it('sandbox 004: counterparty delivery failed → FAILED (COUNTERPARTY_POST_TX_FAILED), hold voided', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('004'));
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    await exec(quote!.id);
+    const failed = await quoteStatus(quote!.id, 'FAILED');
+    const { transaction } = await client.getTransaction({ platformId, transactionId: failed.transactionId! });
+    expect(transaction).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED' });
+    expect(ledgerFake.available(src)).toBe(50_000n);
+  });
+
+  it.each(['005', '006', '007'])(
+    'sandbox %s (not simulated yet): QUOTE_NOT_EXECUTABLE, nothing held',
+    async (suffix) => {
+      const src = addInternal('USD', customerId, platformId, 50_000n);
+      const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding(suffix));
+      const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+      expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_NOT_EXECUTABLE');
+      expect(ledgerFake.holdsOf(src)).toHaveLength(0);
+    },
+  );
+
+  it('immediatelyExecute executes at creation', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, immediatelyExecute: true }));
+    expect(quote!.transactionId).toMatch(/^Transaction:/);
+    await quoteStatus(quote!.id, 'COMPLETED');
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+  });
+
+  it('immediatelyExecute without funds: the error names the quote, which stays PENDING', async () => {
+    const src = addInternal('USD', customerId, platformId, 100n);
+    const e = await rejection(client.createQuote(base({ sourceAccountId: src, immediatelyExecute: true })));
+    expect(e.code).toBe('INSUFFICIENT_FUNDS');
+    const quoteId = e.details!.quoteId as string;
+    expect((await client.getQuote({ platformId, quoteId })).quote!.status).toBe('PENDING');
+  });
+
+  it('production platforms have no rail yet: RAIL_UNAVAILABLE, nothing held', async () => {
+    const src = addInternal('USD');
+    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const e = await rejection(
+      client.executeQuote({ platformId, environment: pb.Environment.PRODUCTION, quoteId: quote!.id }),
+    );
+    expect(e.code).toBe('RAIL_UNAVAILABLE');
+    expect(ledgerFake.holdsOf(src)).toHaveLength(0);
+  });
+
+  it('the expiry releases a hold left by an execute that lost the claim to the expiry', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const holdId = `quote:${quote!.id.slice('Quote:'.length)}`;
+    await ledgerFake.placeHold({
+      platformId,
+      holdId,
+      accountId: src,
+      amount: 10_000n,
+      currency: 'USD',
+      kind: 'QUOTE_EXECUTION',
+    });
+    expect(ledgerFake.available(src)).toBe(40_000n);
+    await sql.query(
+      `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
+      [quote!.id],
+    );
+    await sql.query(`UPDATE payments.scheduled_jobs SET run_at = now() WHERE id = $1`, [
+      `quote.expire:${quote!.id}`,
+    ]);
+    await eventually(async () => ledgerFake.holds.get(holdId)!.state === 'VOIDED');
+    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
+  });
+
+  it('EMBEDDED_WALLET sources: execute needs the wallet signature (refused, nothing held); no immediate execution', async () => {
+    const wallet = addInternal('USD', customerId, platformId, 50_000n);
+    embeddedWallets.add(wallet);
+    const { quote } = await client.createQuote(base({ sourceAccountId: wallet }));
+    const e = await rejection(exec(quote!.id));
+    expect(e.code).toBe('EMBEDDED_WALLET_SIGNATURE_REQUIRED');
+    expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
+    const before = await quoteCount();
+    const i = await rejection(
+      client.createQuote(base({ sourceAccountId: wallet, immediatelyExecute: true })),
+    );
+    expect(i.code).toBe('INVALID_INPUT');
+    expect(fields(i)).toEqual(['immediatelyExecute']);
+    expect(await quoteCount()).toBe(before);
+  });
+
+  it('refuses destinations not executable yet (internal account, UMA) and unknown quotes', async () => {
+    const { quote } = await client.createQuote(
+      base({ destinationAccountId: addInternal('EUR', otherCustomerId) }),
+    );
+    expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_NOT_EXECUTABLE');
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
+    expect((await rejection(exec(newId('Quote')))).code).toBe('QUOTE_NOT_FOUND');
+    expect(
+      (
+        await rejection(
+          client.executeQuote({ platformId: otherPlatformId, environment: SANDBOX, quoteId: quote!.id }),
+        )
+      ).code,
+    ).toBe('QUOTE_NOT_FOUND');
+    const bad = await rejection(
+      client.executeQuote({ platformId, environment: SANDBOX, quoteId: 'Quote:x' }),
+    );
+    expect(bad.code).toBe('INVALID_INPUT');
+    expect(fields(bad)).toEqual(['quoteId']);
+  });
+});
