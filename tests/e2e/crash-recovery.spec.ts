@@ -105,14 +105,14 @@ describe('crash recovery: payments killed mid-flight', () => {
       'e2ecrash',
       { sandbox },
       {
-        // Settlement 1 s → 100 ms; 005's 30 s pending → 3 s; approval window 150 s → 15 s.
+        // Settlement 1 s → 100 ms; 005's 30 s pending → 3 s; approval window 450 s → 45 s (room for a slow restart on a loaded machine before the platform approves).
         env: { SANDBOX_TIME_SCALE: '0.1' },
         appEnv: {
           payments: {
             // A killed worker's leased jobs run again after 2 s (not the default minute).
             JOB_LEASE_MS: '2000',
             INCOMING_APPROVAL_THRESHOLD: String(THRESHOLD),
-            INCOMING_APPROVAL_WINDOW_SECONDS: '150',
+            INCOMING_APPROVAL_WINDOW_SECONDS: '450',
           },
         },
       },
