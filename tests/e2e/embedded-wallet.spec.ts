@@ -7,12 +7,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { eventually } from '@sluice/testing';
 import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
 import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 const ISSUER = 'https://accounts.example.test';
 
 /** A structurally valid JWT (the sandbox bypasses the signature check, not parsing). */
+/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
+function germanIban(account: string): string {
+  const bban = `37040044${account}`;
+  const numeric = `${bban}131400`; // + "DE00" as digits (D=13, E=14)
+  let rem = 0;
+  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
+  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
+}
+
 function unsignedJwt(claims: Record<string, unknown>): string {
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${enc({ alg: 'RS256', typ: 'JWT', kid: 'k1' })}.${enc(claims)}.${randomBytes(64).toString('base64url')}`;
@@ -53,7 +63,7 @@ describe('embedded wallets through the real processes (sandbox)', () => {
 
   it('credentials, sessions, signed retries, export and wallet settings', async () => {
     const cfg = await api('PATCH', '/config', {
-      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'USDC' }],
+      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'USDC' }, { currencyCode: 'EUR' }],
       embeddedWalletConfig: {
         currencies: ['USDC'],
         appName: 'E2E Wallet',
@@ -238,5 +248,62 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     await expect(
       decryptExport(exp.second.json.encryptedWalletCredentials, keys2.privateKey),
     ).rejects.toThrow();
+
+    // A quote from the wallet (USDC → EUR) executes only with the wallet signature, once.
+    const walletBalance = async () =>
+      (
+        await api(
+          'GET',
+          `/customers/internal-accounts?customerId=${encodeURIComponent(customer.json.id)}&type=EMBEDDED_WALLET`,
+        )
+      ).json.data[0].balance.amount as number;
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(wallet.id)}/fund`, {
+      amount: 100_000_000,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    const funded = await walletBalance();
+    expect(funded).toBeGreaterThanOrEqual(100_000_000);
+    const ext = await api('POST', '/customers/external-accounts', {
+      customerId: customer.json.id,
+      currency: 'EUR',
+      accountInfo: {
+        accountType: 'EUR_ACCOUNT',
+        iban: germanIban('0532013000'),
+        beneficiary: {
+          beneficiaryType: 'INDIVIDUAL',
+          fullName: 'Ada Lovelace',
+          address: { line1: '1 Hauptstr.', postalCode: '10115', country: 'DE' },
+        },
+      },
+    });
+    expect(ext.status, ext.text).toBe(201);
+    const q = await api('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: wallet.id },
+      destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000_000,
+    });
+    expect(q.status, q.text).toBe(201);
+    expect(q.json.payloadToSign).toEqual(expect.any(String));
+    const execPath = `/quotes/${encodeURIComponent(q.json.id)}/execute`;
+    const unsigned = await api('POST', execPath);
+    expect(unsigned.status, unsigned.text).toBe(401);
+    expect(unsigned.json.code).toBe('WALLET_SIGNATURE_MISSING');
+    expect(await walletBalance()).toBe(funded);
+    expect((await api('GET', `/quotes/${encodeURIComponent(q.json.id)}`)).json.status).toBe('PENDING');
+    const quoteStamp = { 'Service-Wallet-Signature': stamp(q.json.payloadToSign, session2Key) };
+    const executed = await api('POST', execPath, undefined, quoteStamp);
+    expect(executed.status, executed.text).toBe(200);
+    expect(executed.json.status).toBe('PROCESSING');
+    expect(executed.json.transactionId).toMatch(/^Transaction:/);
+    // The same stamp again moves nothing: the executed quote comes back (or the request is refused as reused).
+    const replayed = await api('POST', execPath, undefined, quoteStamp);
+    if (replayed.status === 200) expect(replayed.json.transactionId).toBe(executed.json.transactionId);
+    else expect(replayed.json.code).toBe('SIGNING_REQUEST_REUSED');
+    await eventually(async () => {
+      const r = await api('GET', `/quotes/${encodeURIComponent(q.json.id)}`);
+      return r.json.status === 'COMPLETED' ? r.json : undefined;
+    }, 30_000);
+    expect(await walletBalance()).toBe(funded - (q.json.totalSendingAmount as number));
   });
 });

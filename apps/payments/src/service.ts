@@ -14,8 +14,8 @@ import type { AccountsPort, CustomerDirectory, Ledger } from './app/ports.js';
 import { TransfersService } from './app/transfers.service.js';
 import { IncomingService, type IncomingDirectory } from './app/incoming.service.js';
 import { GrpcIncomingDirectory } from './rpc/incoming.rpc.js';
-import { QuotesService, type InternalAccountTypes } from './app/quotes.service.js';
-import { AccountsInternalAccountTypes } from './rpc/quotes.rpc.js';
+import { QuotesService, type InternalAccountTypes, type WalletSignatures } from './app/quotes.service.js';
+import { AccountsInternalAccountTypes, WalletAuthSignatures } from './rpc/quotes.rpc.js';
 import { QuoteAwareRail, SandboxQuoteRail } from './domain/quote-rail.js';
 import { QuoteRepository } from './store/quote.repository.js';
 import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from './domain/payment-rail.js';
@@ -31,6 +31,8 @@ const config = Type.Object({
   ACCOUNTS_GRPC_URL: grpcClientConfig('accounts').ACCOUNTS_GRPC_URL!,
   /** host:port of identity (platformCustomerId of a transaction's customer). */
   IDENTITY_GRPC_URL: grpcClientConfig('identity').IDENTITY_GRPC_URL!,
+  /** host:port of wallet-auth (the wallet signature of EMBEDDED_WALLET quote executions). */
+  WALLET_AUTH_GRPC_URL: grpcClientConfig('wallet-auth').WALLET_AUTH_GRPC_URL!,
   JOB_POLL_MS: Type.Integer({
     default: 250,
     minimum: 10,
@@ -95,8 +97,10 @@ export interface PaymentsAdapters {
   rails?: Partial<Record<Environment, PaymentRail>>;
   /** Receivers of incoming payments (identity customers by UMA address, their internal accounts). */
   incomingDirectory?: IncomingDirectory;
-  /** Internal account types (quotes refuse unsigned EMBEDDED_WALLET executions). */
+  /** Internal account types (EMBEDDED_WALLET quote sources need the wallet signature). */
   accountTypes?: InternalAccountTypes;
+  /** The wallet signature of EMBEDDED_WALLET quote executions (wallet-auth signed retry). */
+  walletSignatures?: WalletSignatures;
 }
 
 /** The durable scheduler of a running payments instance. */
@@ -174,8 +178,12 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
       const accountTypes = overrides.accountTypes
         ? undefined
         : new AccountsInternalAccountTypes(c.ACCOUNTS_GRPC_URL);
+      const walletSignatures = overrides.walletSignatures
+        ? undefined
+        : new WalletAuthSignatures(c.WALLET_AUTH_GRPC_URL);
       const quotes = new QuotesService(orm, clock, {
         accountTypes: overrides.accountTypes ?? accountTypes!,
+        walletSignatures: overrides.walletSignatures ?? walletSignatures!,
         accounts: overrides.accounts ?? accountsClient!,
         lookups: new ReceiverLookupsService(
           orm,
@@ -230,6 +238,7 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
             externalAccounts.close();
             accountsClient?.close();
             accountTypes?.close();
+            walletSignatures?.close();
             identityClient?.close();
             incomingDirectory?.close();
           },

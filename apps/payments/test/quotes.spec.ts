@@ -20,6 +20,7 @@ import {
   type InternalAccountInfo,
   type Ledger,
 } from '../src/index.js';
+import type { WalletSignatures } from '../src/app/quotes.service.js';
 
 // Quotes over real gRPC and Postgres; accounts, ledger and identity are in-memory fakes.
 
@@ -98,6 +99,37 @@ const accountTypesFake = {
     (embeddedWallets.has(id) ? 'EMBEDDED_WALLET' : 'INTERNAL_FIAT') as never,
 };
 
+/** The fake wallet-auth signed retry: single-use requests; the valid stamp of a request is `stamp:<requestId>`. */
+class FakeWalletSignatures implements WalletSignatures {
+  readonly requests = new Map<string, { accountId: string; bodyJson: string; used: boolean }>();
+  verifyCalls = 0;
+  async challenge(_p: string, accountId: string, bodyJson: string) {
+    const requestId = newId('Request');
+    this.requests.set(requestId, { accountId, bodyJson, used: false });
+    return { requestId, payloadToSign: JSON.stringify({ requestId, accountId, bodyJson }) };
+  }
+  async verify(
+    _p: string,
+    accountId: string,
+    signed: { bodyJson: string; signature?: string; requestId?: string },
+  ): Promise<void> {
+    this.verifyCalls += 1;
+    const deny = (code: string) =>
+      new DomainError('UNAUTHENTICATED', code, 'Invalid Service-Wallet-Signature', {
+        reason: 'Invalid Service-Wallet-Signature',
+      });
+    if (!signed.signature) throw deny('WALLET_SIGNATURE_MISSING');
+    const r = signed.requestId ? this.requests.get(signed.requestId) : undefined;
+    if (!r) throw deny('SIGNING_REQUEST_UNKNOWN');
+    if (r.accountId !== accountId) throw deny('SIGNING_REQUEST_MISMATCH');
+    if (r.used) throw deny('SIGNING_REQUEST_REUSED');
+    if (r.bodyJson !== signed.bodyJson) throw deny('SIGNED_BODY_MISMATCH');
+    if (signed.signature !== `stamp:${signed.requestId}`) throw deny('WALLET_SIGNATURE_INVALID');
+    r.used = true;
+  }
+}
+const walletSignaturesFake = new FakeWalletSignatures();
+
 function addInternal(
   currency = 'USD',
   owner: string | null = customerId,
@@ -142,6 +174,7 @@ beforeAll(async () => {
       ledger: ledgerFake,
       customers: customersFake,
       accountTypes: accountTypesFake,
+      walletSignatures: walletSignaturesFake,
     }),
     {
       DATABASE_URL: db.url,
@@ -688,14 +721,76 @@ describe('ExecuteQuote', () => {
     expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
   });
 
-  it('EMBEDDED_WALLET sources: execute needs the wallet signature (refused, nothing held); no immediate execution', async () => {
+  it('EMBEDDED_WALLET sources: payloadToSign on the quote; execute only with a valid, unused wallet signature', async () => {
     const wallet = addInternal('USD', customerId, platformId, 50_000n);
     embeddedWallets.add(wallet);
     const { quote } = await client.createQuote(base({ sourceAccountId: wallet }));
-    const e = await rejection(exec(quote!.id));
-    expect(e.code).toBe('EMBEDDED_WALLET_SIGNATURE_REQUIRED');
-    expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
-    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
+    const requestId = quote!.signingRequestId!;
+    expect(requestId).toMatch(/^Request:/);
+    expect(walletSignaturesFake.requests.get(requestId)).toMatchObject({
+      accountId: wallet,
+      bodyJson: JSON.stringify({ quoteId: quote!.id }),
+    });
+    expect(quote!.payloadToSign).toBe(
+      JSON.stringify({ requestId, accountId: wallet, bodyJson: JSON.stringify({ quoteId: quote!.id }) }),
+    );
+    // GET returns the same challenge (stored on the quote).
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.payloadToSign).toBe(
+      quote!.payloadToSign,
+    );
+    const stillPending = async () => {
+      expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
+      expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
+    };
+    // No signature: 401 from wallet-auth, nothing held.
+    const missing = await rejection(exec(quote!.id));
+    expect(missing.kind).toBe('UNAUTHENTICATED');
+    expect(missing.code).toBe('WALLET_SIGNATURE_MISSING');
+    await stillPending();
+    // A wrong stamp: wallet-auth's 401 passes through, nothing held.
+    const signedExec = (signature: string, id?: string) =>
+      client.executeQuote({
+        platformId,
+        environment: SANDBOX,
+        quoteId: quote!.id,
+        walletSignature: signature,
+        ...(id ? { signingRequestId: id } : {}),
+      });
+    expect((await rejection(signedExec('stamp:forged'))).code).toBe('WALLET_SIGNATURE_INVALID');
+    await stillPending();
+    // A malformed Request-Id: 400 naming the header.
+    const bad = await rejection(signedExec(`stamp:${requestId}`, 'Request:x'));
+    expect(bad.code).toBe('INVALID_INPUT');
+    expect(fields(bad)).toEqual(['Request-Id']);
+    await stillPending();
+    // The valid stamp (Request-Id defaults to the quote's request): executes once.
+    const done = (await signedExec(`stamp:${requestId}`)).quote!;
+    expect(done.status).not.toBe('PENDING');
+    expect(done.transactionId).toMatch(/^Transaction:/);
+    const holds = ledgerFake.holdsOf(wallet);
+    expect(holds).toHaveLength(1);
+    expect(holds[0]![1].amount).toBe(quote!.totalSendingAmount);
+    // The same stamp again: the executed quote is returned; no second verification, no second movement.
+    const calls = walletSignaturesFake.verifyCalls;
+    const again = (await signedExec(`stamp:${requestId}`, requestId)).quote!;
+    expect(again.transactionId).toBe(done.transactionId);
+    expect(walletSignaturesFake.verifyCalls).toBe(calls);
+    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
+    // A consumed signature replayed on another quote: 401 SIGNING_REQUEST_REUSED, nothing held.
+    const { quote: second } = await client.createQuote(base({ sourceAccountId: wallet }));
+    const reused = await rejection(
+      client.executeQuote({
+        platformId,
+        environment: SANDBOX,
+        quoteId: second!.id,
+        walletSignature: `stamp:${requestId}`,
+        signingRequestId: requestId,
+      }),
+    );
+    expect(reused.kind).toBe('UNAUTHENTICATED');
+    expect(reused.code).toBe('SIGNING_REQUEST_REUSED');
+    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
+    expect((await client.getQuote({ platformId, quoteId: second!.id })).quote!.status).toBe('PENDING');
     const before = await quoteCount();
     const i = await rejection(
       client.createQuote(base({ sourceAccountId: wallet, immediatelyExecute: true })),

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { payments } from '@sluice/contracts';
 import type { RouteModule } from '../http/types.js';
 import { ErrorBody } from '../schemas/common.js';
@@ -13,6 +14,12 @@ const errors = {
   503: ErrorBody,
 };
 const TAGS = ['Cross-Currency Transfers'];
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name.toLowerCase()];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? undefined : s;
+}
 
 /**
  * Quotes: `POST /quotes` locks the rate and amounts of a cross-currency payment
@@ -88,17 +95,21 @@ const quotesRoutes: RouteModule = (app, deps) => {
         operationId: 'executeQuote',
         summary: 'Execute a quote',
         description:
-          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and hands it to the rail; the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for destinations not executable yet (internal accounts, UMA addresses); 400 EMBEDDED_WALLET_SIGNATURE_REQUIRED for an EMBEDDED_WALLET source (wallet-signed execution is not available yet); 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, COUNTERPARTY_POST_TX_FAILED, funds released); 005/006/007 not simulated yet (400 QUOTE_NOT_EXECUTABLE); anything else COMPLETED after about 1 s.',
+          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and hands it to the rail; the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for destinations not executable yet (internal accounts, UMA addresses); an EMBEDDED_WALLET source needs header Service-Wallet-Signature (payloadToSign of the quote stamped with a session key of the wallet; Request-Id optional, default: the signing request of the quote): 401 WALLET_SIGNATURE_MISSING without it, 401 with the wallet-auth code (SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...) for a bad one, nothing held; 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, COUNTERPARTY_POST_TX_FAILED, funds released); 005/006/007 not simulated yet (400 QUOTE_NOT_EXECUTABLE); anything else COMPLETED after about 1 s.',
         params: QuoteParams,
         response: { 200: Quote, ...errors },
       },
     },
     async (request) => {
       const { quoteId } = request.params as { quoteId: string };
+      const signature = header(request, 'Service-Wallet-Signature');
+      const requestId = header(request, 'Request-Id');
       const { quote } = await client.executeQuote({
         platformId: request.platform.id,
         environment: ENV[request.platform.environment],
         quoteId,
+        ...(signature ? { walletSignature: signature } : {}),
+        ...(requestId ? { signingRequestId: requestId } : {}),
       });
       return quoteJson(quote!);
     },

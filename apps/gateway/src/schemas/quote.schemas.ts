@@ -115,6 +115,12 @@ export const Quote = Type.Object(
     purposeOfPayment: Type.Optional(Type.String()),
     counterpartyInformation: Type.Record(Type.String(), Type.String()),
     rateDetails: RateDetails,
+    payloadToSign: Type.Optional(
+      Type.String({
+        description:
+          'EMBEDDED_WALLET sources: stamp it byte for byte with a session key of the wallet and send the stamp as header Service-Wallet-Signature of POST /quotes/{quoteId}/execute',
+      }),
+    ),
   },
   { $id: 'Quote' },
 );
@@ -154,6 +160,7 @@ export function quoteJson(q: payments.Quote): Quote {
     ...(q.description !== undefined ? { description: q.description } : {}),
     ...(q.purposeOfPayment ? { purposeOfPayment: q.purposeOfPayment } : {}),
     counterpartyInformation: q.counterpartyInformation,
+    ...(q.payloadToSign ? { payloadToSign: q.payloadToSign } : {}),
     rateDetails: {
       counterpartyMultiplier: Number(d.counterpartyMultiplier),
       counterpartyFixedFee: Number(d.counterpartyFixedFee),

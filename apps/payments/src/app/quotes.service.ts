@@ -45,6 +45,33 @@ export interface InternalAccountTypes {
   typeOf(platformId: string, accountId: string): Promise<InternalAccountType>;
 }
 
+/**
+ * The wallet owner's authorization of an EMBEDDED_WALLET execution: wallet-auth's signed retry
+ * (action EXECUTE_QUOTE, body `{"quoteId": ...}`). `verify` throws wallet-auth's 401 DomainError
+ * (WALLET_SIGNATURE_MISSING, SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...) and consumes the request.
+ */
+export interface WalletSignatures {
+  challenge(
+    platformId: string,
+    accountId: string,
+    bodyJson: string,
+  ): Promise<{ requestId: string; payloadToSign: string }>;
+  verify(
+    platformId: string,
+    accountId: string,
+    signed: { bodyJson: string; signature?: string; requestId?: string },
+  ): Promise<void>;
+}
+
+/** The body an EXECUTE_QUOTE signing request binds. */
+export const executeQuoteBody = (quoteId: string): string => JSON.stringify({ quoteId });
+
+/** The wallet signature headers of an execute (EMBEDDED_WALLET sources). */
+export interface ExecuteSignature {
+  signature?: string;
+  requestId?: string;
+}
+
 /** Job kinds of quotes. */
 export const QUOTE_JOBS = {
   /** Marks a quote still PENDING at its expiry EXPIRED. */
@@ -90,6 +117,7 @@ export class QuotesService {
       ledger: Ledger;
       customers: CustomerDirectory;
       accountTypes: InternalAccountTypes;
+      walletSignatures: WalletSignatures;
       transfers: TransfersService;
       ttlMs: number;
       logger: Logger;
@@ -126,10 +154,9 @@ export class QuotesService {
   /** POST /quotes (`immediatelyExecute` is refused for EMBEDDED_WALLET sources before anything is written). */
   async create(req: CreateQuoteRequest & { immediatelyExecute?: boolean }): Promise<Quote> {
     const source = await this.deps.accounts.getInternalAccount(req.platformId, req.sourceAccountId);
-    if (
-      req.immediatelyExecute &&
-      (await this.deps.accountTypes.typeOf(req.platformId, source.id)) === 'EMBEDDED_WALLET'
-    ) {
+    const embeddedWallet =
+      (await this.deps.accountTypes.typeOf(req.platformId, source.id)) === 'EMBEDDED_WALLET';
+    if (req.immediatelyExecute && embeddedWallet) {
       throw invalidInput([
         {
           field: 'immediatelyExecute',
@@ -210,7 +237,22 @@ export class QuotesService {
         em,
       );
     });
-    return quote;
+    if (!embeddedWallet) return quote;
+    // The wallet owner authorizes the execution: stamp payloadToSign, send it with POST /quotes/{id}/execute.
+    const challenge = await this.deps.walletSignatures.challenge(
+      quote.platformId,
+      source.id,
+      executeQuoteBody(quote.id),
+    );
+    const signed = await this.repo.setSigningRequest(
+      this.orm.em.fork(),
+      quote.id,
+      challenge,
+      this.clock.now(),
+    );
+    return (
+      signed ?? { ...quote, signingRequestId: challenge.requestId, payloadToSign: challenge.payloadToSign }
+    );
   }
 
   /**
@@ -240,9 +282,16 @@ export class QuotesService {
    *    (one winner; transaction_id and the transaction's request key are unique);
    * 3. the transaction is handed to the rail through TransfersService (its state machine, webhooks,
    *    settlement job and submit safety net). A claim lost to the expiry releases the hold.
+   * An EMBEDDED_WALLET source first needs wallet-auth to verify (and consume) the wallet signature:
+   * its 401 passes through before anything is held.
    * A quote already executed is returned as it is.
    */
-  async execute(platformId: string, environment: Environment, quoteId: string): Promise<Quote> {
+  async execute(
+    platformId: string,
+    environment: Environment,
+    quoteId: string,
+    signature: ExecuteSignature = {},
+  ): Promise<Quote> {
     const q = await this.get(platformId, quoteId);
     if (q.status === 'EXPIRED') throw this.expiredError(q);
     if (q.status !== 'PENDING') return q;
@@ -257,15 +306,8 @@ export class QuotesService {
         { quoteId: q.id, destinationType: dest.kind },
       );
     }
-    if ((await this.deps.accountTypes.typeOf(platformId, q.source.accountId!)) === 'EMBEDDED_WALLET') {
-      // Embedded-wallet funds move only with the wallet owner's signature (wallet-auth signed retry),
-      // which quote execution does not verify yet: refuse rather than move them unsigned.
-      throw fail(
-        'EMBEDDED_WALLET_SIGNATURE_REQUIRED',
-        'Quotes from an EMBEDDED_WALLET source need the wallet signature, which quote execution does not accept yet',
-        { quoteId: q.id, field: 'source.accountId' },
-      );
-    }
+    const embeddedWallet =
+      (await this.deps.accountTypes.typeOf(platformId, q.source.accountId!)) === 'EMBEDDED_WALLET';
     const external = await this.deps.accounts.getExternalAccount(platformId, dest.accountId);
     if (external.status !== 'ACTIVE') {
       throw fail('EXTERNAL_ACCOUNT_NOT_USABLE', `External account ${external.id} is not active`, {
@@ -287,6 +329,16 @@ export class QuotesService {
           platformCustomerId: await this.deps.customers.platformCustomerId(platformId, q.customerId),
         }
       : undefined;
+    if (embeddedWallet) {
+      // Embedded-wallet funds move only with the wallet owner's signature: wallet-auth verifies and
+      // consumes the signing request (single use) before anything is held; its 401 passes through.
+      const requestId = signature.requestId ?? q.signingRequestId;
+      await this.deps.walletSignatures.verify(platformId, q.source.accountId!, {
+        bodyJson: executeQuoteBody(q.id),
+        ...(signature.signature ? { signature: signature.signature } : {}),
+        ...(requestId ? { requestId } : {}),
+      });
+    }
     const holdId = holdIdOf(q);
     await this.deps.ledger.placeHold({
       platformId,

@@ -41,6 +41,10 @@ export interface Quote {
   /** The receiving counterparty's name and other data it shared, if any. */
   counterpartyInformation: Record<string, string>;
   transactionId?: string;
+  /** EMBEDDED_WALLET sources: the wallet-auth signing request that authorizes the execution. */
+  signingRequestId?: string;
+  /** EMBEDDED_WALLET sources: the challenge the wallet owner stamps (public Quote.payloadToSign). */
+  payloadToSign?: string;
   createdAt: Date;
   expiresAt: Date;
   updatedAt: Date;

@@ -1,4 +1,4 @@
-import { accounts, payments as pb } from '@sluice/contracts';
+import { accounts, payments as pb, walletAuth } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import {
   DomainError,
@@ -15,6 +15,7 @@ import type {
   InternalAccountType,
   InternalAccountTypes,
   QuotesService,
+  WalletSignatures,
 } from '../app/quotes.service.js';
 import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
 import { toDecimalString } from '../domain/ratio.js';
@@ -50,6 +51,8 @@ export function quoteToPb(q: Quote): pb.Quote {
     ...(q.description !== undefined ? { description: q.description } : {}),
     ...(q.purposeOfPayment ? { purposeOfPayment: q.purposeOfPayment } : {}),
     counterpartyInformation: q.counterpartyInformation,
+    ...(q.payloadToSign ? { payloadToSign: q.payloadToSign } : {}),
+    ...(q.signingRequestId ? { signingRequestId: q.signingRequestId } : {}),
     createdAt: q.createdAt,
     expiresAt: q.expiresAt,
     updatedAt: q.updatedAt,
@@ -179,8 +182,16 @@ export function quotesHandlers(
         });
       if (!isId(req.quoteId, 'Quote'))
         errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
+      if (req.signingRequestId !== undefined && !isId(req.signingRequestId, 'Request'))
+        errors.push({ field: 'Request-Id', message: 'must be a Request id (Request:<uuid>)' });
+      if (req.walletSignature !== undefined && req.walletSignature.length > 4096)
+        errors.push({ field: 'Service-Wallet-Signature', message: 'must be at most 4096 characters' });
       if (errors.length) throw invalidInput(errors);
-      return { quote: quoteToPb(await quotes.execute(req.platformId, env!, req.quoteId)) };
+      const signature = {
+        ...(req.walletSignature ? { signature: req.walletSignature } : {}),
+        ...(req.signingRequestId ? { requestId: req.signingRequestId } : {}),
+      };
+      return { quote: quoteToPb(await quotes.execute(req.platformId, env!, req.quoteId, signature)) };
     },
     async getQuote(req) {
       const errors: FieldError[] = [];
@@ -211,6 +222,48 @@ export class AccountsInternalAccountTypes implements InternalAccountTypes {
   async typeOf(platformId: string, accountId: string): Promise<InternalAccountType> {
     const { account } = await this.client.getInternalAccount({ platformId, accountId });
     return ACCOUNT_TYPE[account!.type] ?? 'UNKNOWN';
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** The wallet owner's signature of quote executions: wallet-auth's signed retry (EXECUTE_QUOTE) over gRPC. */
+export class WalletAuthSignatures implements WalletSignatures {
+  private readonly client: PromiseClient<walletAuth.WalletAuthServiceClient>;
+
+  constructor(address: string, deadlineMs = 5000) {
+    this.client = createRpcClient(walletAuth.WalletAuthServiceClient, address, {
+      defaultDeadlineMs: deadlineMs,
+    });
+  }
+
+  async challenge(
+    platformId: string,
+    accountId: string,
+    bodyJson: string,
+  ): Promise<{ requestId: string; payloadToSign: string }> {
+    const { signingChallenge } = await this.client.createSigningRequest({
+      platformId,
+      accountId,
+      action: walletAuth.SignedAction.EXECUTE_QUOTE,
+      bodyJson,
+    });
+    return { requestId: signingChallenge!.requestId, payloadToSign: signingChallenge!.payloadToSign };
+  }
+
+  async verify(
+    platformId: string,
+    accountId: string,
+    signed: { bodyJson: string; signature?: string; requestId?: string },
+  ): Promise<void> {
+    await this.client.verifySignedRequest({
+      platformId,
+      accountId,
+      action: walletAuth.SignedAction.EXECUTE_QUOTE,
+      signed,
+    });
   }
 
   close(): void {

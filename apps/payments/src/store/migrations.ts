@@ -168,6 +168,16 @@ class IncomingApprovalsMigration extends Migration {
   }
 }
 
+/**
+ * Quotes from an EMBEDDED_WALLET source carry the wallet-auth signing request that
+ * authorizes their execution (issue 4's EXECUTE_QUOTE signed retry).
+ */
+class QuoteSigningRequestMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE quotes ADD COLUMN signing_request_id text, ADD COLUMN payload_to_sign text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -175,4 +185,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0003_transactions', class: TransactionsMigration },
   { name: '0004_quotes', class: QuotesMigration },
   { name: '0005_incoming_approvals', class: IncomingApprovalsMigration },
+  { name: '0006_quote_signing_request', class: QuoteSigningRequestMigration },
 ];

@@ -21,6 +21,8 @@ interface Row {
   sender_customer_info: Json | string;
   counterparty_information: Record<string, string> | string;
   transaction_id: string | null;
+  signing_request_id: string | null;
+  payload_to_sign: string | null;
   created_at: Date | string;
   expires_at: Date | string;
   updated_at: Date | string;
@@ -98,6 +100,8 @@ function fromRow(r: Row): Quote {
     senderCustomerInfo: json<Json>(r.sender_customer_info),
     counterpartyInformation: json<Record<string, string>>(r.counterparty_information),
     ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
+    ...(r.signing_request_id ? { signingRequestId: r.signing_request_id } : {}),
+    ...(r.payload_to_sign ? { payloadToSign: r.payload_to_sign } : {}),
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     updatedAt: new Date(r.updated_at),
@@ -182,6 +186,20 @@ export class QuoteRepository {
       params.push(o.expiredAt);
     }
     const rows = await em.execute<Row[]>(`UPDATE quotes SET ${set} WHERE ${where} RETURNING *`, params);
+    return rows[0] ? fromRow(rows[0]) : undefined;
+  }
+
+  /** Records the wallet-auth signing request of a quote (EMBEDDED_WALLET source); returns the updated quote. */
+  async setSigningRequest(
+    em: EntityManager,
+    id: string,
+    signing: { requestId: string; payloadToSign: string },
+    now: Date,
+  ): Promise<Quote | undefined> {
+    const rows = await em.execute<Row[]>(
+      `UPDATE quotes SET signing_request_id = ?, payload_to_sign = ?, updated_at = ? WHERE id = ? RETURNING *`,
+      [signing.requestId, signing.payloadToSign, now, id],
+    );
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
