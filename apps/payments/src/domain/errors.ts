@@ -20,7 +20,6 @@ export const fail = defineErrors({
   QUOTE_NOT_FOUND: 'NOT_FOUND',
   QUOTE_EXPIRED: 'INVALID_ARGUMENT',
   QUOTE_NOT_EXECUTABLE: 'FAILED_PRECONDITION',
-  EMBEDDED_WALLET_SIGNATURE_REQUIRED: 'INVALID_ARGUMENT',
   /** Approve/reject of an incoming payment that is not (or no longer) awaiting the platform: 409. */
   TRANSACTION_NOT_AWAITING_APPROVAL: 'ABORTED',
 });
