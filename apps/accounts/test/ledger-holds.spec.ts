@@ -598,6 +598,174 @@ describe('PostTransfer', () => {
   });
 });
 
+describe('the CLEARING system account', () => {
+  const CLEARING = { systemAccount: pb.SystemAccount.CLEARING };
+
+  /** A system account's posted balance (credits − debits), derived from its lines: system accounts keep no totals. */
+  async function systemBalance(platformId: string, name: string, currency: string): Promise<bigint> {
+    const r = await h.sql.query(
+      `SELECT coalesce(sum(l.amount), 0)::text AS b FROM accounts.journal_lines l
+       JOIN accounts.journal_entries e ON e.platform_id = l.platform_id AND e.id = l.entry_id
+       WHERE l.account_id = $1 AND e.phase IN ('POSTED', 'POST_PENDING')`,
+      [`system:${name}:${currency}:${platformId}`],
+    );
+    return BigInt(r.rows[0].b);
+  }
+
+  it('a hold towards CLEARING is posted into it, another is voided; the ledger reconciles', async () => {
+    const s = await setup();
+    const holdId = `quote:${newId('JournalEntry')}`;
+    const placed = await h.client.placeHold({
+      platformId: s.platformId,
+      holdId,
+      accountId: s.accountId,
+      amount: 4_000n,
+      currency: 'USD',
+      counterAccount: CLEARING,
+      kind: 'QUOTE_EXECUTION',
+    });
+    expect(placed.hold).toMatchObject({
+      counterAccount: CLEARING,
+      amount: 4_000n,
+      status: pb.HoldStatus.PENDING,
+    });
+    expect(placed.account!.availableAmount).toBe(6_000n);
+    // Created on first use, like the other system accounts: may go negative, no running totals.
+    const row = await h.sql.query(
+      `SELECT kind, allow_negative, currency FROM accounts.ledger_accounts WHERE id = $1 AND platform_id = $2`,
+      [`system:clearing:USD:${s.platformId}`, s.platformId],
+    );
+    expect(row.rows).toEqual([{ kind: 'SYSTEM', allow_negative: true, currency: 'USD' }]);
+    expect((await h.client.getHold({ platformId: s.platformId, holdId })).hold!.counterAccount).toEqual(
+      CLEARING,
+    );
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(0n);
+
+    const posted = await h.client.postHold({
+      platformId: s.platformId,
+      holdId,
+      postId: `capture:${holdId}`,
+      amount: 3_000n,
+    });
+    expect(posted.hold).toMatchObject({
+      status: pb.HoldStatus.POSTED,
+      postedAmount: 3_000n,
+      counterAccount: CLEARING,
+    });
+    expect([posted.account!.balance!.amount, posted.account!.availableAmount]).toEqual([7_000n, 7_000n]);
+    // Captured and not yet applied: the money waits in CLEARING.
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(3_000n);
+
+    const voidedId = newId('JournalEntry');
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId: voidedId,
+      accountId: s.accountId,
+      amount: 2_000n,
+      currency: 'USD',
+      counterAccount: CLEARING,
+    });
+    const voided = await h.client.voidHold({
+      platformId: s.platformId,
+      holdId: voidedId,
+      voidId: `void:${voidedId}`,
+    });
+    expect(voided.hold).toMatchObject({ status: pb.HoldStatus.VOIDED, counterAccount: CLEARING });
+    expect([voided.account!.balance!.amount, voided.account!.availableAmount]).toEqual([7_000n, 7_000n]);
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(3_000n);
+
+    const report = await h.client.reconcileLedger({ platformId: s.platformId });
+    // USD: the customer's and the platform's accounts, SETTLEMENT and CLEARING.
+    expect(report.currencies.find((c) => c.currency === 'USD')).toMatchObject({
+      postedBalanceSum: 0n,
+      lineSum: 0n,
+      pendingDebits: 0n,
+      pendingCredits: 0n,
+      accountCount: 4,
+    });
+    await expectConsistent(s.platformId);
+  });
+
+  it('PostTransfer lines on CLEARING: funding arrives, is paid out, comes back when returned and is refunded', async () => {
+    const s = await setup();
+    const base = newId('JournalEntry');
+    const step = async (name: string, lines: pb.LedgerLine[], kind: string) =>
+      h.client.postTransfer({ platformId: s.platformId, entryId: `${name}:${base}`, lines, kind });
+    const funding: pb.LedgerLine[] = [
+      { account: SETTLEMENT, currency: 'USD', amount: -1_000n },
+      { account: CLEARING, currency: 'USD', amount: 1_000n },
+    ];
+    expect((await step('funding', funding, 'REALTIME_FUNDING')).replayed).toBe(false);
+    expect((await step('funding', funding, 'REALTIME_FUNDING')).replayed).toBe(true);
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(1_000n);
+
+    await step(
+      'payout',
+      [
+        { account: CLEARING, currency: 'USD', amount: -1_000n },
+        { account: { systemAccount: pb.SystemAccount.FEES }, currency: 'USD', amount: 20n },
+        { account: SETTLEMENT, currency: 'USD', amount: 980n },
+      ],
+      'PAYOUT',
+    );
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(0n);
+
+    await step(
+      'returned',
+      [
+        { account: SETTLEMENT, currency: 'USD', amount: -980n },
+        { account: CLEARING, currency: 'USD', amount: 980n },
+      ],
+      'PAYOUT_RETURNED',
+    );
+    // Returned, not yet refunded: owed to the payer, in transit.
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(980n);
+    await expectConsistent(s.platformId);
+
+    const refund = await step(
+      'refund',
+      [
+        { account: CLEARING, currency: 'USD', amount: -980n },
+        { account: { internalAccountId: s.accountId }, currency: 'USD', amount: 980n },
+      ],
+      'REFUND',
+    );
+    expect(refund.accounts.map((a) => [a.id, a.balance!.amount])).toEqual([[s.accountId, 10_980n]]);
+    expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(0n);
+    expect(await systemBalance(s.platformId, 'fees', 'USD')).toBe(20n);
+
+    // CLEARING is one account per currency: a line in each currency is two accounts.
+    await step(
+      'eur',
+      [
+        { account: CLEARING, currency: 'USD', amount: -5n },
+        { account: { internalAccountId: s.accountId }, currency: 'USD', amount: 5n },
+        { account: CLEARING, currency: 'EUR', amount: -4n },
+        { account: { internalAccountId: s.eurAccountId }, currency: 'EUR', amount: 4n },
+      ],
+      'TRANSFER',
+    );
+    expect([
+      await systemBalance(s.platformId, 'clearing', 'USD'),
+      await systemBalance(s.platformId, 'clearing', 'EUR'),
+    ]).toEqual([-5n, -4n]);
+    const dup = await rejection(() =>
+      step(
+        'dup',
+        [
+          { account: CLEARING, currency: 'USD', amount: -5n },
+          { account: CLEARING, currency: 'USD', amount: 5n },
+        ],
+        'TRANSFER',
+      ),
+    );
+    expect(dup.details).toEqual({
+      errors: [{ field: 'lines[1].account', message: 'appears in another line' }],
+    });
+    await expectConsistent(s.platformId);
+  });
+});
+
 describe('ReconcileLedger', () => {
   it('reports per-currency sums and any account whose running totals drifted from its lines', async () => {
     const s = await setup();

@@ -2,7 +2,7 @@ import { isId, newId, type Clock } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Outbox } from '@sluice/events';
 import { invalidInput } from '@sluice/core';
-import { accountNotFound, fail, holdNotFound } from '../domain/errors.js';
+import { accountNotFound, fail, holdAlreadyResolved, holdNotFound } from '../domain/errors.js';
 import {
   MAX_BALANCE,
   toPublicInternalAccount,
@@ -102,8 +102,19 @@ export class LedgerService {
     const fingerprint = entryFingerprint(entry);
     const now = this.clock.now();
     if (!(await this.ledger.insertEntry(em, entry, fingerprint, now))) {
+      // Not inserted: a committed entry has this id, or (a resolution) the hold was
+      // resolved by another entry meanwhile. A new statement, so both are visible here.
       const existing = await this.ledger.getEntry(em, entry.platformId, entry.id);
-      if (existing?.fingerprint !== fingerprint) {
+      if (!existing) {
+        const hold =
+          entry.pendingEntryId !== undefined
+            ? await this.ledger.getHoldEntries(em, entry.platformId, entry.pendingEntryId)
+            : undefined;
+        const resolved = hold && holdFromEntries(hold.entry, hold.lines, hold.resolution);
+        if (resolved?.resolutionId !== undefined) throw holdAlreadyResolved(resolved);
+        throw new Error(`journal entry ${entry.id} was neither inserted nor found`);
+      }
+      if (existing.fingerprint !== fingerprint) {
         throw fail(
           'JOURNAL_ENTRY_CONFLICT',
           `Journal entry ${entry.id} already exists with different content`,
@@ -302,11 +313,7 @@ export class LedgerService {
         const hold = await this.loadHold(em, platformId, holdId);
         // Fast path of the database's guarantee (unique pending_entry_id), with a clearer message.
         if (hold.resolutionId !== undefined && hold.resolutionId !== resolutionId)
-          throw fail(
-            'JOURNAL_ENTRY_CONFLICT',
-            `Hold ${holdId} was already ${hold.status.toLowerCase()} by ${hold.resolutionId}`,
-            { holdId, status: hold.status, resolutionId: hold.resolutionId },
-          );
+          throw holdAlreadyResolved(hold);
         const { applied } = await this.recordIn(em, build(hold));
         return this.holdResult(em, platformId, holdId, !applied);
       }),
@@ -369,6 +376,7 @@ export async function withLedgerErrors<T>(fn: () => Promise<T>): Promise<T> {
       throw fail('INSUFFICIENT_FUNDS', 'The available balance of the account is too low');
     if (text.includes('ledger_accounts_balance_limit'))
       throw fail('BALANCE_LIMIT_EXCEEDED', `The balance of the account may not exceed ${MAX_BALANCE}`);
+    // Backstop only: recordIn's insert skips a conflicting resolution and reports it with details.
     if (text.includes('journal_entries_resolve_once'))
       throw fail('JOURNAL_ENTRY_CONFLICT', 'The pending entry was already posted or voided');
     throw err;

@@ -33,3 +33,12 @@ export function customerNotFound(customerId: string) {
 export function holdNotFound(holdId: string) {
   return fail('HOLD_NOT_FOUND', `Hold ${holdId} not found`, { holdId });
 }
+
+/** A hold step under one resolution id when the hold was already resolved under another. */
+export function holdAlreadyResolved(hold: { id: string; status: string; resolutionId?: string }) {
+  return fail(
+    'JOURNAL_ENTRY_CONFLICT',
+    `Hold ${hold.id} was already ${hold.status.toLowerCase()} by ${hold.resolutionId}`,
+    { holdId: hold.id, status: hold.status, resolutionId: hold.resolutionId },
+  );
+}

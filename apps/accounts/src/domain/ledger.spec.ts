@@ -11,6 +11,7 @@ import {
   holdFromEntries,
   postHoldEntry,
   refOfLedgerAccountId,
+  SYSTEM_ACCOUNT_NAMES,
   systemAccountId,
   unbalancedCurrencies,
   voidHoldEntry,
@@ -340,6 +341,10 @@ describe('ledger account references', () => {
   it('maps system account ids back to their names; sandbox funding cannot be named', () => {
     expect(refOfLedgerAccountId(A)).toEqual({ internalAccountId: A });
     expect(refOfLedgerAccountId(systemAccountId(P, 'FX', 'EUR'))).toEqual({ system: 'FX' });
+    expect(systemAccountId(P, 'CLEARING', 'USD')).toBe(`system:clearing:USD:${P}`);
+    for (const name of SYSTEM_ACCOUNT_NAMES)
+      expect(refOfLedgerAccountId(systemAccountId(P, name, 'USD'))).toEqual({ system: name });
+    expect(SYSTEM_ACCOUNT_NAMES).toEqual(['SETTLEMENT', 'FEES', 'FX', 'CLEARING']);
     expect(refOfLedgerAccountId(sandboxFundingAccountId(P, 'USD'))).toBeUndefined();
   });
 

@@ -205,10 +205,14 @@ export function sandboxFundingEntry(o: {
 /**
  * System accounts a caller may name (one per platform and currency, created on first use,
  * allowed to go negative): SETTLEMENT is the outside world reached through payment rails,
- * FEES the operator's fee revenue, FX the meeting point of the two legs of a conversion.
+ * FEES the operator's fee revenue, FX the meeting point of the two legs of a conversion,
+ * CLEARING the funds received or captured for a payment and not yet applied (between the
+ * source being debited, or real-time funding arriving, and the conversion/payout; and
+ * after a returned payout until it is refunded): a non-zero CLEARING balance is money
+ * owed that is in transit.
  */
-export type SystemAccountName = 'SETTLEMENT' | 'FEES' | 'FX';
-export const SYSTEM_ACCOUNT_NAMES: readonly SystemAccountName[] = ['SETTLEMENT', 'FEES', 'FX'];
+export type SystemAccountName = 'SETTLEMENT' | 'FEES' | 'FX' | 'CLEARING';
+export const SYSTEM_ACCOUNT_NAMES: readonly SystemAccountName[] = ['SETTLEMENT', 'FEES', 'FX', 'CLEARING'];
 
 /**
  * System accounts (ids `system:...`) keep no running totals: nothing is checked against

@@ -5,6 +5,7 @@ import type { LedgerService, TransferLine } from '../app/ledger.service.js';
 import {
   KIND_PATTERN,
   refOfLedgerAccountId,
+  SYSTEM_ACCOUNT_NAMES,
   systemAccountId,
   unbalancedCurrencies,
   type Hold,
@@ -20,16 +21,21 @@ export type LedgerHandlers = Pick<
   'placeHold' | 'postHold' | 'voidHold' | 'getHold' | 'postTransfer' | 'reconcileLedger'
 >;
 
-const SYSTEM_FROM_PB: Partial<Record<pb.SystemAccount, SystemAccountName>> = {
+// Exhaustive both ways: a value added to the proto enum or to SystemAccountName fails to compile until mapped.
+const SYSTEM_FROM_PB: Record<Exclude<pb.SystemAccount, pb.SystemAccount.UNSPECIFIED>, SystemAccountName> = {
   [pb.SystemAccount.SETTLEMENT]: 'SETTLEMENT',
   [pb.SystemAccount.FEES]: 'FEES',
   [pb.SystemAccount.FX]: 'FX',
+  [pb.SystemAccount.CLEARING]: 'CLEARING',
 };
 const SYSTEM_TO_PB: Record<SystemAccountName, pb.SystemAccount> = {
   SETTLEMENT: pb.SystemAccount.SETTLEMENT,
   FEES: pb.SystemAccount.FEES,
   FX: pb.SystemAccount.FX,
+  CLEARING: pb.SystemAccount.CLEARING,
 };
+/** "SETTLEMENT, FEES, FX or CLEARING" */
+const SYSTEM_NAMES_TEXT = `${SYSTEM_ACCOUNT_NAMES.slice(0, -1).join(', ')} or ${SYSTEM_ACCOUNT_NAMES.at(-1)}`;
 const HOLD_STATUS_TO_PB: Record<Hold['status'], pb.HoldStatus> = {
   PENDING: pb.HoldStatus.PENDING,
   POSTED: pb.HoldStatus.POSTED,
@@ -63,9 +69,9 @@ function ref(c: Checks, field: string, r: pb.LedgerAccountRef | undefined): Ledg
     c.id(`${field}.internalAccountId`, internal, 'InternalAccount');
     return undefined;
   }
-  const name = SYSTEM_FROM_PB[r.systemAccount!];
+  const name = (SYSTEM_FROM_PB as Partial<Record<pb.SystemAccount, SystemAccountName>>)[r.systemAccount!];
   if (!name) {
-    c.add(`${field}.systemAccount`, 'must be SETTLEMENT, FEES or FX');
+    c.add(`${field}.systemAccount`, `must be ${SYSTEM_NAMES_TEXT}`);
     return undefined;
   }
   return { system: name };

@@ -49,7 +49,16 @@ const DERIVED_TOTALS = `
   GROUP BY l.account_id`;
 
 export class LedgerRepository {
-  /** Creates a system account (may go negative) if it does not exist. */
+  /**
+   * Creates a system account (may go negative) if it does not exist. Concurrent first
+   * uses insert the same row: the loser waits for the winner and then does nothing.
+   *
+   * `ON CONFLICT DO NOTHING` has no conflict target on purpose (here and in
+   * `insertEntry`): with a target, only that index arbitrates, and a concurrent
+   * insert of the same row that slips past its check is then refused by the table's
+   * other unique index (`ledger_accounts_id_platform_currency`) with a unique
+   * violation instead of being skipped. Without a target every unique index arbitrates.
+   */
   async ensureSystemAccount(
     em: EntityManager,
     a: { id: string; platformId: string; currency: string },
@@ -57,15 +66,22 @@ export class LedgerRepository {
   ): Promise<void> {
     await em.execute(
       `INSERT INTO ledger_accounts (id, platform_id, currency, kind, allow_negative, created_at, updated_at)
-       VALUES (?, ?, ?, 'SYSTEM', true, ?, ?) ON CONFLICT (id) DO NOTHING`,
+       VALUES (?, ?, ?, 'SYSTEM', true, ?, ?) ON CONFLICT DO NOTHING`,
       [a.id, a.platformId, a.currency, now, now],
     );
   }
 
   /**
-   * Inserts the entry header. Returns true when inserted, false when an entry with
-   * this id already exists for the platform (a retry, or a concurrent duplicate that
-   * committed first: the insert waits for it).
+   * Inserts the entry header. Returns true when inserted, false when it conflicts
+   * with a committed entry (the insert waits for a concurrent one to commit or roll
+   * back) on either unique key: the same id for the platform (a retry, or a
+   * concurrent duplicate), or, for a POST_PENDING/VOID_PENDING, another resolution of
+   * the same hold (`journal_entries_resolve_once`). The caller tells the two apart.
+   *
+   * No conflict target, so both unique indexes arbitrate: with `ON CONFLICT
+   * (platform_id, id)` two concurrent inserts of the same resolution could both pass
+   * the primary-key check, and the second then failed on the resolve-once index with
+   * a unique violation (23505) instead of becoming a no-op.
    */
   async insertEntry(
     em: EntityManager,
@@ -75,7 +91,7 @@ export class LedgerRepository {
   ): Promise<boolean> {
     const rows = await em.execute<{ id: string }[]>(
       `INSERT INTO journal_entries (platform_id, id, kind, phase, pending_entry_id, fingerprint, description, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform_id, id) DO NOTHING RETURNING id`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
       [
         entry.platformId,
         entry.id,
