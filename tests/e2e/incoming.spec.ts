@@ -79,7 +79,7 @@ describe('incoming payments through the real processes', () => {
         // Amounts from 1000.00 USD wait for approval; 200 s × 0.01 = 2 s to decide.
         appEnv: {
           payments: {
-            INCOMING_APPROVAL_THRESHOLD: String(THRESHOLD),
+            INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
             INCOMING_APPROVAL_WINDOW_SECONDS: '200',
           },
         },

@@ -162,68 +162,320 @@ describe('quotes through the real processes', () => {
     }
   });
 
-  it('sandbox outcomes by IBAN suffix: 002 and 004 fail with the funds released, 003 completes later, 005 is refused', async () => {
-    const externalEnding = async (suffix: string) => {
-      const r = await api('POST', '/customers/external-accounts', {
-        customerId,
-        currency: 'EUR',
-        accountInfo: {
-          accountType: 'EUR_ACCOUNT',
-          iban: germanIban(`0532013${suffix}`),
-          beneficiary: {
-            beneficiaryType: 'INDIVIDUAL',
-            fullName: 'Grace Hopper',
-            address: { line1: '1 Hauptstr.', postalCode: '10115', country: 'DE' },
-          },
+  /** An EUR external account of the customer whose IBAN ends in `suffix`. */
+  const externalEnding = async (suffix: string) => {
+    const r = await api('POST', '/customers/external-accounts', {
+      customerId,
+      currency: 'EUR',
+      accountInfo: {
+        accountType: 'EUR_ACCOUNT',
+        iban: germanIban(`0532013${suffix}`),
+        beneficiary: {
+          beneficiaryType: 'INDIVIDUAL',
+          fullName: 'Grace Hopper',
+          address: { line1: '1 Hauptstr.', postalCode: '10115', country: 'DE' },
         },
-      });
-      expect(r.status, r.text).toBe(201);
-      return r.json.id as string;
-    };
-    const quoteTo = async (dst: string) => {
-      const q = await api('POST', '/quotes', {
-        source: { sourceType: 'ACCOUNT', accountId: usdAccount },
-        destination: { destinationType: 'ACCOUNT', accountId: dst },
-        lockedCurrencySide: 'SENDING',
-        lockedCurrencyAmount: 1_000,
-      });
-      expect(q.status, q.text).toBe(201);
-      return q.json.id as string;
-    };
-    const settled = (id: string, status: string) =>
-      eventually(async () => {
-        const r = await api('GET', `/quotes/${encodeURIComponent(id)}`);
-        return r.json.status === status ? r.json : undefined;
-      }, 30_000);
-    const before = await balance();
-    const [q2, q3, q4, q5] = await Promise.all(
-      ['002', '003', '004', '005'].map(async (sfx) => quoteTo(await externalEnding(sfx))),
-    );
-    for (const id of [q2, q3, q4]) {
-      const r = await api('POST', `/quotes/${encodeURIComponent(id!)}/execute`);
-      expect(r.status, r.text).toBe(200);
+      },
+    });
+    expect(r.status, r.text).toBe(201);
+    return r.json.id as string;
+  };
+  const transactionWhen = (id: string, ok: (t: any) => boolean) =>
+    eventually(async () => {
+      const r = await api('GET', `/transactions/${encodeURIComponent(id)}`);
+      return ok(r.json) ? r.json : undefined;
+    }, 60_000);
+  const hooksOf = (transactionId: string) =>
+    received.filter((r) => r.data?.id === transactionId).map((r) => r.type);
+  const reconcile = async () => {
+    const ledger = createRpcClient(accountsPb.AccountsServiceClient, e2e.stack.grpc.accounts!, {
+      defaultDeadlineMs: 10_000,
+    });
+    try {
+      const rec = await ledger.reconcileLedger({ platformId: e2e.stack.platforms.sandbox!.platformId });
+      expect(
+        rec.consistent,
+        JSON.stringify(rec, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      ).toBe(true);
+    } finally {
+      ledger.close();
     }
-    const refused = await api('POST', `/quotes/${encodeURIComponent(q5!)}/execute`);
-    expect(refused.status).toBe(400);
-    expect(refused.json.code).toBe('QUOTE_NOT_EXECUTABLE');
-    const f2 = await settled(q2!, 'FAILED');
-    const f4 = await settled(q4!, 'FAILED');
-    const c3 = await settled(q3!, 'COMPLETED');
-    const reasons = await Promise.all(
-      [f2, f4].map(
-        async (q) =>
-          (await api('GET', `/transactions/${encodeURIComponent(q.transactionId)}`)).json.failureReason,
-      ),
+  };
+
+  it('every row of the quote sandbox table (external account suffix), with its statuses, refunds, balance and webhooks', async () => {
+    type Row = {
+      suffix: string;
+      status: string;
+      failureReason?: string;
+      refund?: { status: string; reason: string };
+      /** Whether the customer ends up paying totalSendingAmount. */
+      debited: boolean;
+      hooks: string[];
+    };
+    const P = 'OUTGOING_PAYMENT.';
+    const rows: Row[] = [
+      {
+        suffix: '002',
+        status: 'FAILED',
+        failureReason: 'QUOTE_EXECUTION_FAILED',
+        debited: false,
+        hooks: [`${P}PENDING`, `${P}FAILED`],
+      },
+      {
+        suffix: '003',
+        status: 'COMPLETED',
+        debited: true,
+        hooks: [`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`],
+      },
+      {
+        suffix: '004',
+        status: 'FAILED',
+        failureReason: 'OFFRAMP_FAILED',
+        debited: false,
+        hooks: [`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`],
+      },
+      {
+        suffix: '005',
+        status: 'REFUNDED',
+        failureReason: 'OFFRAMP_FAILED',
+        refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
+        debited: false,
+        hooks: [
+          `${P}PENDING`,
+          `${P}PROCESSING`,
+          `${P}COMPLETED`,
+          `${P}FAILED`,
+          `${P}REFUND_PENDING`,
+          `${P}REFUND_COMPLETED`,
+        ],
+      },
+      {
+        suffix: '006',
+        status: 'REFUNDED',
+        failureReason: 'QUOTE_EXECUTION_FAILED',
+        refund: { status: 'COMPLETED', reason: 'USER_CANCELLATION' },
+        debited: false,
+        hooks: [`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`, `${P}REFUND_PENDING`, `${P}REFUND_COMPLETED`],
+      },
+      {
+        suffix: '007',
+        status: 'FAILED',
+        failureReason: 'OFFRAMP_FAILED',
+        refund: { status: 'FAILED', reason: 'TRANSACTION_FAILED' },
+        debited: true,
+        hooks: [`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`, `${P}REFUND_PENDING`, `${P}REFUND_FAILED`],
+      },
+      {
+        suffix: '123',
+        status: 'COMPLETED',
+        debited: true,
+        hooks: [`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`],
+      },
+    ];
+    const before = await balance();
+    const executed = await Promise.all(
+      rows.map(async (row) => {
+        const dst = await externalEnding(row.suffix);
+        const q = await api('POST', '/quotes', {
+          source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+          destination: { destinationType: 'ACCOUNT', accountId: dst },
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: 1_000,
+        });
+        expect(q.status, q.text).toBe(201);
+        const r = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`, undefined, {
+          'idempotency-key': `row-${row.suffix}`,
+        });
+        expect(r.status, r.text).toBe(200);
+        return { row, quote: r.json };
+      }),
     );
-    expect(reasons).toEqual(['QUOTE_EXECUTION_FAILED', 'COUNTERPARTY_POST_TX_FAILED']);
-    expect(await balance()).toBe(before - c3.totalSendingAmount);
+    const final = (row: Row, t: any) =>
+      t.status === row.status && (!row.refund || t.refund?.status === row.refund.status);
+    let expected = before;
+    for (const { row, quote } of executed) {
+      const t = await transactionWhen(quote.transactionId, (x) => final(row, x));
+      expect(t, row.suffix).toMatchObject({
+        status: row.status,
+        quoteId: quote.id,
+        exchangeRate: 1.08,
+        rateDetails: { gridApiFixedFee: 10 },
+        ...(row.failureReason ? { failureReason: row.failureReason } : {}),
+        ...(row.refund ? { refund: row.refund } : {}),
+      });
+      if (!row.refund) expect(t.refund, row.suffix).toBeUndefined();
+      if (row.debited) expected -= quote.totalSendingAmount as number;
+      const q = await api('GET', `/quotes/${encodeURIComponent(quote.id)}`);
+      expect(q.json.status, row.suffix).toBe(row.status === 'COMPLETED' ? 'COMPLETED' : 'FAILED');
+      await eventually(async () => hooksOf(quote.transactionId).length >= row.hooks.length, 30_000);
+      // Every status announced exactly once (delivery order across events is not guaranteed).
+      expect([...hooksOf(quote.transactionId)].sort(), row.suffix).toEqual([...row.hooks].sort());
+    }
+    expect(await balance()).toBe(expected);
+    await reconcile();
+  });
+
+  it('books a quote to an internal account of another customer at once (COMPLETED), credited in EUR', async () => {
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'quote-euro-user',
+      fullName: 'Emmy Noether',
+      currencies: ['EUR'],
+    });
+    expect(c.status, c.text).toBe(201);
+    const eur = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=EUR`,
+    );
+    const eurAccount = eur.json.data[0].id as string;
+    const before = await balance();
+    const q = await api('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+      destination: { destinationType: 'ACCOUNT', accountId: eurAccount },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: 5_000,
+      immediatelyExecute: true,
+    });
+    expect(q.status, q.text).toBe(201);
+    expect(q.json.status).toBe('COMPLETED');
+    expect(await balance()).toBe(before - q.json.totalSendingAmount);
+    const after = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=EUR`,
+    );
+    expect(after.json.data[0].balance.amount).toBe(5_000);
+    const t = await api('GET', `/transactions/${encodeURIComponent(q.json.transactionId)}`);
+    expect(t.json).toMatchObject({
+      status: 'COMPLETED',
+      destination: { destinationType: 'ACCOUNT', accountId: eurAccount, currency: 'EUR' },
+      receivedAmount: { amount: 5_000 },
+    });
+    // The receiver's balance webhook comes from the same ledger entry.
     await eventually(
       async () =>
-        [f2, f4].every((q) =>
-          received.some((r) => r.type === 'OUTGOING_PAYMENT.FAILED' && r.data.id === q.transactionId),
+        received.some(
+          (r) =>
+            r.type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED' &&
+            r.data.id === eurAccount &&
+            r.data.balance.amount === 5_000,
         ),
       30_000,
     );
+    await reconcile();
+  });
+
+  it('pays the sandbox UMA receivers: $success.eur / $success.mxn complete, $pending.long.usd completes later, $fail.compliance.usd fails', async () => {
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'quote-uma-user',
+      fullName: 'Lise Meitner',
+      currencies: ['EUR', 'USD'],
+    });
+    expect(c.status, c.text).toBe(201);
+    const accountIn = async (cur: string) =>
+      (
+        await api(
+          'GET',
+          `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=${cur}`,
+        )
+      ).json.data[0].id as string;
+    const usd = await accountIn('USD');
+    const eur = await accountIn('EUR');
+    for (const a of [usd, eur]) {
+      const f = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(a)}/fund`, {
+        amount: 100_000,
+      });
+      expect(f.status, f.text).toBe(200);
+    }
+    const pay = async (receiverLocal: string, source: string) => {
+      const address = `$${receiverLocal}@sandbox.sluice.local`;
+      const lookup = await api('GET', `/receiver/uma/${encodeURIComponent(address)}`);
+      expect(lookup.status, lookup.text).toBe(200);
+      const q = await api('POST', '/quotes', {
+        lookupId: lookup.json.lookupId,
+        source: { sourceType: 'ACCOUNT', accountId: source },
+        destination: { destinationType: 'UMA_ADDRESS', umaAddress: address },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 2_000,
+        senderCustomerInfo: { FULL_NAME: 'Lise Meitner', BIRTH_DATE: '1878-11-07' },
+      });
+      expect(q.status, q.text).toBe(201);
+      const r = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`);
+      expect(r.status, r.text).toBe(200);
+      return r.json;
+    };
+    const eurQ = await pay('success.eur', usd);
+    const mxnQ = await pay('success.mxn', usd);
+    const longQ = await pay('pending.long.usd', eur);
+    const failQ = await pay('fail.compliance.usd', eur);
+    expect(failQ.status).toBe('FAILED');
+    for (const q of [eurQ, mxnQ]) {
+      const t = await transactionWhen(q.transactionId, (x) => x.status === 'COMPLETED');
+      expect(t.destination).toMatchObject({ destinationType: 'UMA_ADDRESS' });
+    }
+    // 6 minutes × 0.01 = 3.6 s: still PROCESSING at first.
+    const early = await api('GET', `/transactions/${encodeURIComponent(longQ.transactionId)}`);
+    expect(early.json.status).toBe('PROCESSING');
+    await transactionWhen(longQ.transactionId, (x) => x.status === 'COMPLETED');
+    const failed = await api('GET', `/transactions/${encodeURIComponent(failQ.transactionId)}`);
+    expect(failed.json).toMatchObject({ status: 'FAILED', failureReason: 'PAY_REQUEST_FAILED' });
+    const balanceOf = async (id: string) =>
+      (
+        await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}`)
+      ).json.data.find((a: any) => a.id === id).balance.amount as number;
+    expect(await balanceOf(usd)).toBe(100_000 - eurQ.totalSendingAmount - mxnQ.totalSendingAmount);
+    expect(await balanceOf(eur)).toBe(100_000 - longQ.totalSendingAmount);
+    await reconcile();
+  });
+
+  it('REALTIME_FUNDING: the quote carries payment instructions; POST /sandbox/send pays them and the payment executes once', async () => {
+    const q = await api('POST', '/quotes', {
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId },
+      destination: { destinationType: 'ACCOUNT', accountId: eurExternal },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 3_000,
+    });
+    expect(q.status, q.text).toBe(201);
+    expect(q.json.source).toEqual({ sourceType: 'REALTIME_FUNDING', customerId, currency: 'USD' });
+    expect(q.json.transactionId).toMatch(/^Transaction:/);
+    const instructions = q.json.paymentInstructions;
+    expect(instructions[0].accountOrWalletInfo).toMatchObject({
+      accountType: 'USD_ACCOUNT',
+      paymentRails: ['RTP', 'FEDNOW'],
+    });
+    const pending = await api('GET', `/transactions/${encodeURIComponent(q.json.transactionId)}`);
+    expect(pending.json).toMatchObject({
+      status: 'PENDING',
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+    });
+    expect(instructions[0].accountOrWalletInfo.reference).toBe(
+      pending.json.reconciliationInstructions.reference,
+    );
+    const exec = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`);
+    expect(exec.status).toBe(400);
+    expect(exec.json.code).toBe('QUOTE_NOT_EXECUTABLE');
+    const wrong = await api('POST', '/sandbox/send', { quoteId: q.json.id, currencyCode: 'EUR' });
+    expect(wrong.status).toBe(400);
+    expect(JSON.stringify(wrong.json.details)).toContain('currencyCode');
+    const before = await balance();
+    const sent = await Promise.all(
+      [0, 1, 2].map(() => api('POST', '/sandbox/send', { quoteId: q.json.id, currencyCode: 'USD' })),
+    );
+    for (const r of sent) {
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.id).toBe(q.json.transactionId);
+    }
+    const t = await transactionWhen(q.json.transactionId, (x) => x.status === 'COMPLETED');
+    expect(t).toMatchObject({ sentAmount: { amount: q.json.totalSendingAmount }, quoteId: q.json.id });
+    // The payer paid from outside: the customer's own balance never moved.
+    expect(await balance()).toBe(before);
+    await eventually(async () => hooksOf(t.id).includes('OUTGOING_PAYMENT.COMPLETED'), 30_000);
+    expect([...hooksOf(t.id)].sort()).toEqual(
+      ['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED'].sort(),
+    );
+    const prod = await other('POST', '/sandbox/send', { body: { quoteId: q.json.id, currencyCode: 'USD' } });
+    expect(prod.status).toBe(403);
+    await reconcile();
   });
 
   it('quotes USD → EUR to an external account: exact amounts, fees, rate details, PENDING; GET reads it back', async () => {

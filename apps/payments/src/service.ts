@@ -8,6 +8,7 @@ import {
 } from './app/receiver-lookups.service.js';
 import { SandboxExchangeRateProvider, UnconfiguredExchangeRateProvider } from './domain/exchange-rates.js';
 import { SandboxFeeSchedule } from './domain/pricing.js';
+import { APPROVAL_THRESHOLDS_PATTERN, approvalThresholds } from './domain/approval-thresholds.js';
 import { SandboxUmaCounterparty, UnconfiguredUmaCounterparty } from './domain/uma.js';
 import { SandboxUmaProviderDirectory, type UmaProviderDirectory } from './domain/uma-providers.js';
 import type { AccountsPort, CustomerDirectory, Ledger } from './app/ports.js';
@@ -16,8 +17,13 @@ import { IncomingService, type IncomingDirectory } from './app/incoming.service.
 import { GrpcIncomingDirectory } from './rpc/incoming.rpc.js';
 import { QuotesService, type InternalAccountTypes, type WalletSignatures } from './app/quotes.service.js';
 import { AccountsInternalAccountTypes, WalletAuthSignatures } from './rpc/quotes.rpc.js';
-import { QuoteAwareRail, SandboxQuoteRail } from './domain/quote-rail.js';
-import { QuoteRepository } from './store/quote.repository.js';
+import {
+  SandboxQuoteRail,
+  SandboxUmaRail,
+  UnconfiguredPayoutRail,
+  type PayoutRail,
+} from './domain/quote-rail.js';
+import { QuotePaymentsService, type PayoutRails } from './app/quote-payments.service.js';
 import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from './domain/payment-rail.js';
 import { AccountsExternalAccountDirectory } from './rpc/accounts-directory.js';
 import { AccountsLedgerClient, IdentityCustomerDirectory } from './rpc/accounts-ledger.js';
@@ -57,11 +63,11 @@ const config = Type.Object({
     maximum: 300,
     description: 'how long a quote stays executable (expiresAt = createdAt + this)',
   }),
-  INCOMING_APPROVAL_THRESHOLD: Type.Integer({
-    default: 1_000_000,
-    minimum: 1,
+  INCOMING_APPROVAL_THRESHOLDS: Type.String({
+    default: '',
+    pattern: APPROVAL_THRESHOLDS_PATTERN,
     description:
-      'incoming payments of at least this many minor units (any currency) wait for POST /transactions/{id}/approve',
+      'per-currency overrides `CUR:minorUnits,...` (e.g. `USD:500000,BTC:1000000`) of the amounts at or above which incoming payments wait for POST /transactions/{id}/approve; defaults are about 10,000 USD worth per currency (docs/payments.md)',
   }),
   INCOMING_APPROVAL_WINDOW_SECONDS: Type.Integer({
     default: 300,
@@ -95,6 +101,8 @@ export interface PaymentsAdapters {
   ledger?: Ledger;
   customers?: CustomerDirectory;
   rails?: Partial<Record<Environment, PaymentRail>>;
+  /** Payout rails of quote payments (external accounts, UMA addresses). */
+  payoutRails?: Partial<Record<Environment, PayoutRails>>;
   /** Receivers of incoming payments (identity customers by UMA address, their internal accounts). */
   incomingDirectory?: IncomingDirectory;
   /** Internal account types (EMBEDDED_WALLET quote sources need the wallet signature). */
@@ -155,19 +163,12 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
       const identityClient = overrides.customers
         ? undefined
         : new IdentityCustomerDirectory(c.IDENTITY_GRPC_URL);
-      const quoteRepo = new QuoteRepository();
       const transfers = new TransfersService(orm, clock, {
         accounts: overrides.accounts ?? accountsClient!,
         ledger: overrides.ledger ?? accountsClient!,
         customers: overrides.customers ?? identityClient!,
         rails: {
-          // Quote payouts follow the quote sandbox table; other payments the transfer rail.
-          SANDBOX: new QuoteAwareRail(
-            overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
-            new SandboxQuoteRail(),
-            async (p) =>
-              p.direction === 'PAYOUT' && quoteRepo.isQuoteTransaction(orm.em.fork(), p.transactionId),
-          ),
+          SANDBOX: overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
           PRODUCTION: overrides.rails?.PRODUCTION ?? new UnconfiguredPaymentRail(),
         },
         scheduler,
@@ -175,6 +176,22 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
         logger,
       });
       transfers.registerJobs();
+      const unconfigured: PayoutRail = new UnconfiguredPayoutRail();
+      const quotePayments = new QuotePaymentsService(orm, clock, {
+        ledger: overrides.ledger ?? accountsClient!,
+        transfers,
+        rails: {
+          // Quote payouts follow the specification's quote table (external accounts) and sandbox receivers (UMA).
+          SANDBOX: overrides.payoutRails?.SANDBOX ?? {
+            account: new SandboxQuoteRail(),
+            uma: new SandboxUmaRail(),
+          },
+          PRODUCTION: overrides.payoutRails?.PRODUCTION ?? { account: unconfigured, uma: unconfigured },
+        },
+        scheduler,
+        logger,
+      });
+      quotePayments.registerJobs();
       const accountTypes = overrides.accountTypes
         ? undefined
         : new AccountsInternalAccountTypes(c.ACCOUNTS_GRPC_URL);
@@ -198,6 +215,7 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
         ledger: overrides.ledger ?? accountsClient!,
         customers: overrides.customers ?? identityClient!,
         transfers,
+        quotePayments,
         ttlMs: c.QUOTE_TTL_SECONDS * 1000,
         logger,
       });
@@ -209,7 +227,7 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
         orm,
         clock,
         {
-          approvalThreshold: BigInt(c.INCOMING_APPROVAL_THRESHOLD),
+          approvalThresholds: approvalThresholds(c.INCOMING_APPROVAL_THRESHOLDS),
           approvalWindowMs: c.INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
         },
         {

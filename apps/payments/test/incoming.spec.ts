@@ -49,6 +49,9 @@ const ledger: Ledger = {
   async creditFromOutside(c) {
     if (!credits.has(c.entryId)) credits.set(c.entryId, { accountId: c.accountId, amount: c.amount });
   },
+  async postEntry() {
+    throw new Error('not used');
+  },
 };
 const accountsFake: AccountsPort = {
   async getInternalAccount() {
@@ -93,7 +96,7 @@ beforeAll(async () => {
       GRPC_PORT: '0',
       SANDBOX_TIME_SCALE: '0.01',
       JOB_POLL_MS: '20',
-      INCOMING_APPROVAL_THRESHOLD: String(THRESHOLD),
+      INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
       // 200 s × 0.01 = 2 s to decide.
       INCOMING_APPROVAL_WINDOW_SECONDS: '200',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -236,7 +239,7 @@ describe('SandboxReceiveUma below the approval threshold', () => {
   });
 });
 
-describe('incoming payments awaiting the platform (amount ≥ INCOMING_APPROVAL_THRESHOLD)', () => {
+describe('incoming payments awaiting the platform (amount ≥ the USD threshold of INCOMING_APPROVAL_THRESHOLDS)', () => {
   it('waits PENDING without a credit; approve credits it once; a repeated approve returns it', async () => {
     const before = balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD });

@@ -18,8 +18,8 @@ import {
   type CustomerDirectory,
   type ExternalAccountInfo,
   type InternalAccountInfo,
-  type Ledger,
 } from '../src/index.js';
+import { FakeLedger } from './fake-ledger.js';
 import type { WalletSignatures } from '../src/app/quotes.service.js';
 
 // Quotes over real gRPC and Postgres; accounts, ledger and identity are in-memory fakes.
@@ -47,52 +47,14 @@ const accountsFake: AccountsPort = {
     return a;
   },
 };
-/** The fake ledger: posted balance and open holds per internal account, every step idempotent on its id. */
-class FakeLedger implements Ledger {
-  readonly posted = new Map<string, bigint>();
-  readonly holds = new Map<
-    string,
-    { accountId: string; amount: bigint; state: 'PENDING' | 'POSTED' | 'VOIDED' }
-  >();
-  available(accountId: string): bigint {
-    let held = 0n;
-    for (const h of this.holds.values())
-      if (h.accountId === accountId && h.state === 'PENDING') held += h.amount;
-    return (this.posted.get(accountId) ?? 0n) - held;
-  }
-  holdsOf(accountId: string) {
-    return [...this.holds.entries()].filter(([, h]) => h.accountId === accountId);
-  }
-  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
-    await new Promise((r) => setTimeout(r, 1)); // let concurrent callers interleave
-    if (this.holds.has(h.holdId)) return;
-    if (this.available(h.accountId) < h.amount) {
-      throw new DomainError('FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS', 'Insufficient funds', {
-        accountId: h.accountId,
-      });
-    }
-    this.holds.set(h.holdId, { accountId: h.accountId, amount: h.amount, state: 'PENDING' });
-  }
-  async postHold(h: { holdId: string }): Promise<void> {
-    const hold = this.holds.get(h.holdId)!;
-    if (hold.state === 'POSTED') return;
-    if (hold.state !== 'PENDING') throw new Error(`post of a ${hold.state} hold`);
-    hold.state = 'POSTED';
-    this.posted.set(hold.accountId, (this.posted.get(hold.accountId) ?? 0n) - hold.amount);
-  }
-  async voidHold(h: { holdId: string }): Promise<void> {
-    const hold = this.holds.get(h.holdId);
-    if (!hold) throw new DomainError('NOT_FOUND', 'HOLD_NOT_FOUND', 'no such hold');
-    if (hold.state === 'VOIDED') return;
-    if (hold.state !== 'PENDING') throw new Error(`void of a ${hold.state} hold`);
-    hold.state = 'VOIDED';
-  }
-  async creditFromOutside(): Promise<void> {
-    throw new Error('not used by quotes');
-  }
-}
 const ledgerFake = new FakeLedger();
-const customersFake: CustomerDirectory = { platformCustomerId: async () => 'pc-1' };
+const customersFake: CustomerDirectory = {
+  async platformCustomerId(_p, id) {
+    if (id !== customerId && id !== otherCustomerId)
+      throw new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', `${id} not found`);
+    return 'pc-1';
+  },
+};
 const embeddedWallets = new Set<string>();
 const accountTypesFake = {
   typeOf: async (_p: string, id: string) =>
@@ -218,6 +180,7 @@ function base(over: Partial<pb.CreateQuoteRequest> = {}): pb.CreateQuoteRequest 
   return {
     platformId,
     environment: SANDBOX,
+    sourceKind: 'ACCOUNT',
     sourceAccountId: over.sourceAccountId ?? addInternal('USD'),
     destinationKind: 'ACCOUNT',
     destinationAccountId: over.destinationAccountId ?? addExternal('EUR'),
@@ -310,9 +273,25 @@ describe('CreateQuote / GetQuote', () => {
     ['a malformed lookup id', { lookupId: 'Lookup:1' }, 'lookupId'],
     ['an unknown purpose', { purposeOfPayment: 'FUN' }, 'purposeOfPayment'],
     ['non-object payer data', { senderCustomerInfoJson: '[1]' }, 'senderCustomerInfo'],
+    ['an unknown source type', { sourceKind: 'CARD' }, 'source.sourceType'],
     [
-      'immediate execution to an internal account (not available yet)',
-      { immediatelyExecute: true, destinationAccountId: addInternal('EUR') },
+      'real-time funding without a currency',
+      { sourceKind: 'REALTIME_FUNDING', sourceAccountId: '' },
+      'source.currency',
+    ],
+    [
+      'real-time funding in an unknown currency',
+      { sourceKind: 'REALTIME_FUNDING', sourceAccountId: '', sourceCurrency: 'XYZ' },
+      'source.currency',
+    ],
+    [
+      'immediate execution of a real-time-funded quote',
+      {
+        sourceKind: 'REALTIME_FUNDING',
+        sourceAccountId: '',
+        sourceCurrency: 'USD',
+        immediatelyExecute: true,
+      },
       'immediatelyExecute',
     ],
     [
@@ -536,7 +515,7 @@ describe('ExecuteQuote', () => {
     expect(ledgerFake.holdsOf(src)).toHaveLength(1);
   });
 
-  it('the quote row follows its transaction to COMPLETED / FAILED without any read (sync job)', async () => {
+  it('the quote row follows its transaction to COMPLETED / FAILED without any read (same database transaction)', async () => {
     const src = addInternal('USD', customerId, platformId, 50_000n);
     const ok = (await client.createQuote(base({ sourceAccountId: src }))).quote!;
     const bad = (
@@ -648,27 +627,131 @@ describe('ExecuteQuote', () => {
     expect(ledgerFake.posted.get(src)).toBe(40_000n);
   });
 
-  it('sandbox 004: counterparty delivery failed → FAILED (COUNTERPARTY_POST_TX_FAILED), hold voided', async () => {
+  it('sandbox 004: counterparty delivery failed → FAILED (OFFRAMP_FAILED), hold voided', async () => {
     const src = addInternal('USD', customerId, platformId, 50_000n);
     const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('004'));
     const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
     await exec(quote!.id);
     const failed = await quoteStatus(quote!.id, 'FAILED');
     const { transaction } = await client.getTransaction({ platformId, transactionId: failed.transactionId! });
-    expect(transaction).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED' });
+    expect(transaction).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'REJECTED_BY_BANK',
+    });
+    expect(transaction!.refund).toBeUndefined();
     expect(ledgerFake.available(src)).toBe(50_000n);
+    expect(ledgerFake.posted.get(src)).toBe(50_000n);
   });
 
-  it.each(['005', '006', '007'])(
-    'sandbox %s (not simulated yet): QUOTE_NOT_EXECUTABLE, nothing held',
-    async (suffix) => {
-      const src = addInternal('USD', customerId, platformId, 50_000n);
-      const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding(suffix));
-      const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
-      expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_NOT_EXECUTABLE');
-      expect(ledgerFake.holdsOf(src)).toHaveLength(0);
-    },
-  );
+  const txOf = async (quoteId: string, status: string) =>
+    eventually(async () => {
+      const { quote } = await client.getQuote({ platformId, quoteId });
+      if (!quote!.transactionId) return undefined;
+      const { transaction } = await client.getTransaction({
+        platformId,
+        transactionId: quote!.transactionId,
+      });
+      return transaction!.status === status ? transaction! : undefined;
+    });
+
+  it('a completed payout books the conversion: source −T, FEES +F, FX +C / −R, SETTLEMENT +R, CLEARING back to 0', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const fees = ledgerFake.system('FEES', 'USD');
+    const fxUsd = ledgerFake.system('FX', 'USD');
+    const fxEur = ledgerFake.system('FX', 'EUR');
+    const settled = ledgerFake.system('SETTLEMENT', 'EUR');
+    const clearing = ledgerFake.system('CLEARING', 'USD');
+    await exec(quote!.id);
+    const t = await txOf(quote!.id, 'COMPLETED');
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(ledgerFake.system('FEES', 'USD') - fees).toBe(40n);
+    expect(ledgerFake.system('FX', 'USD') - fxUsd).toBe(9_960n);
+    expect(ledgerFake.system('FX', 'EUR') - fxEur).toBe(-9_223n);
+    expect(ledgerFake.system('SETTLEMENT', 'EUR') - settled).toBe(9_223n);
+    expect(ledgerFake.system('CLEARING', 'USD')).toBe(clearing);
+    expect(t.exchangeRate).toBe('1.08');
+    expect(t.rateDetails).toMatchObject({ gridApiFixedFee: 10n, gridApiVariableFeeAmount: 30n });
+  });
+
+  it('sandbox 005: COMPLETED, then returned by the receiving bank → FAILED (OFFRAMP_FAILED), then REFUNDED in full', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('005'));
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    await exec(quote!.id);
+    const completed = await txOf(quote!.id, 'COMPLETED');
+    const refunded = await txOf(quote!.id, 'REFUNDED');
+    expect(refunded).toMatchObject({
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'RETURNED_BY_BANK',
+      refund: {
+        status: 'COMPLETED',
+        reason: 'TRANSACTION_FAILED',
+        reference: `${completed.reference}-REFUND`,
+      },
+    });
+    expect(refunded.refund!.settledAt).toBeInstanceOf(Date);
+    // Fees included: the customer gets every cent back.
+    expect(ledgerFake.posted.get(src)).toBe(50_000n);
+    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('FAILED');
+    expect(await outboxTypes(completed.id)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.COMPLETED',
+      'OUTGOING_PAYMENT.FAILED',
+      'OUTGOING_PAYMENT.REFUND_PENDING',
+      'OUTGOING_PAYMENT.REFUND_COMPLETED',
+    ]);
+  });
+
+  it('sandbox 006: cancelled by the user → FAILED (QUOTE_EXECUTION_FAILED, USER_CANCELLED), refund USER_CANCELLATION → REFUNDED', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('006'));
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    await exec(quote!.id);
+    const refunded = await txOf(quote!.id, 'REFUNDED');
+    expect(refunded).toMatchObject({
+      failureReason: 'QUOTE_EXECUTION_FAILED',
+      failureDetail: 'USER_CANCELLED',
+      refund: { status: 'COMPLETED', reason: 'USER_CANCELLATION' },
+    });
+    expect(ledgerFake.posted.get(src)).toBe(50_000n);
+    expect(await outboxTypes(refunded.id)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.FAILED',
+      'OUTGOING_PAYMENT.REFUND_PENDING',
+      'OUTGOING_PAYMENT.REFUND_COMPLETED',
+    ]);
+  });
+
+  it('sandbox 007: payout and refund failed → FAILED with a FAILED refund; the money waits in CLEARING', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('007'));
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const clearing = ledgerFake.system('CLEARING', 'USD');
+    await exec(quote!.id);
+    const t = await eventually(async () => {
+      const tx = await txOf(quote!.id, 'FAILED');
+      return tx.refund?.status === 'FAILED' ? tx : undefined;
+    });
+    expect(t).toMatchObject({
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'PAYOUT_FAILED',
+      refund: { status: 'FAILED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(ledgerFake.system('CLEARING', 'USD') - clearing).toBe(10_000n);
+    expect(await outboxTypes(t.id)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.FAILED',
+      'OUTGOING_PAYMENT.REFUND_PENDING',
+      'OUTGOING_PAYMENT.REFUND_FAILED',
+    ]);
+  });
 
   it('immediatelyExecute executes at creation', async () => {
     const src = addInternal('USD', customerId, platformId, 50_000n);
@@ -800,12 +883,29 @@ describe('ExecuteQuote', () => {
     expect(await quoteCount()).toBe(before);
   });
 
-  it('refuses destinations not executable yet (internal account, UMA) and unknown quotes', async () => {
-    const { quote } = await client.createQuote(
-      base({ destinationAccountId: addInternal('EUR', otherCustomerId) }),
-    );
-    expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_NOT_EXECUTABLE');
-    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
+  it('an internal-account destination is booked at once: COMPLETED in the response, credited in the receiving currency', async () => {
+    const src = addInternal('USD', customerId, platformId, 50_000n);
+    const dest = addInternal('EUR', otherCustomerId, platformId, 0n);
+    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dest }));
+    const done = (await exec(quote!.id)).quote!;
+    expect(done.status).toBe('COMPLETED');
+    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(ledgerFake.posted.get(dest)).toBe(9_223n);
+    const { transaction } = await client.getTransaction({ platformId, transactionId: done.transactionId! });
+    expect(transaction).toMatchObject({ status: 'COMPLETED', receivedAmount: 9_223n });
+    expect(transaction!.settledAt).toBeInstanceOf(Date);
+    expect(await outboxTypes(done.transactionId!)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.COMPLETED',
+    ]);
+    // Again: nothing moves twice.
+    await exec(quote!.id);
+    expect(ledgerFake.posted.get(dest)).toBe(9_223n);
+  });
+
+  it('answers QUOTE_NOT_FOUND for unknown and another platform’s quotes, INVALID_INPUT for a malformed id', async () => {
+    const { quote } = await client.createQuote(base());
     expect((await rejection(exec(newId('Quote')))).code).toBe('QUOTE_NOT_FOUND');
     expect(
       (
@@ -819,5 +919,214 @@ describe('ExecuteQuote', () => {
     );
     expect(bad.code).toBe('INVALID_INPUT');
     expect(fields(bad)).toEqual(['quoteId']);
+  });
+});
+
+describe('UMA payouts', () => {
+  const info = JSON.stringify({ FULL_NAME: 'Ada L', BIRTH_DATE: '1990-01-01' });
+  const umaQuote = async (receiver: string, src: string) => {
+    const { lookup } = await client.lookupUmaReceiver({
+      platformId,
+      environment: SANDBOX,
+      receiverUmaAddress: `$${receiver}@${UMA_DOMAIN}`,
+      sendingCurrency: 'EUR',
+    });
+    return (
+      await client.createQuote(
+        base({
+          sourceAccountId: src,
+          destinationKind: 'UMA_ADDRESS',
+          destinationUmaAddress: `$${receiver}@${UMA_DOMAIN}`,
+          lookupId: lookup!.id,
+          senderCustomerInfoJson: info,
+        }),
+      )
+    ).quote!;
+  };
+  const exec = (quoteId: string) => client.executeQuote({ platformId, environment: SANDBOX, quoteId });
+  const settled = (quoteId: string, status: string) =>
+    eventually(async () => {
+      const { quote } = await client.getQuote({ platformId, quoteId });
+      return quote!.status === status ? quote! : undefined;
+    });
+
+  it('$success.usd: COMPLETED after about 1 s, the dollars delivered to SETTLEMENT', async () => {
+    const src = addInternal('EUR', customerId, platformId, 50_000n);
+    const q = await umaQuote('success.usd', src);
+    const before = ledgerFake.system('SETTLEMENT', 'USD');
+    await exec(q.id);
+    const done = await settled(q.id, 'COMPLETED');
+    expect(ledgerFake.system('SETTLEMENT', 'USD') - before).toBe(q.totalReceivingAmount);
+    expect(ledgerFake.posted.get(src)).toBe(50_000n - q.totalSendingAmount);
+    const { transaction } = await client.getTransaction({ platformId, transactionId: done.transactionId! });
+    expect(transaction!.destination).toMatchObject({
+      kind: 'UMA_ADDRESS',
+      umaAddress: `$success.usd@${UMA_DOMAIN}`,
+    });
+  });
+
+  it('$pending.long.usd: PROCESSING for about 6 minutes (× time scale), then COMPLETED', async () => {
+    const src = addInternal('EUR', customerId, platformId, 50_000n);
+    const q = await umaQuote('pending.long.usd', src);
+    await exec(q.id);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await client.getQuote({ platformId, quoteId: q.id })).quote!.status).toBe('PROCESSING');
+    await settled(q.id, 'COMPLETED');
+  });
+
+  it('$fail.compliance.usd: refused by the receiver’s compliance check → FAILED (PAY_REQUEST_FAILED), nothing moved', async () => {
+    const src = addInternal('EUR', customerId, platformId, 50_000n);
+    const q = await umaQuote('fail.compliance.usd', src);
+    const executed = (await exec(q.id)).quote!;
+    expect(executed.status).toBe('FAILED');
+    const { transaction } = await client.getTransaction({
+      platformId,
+      transactionId: executed.transactionId!,
+    });
+    expect(transaction).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'PAY_REQUEST_FAILED',
+      failureDetail: 'COMPLIANCE_CHECK_FAILED',
+    });
+    expect(ledgerFake.posted.get(src)).toBe(50_000n);
+    expect(ledgerFake.available(src)).toBe(50_000n);
+  });
+});
+
+describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
+  const rtf = (over: Partial<pb.CreateQuoteRequest> = {}) =>
+    base({
+      sourceKind: 'REALTIME_FUNDING',
+      sourceAccountId: '',
+      sourceCurrency: 'USD',
+      sourceCustomerId: customerId,
+      ...over,
+    });
+  const send = (quoteId: string, over: Partial<pb.SandboxSendRequest> = {}) =>
+    client.sandboxSend({ platformId, environment: SANDBOX, quoteId, currencyCode: 'USD', ...over });
+  const txStatus = (transactionId: string, status: string) =>
+    eventually(async () => {
+      const { transaction } = await client.getTransaction({ platformId, transactionId });
+      return transaction!.status === status ? transaction! : undefined;
+    });
+
+  it('creates the quote with payment instructions and its transaction PENDING; paying it executes once', async () => {
+    const { quote } = await client.createQuote(rtf());
+    const q = quote!;
+    expect(q.source).toMatchObject({ kind: 'REALTIME_FUNDING', currency: 'USD' });
+    expect(q.customerId).toBe(customerId);
+    expect(q.transactionId).toMatch(/^Transaction:/);
+    const { transaction: pending } = await client.getTransaction({
+      platformId,
+      transactionId: q.transactionId!,
+    });
+    expect(pending).toMatchObject({
+      status: 'PENDING',
+      type: 'OUTGOING',
+      sentAmount: 10_000n,
+      platformCustomerId: 'pc-1',
+    });
+    expect(pending!.source).toMatchObject({ kind: 'REALTIME_FUNDING', currency: 'USD' });
+    expect(q.paymentInstructions).toHaveLength(1);
+    expect(q.paymentInstructions[0]!.accountOrWalletInfo).toMatchObject({
+      accountType: 'USD_ACCOUNT',
+      routingNumber: '110000000',
+      reference: pending!.reference,
+    });
+    expect(q.paymentInstructions[0]!.instructionsNotes).toContain('/sandbox/send');
+    // Not executable through /execute.
+    expect(
+      (await rejection(client.executeQuote({ platformId, environment: SANDBOX, quoteId: q.id }))).code,
+    ).toBe('QUOTE_NOT_EXECUTABLE');
+    const settlementUsd = ledgerFake.system('SETTLEMENT', 'USD');
+    const sent = await Promise.all([send(q.id), send(q.id), send(q.id, { currencyAmount: 10_000n })]);
+    expect(new Set(sent.map((r) => r.transaction!.id))).toEqual(new Set([q.transactionId]));
+    const done = await txStatus(q.transactionId!, 'COMPLETED');
+    expect(done.settledAt).toBeInstanceOf(Date);
+    // The payer's 10000 came in once from outside; 9223 EUR went out.
+    expect(ledgerFake.system('SETTLEMENT', 'USD') - settlementUsd).toBe(-10_000n);
+    expect(ledgerFake.entries.has(`quote:${q.id.slice('Quote:'.length)}:funding`)).toBe(true);
+    expect((await client.getQuote({ platformId, quoteId: q.id })).quote!.status).toBe('COMPLETED');
+    // Paying again answers the transaction as it is.
+    expect((await send(q.id)).transaction!.status).toBe('COMPLETED');
+    expect(ledgerFake.system('SETTLEMENT', 'USD') - settlementUsd).toBe(-10_000n);
+  });
+
+  it('funds an internal account of another currency (on-ramp): COMPLETED in the response', async () => {
+    const dest = addInternal('EUR', customerId, platformId, 0n);
+    const { quote } = await client.createQuote(rtf({ destinationAccountId: dest }));
+    const t = (await send(quote!.id)).transaction!;
+    expect(t.status).toBe('COMPLETED');
+    expect(ledgerFake.posted.get(dest)).toBe(9_223n);
+  });
+
+  it('a payout that fails before delivery refunds the payer: FAILED, then REFUNDED', async () => {
+    const dst = addExternal('EUR', customerId, 'ACTIVE', 'DE00370400440532013004');
+    const { quote } = await client.createQuote(rtf({ destinationAccountId: dst }));
+    const settlementUsd = ledgerFake.system('SETTLEMENT', 'USD');
+    const clearing = ledgerFake.system('CLEARING', 'USD');
+    await send(quote!.id);
+    const t = await txStatus(quote!.transactionId!, 'REFUNDED');
+    expect(t).toMatchObject({
+      failureReason: 'OFFRAMP_FAILED',
+      refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect(ledgerFake.system('SETTLEMENT', 'USD')).toBe(settlementUsd);
+    expect(ledgerFake.system('CLEARING', 'USD')).toBe(clearing);
+  });
+
+  it('an unfunded quote expires with its transaction (EXPIRED, QUOTE_EXPIRED); paying it late is refused', async () => {
+    const { quote } = await client.createQuote(rtf());
+    await sql.query(
+      `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
+      [quote!.id],
+    );
+    await sql.query(`UPDATE payments.scheduled_jobs SET run_at = now() WHERE id = $1`, [
+      `quote.expire:${quote!.id}`,
+    ]);
+    const t = await txStatus(quote!.transactionId!, 'EXPIRED');
+    expect(t.failureReason).toBe('QUOTE_EXPIRED');
+    expect((await rejection(send(quote!.id))).code).toBe('QUOTE_EXPIRED');
+    const types = (
+      await sql.query(
+        `SELECT type FROM payments.outbox WHERE envelope->'data'->>'id' = $1 ORDER BY occurred_at, id`,
+        [t.id],
+      )
+    ).rows.map((r) => r.type);
+    expect(types).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
+  });
+
+  it.each<[string, Partial<pb.SandboxSendRequest>, string]>([
+    ['another currency', { currencyCode: 'EUR' }, 'currencyCode'],
+    ['another amount', { currencyAmount: 9_999n }, 'currencyAmount'],
+    ['an unknown currency', { currencyCode: 'XYZ' }, 'currencyCode'],
+  ])('refuses %s with INVALID_INPUT naming the field; nothing moves', async (_n, over, field) => {
+    const { quote } = await client.createQuote(rtf());
+    const e = await rejection(send(quote!.id, over));
+    expect(e.code).toBe('INVALID_INPUT');
+    expect(fields(e)).toEqual([field]);
+    const { transaction } = await client.getTransaction({ platformId, transactionId: quote!.transactionId! });
+    expect(transaction!.status).toBe('PENDING');
+  });
+
+  it('refuses a quote funded from an account, unknown quotes and unknown customers', async () => {
+    const { quote } = await client.createQuote(base());
+    const e = await rejection(send(quote!.id));
+    expect(e.code).toBe('INVALID_INPUT');
+    expect(fields(e)).toEqual(['quoteId']);
+    expect((await rejection(send(newId('Quote')))).code).toBe('QUOTE_NOT_FOUND');
+    const unknown = await rejection(
+      client.createQuote(
+        rtf({ sourceCustomerId: newId('Customer'), destinationAccountId: addExternal('EUR', null) }),
+      ),
+    );
+    expect(unknown.code).toBe('CUSTOMER_NOT_FOUND');
+  });
+
+  it('production platforms: RAIL_UNAVAILABLE', async () => {
+    const { quote } = await client.createQuote(rtf());
+    expect((await rejection(send(quote!.id, { environment: pb.Environment.PRODUCTION }))).code).toBe(
+      'RAIL_UNAVAILABLE',
+    );
   });
 });

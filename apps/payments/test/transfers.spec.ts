@@ -20,8 +20,8 @@ import {
   type CustomerDirectory,
   type ExternalAccountInfo,
   type InternalAccountInfo,
-  type Ledger,
 } from '../src/index.js';
+import { FakeLedger } from './fake-ledger.js';
 
 // Transfers and transactions over real gRPC and Postgres, with the accounts service
 // (reads + two-phase ledger) and identity replaced by in-memory fakes that keep the
@@ -32,58 +32,6 @@ const platformId = newId('Platform');
 const otherPlatformId = newId('Platform');
 const customerId = newId('Customer');
 const otherCustomerId = newId('Customer');
-
-/** The fake ledger: posted balance and open holds per internal account, steps by id. */
-class FakeLedger implements Ledger {
-  readonly posted = new Map<string, bigint>();
-  readonly holds = new Map<
-    string,
-    { accountId: string; amount: bigint; state: 'PENDING' | 'POSTED' | 'VOIDED' }
-  >();
-  readonly entries = new Set<string>();
-  placeCalls = 0;
-  /** Makes the next PlaceHold fail as if accounts were down. */
-  failNextPlace = false;
-
-  available(accountId: string): bigint {
-    let held = 0n;
-    for (const h of this.holds.values())
-      if (h.accountId === accountId && h.state === 'PENDING') held += h.amount;
-    return (this.posted.get(accountId) ?? 0n) - held;
-  }
-  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
-    this.placeCalls++;
-    if (this.failNextPlace) {
-      this.failNextPlace = false;
-      throw new Error('accounts did not answer in time (deadline exceeded)');
-    }
-    if (this.holds.has(h.holdId)) return;
-    if (this.available(h.accountId) < h.amount) {
-      throw new DomainError('FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS', 'Insufficient funds', {
-        accountId: h.accountId,
-      });
-    }
-    this.holds.set(h.holdId, { accountId: h.accountId, amount: h.amount, state: 'PENDING' });
-  }
-  async postHold(h: { holdId: string }): Promise<void> {
-    const hold = this.holds.get(h.holdId)!;
-    if (hold.state === 'POSTED') return;
-    if (hold.state !== 'PENDING') throw new Error(`post of a ${hold.state} hold`);
-    hold.state = 'POSTED';
-    this.posted.set(hold.accountId, (this.posted.get(hold.accountId) ?? 0n) - hold.amount);
-  }
-  async voidHold(h: { holdId: string }): Promise<void> {
-    const hold = this.holds.get(h.holdId)!;
-    if (hold.state === 'VOIDED') return;
-    if (hold.state !== 'PENDING') throw new Error(`void of a ${hold.state} hold`);
-    hold.state = 'VOIDED';
-  }
-  async creditFromOutside(c: Parameters<Ledger['creditFromOutside']>[0]): Promise<void> {
-    if (this.entries.has(c.entryId)) return;
-    this.entries.add(c.entryId);
-    this.posted.set(c.accountId, (this.posted.get(c.accountId) ?? 0n) + c.amount);
-  }
-}
 
 const internal = new Map<string, InternalAccountInfo & { platformId: string }>();
 const external = new Map<string, ExternalAccountInfo & { platformId: string }>();
@@ -297,7 +245,7 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
     expect(ledger.available(src)).toBe(1_000n);
     const failed = await settled(t!.id, 'FAILED');
     expect(failed).toMatchObject({
-      failureReason: 'COUNTERPARTY_POST_TX_FAILED',
+      failureReason: 'OFFRAMP_FAILED',
       failureDetail: 'REJECTED_BY_BANK',
     });
     expect(ledger.available(src)).toBe(5_000n);

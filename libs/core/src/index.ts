@@ -5,3 +5,4 @@ export * from './money.js';
 export * from './pagination.js';
 export * from './poll-loop.js';
 export * from './vocabulary.js';
+export * from './pix.js';

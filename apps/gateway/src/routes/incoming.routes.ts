@@ -21,7 +21,7 @@ const errors = {
   503: ErrorBody,
 };
 const APPROVAL_NOTE =
-  'Incoming payments of at least INCOMING_APPROVAL_THRESHOLD minor units (payments service setting, default 1000000) wait in PENDING for the platform; without a decision within INCOMING_APPROVAL_WINDOW_SECONDS (default 300, × SANDBOX_TIME_SCALE) they become FAILED with failureReason PAYMENT_APPROVAL_TIMED_OUT.';
+  'Incoming payments of at least the approval threshold of their currency (payments service setting INCOMING_APPROVAL_THRESHOLDS; by default about 10,000 USD worth, e.g. USD 1000000 minor units) wait in PENDING for the platform; without a decision within INCOMING_APPROVAL_WINDOW_SECONDS (default 300, × SANDBOX_TIME_SCALE) they become FAILED with failureReason PAYMENT_APPROVAL_TIMED_OUT.';
 
 /** The payments request key: the Idempotency-Key (the gateway also replays it), else a fresh one. */
 function requestKey(request: FastifyRequest): string {

@@ -43,9 +43,53 @@ const QUOTE: payments.Quote = {
   description: 'Invoice 7',
   purposeOfPayment: 'GIFT',
   counterpartyInformation: {},
+  paymentInstructions: [],
   createdAt: new Date('2026-05-01T10:00:00.000Z'),
   expiresAt: new Date('2026-05-01T10:02:00.000Z'),
   updatedAt: new Date('2026-05-01T10:00:00.000Z'),
+};
+
+/** A REALTIME_FUNDING quote: no source account, payment instructions, its transaction from the start. */
+const RTF_QUOTE: payments.Quote = {
+  ...QUOTE,
+  id: newId('Quote'),
+  source: { kind: 'REALTIME_FUNDING', currency: 'USD' },
+  transactionId: TX_ID,
+  paymentInstructions: [
+    {
+      accountOrWalletInfo: {
+        accountType: 'USD_ACCOUNT',
+        accountNumber: '900000000001',
+        routingNumber: '110000000',
+        paymentRails: ['RTP', 'FEDNOW'],
+        bankName: 'Sluice Sandbox Bank',
+        reference: 'SLC-ABCDEFGHJKLMNPQR',
+      },
+      instructionsNotes: 'Pay with the reference',
+      isPlatformAccount: true,
+    },
+  ],
+};
+
+const TX: payments.Transaction = {
+  id: TX_ID,
+  platformId: sandbox.platformId,
+  type: 'OUTGOING',
+  status: 'PROCESSING',
+  source: { kind: 'REALTIME_FUNDING', currency: 'USD' },
+  destination: { kind: 'ACCOUNT', accountId: EXTERNAL, currency: 'EUR' },
+  customerId: CUSTOMER,
+  platformCustomerId: 'pc-1',
+  sentAmount: 10_000n,
+  receivedAmount: 9_223n,
+  fees: 40n,
+  exchangeRate: '1.08',
+  reference: 'SLC-ABCDEFGHJKLMNPQR',
+  counterpartyInformation: {},
+  quoteId: RTF_QUOTE.id,
+  rateDetails: QUOTE.rateDetails!,
+  createdAt: new Date('2026-05-01T10:00:00.000Z'),
+  updatedAt: new Date('2026-05-01T10:00:01.000Z'),
 };
 
 type Call = { method: string; req: Record<string, unknown> };
@@ -100,7 +144,10 @@ beforeAll(async () => {
     return answer();
   };
   paymentsServer = await serve<payments.PaymentsServiceServer>(payments.PaymentsServiceService, {
-    createQuote: record('createQuote', () => ({ quote: QUOTE })),
+    createQuote: record('createQuote', () => ({
+      quote: calls.at(-1)?.req.sourceKind === 'REALTIME_FUNDING' ? RTF_QUOTE : QUOTE,
+    })),
+    sandboxSend: record('sandboxSend', () => ({ transaction: TX })),
     getQuote: record('getQuote', () => ({ quote: QUOTE })),
     executeQuote: record('executeQuote', () => ({
       quote: { ...QUOTE, status: 'PROCESSING', transactionId: TX_ID },
@@ -188,6 +235,7 @@ describe('POST /quotes', () => {
         req: {
           platformId: sandbox.platformId,
           environment: payments.Environment.SANDBOX,
+          sourceKind: 'ACCOUNT',
           sourceAccountId: INTERNAL,
           sourceCustomerId: CUSTOMER,
           destinationKind: 'UMA_ADDRESS',
@@ -213,9 +261,10 @@ describe('POST /quotes', () => {
   };
   it.each<[string, Record<string, unknown>]>([
     ['a missing destination', { ...ok, destination: undefined }],
+    ['an unknown source type', { ...ok, source: { sourceType: 'CARD', currency: 'USD' } }],
     [
-      'a REALTIME_FUNDING source (not available)',
-      { ...ok, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } },
+      'an unknown source field',
+      { ...ok, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', iban: 'DE00' } },
     ],
     ['a malformed source account', { ...ok, source: { sourceType: 'ACCOUNT', accountId: 'x' } }],
     ['an unknown locked side', { ...ok, lockedCurrencySide: 'BOTH' }],
@@ -228,6 +277,44 @@ describe('POST /quotes', () => {
     const res = await post('/quotes', body);
     expect(res.statusCode, res.body).toBe(400);
     expect(calls).toEqual([]);
+  });
+
+  it('creates a REALTIME_FUNDING quote: forwards the currency and customer, renders paymentInstructions and transactionId', async () => {
+    const res = await post('/quotes', {
+      source: {
+        sourceType: 'REALTIME_FUNDING',
+        currency: 'USD',
+        customerId: CUSTOMER,
+        cryptoNetwork: 'SOLANA',
+      },
+      destination: { destinationType: 'ACCOUNT', accountId: EXTERNAL },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10000,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(calls[0]!.req).toMatchObject({
+      sourceKind: 'REALTIME_FUNDING',
+      sourceAccountId: '',
+      sourceCurrency: 'USD',
+      sourceCustomerId: CUSTOMER,
+    });
+    const body = res.json();
+    expect(body.source).toEqual({ sourceType: 'REALTIME_FUNDING', customerId: CUSTOMER, currency: 'USD' });
+    expect(body.transactionId).toBe(TX_ID);
+    expect(body.paymentInstructions).toEqual([
+      {
+        accountOrWalletInfo: {
+          accountType: 'USD_ACCOUNT',
+          accountNumber: '900000000001',
+          routingNumber: '110000000',
+          paymentRails: ['RTP', 'FEDNOW'],
+          bankName: 'Sluice Sandbox Bank',
+          reference: 'SLC-ABCDEFGHJKLMNPQR',
+        },
+        instructionsNotes: 'Pay with the reference',
+        isPlatformAccount: true,
+      },
+    ]);
   });
 
   it('renders payments errors: SAME_CURRENCY_QUOTE 400, LOOKUP_NOT_FOUND 404, LOOKUP_EXPIRED 400', async () => {
@@ -285,5 +372,61 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect((await post(`/quotes/${QUOTE.id}/execute`, {})).statusCode).toBe(400);
     paymentsFail = new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'nope');
     expect((await post(`/quotes/${newId('Quote')}/execute`, {})).statusCode).toBe(404);
+  });
+});
+
+describe('POST /sandbox/send', () => {
+  it('forwards the payment of a quote’s instructions and returns its transaction', async () => {
+    const res = await post('/sandbox/send', {
+      quoteId: RTF_QUOTE.id,
+      currencyCode: 'USD',
+      currencyAmount: 10000,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(calls).toEqual([
+      {
+        method: 'sandboxSend',
+        req: {
+          platformId: sandbox.platformId,
+          environment: payments.Environment.SANDBOX,
+          quoteId: RTF_QUOTE.id,
+          currencyCode: 'USD',
+          currencyAmount: 10000n,
+        },
+      },
+    ]);
+    expect(res.json()).toMatchObject({
+      id: TX_ID,
+      type: 'OUTGOING',
+      status: 'PROCESSING',
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      quoteId: RTF_QUOTE.id,
+      exchangeRate: 1.08,
+      rateDetails: { gridApiFixedFee: 10, gridApiVariableFeeRate: 0.003 },
+    });
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['a missing quoteId', { currencyCode: 'USD' }],
+    ['a malformed quoteId', { quoteId: 'Quote:x', currencyCode: 'USD' }],
+    ['a missing currencyCode', { quoteId: RTF_QUOTE.id }],
+    ['amount 0', { quoteId: RTF_QUOTE.id, currencyCode: 'USD', currencyAmount: 0 }],
+    ['an unknown field', { quoteId: RTF_QUOTE.id, currencyCode: 'USD', memo: 'x' }],
+  ])('refuses %s with 400 INVALID_INPUT and never calls payments', async (_n, body) => {
+    const res = await post('/sandbox/send', body);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(calls).toEqual([]);
+  });
+
+  it('renders QUOTE_EXPIRED as 400 and QUOTE_NOT_FOUND as 404', async () => {
+    paymentsFail = new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
+    const r1 = await post('/sandbox/send', { quoteId: RTF_QUOTE.id, currencyCode: 'USD' });
+    expect(r1.statusCode).toBe(400);
+    expect(r1.json()).toMatchObject({ code: 'QUOTE_EXPIRED' });
+    paymentsFail = new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'nope');
+    expect((await post('/sandbox/send', { quoteId: newId('Quote'), currencyCode: 'USD' })).statusCode).toBe(
+      404,
+    );
   });
 });

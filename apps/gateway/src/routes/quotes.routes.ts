@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { payments } from '@sluice/contracts';
-import type { RouteModule } from '../http/types.js';
+import { requireSandbox, type RouteModule } from '../http/types.js';
 import { ErrorBody } from '../schemas/common.js';
-import { Quote, QuoteParams, QuoteRequest, quoteJson } from '../schemas/quote.schemas.js';
+import { Quote, QuoteParams, QuoteRequest, SandboxSendRequest, quoteJson } from '../schemas/quote.schemas.js';
+import { Transaction, transactionJson } from '../schemas/transaction.schemas.js';
 
 const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
 const errors = {
@@ -37,7 +38,7 @@ const quotesRoutes: RouteModule = (app, deps) => {
         operationId: 'createQuote',
         summary: 'Create a transfer quote',
         description:
-          'Locks the exchange rate and fees of a cross-currency payment from an internal account to an internal or external account (destinationType ACCOUNT) or a UMA address (UMA_ADDRESS, lookupId from GET /receiver/uma/{address} required). The quote is PENDING until expiresAt (QUOTE_TTL_SECONDS, default 120 s), then EXPIRED. totalSendingAmount includes feesIncluded; every rounding favours the customer (docs/payments.md). 400 SAME_CURRENCY_QUOTE when both sides share a currency (use /transfer-out or /transfer-in); 400 INVALID_INPUT naming senderCustomerInfo.<FIELD> for each missing mandatory payer-data field; 404 LOOKUP_NOT_FOUND; 400 LOOKUP_EXPIRED.',
+          'Locks the exchange rate and fees of a cross-currency payment from an internal account (sourceType ACCOUNT) or real-time funding (REALTIME_FUNDING: the response carries paymentInstructions and transactionId, the OUTGOING transaction PENDING until the funds arrive) to an internal or external account (destinationType ACCOUNT) or a UMA address (UMA_ADDRESS, lookupId from GET /receiver/uma/{address} required). The quote is PENDING until expiresAt (QUOTE_TTL_SECONDS, default 120 s), then EXPIRED. totalSendingAmount includes feesIncluded; every rounding favours the customer (docs/payments.md). immediatelyExecute executes at creation (not for EMBEDDED_WALLET or REALTIME_FUNDING sources: 400 naming it). 400 SAME_CURRENCY_QUOTE when both sides share a currency (use /transfer-out or /transfer-in); 400 INVALID_INPUT naming senderCustomerInfo.<FIELD> for each missing mandatory payer-data field; 404 LOOKUP_NOT_FOUND; 400 LOOKUP_EXPIRED.',
         body: QuoteRequest,
         response: { 201: Quote, ...errors },
       },
@@ -48,7 +49,9 @@ const quotesRoutes: RouteModule = (app, deps) => {
       const { quote } = await client.createQuote({
         platformId: request.platform.id,
         environment: ENV[request.platform.environment],
-        sourceAccountId: b.source.accountId,
+        sourceKind: b.source.sourceType,
+        sourceAccountId: b.source.accountId ?? '',
+        ...(b.source.currency !== undefined ? { sourceCurrency: b.source.currency } : {}),
         ...(b.source.customerId !== undefined ? { sourceCustomerId: b.source.customerId } : {}),
         destinationKind: d.destinationType,
         ...(d.accountId !== undefined ? { destinationAccountId: d.accountId } : {}),
@@ -95,7 +98,7 @@ const quotesRoutes: RouteModule = (app, deps) => {
         operationId: 'executeQuote',
         summary: 'Execute a quote',
         description:
-          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and hands it to the rail; the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for destinations not executable yet (internal accounts, UMA addresses); an EMBEDDED_WALLET source needs header Service-Wallet-Signature (payloadToSign of the quote stamped with a session key of the wallet; Request-Id optional, default: the signing request of the quote): 401 WALLET_SIGNATURE_MISSING without it, 401 with the wallet-auth code (SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...) for a bad one, nothing held; 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, COUNTERPARTY_POST_TX_FAILED, funds released); 005/006/007 not simulated yet (400 QUOTE_NOT_EXECUTABLE); anything else COMPLETED after about 1 s.',
+          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and books it (internal-account destination: COMPLETED in the response) or hands it to the rail (external account, UMA address); the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for a REALTIME_FUNDING quote (it executes when its paymentInstructions are paid); an EMBEDDED_WALLET source needs header Service-Wallet-Signature (payloadToSign of the quote stamped with a session key of the wallet; Request-Id optional, default: the signing request of the quote): 401 WALLET_SIGNATURE_MISSING without it, 401 with the wallet-auth code (SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...) for a bad one, nothing held; 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, OFFRAMP_FAILED, funds released); 005 COMPLETED, then returned by the receiving bank (FAILED, OFFRAMP_FAILED, then REFUNDED); 006 cancelled by the user (FAILED, QUOTE_EXECUTION_FAILED, refund USER_CANCELLATION, then REFUNDED); 007 payout and refund failed (FAILED, OFFRAMP_FAILED, refund FAILED); anything else COMPLETED after about 1 s. UMA sandbox receivers: $success.* COMPLETED after about 1 s; $pending.long.usd after about 6 minutes; $fail.compliance.usd FAILED (PAY_REQUEST_FAILED). Times × SANDBOX_TIME_SCALE.',
         params: QuoteParams,
         response: { 200: Quote, ...errors },
       },
@@ -112,6 +115,34 @@ const quotesRoutes: RouteModule = (app, deps) => {
         ...(requestId ? { signingRequestId: requestId } : {}),
       });
       return quoteJson(quote!);
+    },
+  );
+
+  app.post(
+    '/sandbox/send',
+    {
+      config: { permission: ['TRANSACT', 'MANAGE'] },
+      schema: {
+        tags: ['Sandbox'],
+        operationId: 'sandboxSend',
+        summary: 'Simulate paying a quote’s real-time funding instructions',
+        description:
+          'Sandbox only (403 SANDBOX_ONLY for production platforms). The payer of a REALTIME_FUNDING quote pays its paymentInstructions: the funds arrive, the quote becomes PROCESSING and its OUTGOING transaction proceeds as an execution (booked to an internal account, or paid out through the sandbox rail with the outcomes of POST /quotes/{quoteId}/execute; if the payout fails before delivery the funds are refunded to the payer: REFUNDED). Returns the transaction. A quote already funded returns its transaction as it is (nothing moves twice). 400 QUOTE_EXPIRED; 400 INVALID_INPUT on quoteId (a quote with an internal-account source), currencyCode (not the quote’s sending currency) or currencyAmount (not its totalSendingAmount); 404 QUOTE_NOT_FOUND.',
+        body: SandboxSendRequest,
+        response: { 200: Transaction, ...errors },
+      },
+    },
+    async (request) => {
+      requireSandbox(request);
+      const b = request.body as SandboxSendRequest;
+      const { transaction } = await client.sandboxSend({
+        platformId: request.platform.id,
+        environment: ENV[request.platform.environment],
+        quoteId: b.quoteId,
+        currencyCode: b.currencyCode,
+        ...(b.currencyAmount !== undefined ? { currencyAmount: BigInt(b.currencyAmount) } : {}),
+      });
+      return transactionJson(transaction!);
     },
   );
 };

@@ -114,6 +114,7 @@ export const PaymentInstructions = Type.Object(
   },
   { $id: 'PaymentInstructions' },
 );
+export type PaymentInstructions = Static<typeof PaymentInstructions>;
 
 export const InternalAccount = Type.Object(
   {
@@ -207,14 +208,19 @@ export function internalAccountJson(a: accounts.InternalAccount): InternalAccoun
         decimals: 0,
       },
     },
-    fundingPaymentInstructions: a.fundingPaymentInstructions.map((i) => ({
-      accountOrWalletInfo: accountOrWalletInfoJson(i.accountOrWalletInfo) as never,
-      ...(i.instructionsNotes !== undefined ? { instructionsNotes: i.instructionsNotes } : {}),
-      ...(i.isPlatformAccount !== undefined ? { isPlatformAccount: i.isPlatformAccount } : {}),
-    })),
+    fundingPaymentInstructions: a.fundingPaymentInstructions.map(paymentInstructionJson),
     ...(a.privateEnabled !== undefined ? { privateEnabled: a.privateEnabled } : {}),
     createdAt: iso(a.createdAt)!,
     updatedAt: iso(a.updatedAt)!,
+  };
+}
+
+/** The REST PaymentInstructions of a proto FundingPaymentInstruction (internal accounts, quotes). */
+export function paymentInstructionJson(i: accounts.FundingPaymentInstruction): PaymentInstructions {
+  return {
+    accountOrWalletInfo: accountOrWalletInfoJson(i.accountOrWalletInfo) as never,
+    ...(i.instructionsNotes !== undefined ? { instructionsNotes: i.instructionsNotes } : {}),
+    ...(i.isPlatformAccount !== undefined ? { isPlatformAccount: i.isPlatformAccount } : {}),
   };
 }
 

@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { payments } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import { Currency, Id, Timestamp, iso } from './common.js';
+import { PaymentInstructions, paymentInstructionJson } from './internal-account.schemas.js';
+import { RateDetails, rateDetailsJson } from './transaction.schemas.js';
 
 const PURPOSES = [
   'GIFT',
@@ -20,13 +22,27 @@ const PURPOSES = [
 
 const QuoteSource = Type.Object(
   {
-    sourceType: Type.Literal('ACCOUNT', {
-      description: 'ACCOUNT (an internal account of the platform); REALTIME_FUNDING is not available yet',
+    sourceType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('REALTIME_FUNDING')], {
+      description:
+        'ACCOUNT: an internal account of the platform pays. REALTIME_FUNDING: the payer pays the quote’s paymentInstructions (instant rails) before it expires; the quote executes when the funds arrive (sandbox: POST /sandbox/send)',
     }),
-    accountId: Id('InternalAccount'),
+    accountId: Type.Optional(Id('InternalAccount')),
     customerId: Type.Optional(Id('Customer')),
+    currency: Type.Optional(
+      Type.String({ description: 'REALTIME_FUNDING: the currency the payer pays in (required)' }),
+    ),
+    cryptoNetwork: Type.Optional(
+      Type.String({
+        description:
+          'REALTIME_FUNDING in a stablecoin: the network the payer deposits on (accepted; the sandbox has one network per asset)',
+      }),
+    ),
   },
-  { additionalProperties: false, description: 'The internal account paying (and, optionally, its owner)' },
+  {
+    additionalProperties: false,
+    description:
+      'ACCOUNT: accountId (required) and, optionally, its owner customerId. REALTIME_FUNDING: currency (required) and the customerId on whose behalf the quote is made (absent: the platform)',
+  },
 );
 
 const QuoteDestination = Type.Object(
@@ -71,15 +87,6 @@ export type QuoteRequest = Static<typeof QuoteRequest>;
 
 export const QuoteParams = Type.Object({ quoteId: Id('Quote') }, { additionalProperties: false });
 
-const RateDetails = Type.Object({
-  counterpartyMultiplier: Type.Number({ description: 'Receiving minor units per mSAT' }),
-  counterpartyFixedFee: Type.Integer(),
-  gridApiMultiplier: Type.Number({ description: 'mSAT per sending minor unit, variable fee included' }),
-  gridApiFixedFee: Type.Integer(),
-  gridApiVariableFeeRate: Type.Number(),
-  gridApiVariableFeeAmount: Type.Integer(),
-});
-
 export const Quote = Type.Object(
   {
     id: Id('Quote'),
@@ -89,9 +96,10 @@ export const Quote = Type.Object(
     createdAt: Timestamp,
     expiresAt: Timestamp,
     source: Type.Object({
-      sourceType: Type.Literal('ACCOUNT'),
-      accountId: Type.String(),
+      sourceType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('REALTIME_FUNDING')]),
+      accountId: Type.Optional(Type.String()),
       customerId: Type.Optional(Type.String()),
+      currency: Type.Optional(Type.String()),
     }),
     destination: Type.Object({
       destinationType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('UMA_ADDRESS')]),
@@ -115,6 +123,12 @@ export const Quote = Type.Object(
     purposeOfPayment: Type.Optional(Type.String()),
     counterpartyInformation: Type.Record(Type.String(), Type.String()),
     rateDetails: RateDetails,
+    paymentInstructions: Type.Optional(
+      Type.Array(PaymentInstructions, {
+        description:
+          'REALTIME_FUNDING sources: how to pay totalSendingAmount (with the reference) before expiresAt; absent for an internal-account source',
+      }),
+    ),
     payloadToSign: Type.Optional(
       Type.String({
         description:
@@ -130,17 +144,23 @@ export type Quote = Static<typeof Quote>;
 export function quoteJson(q: payments.Quote): Quote {
   const src = q.source!;
   const dst = q.destination!;
-  const d = q.rateDetails!;
   return {
     id: q.id,
     status: q.status as Quote['status'],
     createdAt: iso(q.createdAt)!,
     expiresAt: iso(q.expiresAt)!,
-    source: {
-      sourceType: 'ACCOUNT',
-      accountId: src.accountId ?? '',
-      ...(q.customerId ? { customerId: q.customerId } : {}),
-    },
+    source:
+      src.kind === 'REALTIME_FUNDING'
+        ? {
+            sourceType: 'REALTIME_FUNDING',
+            ...(q.customerId ? { customerId: q.customerId } : {}),
+            currency: src.currency,
+          }
+        : {
+            sourceType: 'ACCOUNT',
+            accountId: src.accountId ?? '',
+            ...(q.customerId ? { customerId: q.customerId } : {}),
+          },
     destination: {
       destinationType: dst.kind as Quote['destination']['destinationType'],
       ...(dst.accountId ? { accountId: dst.accountId } : {}),
@@ -161,13 +181,26 @@ export function quoteJson(q: payments.Quote): Quote {
     ...(q.purposeOfPayment ? { purposeOfPayment: q.purposeOfPayment } : {}),
     counterpartyInformation: q.counterpartyInformation,
     ...(q.payloadToSign ? { payloadToSign: q.payloadToSign } : {}),
-    rateDetails: {
-      counterpartyMultiplier: Number(d.counterpartyMultiplier),
-      counterpartyFixedFee: Number(d.counterpartyFixedFee),
-      gridApiMultiplier: Number(d.gridApiMultiplier),
-      gridApiFixedFee: Number(d.gridApiFixedFee),
-      gridApiVariableFeeRate: Number(d.gridApiVariableFeeRate),
-      gridApiVariableFeeAmount: Number(d.gridApiVariableFeeAmount),
-    },
+    ...(q.paymentInstructions.length
+      ? { paymentInstructions: q.paymentInstructions.map(paymentInstructionJson) }
+      : {}),
+    rateDetails: rateDetailsJson(q.rateDetails!),
   };
 }
+
+/** POST /sandbox/send (reference SandboxSendRequest). */
+export const SandboxSendRequest = Type.Object(
+  {
+    quoteId: Id('Quote'),
+    currencyCode: Type.String({ description: 'The quote’s sending currency' }),
+    currencyAmount: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 9_000_000_000_000_000,
+        description: 'Smallest units; must equal the quote’s totalSendingAmount (default: that amount)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SandboxSendRequest = Static<typeof SandboxSendRequest>;

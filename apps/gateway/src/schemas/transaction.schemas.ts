@@ -3,6 +3,51 @@ import type { payments } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import { Amount, Currency, Id, Page, PageQuery, Timestamp, iso } from './common.js';
 
+/** The fee and rate breakdown of a quote or its payment (reference OutgoingRateDetails). */
+export const RateDetails = Type.Object(
+  {
+    counterpartyMultiplier: Type.Number({ description: 'Receiving minor units per mSAT' }),
+    counterpartyFixedFee: Type.Integer(),
+    gridApiMultiplier: Type.Number({ description: 'mSAT per sending minor unit, variable fee included' }),
+    gridApiFixedFee: Type.Integer(),
+    gridApiVariableFeeRate: Type.Number(),
+    gridApiVariableFeeAmount: Type.Integer(),
+  },
+  { $id: 'OutgoingRateDetails' },
+);
+export type RateDetails = Static<typeof RateDetails>;
+
+/** The REST rateDetails of the proto QuoteRateDetails (decimal strings rendered as JSON numbers). */
+export function rateDetailsJson(d: payments.QuoteRateDetails): RateDetails {
+  return {
+    counterpartyMultiplier: Number(d.counterpartyMultiplier),
+    counterpartyFixedFee: Number(d.counterpartyFixedFee),
+    gridApiMultiplier: Number(d.gridApiMultiplier),
+    gridApiFixedFee: Number(d.gridApiFixedFee),
+    gridApiVariableFeeRate: Number(d.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: Number(d.gridApiVariableFeeAmount),
+  };
+}
+
+const Refund = Type.Object(
+  {
+    reference: Type.String({ description: 'Unique reference of the refund' }),
+    initiatedAt: Timestamp,
+    settledAt: Type.Optional(Timestamp),
+    status: Type.Union([Type.Literal('PENDING'), Type.Literal('COMPLETED'), Type.Literal('FAILED')]),
+    reason: Type.Union([
+      Type.Literal('TRANSACTION_FAILED'),
+      Type.Literal('USER_CANCELLATION'),
+      Type.Literal('TIMEOUT'),
+    ]),
+  },
+  {
+    $id: 'Refund',
+    description:
+      'The refund of a payment whose money had left the payer: PENDING, then COMPLETED (the transaction is REFUNDED) or FAILED (the transaction stays FAILED)',
+  },
+);
+
 /** Currency and amount as the reference's CurrencyAmount. */
 const CurrencyAmount = Type.Object({ amount: Amount, currency: Currency });
 
@@ -61,13 +106,16 @@ export const Transaction = Type.Object(
       Type.Integer({ minimum: 0, description: 'Fees in the smallest unit of the sending currency' }),
     ),
     quoteId: Type.Optional(Type.String()),
+    rateDetails: Type.Optional(RateDetails),
+    refund: Type.Optional(Refund),
     reconciliationInstructions: Type.Object({ reference: Type.String() }),
     counterpartyInformation: Type.Record(Type.String(), Type.String()),
     description: Type.Optional(Type.String()),
     failureReason: Type.Optional(Type.String()),
     failureDetail: Type.Optional(
       Type.String({
-        description: 'Sluice extension: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, REJECTED_BY_BANK, TIMED_OUT',
+        description:
+          'Sluice extension, finer than failureReason: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, EXECUTION_FAILED, REJECTED_BY_BANK, TIMED_OUT, COMPLIANCE_CHECK_FAILED, RETURNED_BY_BANK, USER_CANCELLED, PAYOUT_FAILED',
       }),
     ),
     settledAt: Type.Optional(Timestamp),
@@ -175,6 +223,16 @@ export function transactionJson(t: payments.Transaction): Transaction {
     out.exchangeRate = Number(t.exchangeRate);
     out.fees = Number(t.fees);
     if (t.quoteId) out.quoteId = t.quoteId;
+    if (t.rateDetails) out.rateDetails = rateDetailsJson(t.rateDetails);
+    if (t.refund) {
+      out.refund = {
+        reference: t.refund.reference,
+        initiatedAt: iso(t.refund.initiatedAt)!,
+        ...(t.refund.settledAt ? { settledAt: iso(t.refund.settledAt)! } : {}),
+        status: t.refund.status as 'PENDING',
+        reason: t.refund.reason as 'TRANSACTION_FAILED',
+      };
+    }
   }
   return out;
 }

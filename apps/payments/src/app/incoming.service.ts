@@ -43,10 +43,11 @@ export interface UmaReceiveRequest {
 /** Rules of incoming payments (service configuration). */
 export interface IncomingRules {
   /**
-   * Amounts (minor units of the receiving currency) at or above this wait for the
-   * platform's approval; below it they are credited straight away.
+   * Per currency: amounts (minor units of the receiving currency) at or above the
+   * currency's threshold wait for the platform's approval; below it they are
+   * credited straight away. A currency without one always waits.
    */
-  approvalThreshold: bigint;
+  approvalThresholds: Readonly<Record<string, bigint>>;
   /** How long the platform has to decide (scaled by SANDBOX_TIME_SCALE). */
   approvalWindowMs: number;
 }
@@ -144,7 +145,8 @@ export class IncomingService {
       ]);
     }
     const now = this.clock.now();
-    const needsApproval = req.amount >= this.rules.approvalThreshold;
+    const threshold = this.rules.approvalThresholds[req.currency];
+    const needsApproval = threshold === undefined || req.amount >= threshold;
     const t: Transaction = {
       id: newId('Transaction'),
       platformId: req.platformId,

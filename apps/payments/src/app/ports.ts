@@ -1,3 +1,5 @@
+import type { LedgerAccountRef, LedgerLine } from '../domain/quote-ledger.js';
+
 /** An internal account as transfers need it. */
 export interface InternalAccountInfo {
   id: string;
@@ -26,13 +28,17 @@ export interface AccountsPort {
  * repeating a step with the same id is a no-op, so callers retry freely.
  */
 export interface Ledger {
-  /** Pending debit of the internal account towards the settlement (outside world) account; INSUFFICIENT_FUNDS. */
+  /**
+   * Pending debit of the internal account towards `counter` (default SETTLEMENT, the
+   * outside world); INSUFFICIENT_FUNDS when the available balance is short.
+   */
   placeHold(h: {
     platformId: string;
     holdId: string;
     accountId: string;
     amount: bigint;
     currency: string;
+    counter?: LedgerAccountRef;
     kind: string;
     description?: string;
   }): Promise<void>;
@@ -45,6 +51,14 @@ export interface Ledger {
     accountId: string;
     amount: bigint;
     currency: string;
+    kind: string;
+    description?: string;
+  }): Promise<void>;
+  /** One posted entry of balanced lines (each currency sums to zero); INSUFFICIENT_FUNDS for an internal account short of it. */
+  postEntry(e: {
+    platformId: string;
+    entryId: string;
+    lines: LedgerLine[];
     kind: string;
     description?: string;
   }): Promise<void>;

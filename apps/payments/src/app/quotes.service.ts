@@ -10,23 +10,30 @@ import {
   type LockedCurrencySide,
 } from '../domain/pricing.js';
 import type { PurposeOfPayment, Quote } from '../domain/quote.js';
-import { UNSIMULATED_QUOTE_SUFFIXES } from '../domain/quote-rail.js';
-import { sandboxSuffix } from '../domain/payment-rail.js';
+import { quoteEntries } from '../domain/quote-ledger.js';
+import { REALTIME_FUNDING_CURRENCIES, sandboxFundingInstructions } from '../domain/payment-instructions.js';
 import { missingPayerData, type ReceiverLookup } from '../domain/receiver-lookup.js';
 import { newReference, type Transaction, type TransactionEndpoint } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import { QuoteRepository } from '../store/quote.repository.js';
 import { TransactionRepository } from '../store/transaction.repository.js';
 import type { AccountsPort, CustomerDirectory, Ledger } from './ports.js';
-import { TRANSFER_JOBS, type TransfersService } from './transfers.service.js';
+import type { QuotePaymentsService } from './quote-payments.service.js';
+import type { TransfersService } from './transfers.service.js';
 import type { Environment, EnvironmentAdapters, ReceiverLookupsService } from './receiver-lookups.service.js';
 
 /** A validated POST /quotes request (field syntax checked by the RPC layer). */
 export interface CreateQuoteRequest {
   platformId: string;
   environment: Environment;
-  sourceAccountId: string;
-  sourceCustomerId?: string;
+  /**
+   * ACCOUNT: an internal account pays (`customerId`, when given, must own it).
+   * REALTIME_FUNDING: the payer pays the quote's paymentInstructions in `currency`,
+   * on behalf of `customerId` (or of the platform when absent).
+   */
+  source:
+    | { kind: 'ACCOUNT'; accountId: string; customerId?: string }
+    | { kind: 'REALTIME_FUNDING'; currency: string; customerId?: string };
   destination:
     { kind: 'ACCOUNT'; accountId: string } | { kind: 'UMA_ADDRESS'; umaAddress: string; currency?: string };
   lockedCurrencySide: LockedCurrencySide;
@@ -76,31 +83,20 @@ export interface ExecuteSignature {
 export const QUOTE_JOBS = {
   /** Marks a quote still PENDING at its expiry EXPIRED. */
   expire: 'quote.expire',
-  /** Moves a PROCESSING quote to COMPLETED/FAILED once its transaction ends (re-checks with backoff). */
+  /**
+   * Superseded: a quote now follows its transaction in the same database transaction
+   * (TransfersService.move). Kept so that jobs scheduled by an older replica complete.
+   */
   sync: 'quote.sync',
 } as const;
 
 /**
  * Quotes: resolve the source and the destination, lock the exchange rate and
  * fees (computeQuoteAmounts, exact integers, customer-favouring rounding) and
- * keep the quote PENDING until `expiresAt`; a durable job expires it.
+ * keep the quote PENDING until `expiresAt`; a durable job expires it. Execution
+ * (or, for a REALTIME_FUNDING source, the funds arriving) claims the quote once
+ * and hands the payment to QuotePaymentsService.
  */
-interface SyncPayload {
-  platformId: string;
-  quoteId: string;
-  check: number;
-}
-
-/** The quote status a transaction's status implies, once it is final. */
-function quoteOutcome(status: Transaction['status']): 'COMPLETED' | 'FAILED' | undefined {
-  if (status === 'COMPLETED') return 'COMPLETED';
-  if (status === 'FAILED' || status === 'REJECTED' || status === 'REFUNDED') return 'FAILED';
-  return undefined;
-}
-
-/** The ledger hold of a quote's execution (derived from the quote, so every attempt uses the same one). */
-const holdIdOf = (q: Pick<Quote, 'id'>): string => `quote:${q.id.slice('Quote:'.length)}`;
-
 export class QuotesService {
   private readonly repo = new QuoteRepository();
   private readonly transactions = new TransactionRepository();
@@ -119,6 +115,7 @@ export class QuotesService {
       accountTypes: InternalAccountTypes;
       walletSignatures: WalletSignatures;
       transfers: TransfersService;
+      quotePayments: QuotePaymentsService;
       ttlMs: number;
       logger: Logger;
     },
@@ -126,37 +123,42 @@ export class QuotesService {
 
   /** Registers the quote jobs on the scheduler. */
   registerJobs(): void {
-    this.deps.scheduler.register<SyncPayload>(QUOTE_JOBS.sync, async (job, em) => {
-      const { platformId, quoteId } = job.payload;
-      const q = await this.repo.get(em, platformId, quoteId, true);
-      if (!q || q.status !== 'PROCESSING' || !q.transactionId) return;
-      const t = await this.transactions.get(em, platformId, q.transactionId);
-      const to = t ? quoteOutcome(t.status) : undefined;
-      if (to) {
-        await this.repo.transition(em, q.id, 'PROCESSING', to, this.clock.now());
-        return;
-      }
-      await this.scheduleSync(em, q, job.payload.check + 1);
-    });
+    this.deps.scheduler.register(QUOTE_JOBS.sync, async () => undefined);
     this.deps.scheduler.register<{ quoteId: string }>(QUOTE_JOBS.expire, async (job, em) => {
-      const now = this.clock.now();
-      const q = await this.repo.transition(em, job.payload.quoteId, 'PENDING', 'EXPIRED', now, {
-        expiredAt: now,
-      });
-      if (q) {
-        // An execute that placed the hold but lost the claim to the expiry leaves it open: release it.
-        await this.releaseHold(q);
-        this.deps.logger.info({ quoteId: q.id }, 'quote expired');
-      }
+      const q = await this.expire(em, job.payload.quoteId);
+      if (q) this.deps.logger.info({ quoteId: q.id }, 'quote expired');
     });
   }
 
-  /** POST /quotes (`immediatelyExecute` is refused for EMBEDDED_WALLET sources before anything is written). */
+  /**
+   * PENDING → EXPIRED once past expiresAt (guarded), in `em`: an unfunded
+   * real-time-funding quote's transaction becomes EXPIRED with it
+   * (OUTGOING_PAYMENT.EXPIRED), and a hold left by an execute that lost the claim
+   * to the expiry is released. Returns the expired quote, or undefined.
+   */
+  private async expire(em: EntityManager, quoteId: string): Promise<Quote | undefined> {
+    const now = this.clock.now();
+    const q = await this.repo.transition(em, quoteId, 'PENDING', 'EXPIRED', now, { expiredAt: now });
+    if (!q) return undefined;
+    if (q.transactionId) {
+      const t = await this.transactions.get(em, q.platformId, q.transactionId, true);
+      if (t?.status === 'PENDING') {
+        await this.deps.transfers.move(em, t, 'EXPIRED', { failureReason: 'QUOTE_EXPIRED' });
+      }
+    }
+    if (q.source.kind === 'ACCOUNT') await this.releaseHold(q);
+    return q;
+  }
+
+  /**
+   * POST /quotes. `immediatelyExecute` is refused (before anything is written) for an
+   * EMBEDDED_WALLET source (it needs the wallet signature) and for a REALTIME_FUNDING
+   * source (it executes when its funds arrive). A REALTIME_FUNDING quote is created
+   * with its OUTGOING transaction (PENDING, awaiting funding) and paymentInstructions.
+   */
   async create(req: CreateQuoteRequest & { immediatelyExecute?: boolean }): Promise<Quote> {
-    const source = await this.deps.accounts.getInternalAccount(req.platformId, req.sourceAccountId);
-    const embeddedWallet =
-      (await this.deps.accountTypes.typeOf(req.platformId, source.id)) === 'EMBEDDED_WALLET';
-    if (req.immediatelyExecute && embeddedWallet) {
+    const payer = await this.payerOf(req);
+    if (req.immediatelyExecute && payer.embeddedWallet) {
       throw invalidInput([
         {
           field: 'immediatelyExecute',
@@ -165,10 +167,16 @@ export class QuotesService {
         },
       ]);
     }
-    if (req.sourceCustomerId !== undefined && req.sourceCustomerId !== source.customerId) {
-      throw invalidInput([{ field: 'source.customerId', message: 'must be the owner of source.accountId' }]);
+    if (req.immediatelyExecute && req.source.kind === 'REALTIME_FUNDING') {
+      throw invalidInput([
+        {
+          field: 'immediatelyExecute',
+          message:
+            'is not available for a REALTIME_FUNDING source: the quote executes when its paymentInstructions are paid',
+        },
+      ]);
     }
-    const { destination, lookup, counterpartyInformation } = await this.destinationOf(req, source.customerId);
+    const { destination, lookup, counterpartyInformation } = await this.destinationOf(req, payer);
     if (lookup) {
       const missing = missingPayerData(lookup, req.senderCustomerInfo);
       if (missing.length) {
@@ -180,7 +188,7 @@ export class QuotesService {
         );
       }
     }
-    const from = source.currency;
+    const from = payer.endpoint.currency;
     const to = destination.currency;
     if (from === to) {
       throw fail(
@@ -191,8 +199,9 @@ export class QuotesService {
     }
     const { rates } = this.deps.adapters[req.environment];
     const supported = rates.currencies();
+    const sourceField = req.source.kind === 'ACCOUNT' ? 'source.accountId' : 'source.currency';
     for (const [field, code] of [
-      ['source.accountId', from],
+      [sourceField, from],
       [destination.kind === 'UMA_ADDRESS' ? 'destination.currency' : 'destination.accountId', to],
     ] as const) {
       if (!supported.includes(code)) {
@@ -211,9 +220,9 @@ export class QuotesService {
       id: newId('Quote'),
       platformId: req.platformId,
       status: 'PENDING',
-      source: { kind: 'ACCOUNT', accountId: source.id, currency: from },
+      source: payer.endpoint,
       destination,
-      ...(source.customerId ? { customerId: source.customerId } : {}),
+      ...(payer.customer ? { customerId: payer.customer.customerId } : {}),
       amounts,
       ...(lookup ? { lookupId: lookup.id } : {}),
       ...(req.description !== undefined ? { description: req.description } : {}),
@@ -224,8 +233,37 @@ export class QuotesService {
       expiresAt: new Date(now.getTime() + this.deps.ttlMs),
       updatedAt: now,
     };
+    let awaitingFunds: Transaction | undefined;
+    if (req.source.kind === 'REALTIME_FUNDING') {
+      if (req.environment !== 'SANDBOX') {
+        throw fail(
+          'RAIL_UNAVAILABLE',
+          'No real-time funding rail is configured for production platforms yet',
+        );
+      }
+      const customer = payer.customer?.platformCustomerId
+        ? { customerId: payer.customer.customerId, platformCustomerId: payer.customer.platformCustomerId }
+        : undefined;
+      awaitingFunds = this.newTransaction(quote, {
+        id: newId('Transaction'),
+        counterpartyIdentifier: await this.counterpartyOf(req.platformId, destination),
+        customer,
+      });
+      quote.transactionId = awaitingFunds.id;
+      quote.paymentInstructions = sandboxFundingInstructions(
+        quote.id,
+        from,
+        amounts.totalSendingAmount,
+        awaitingFunds.reference,
+      );
+    }
     await transactional(this.orm, async (em) => {
       await this.repo.insert(em, quote);
+      if (awaitingFunds) {
+        await this.transactions.insert(em, awaitingFunds);
+        // Quote created, awaiting the payer's funds: PENDING (OUTGOING_PAYMENT.PENDING).
+        await this.deps.transfers.move(em, awaitingFunds, 'PENDING');
+      }
       await this.deps.scheduler.schedule(
         {
           kind: QUOTE_JOBS.expire,
@@ -237,11 +275,11 @@ export class QuotesService {
         em,
       );
     });
-    if (!embeddedWallet) return quote;
+    if (!payer.embeddedWallet) return quote;
     // The wallet owner authorizes the execution: stamp payloadToSign, send it with POST /quotes/{id}/execute.
     const challenge = await this.deps.walletSignatures.challenge(
       quote.platformId,
-      source.id,
+      quote.source.accountId!,
       executeQuoteBody(quote.id),
     );
     const signed = await this.repo.setSigningRequest(
@@ -261,30 +299,30 @@ export class QuotesService {
    * even if the expiry job has not run yet.
    */
   async get(platformId: string, id: string): Promise<Quote> {
-    const em = this.orm.em.fork();
-    const q = await this.repo.get(em, platformId, id);
+    const q = await this.repo.get(this.orm.em.fork(), platformId, id);
     if (!q) throw fail('QUOTE_NOT_FOUND', `Quote ${id} not found`, { quoteId: id });
-    const now = this.clock.now();
-    if (q.status === 'PENDING' && q.expiresAt.getTime() <= now.getTime()) {
-      const expired = await this.repo.transition(em, q.id, 'PENDING', 'EXPIRED', now, { expiredAt: now });
-      if (expired) await this.releaseHold(expired);
-      return expired ?? (await this.repo.get(em, platformId, id))!;
+    if (q.status === 'PENDING' && q.expiresAt.getTime() <= this.clock.now().getTime()) {
+      const expired = await transactional(this.orm, (em) => this.expire(em, q.id));
+      return expired ?? (await this.repo.get(this.orm.em.fork(), platformId, id))!;
     }
-    return this.sync(q);
+    return q;
   }
 
   /**
    * POST /quotes/{id}/execute. Exactly once per quote, whatever the retries:
-   * 1. the hold `quote:<uuid>` on the source for totalSendingAmount (idempotent by id: concurrent
-   *    executes place one hold; INSUFFICIENT_FUNDS is thrown and the quote stays PENDING);
-   * 2. the claim: `UPDATE quotes SET status = 'PROCESSING', transaction_id = ? WHERE status = 'PENDING'
-   *    AND expires_at > now` in the same database transaction as the OUTGOING transaction's insert
-   *    (one winner; transaction_id and the transaction's request key are unique);
-   * 3. the transaction is handed to the rail through TransfersService (its state machine, webhooks,
-   *    settlement job and submit safety net). A claim lost to the expiry releases the hold.
-   * An EMBEDDED_WALLET source first needs wallet-auth to verify (and consume) the wallet signature:
-   * its 401 passes through before anything is held.
-   * A quote already executed is returned as it is.
+   * 1. the hold `quote:<uuid>` on the source for totalSendingAmount towards CLEARING
+   *    (idempotent by id: concurrent executes place one hold; INSUFFICIENT_FUNDS is
+   *    thrown and the quote stays PENDING);
+   * 2. the claim: `UPDATE quotes SET status = 'PROCESSING', transaction_id = ? WHERE
+   *    status = 'PENDING' AND expires_at > now` in the same database transaction as
+   *    the OUTGOING transaction's insert (one winner; transaction_id and the
+   *    transaction's request key are unique) and its safety-net submission job;
+   * 3. QuotePaymentsService books it (internal account) or hands it to the rail
+   *    (external account, UMA address). A claim lost to the expiry releases the hold.
+   * An EMBEDDED_WALLET source first needs wallet-auth to verify (and consume) the
+   * wallet signature: its 401 passes through before anything is held. A quote already
+   * executed is returned as it is. A REALTIME_FUNDING quote is not executed this way:
+   * it executes when its funds arrive (POST /sandbox/send in the sandbox).
    */
   async execute(
     platformId: string,
@@ -294,35 +332,20 @@ export class QuotesService {
   ): Promise<Quote> {
     const q = await this.get(platformId, quoteId);
     if (q.status === 'EXPIRED') throw this.expiredError(q);
+    if (q.source.kind === 'REALTIME_FUNDING') {
+      throw fail(
+        'QUOTE_NOT_EXECUTABLE',
+        'A REALTIME_FUNDING quote executes when its paymentInstructions are paid (in the sandbox: POST /sandbox/send)',
+        { quoteId: q.id, sourceType: 'REALTIME_FUNDING' },
+      );
+    }
     if (q.status !== 'PENDING') return q;
     if (environment !== 'SANDBOX') {
       throw fail('RAIL_UNAVAILABLE', 'No payment rail is configured for production platforms yet');
     }
-    const dest = q.destination;
-    if (dest.kind !== 'ACCOUNT' || !dest.accountId?.startsWith('ExternalAccount:')) {
-      throw fail(
-        'QUOTE_NOT_EXECUTABLE',
-        'Executing quotes to internal accounts or UMA addresses is not available yet; only external-account destinations can be executed',
-        { quoteId: q.id, destinationType: dest.kind },
-      );
-    }
     const embeddedWallet =
       (await this.deps.accountTypes.typeOf(platformId, q.source.accountId!)) === 'EMBEDDED_WALLET';
-    const external = await this.deps.accounts.getExternalAccount(platformId, dest.accountId);
-    if (external.status !== 'ACTIVE') {
-      throw fail('EXTERNAL_ACCOUNT_NOT_USABLE', `External account ${external.id} is not active`, {
-        field: 'destination.accountId',
-        status: external.status,
-      });
-    }
-    const suffix = sandboxSuffix(external.primaryIdentifier);
-    if (suffix && UNSIMULATED_QUOTE_SUFFIXES.includes(suffix)) {
-      throw fail(
-        'QUOTE_NOT_EXECUTABLE',
-        `The sandbox outcome ${suffix} (returned payment, user cancellation, failed refund) is not simulated yet`,
-        { quoteId: q.id, field: 'destination.accountId' },
-      );
-    }
+    const counterpartyIdentifier = await this.counterpartyOf(platformId, q.destination);
     const customer = q.customerId
       ? {
           customerId: q.customerId,
@@ -339,13 +362,14 @@ export class QuotesService {
         ...(requestId ? { requestId } : {}),
       });
     }
-    const holdId = holdIdOf(q);
+    const holdId = quoteEntries.base(q.id);
     await this.deps.ledger.placeHold({
       platformId,
       holdId,
       accountId: q.source.accountId!,
       amount: q.amounts.totalSendingAmount,
       currency: q.source.currency,
+      counter: { system: 'CLEARING' },
       kind: 'QUOTE_EXECUTION',
       ...(q.description ? { description: q.description } : {}),
     });
@@ -357,61 +381,133 @@ export class QuotesService {
         transactionId,
       });
       if (!won) return undefined;
-      await this.insertTransaction(em, won, {
-        id: transactionId,
-        holdId,
-        counterpartyIdentifier: external.primaryIdentifier,
-        environment,
-        customer,
-      });
+      const t = this.newTransaction(won, { id: transactionId, holdId, counterpartyIdentifier, customer });
+      await this.transactions.insert(em, t);
+      // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING through the shared state machine).
+      const pending = await this.deps.transfers.move(em, t, 'PENDING');
+      await this.deps.quotePayments.scheduleSubmit(em, pending, environment);
       return won;
     });
     if (!claimed) {
       const cur = (await this.repo.get(this.orm.em.fork(), platformId, quoteId))!;
-      if (cur.transactionId) return this.sync(cur);
+      if (cur.transactionId) return cur;
       // Not claimed by anyone: the quote expired meanwhile.
-      const now = this.clock.now();
-      await this.repo.transition(this.orm.em.fork(), cur.id, 'PENDING', 'EXPIRED', now, { expiredAt: now });
-      await this.releaseHold(cur);
+      const expired = await transactional(this.orm, (em) => this.expire(em, cur.id));
+      if (!expired) await this.releaseHold(cur);
       throw this.expiredError(cur);
     }
-    try {
-      await this.deps.transfers.submit(platformId, transactionId, environment);
-    } catch (err) {
-      // The transaction exists and its submit safety-net job retries the hand-off.
-      this.deps.logger.warn({ err, quoteId, transactionId }, 'rail hand-off failed; the submit job retries');
-    }
+    await this.handOff(platformId, transactionId, environment, quoteId);
     return this.get(platformId, quoteId);
   }
 
-  /** A PROCESSING quote follows its transaction: COMPLETED when it completes, FAILED when it fails. */
-  private async sync(q: Quote): Promise<Quote> {
-    if (q.status !== 'PROCESSING' || !q.transactionId) return q;
-    const t = await this.deps.transfers.get(q.platformId, q.transactionId);
-    const to = quoteOutcome(t.status);
-    if (!to) return q;
-    const em = this.orm.em.fork();
-    return (
-      (await this.repo.transition(em, q.id, 'PROCESSING', to, this.clock.now())) ??
-      (await this.repo.get(em, q.platformId, q.id))!
-    );
+  /**
+   * POST /sandbox/send: the payer pays a REALTIME_FUNDING quote's instructions. The
+   * funds arriving claim the quote (PENDING → PROCESSING, guarded against expiry) and
+   * the payment proceeds as an execution (funding entry SETTLEMENT → CLEARING, then
+   * the payout or booking). A quote already funded is answered with its transaction
+   * as it is (nothing moves twice). Returns the OUTGOING transaction.
+   */
+  async sandboxSend(req: {
+    platformId: string;
+    environment: Environment;
+    quoteId: string;
+    currencyCode: string;
+    amount?: bigint;
+  }): Promise<Transaction> {
+    if (req.environment !== 'SANDBOX') {
+      throw fail('RAIL_UNAVAILABLE', 'POST /sandbox/send simulates a payer for sandbox platforms only');
+    }
+    const q = await this.get(req.platformId, req.quoteId);
+    if (q.source.kind !== 'REALTIME_FUNDING' || !q.transactionId) {
+      throw invalidInput([
+        {
+          field: 'quoteId',
+          message:
+            'is not funded in real time (its source is an internal account): execute it with POST /quotes/{quoteId}/execute',
+        },
+      ]);
+    }
+    if (q.status === 'EXPIRED') throw this.expiredError(q);
+    const errors = [];
+    if (req.currencyCode !== q.source.currency) {
+      errors.push({
+        field: 'currencyCode',
+        message: `must be ${q.source.currency}, the quote's sending currency`,
+      });
+    }
+    if (req.amount !== undefined && req.amount !== q.amounts.totalSendingAmount) {
+      errors.push({
+        field: 'currencyAmount',
+        message: `must be ${q.amounts.totalSendingAmount}, the quote's totalSendingAmount (or be omitted)`,
+      });
+    }
+    if (errors.length) throw invalidInput(errors);
+    if (q.status === 'PENDING') {
+      const claimed = await transactional(this.orm, async (em) => {
+        const now = this.clock.now();
+        const won = await this.repo.transition(em, q.id, 'PENDING', 'PROCESSING', now, { notExpiredAt: now });
+        if (!won) return false;
+        const t = await this.transactions.get(em, q.platformId, q.transactionId!, true);
+        if (t) await this.deps.quotePayments.scheduleSubmit(em, t, req.environment);
+        return true;
+      });
+      if (!claimed) {
+        const cur = await this.get(req.platformId, req.quoteId);
+        if (cur.status === 'EXPIRED') throw this.expiredError(cur);
+      }
+      await this.handOff(req.platformId, q.transactionId, req.environment, q.id);
+    }
+    return this.deps.transfers.get(req.platformId, q.transactionId);
   }
 
-  private async insertTransaction(
-    em: EntityManager,
+  /** Hands a claimed payment on; a failure is left to its safety-net job. */
+  private async handOff(
+    platformId: string,
+    transactionId: string,
+    environment: Environment,
+    quoteId: string,
+  ): Promise<void> {
+    try {
+      await this.deps.quotePayments.submit(platformId, transactionId, environment);
+    } catch (err) {
+      // The transaction exists and its submit safety-net job retries the hand-off.
+      this.deps.logger.warn(
+        { err, quoteId, transactionId },
+        'payment hand-off failed; the submit job retries',
+      );
+    }
+  }
+
+  /** What the rail pays to: the external account's primary identifier or the UMA address; none for an internal account. */
+  private async counterpartyOf(platformId: string, d: TransactionEndpoint): Promise<string | undefined> {
+    if (d.kind === 'UMA_ADDRESS') return d.umaAddress;
+    if (d.accountId?.startsWith('InternalAccount:')) {
+      await this.deps.accounts.getInternalAccount(platformId, d.accountId);
+      return undefined;
+    }
+    const external = await this.deps.accounts.getExternalAccount(platformId, d.accountId!);
+    if (external.status !== 'ACTIVE') {
+      throw fail('EXTERNAL_ACCOUNT_NOT_USABLE', `External account ${external.id} is not active`, {
+        field: 'destination.accountId',
+        status: external.status,
+      });
+    }
+    return external.primaryIdentifier;
+  }
+
+  /** The OUTGOING transaction of a quote (CREATED; the caller inserts it and moves it on). */
+  private newTransaction(
     q: Quote,
     o: {
       id: string;
-      holdId: string;
-      counterpartyIdentifier: string;
-      environment: Environment;
+      holdId?: string;
+      counterpartyIdentifier: string | undefined;
       customer: { customerId: string; platformCustomerId: string } | undefined;
     },
-  ): Promise<void> {
-    const { id, holdId, counterpartyIdentifier, environment } = o;
+  ): Transaction {
     const now = this.clock.now();
-    const t: Transaction = {
-      id,
+    return {
+      id: o.id,
       platformId: q.platformId,
       type: 'OUTGOING',
       status: 'CREATED',
@@ -421,49 +517,23 @@ export class QuotesService {
       sentAmount: q.amounts.totalSendingAmount,
       receivedAmount: q.amounts.totalReceivingAmount,
       fees: q.amounts.feesIncluded,
+      exchangeRate: q.amounts.exchangeRate,
+      rateDetails: q.amounts.rateDetails,
       reference: newReference((n) => randomBytes(n)),
       ...(q.description !== undefined ? { description: q.description } : {}),
       counterpartyInformation: q.counterpartyInformation,
       quoteId: q.id,
       requestKey: `quote-execute:${q.id}`,
-      counterpartyIdentifier,
-      holdId,
+      ...(o.counterpartyIdentifier ? { counterpartyIdentifier: o.counterpartyIdentifier } : {}),
+      ...(o.holdId ? { holdId: o.holdId } : {}),
       createdAt: now,
       updatedAt: now,
     };
-    await this.transactions.insert(em, t);
-    await this.scheduleSync(em, q, 1);
-    // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING through the shared state machine).
-    await this.deps.transfers.move(em, t, 'PENDING');
-    await this.deps.scheduler.schedule(
-      {
-        kind: TRANSFER_JOBS.submit,
-        id: `${TRANSFER_JOBS.submit}:${t.id}`,
-        payload: { platformId: t.platformId, transactionId: t.id, environment },
-        delayMs: 30_000,
-        realTime: true,
-      },
-      em,
-    );
-  }
-
-  private async scheduleSync(em: EntityManager, q: Quote, check: number): Promise<void> {
-    const payload: SyncPayload = { platformId: q.platformId, quoteId: q.id, check };
-    await this.deps.scheduler.schedule(
-      {
-        kind: QUOTE_JOBS.sync,
-        id: `${QUOTE_JOBS.sync}:${q.id}:${check}`,
-        payload: { ...payload },
-        // 2 s, 4 s, ... capped at 60 s (sandbox-scaled like the rail's delays).
-        delayMs: Math.min(1000 * 2 ** Math.min(check, 6), 60_000),
-      },
-      em,
-    );
   }
 
   /** Voids the execution hold of a quote that will never execute (no-op when none was placed). */
   private async releaseHold(q: Quote): Promise<void> {
-    const holdId = holdIdOf(q);
+    const holdId = quoteEntries.base(q.id);
     try {
       await this.deps.ledger.voidHold({ platformId: q.platformId, holdId, voidId: `${holdId}:void` });
     } catch (err) {
@@ -483,15 +553,60 @@ export class QuotesService {
     );
   }
 
+  /**
+   * The payer of a quote: an internal account (its owner must match
+   * `source.customerId` when given; EMBEDDED_WALLET noted) or, for real-time
+   * funding, the customer (or the platform) paying in `currency`.
+   */
+  private async payerOf(req: CreateQuoteRequest): Promise<{
+    endpoint: TransactionEndpoint;
+    /** The customer on whose behalf the quote is made (platformCustomerId resolved for real-time funding). */
+    customer: { customerId: string; platformCustomerId?: string } | undefined;
+    embeddedWallet: boolean;
+  }> {
+    const src = req.source;
+    if (src.kind === 'REALTIME_FUNDING') {
+      if (!REALTIME_FUNDING_CURRENCIES.includes(src.currency)) {
+        throw fail('UNSUPPORTED_CURRENCY', `Real-time funding in ${src.currency} is not available`, {
+          field: 'source.currency',
+          supported: REALTIME_FUNDING_CURRENCIES,
+        });
+      }
+      const customer = src.customerId
+        ? {
+            customerId: src.customerId,
+            platformCustomerId: await this.deps.customers.platformCustomerId(req.platformId, src.customerId),
+          }
+        : undefined;
+      return {
+        endpoint: { kind: 'REALTIME_FUNDING', currency: src.currency },
+        customer,
+        embeddedWallet: false,
+      };
+    }
+    const account = await this.deps.accounts.getInternalAccount(req.platformId, src.accountId);
+    if (src.customerId !== undefined && src.customerId !== account.customerId) {
+      throw invalidInput([{ field: 'source.customerId', message: 'must be the owner of source.accountId' }]);
+    }
+    const embeddedWallet =
+      (await this.deps.accountTypes.typeOf(req.platformId, account.id)) === 'EMBEDDED_WALLET';
+    return {
+      endpoint: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency },
+      customer: account.customerId ? { customerId: account.customerId } : undefined,
+      embeddedWallet,
+    };
+  }
+
   private async destinationOf(
     req: CreateQuoteRequest,
-    customerId: string | undefined,
+    payer: { endpoint: TransactionEndpoint; customer?: { customerId: string } | undefined },
   ): Promise<{
     destination: TransactionEndpoint;
     lookup?: ReceiverLookup;
     counterpartyInformation: Record<string, string>;
   }> {
     const d = req.destination;
+    const customerId = payer.customer?.customerId;
     if (d.kind === 'UMA_ADDRESS') {
       if (!req.lookupId) {
         throw invalidInput([
@@ -529,7 +644,7 @@ export class QuotesService {
     }
     if (d.accountId.startsWith('InternalAccount:')) {
       const account = await this.deps.accounts.getInternalAccount(req.platformId, d.accountId);
-      if (account.id === req.sourceAccountId) {
+      if (account.id === payer.endpoint.accountId) {
         throw invalidInput([
           { field: 'destination.accountId', message: 'must differ from source.accountId' },
         ]);

@@ -15,6 +15,7 @@ import { isUniqueViolation, transactional, type EntityManager, type MikroORM } f
 import { fail } from '../domain/errors.js';
 import type { PaymentRail, RailPayment } from '../domain/payment-rail.js';
 import {
+  quoteStatusFor,
   transitionTransaction,
   type TransactionStatus,
   type TransactionType,
@@ -22,11 +23,14 @@ import {
 import {
   failureReasonFor,
   newReference,
+  refundWebhookType,
   transactionJson,
   webhookTypeFor,
   type FailureDetail,
+  type Refund,
   type Transaction,
 } from '../domain/transaction.js';
+import { QuoteRepository } from '../store/quote.repository.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import { TransactionRepository, type TransactionFilter } from '../store/transaction.repository.js';
 import type { Environment } from './receiver-lookups.service.js';
@@ -77,6 +81,7 @@ interface JobPayload {
  */
 export class TransfersService {
   private readonly repo = new TransactionRepository();
+  private readonly quotes = new QuoteRepository();
 
   constructor(
     private readonly orm: MikroORM,
@@ -199,20 +204,31 @@ export class TransfersService {
 
   /**
    * Moves a transaction to `to` under its state machine (ILLEGAL_STATE_TRANSITION
-   * otherwise) and writes the status webhook event, in the caller's transaction.
+   * otherwise) and writes the status webhook event (and, when the refund's status
+   * changes, its OUTGOING_PAYMENT.REFUND_* event), in the caller's transaction.
+   * A quote's payment carries its quote along (COMPLETED, FAILED, EXPIRED; see
+   * quoteStatusFor) in the same database transaction.
    */
   async move(
     em: EntityManager,
     t: Transaction,
     to: TransactionStatus,
-    patch: Partial<Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt'>> = {},
+    patch: Partial<Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt' | 'refund'>> = {},
   ): Promise<Transaction> {
     transitionTransaction(t.type, t.status, to);
     const next: Transaction = { ...t, ...patch, status: to, updatedAt: this.clock.now() };
-    if (!(await this.repo.updateStatus(em, next, t.status))) {
-      throw new Error(`transaction ${t.id} changed concurrently (expected ${t.status})`);
+    await this.write(em, t, next);
+    if (next.quoteId) {
+      const quoteStatus = quoteStatusFor(to);
+      if (quoteStatus) await this.quotes.follow(em, next.quoteId, quoteStatus, next.updatedAt);
     }
-    await this.publish(em, next);
+    return next;
+  }
+
+  /** Records a change of the refund alone (the status stays), with its OUTGOING_PAYMENT.REFUND_* event. */
+  async updateRefund(em: EntityManager, t: Transaction, refund: Refund): Promise<Transaction> {
+    const next: Transaction = { ...t, refund, updatedAt: this.clock.now() };
+    await this.write(em, t, next);
     return next;
   }
 
@@ -224,6 +240,21 @@ export class TransfersService {
         platformId: t.platformId,
         data: transactionJson(t),
         occurredAt: t.updatedAt,
+      });
+    }
+  }
+
+  private async write(em: EntityManager, prev: Transaction, next: Transaction): Promise<void> {
+    if (!(await this.repo.updateStatus(em, next, prev.status))) {
+      throw new Error(`transaction ${prev.id} changed concurrently (expected ${prev.status})`);
+    }
+    if (next.status !== prev.status) await this.publish(em, next);
+    if (next.refund && next.refund.status !== prev.refund?.status) {
+      await this.deps.outbox.add(em, {
+        type: refundWebhookType(next.refund.status),
+        platformId: next.platformId,
+        data: transactionJson(next),
+        occurredAt: next.updatedAt,
       });
     }
   }
@@ -401,7 +432,8 @@ export class TransfersService {
   async submit(platformId: string, transactionId: string, environment: Environment): Promise<Transaction> {
     const t = await this.get(platformId, transactionId);
     const initial: TransactionStatus = t.type === 'OUTGOING' ? 'PENDING' : 'CREATED';
-    if (t.status !== initial) return t;
+    // A quote's payment has its own rails and steps (QuotePaymentsService).
+    if (t.status !== initial || t.quoteId) return t;
     const submission = await this.railOf(environment).submit(this.payment(t));
     if (!submission.accepted && t.holdId) {
       await this.deps.ledger.voidHold({ platformId, holdId: t.holdId, voidId: `${t.holdId}:void` });
@@ -449,7 +481,7 @@ export class TransfersService {
    */
   private async settle(em: EntityManager, p: JobPayload): Promise<void> {
     const t = await this.repo.get(em, p.platformId, p.transactionId, true);
-    if (!t || t.status !== 'PROCESSING') return;
+    if (!t || t.status !== 'PROCESSING' || t.quoteId) return;
     const payment = this.payment(t);
     const status = await this.railOf(p.environment).status(
       payment,

@@ -1,3 +1,4 @@
+import type { PaymentInstruction } from './payment-instructions.js';
 import type { QuoteAmounts } from './pricing.js';
 import type { QuoteStatus } from './state-machines.js';
 import type { TransactionEndpoint } from './transaction.js';
@@ -45,6 +46,8 @@ export interface Quote {
   signingRequestId?: string;
   /** EMBEDDED_WALLET sources: the challenge the wallet owner stamps (public Quote.payloadToSign). */
   payloadToSign?: string;
+  /** REALTIME_FUNDING sources: how to pay the quote (public Quote.paymentInstructions). */
+  paymentInstructions?: PaymentInstruction[];
   createdAt: Date;
   expiresAt: Date;
   updatedAt: Date;

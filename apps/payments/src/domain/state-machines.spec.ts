@@ -6,17 +6,20 @@ import {
   QUOTE_TRANSITIONS,
   TRANSACTION_STATUSES,
   isTerminal,
+  predecessors,
+  quoteStatusFor,
   transitionQuote,
   transitionTransaction,
 } from './state-machines.js';
 
 describe('quote state machine', () => {
-  it('allows exactly PENDING → PROCESSING → COMPLETED | FAILED and PENDING → EXPIRED', () => {
+  it('allows exactly PENDING → PROCESSING → COMPLETED | FAILED, COMPLETED → FAILED (returned) and PENDING → EXPIRED', () => {
     const allowed = new Set([
       'PENDING>PROCESSING',
       'PENDING>EXPIRED',
       'PROCESSING>COMPLETED',
       'PROCESSING>FAILED',
+      'COMPLETED>FAILED',
     ]);
     for (const from of QUOTE_STATUSES) {
       for (const to of QUOTE_STATUSES) {
@@ -28,9 +31,16 @@ describe('quote state machine', () => {
           );
       }
     }
-    expect(['COMPLETED', 'FAILED', 'EXPIRED'].every((s) => isTerminal(QUOTE_TRANSITIONS, s as never))).toBe(
-      true,
-    );
+    expect(['FAILED', 'EXPIRED'].every((s) => isTerminal(QUOTE_TRANSITIONS, s as never))).toBe(true);
+  });
+
+  it('a quote follows its transaction: every status it takes is reachable from where the transaction was', () => {
+    expect(quoteStatusFor('COMPLETED')).toBe('COMPLETED');
+    for (const s of ['FAILED', 'REJECTED', 'REFUNDED'] as const) expect(quoteStatusFor(s)).toBe('FAILED');
+    expect(quoteStatusFor('EXPIRED')).toBe('EXPIRED');
+    for (const s of ['CREATED', 'PENDING', 'PROCESSING'] as const) expect(quoteStatusFor(s)).toBeUndefined();
+    expect(predecessors(QUOTE_TRANSITIONS, 'FAILED').sort()).toEqual(['COMPLETED', 'PROCESSING']);
+    expect(predecessors(QUOTE_TRANSITIONS, 'EXPIRED')).toEqual(['PENDING']);
   });
 });
 

@@ -27,14 +27,16 @@ export const TRANSACTION_STATUSES: readonly TransactionStatus[] = [
 export type TransitionTable<S extends string> = Readonly<Record<S, readonly S[]>>;
 
 /**
- * Quote: created PENDING; execute moves it to PROCESSING (hold placed, transaction
- * created) and the rail's outcome to COMPLETED or FAILED; an unexecuted quote
- * past expiresAt becomes EXPIRED.
+ * Quote: created PENDING; execute (or, for a REALTIME_FUNDING source, the
+ * funds arriving) moves it to PROCESSING and the payment's outcome to
+ * COMPLETED or FAILED; a payment the receiving bank returns after completing
+ * moves it from COMPLETED to FAILED; an unexecuted quote past expiresAt
+ * becomes EXPIRED. A quote follows its transaction (see quoteStatusFor).
  */
 export const QUOTE_TRANSITIONS: TransitionTable<QuoteStatus> = {
   PENDING: ['PROCESSING', 'EXPIRED'],
   PROCESSING: ['COMPLETED', 'FAILED'],
-  COMPLETED: [],
+  COMPLETED: ['FAILED'],
   FAILED: [],
   EXPIRED: [],
 };
@@ -76,6 +78,23 @@ export const INCOMING_TRANSITIONS: TransitionTable<TransactionStatus> = {
   REFUNDED: [],
   EXPIRED: [],
 };
+
+/**
+ * The status a quote takes when its transaction reaches `status`, if any:
+ * COMPLETED → COMPLETED; FAILED, REJECTED, REFUNDED → FAILED; EXPIRED →
+ * EXPIRED (an unfunded real-time-funding quote).
+ */
+export function quoteStatusFor(status: TransactionStatus): QuoteStatus | undefined {
+  if (status === 'COMPLETED') return 'COMPLETED';
+  if (status === 'FAILED' || status === 'REJECTED' || status === 'REFUNDED') return 'FAILED';
+  if (status === 'EXPIRED') return 'EXPIRED';
+  return undefined;
+}
+
+/** The states the table allows to move to `to`. */
+export function predecessors<S extends string>(table: TransitionTable<S>, to: S): S[] {
+  return (Object.keys(table) as S[]).filter((from) => table[from].includes(to));
+}
 
 /** True when the table allows from → to. */
 export function canTransition<S extends string>(table: TransitionTable<S>, from: S, to: S): boolean {

@@ -3,6 +3,7 @@ import { SandboxPaymentRail, sandboxSuffix } from './payment-rail.js';
 import {
   failureReasonFor,
   newReference,
+  refundWebhookType,
   transactionJson,
   webhookTypeFor,
   type Transaction,
@@ -49,10 +50,42 @@ describe('transactions', () => {
     expect(webhookTypeFor('INCOMING', 'PROCESSING')).toBeUndefined();
   });
 
-  it('uses public failure reasons of the right enum', () => {
+  it('uses only failure reasons of the specification’s enum', () => {
+    const SPEC = [
+      'LNURLP_FAILED',
+      'PAY_REQUEST_FAILED',
+      'PAYMENT_APPROVAL_WEBHOOK_ERROR',
+      'PAYMENT_APPROVAL_TIMED_OUT',
+      'OFFRAMP_FAILED',
+      'MISSING_MANDATORY_PAYEE_DATA',
+      'QUOTE_EXPIRED',
+      'QUOTE_EXECUTION_FAILED',
+    ];
+    const details = [
+      'INSUFFICIENT_FUNDS',
+      'ACCOUNT_CLOSED',
+      'EXECUTION_FAILED',
+      'REJECTED_BY_BANK',
+      'TIMED_OUT',
+      'COMPLIANCE_CHECK_FAILED',
+      'RETURNED_BY_BANK',
+      'USER_CANCELLED',
+      'PAYOUT_FAILED',
+    ] as const;
+    for (const type of ['OUTGOING', 'INCOMING'] as const)
+      for (const d of details) expect(SPEC).toContain(failureReasonFor(type, d));
     expect(failureReasonFor('OUTGOING', 'ACCOUNT_CLOSED')).toBe('QUOTE_EXECUTION_FAILED');
-    expect(failureReasonFor('OUTGOING', 'REJECTED_BY_BANK')).toBe('COUNTERPARTY_POST_TX_FAILED');
+    expect(failureReasonFor('OUTGOING', 'REJECTED_BY_BANK')).toBe('OFFRAMP_FAILED');
+    expect(failureReasonFor('OUTGOING', 'COMPLIANCE_CHECK_FAILED')).toBe('PAY_REQUEST_FAILED');
+    expect(failureReasonFor('OUTGOING', 'USER_CANCELLED')).toBe('QUOTE_EXECUTION_FAILED');
     expect(failureReasonFor('INCOMING', 'TIMED_OUT')).toBe('OFFRAMP_FAILED');
+  });
+
+  it('announces refunds with OUTGOING_PAYMENT.REFUND_*; REFUNDED has no status webhook of its own', () => {
+    expect(refundWebhookType('PENDING')).toBe('OUTGOING_PAYMENT.REFUND_PENDING');
+    expect(refundWebhookType('COMPLETED')).toBe('OUTGOING_PAYMENT.REFUND_COMPLETED');
+    expect(refundWebhookType('FAILED')).toBe('OUTGOING_PAYMENT.REFUND_FAILED');
+    expect(webhookTypeFor('OUTGOING', 'REFUNDED')).toBeUndefined();
   });
 
   it('renders the OUTGOING and INCOMING variants; platform transactions carry the platform id', () => {
@@ -107,6 +140,60 @@ describe('transactions', () => {
     expect(incoming).not.toHaveProperty('sentAmount');
     expect(incoming).not.toHaveProperty('fees');
     expect(incoming).toMatchObject({ customerId: 'Customer:1', platformCustomerId: 'u1' });
+  });
+
+  it('renders a quote payment’s exchange rate, rate details and refund', () => {
+    const t: Transaction = {
+      id: 'Transaction:2',
+      platformId: 'Platform:1',
+      type: 'OUTGOING',
+      status: 'REFUNDED',
+      source: { kind: 'REALTIME_FUNDING', currency: 'USD' },
+      destination: { kind: 'ACCOUNT', accountId: 'ExternalAccount:1', currency: 'EUR' },
+      sentAmount: 10_000n,
+      receivedAmount: 9_223n,
+      fees: 40n,
+      exchangeRate: { num: 27n, den: 25n },
+      rateDetails: {
+        counterpartyMultiplier: { num: 1n, den: 10n },
+        counterpartyFixedFee: 0n,
+        gridApiMultiplier: { num: 3n, den: 2n },
+        gridApiFixedFee: 10n,
+        gridApiVariableFeeRate: { num: 3n, den: 1000n },
+        gridApiVariableFeeAmount: 30n,
+      },
+      refund: {
+        reference: 'SLC-AAAAAAAAAAAAAAAA-REFUND',
+        initiatedAt: new Date('2026-01-01T00:00:02Z'),
+        settledAt: new Date('2026-01-01T00:00:03Z'),
+        status: 'COMPLETED',
+        reason: 'USER_CANCELLATION',
+      },
+      reference: 'SLC-AAAAAAAAAAAAAAAA',
+      counterpartyInformation: {},
+      createdAt: new Date('2026-01-01T00:00:00Z'),
+      updatedAt: new Date('2026-01-01T00:00:03Z'),
+    };
+    expect(transactionJson(t)).toMatchObject({
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      exchangeRate: 1.08,
+      fees: 40,
+      rateDetails: {
+        counterpartyMultiplier: 0.1,
+        counterpartyFixedFee: 0,
+        gridApiMultiplier: 1.5,
+        gridApiFixedFee: 10,
+        gridApiVariableFeeRate: 0.003,
+        gridApiVariableFeeAmount: 30,
+      },
+      refund: {
+        reference: 'SLC-AAAAAAAAAAAAAAAA-REFUND',
+        initiatedAt: '2026-01-01T00:00:02.000Z',
+        settledAt: '2026-01-01T00:00:03.000Z',
+        status: 'COMPLETED',
+        reason: 'USER_CANCELLATION',
+      },
+    });
   });
 
   it('makes references of 16 unambiguous characters', () => {

@@ -1,4 +1,6 @@
 import { currencyView } from '@sluice/core';
+import type { RateDetails } from './pricing.js';
+import { toDecimalString, type Ratio } from './ratio.js';
 import type { TransactionStatus, TransactionType } from './state-machines.js';
 
 /** One side of a transaction. */
@@ -9,8 +11,40 @@ export interface TransactionEndpoint {
   currency: string;
 }
 
-/** Why a sandbox (or real) rail failed a payment, finer than the public failureReason. */
-export type FailureDetail = 'INSUFFICIENT_FUNDS' | 'ACCOUNT_CLOSED' | 'REJECTED_BY_BANK' | 'TIMED_OUT';
+/**
+ * Why a rail (sandbox or real) failed a payment, finer than the public
+ * failureReason: refused at submission (INSUFFICIENT_FUNDS, ACCOUNT_CLOSED,
+ * EXECUTION_FAILED), failed at the counterparty before any money left
+ * (REJECTED_BY_BANK, TIMED_OUT, COMPLIANCE_CHECK_FAILED), or money sent and
+ * come back (RETURNED_BY_BANK, USER_CANCELLED, PAYOUT_FAILED).
+ */
+export type FailureDetail =
+  | 'INSUFFICIENT_FUNDS'
+  | 'ACCOUNT_CLOSED'
+  | 'EXECUTION_FAILED'
+  | 'REJECTED_BY_BANK'
+  | 'TIMED_OUT'
+  | 'COMPLIANCE_CHECK_FAILED'
+  | 'RETURNED_BY_BANK'
+  | 'USER_CANCELLED'
+  | 'PAYOUT_FAILED';
+
+/** Why money is being given back (reference Refund.reason). */
+export type RefundReason = 'TRANSACTION_FAILED' | 'USER_CANCELLATION' | 'TIMEOUT';
+
+/**
+ * The refund of an OUTGOING payment whose money had already left the payer
+ * (reference Refund): PENDING while the money comes back, then COMPLETED
+ * (the transaction is REFUNDED) or FAILED (the transaction stays FAILED and
+ * the funds wait in the CLEARING account for an operator).
+ */
+export interface Refund {
+  reference: string;
+  initiatedAt: Date;
+  settledAt?: Date;
+  status: 'PENDING' | 'COMPLETED' | 'FAILED';
+  reason: RefundReason;
+}
 
 /** A payment: every money movement of the platform is one. */
 export interface Transaction {
@@ -39,25 +73,48 @@ export interface Transaction {
   counterpartyIdentifier?: string;
   /** The ledger hold of an OUTGOING transfer. */
   holdId?: string;
+  /** Quote payments: sending major units per receiving major unit (fees excluded); 1 when absent. */
+  exchangeRate?: Ratio;
+  /** Quote payments: the quote's fee and rate breakdown. */
+  rateDetails?: RateDetails;
+  /** Set once money that had left the payer is being given back. */
+  refund?: Refund;
   settledAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
 
 /**
- * Public failure reasons (reference enums OutgoingTransactionFailureReason /
- * IncomingTransactionFailureReason) for a rail failure: a payment refused at
- * submission never executed; one failed after acceptance failed at the counterparty.
+ * The public failureReason (the specification's enum) of a rail failure: refused
+ * at submission → QUOTE_EXECUTION_FAILED (the payment never executed); a UMA
+ * receiver's institution refusing the pay request (its compliance check) →
+ * PAY_REQUEST_FAILED; a user cancellation → QUOTE_EXECUTION_FAILED; failed or
+ * returned at the receiving side → OFFRAMP_FAILED.
  */
-export function failureReasonFor(type: TransactionType, detail: FailureDetail): string {
-  const atSubmission = detail === 'INSUFFICIENT_FUNDS' || detail === 'ACCOUNT_CLOSED';
-  if (type === 'OUTGOING') return atSubmission ? 'QUOTE_EXECUTION_FAILED' : 'COUNTERPARTY_POST_TX_FAILED';
-  return atSubmission ? 'QUOTE_EXECUTION_FAILED' : 'OFFRAMP_FAILED';
+export function failureReasonFor(_type: TransactionType, detail: FailureDetail): string {
+  switch (detail) {
+    case 'INSUFFICIENT_FUNDS':
+    case 'ACCOUNT_CLOSED':
+    case 'EXECUTION_FAILED':
+    case 'USER_CANCELLED':
+      return 'QUOTE_EXECUTION_FAILED';
+    case 'COMPLIANCE_CHECK_FAILED':
+      return 'PAY_REQUEST_FAILED';
+    default:
+      return 'OFFRAMP_FAILED';
+  }
+}
+
+/** The webhook event type of a refund's status (OUTGOING_PAYMENT.REFUND_*). */
+export function refundWebhookType(status: Refund['status']): string {
+  return `OUTGOING_PAYMENT.REFUND_${status}`;
 }
 
 /**
  * The webhook event type a status change publishes (the reference WebhookType
- * enum), or undefined when the status has none (CREATED; INCOMING PROCESSING).
+ * enum), or undefined when the status has none (CREATED; INCOMING PROCESSING;
+ * OUTGOING REFUNDED, which is announced by the refund's own
+ * OUTGOING_PAYMENT.REFUND_COMPLETED).
  */
 export function webhookTypeFor(type: TransactionType, status: TransactionStatus): string | undefined {
   const outgoing: Partial<Record<TransactionStatus, string>> = {
@@ -67,7 +124,6 @@ export function webhookTypeFor(type: TransactionType, status: TransactionStatus)
     FAILED: 'OUTGOING_PAYMENT.FAILED',
     REJECTED: 'OUTGOING_PAYMENT.FAILED',
     EXPIRED: 'OUTGOING_PAYMENT.EXPIRED',
-    REFUNDED: 'OUTGOING_PAYMENT.REFUND_COMPLETED',
   };
   const incoming: Partial<Record<TransactionStatus, string>> = {
     PENDING: 'INCOMING_PAYMENT.PENDING',
@@ -116,11 +172,36 @@ export function transactionJson(t: Transaction): Record<string, unknown> {
   };
   if (t.type === 'OUTGOING') {
     base.sentAmount = { amount: Number(t.sentAmount), currency: currencyView(t.source.currency) };
-    base.exchangeRate = 1;
+    base.exchangeRate = t.exchangeRate ? Number(toDecimalString(t.exchangeRate)) : 1;
     base.fees = Number(t.fees);
     if (t.quoteId) base.quoteId = t.quoteId;
+    if (t.rateDetails) base.rateDetails = rateDetailsJson(t.rateDetails);
+    if (t.refund) base.refund = refundJson(t.refund);
   }
   return base;
+}
+
+/** The public rateDetails (OutgoingRateDetails): ratios as JSON numbers, amounts as integers. */
+export function rateDetailsJson(d: RateDetails): Record<string, number> {
+  return {
+    counterpartyMultiplier: Number(toDecimalString(d.counterpartyMultiplier)),
+    counterpartyFixedFee: Number(d.counterpartyFixedFee),
+    gridApiMultiplier: Number(toDecimalString(d.gridApiMultiplier)),
+    gridApiFixedFee: Number(d.gridApiFixedFee),
+    gridApiVariableFeeRate: Number(toDecimalString(d.gridApiVariableFeeRate)),
+    gridApiVariableFeeAmount: Number(d.gridApiVariableFeeAmount),
+  };
+}
+
+/** The public Refund. */
+export function refundJson(r: Refund): Record<string, unknown> {
+  return {
+    reference: r.reference,
+    initiatedAt: r.initiatedAt.toISOString(),
+    ...(r.settledAt ? { settledAt: r.settledAt.toISOString() } : {}),
+    status: r.status,
+    reason: r.reason,
+  };
 }
 
 const BASE32 = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';

@@ -82,6 +82,14 @@ const SANDBOX_RECEIVERS: Readonly<
   'fail.compliance.usd': { currencies: ['USD'], behavior: 'COMPLIANCE_FAILURE' },
 };
 
+/** The behaviour of a sandbox receiver address (`$<local part>@<domain>`), or undefined for another address. */
+export function sandboxReceiverBehavior(address: string): SandboxReceiverBehavior | undefined {
+  const s = address.trim().toLowerCase();
+  const at = s.lastIndexOf('@');
+  if (!s.startsWith('$') || at < 0) return undefined;
+  return SANDBOX_RECEIVERS[s.slice(1, at)]?.behavior;
+}
+
 /** Local parts of the sandbox receivers (`$<local>@<SANDBOX_UMA_DOMAIN>`). */
 export const SANDBOX_RECEIVER_LOCAL_PARTS = Object.keys(SANDBOX_RECEIVERS);
 

@@ -7,6 +7,7 @@ import type {
   InternalAccountInfo,
   Ledger,
 } from '../app/ports.js';
+import type { LedgerAccountRef, SystemAccount } from '../domain/quote-ledger.js';
 
 const STATUS: Record<string, ExternalAccountInfo['status']> = {
   [accounts.ExternalAccountStatus.ACTIVE]: 'ACTIVE',
@@ -16,6 +17,20 @@ const STATUS: Record<string, ExternalAccountInfo['status']> = {
 };
 
 const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
+
+const SYSTEM: Record<SystemAccount, accounts.SystemAccount> = {
+  SETTLEMENT: accounts.SystemAccount.SETTLEMENT,
+  FEES: accounts.SystemAccount.FEES,
+  FX: accounts.SystemAccount.FX,
+  CLEARING: accounts.SystemAccount.CLEARING,
+};
+
+/** A ledger account reference as the accounts proto's LedgerAccountRef. */
+function refToPb(r: LedgerAccountRef): accounts.LedgerAccountRef {
+  return 'internalAccountId' in r
+    ? { internalAccountId: r.internalAccountId }
+    : { systemAccount: SYSTEM[r.system] };
+}
 
 /** Accounts reads and the two-phase ledger over gRPC (accounts' DomainErrors pass through unchanged). */
 export class AccountsLedgerClient implements AccountsPort, Ledger {
@@ -52,7 +67,7 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
       accountId: h.accountId,
       amount: h.amount,
       currency: h.currency,
-      counterAccount: SETTLEMENT,
+      counterAccount: h.counter ? refToPb(h.counter) : SETTLEMENT,
       kind: h.kind,
       ...(h.description ? { description: h.description } : {}),
     });
@@ -76,6 +91,16 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
       ],
       kind: c.kind,
       ...(c.description ? { description: c.description } : {}),
+    });
+  }
+
+  async postEntry(e: Parameters<Ledger['postEntry']>[0]): Promise<void> {
+    await this.client.postTransfer({
+      platformId: e.platformId,
+      entryId: e.entryId,
+      lines: e.lines.map((l) => ({ account: refToPb(l.account), currency: l.currency, amount: l.amount })),
+      kind: e.kind,
+      ...(e.description ? { description: e.description } : {}),
     });
   }
 

@@ -20,11 +20,11 @@ import type {
 import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
 import { toDecimalString } from '../domain/ratio.js';
 import { environmentFromPb } from './payments.mapper.js';
+import { rateDetailsToPb, transactionToPb } from './transactions.rpc.js';
 
 /** The public Quote as the gRPC message. */
 export function quoteToPb(q: Quote): pb.Quote {
   const a = q.amounts;
-  const d = a.rateDetails;
   return {
     id: q.id,
     platformId: q.platformId,
@@ -38,14 +38,7 @@ export function quoteToPb(q: Quote): pb.Quote {
     totalReceivingAmount: a.totalReceivingAmount,
     exchangeRate: toDecimalString(a.exchangeRate),
     feesIncluded: a.feesIncluded,
-    rateDetails: {
-      counterpartyMultiplier: toDecimalString(d.counterpartyMultiplier),
-      counterpartyFixedFee: d.counterpartyFixedFee,
-      gridApiMultiplier: toDecimalString(d.gridApiMultiplier),
-      gridApiFixedFee: d.gridApiFixedFee,
-      gridApiVariableFeeRate: toDecimalString(d.gridApiVariableFeeRate),
-      gridApiVariableFeeAmount: d.gridApiVariableFeeAmount,
-    },
+    rateDetails: rateDetailsToPb(a.rateDetails),
     ...(q.transactionId ? { transactionId: q.transactionId } : {}),
     ...(q.lookupId ? { lookupId: q.lookupId } : {}),
     ...(q.description !== undefined ? { description: q.description } : {}),
@@ -53,6 +46,14 @@ export function quoteToPb(q: Quote): pb.Quote {
     counterpartyInformation: q.counterpartyInformation,
     ...(q.payloadToSign ? { payloadToSign: q.payloadToSign } : {}),
     ...(q.signingRequestId ? { signingRequestId: q.signingRequestId } : {}),
+    paymentInstructions: (q.paymentInstructions ?? []).map((i) => ({
+      accountOrWalletInfo: {
+        ...i.accountOrWalletInfo,
+        paymentRails: i.accountOrWalletInfo.paymentRails ?? [],
+      },
+      instructionsNotes: i.instructionsNotes,
+      isPlatformAccount: i.isPlatformAccount,
+    })),
     createdAt: q.createdAt,
     expiresAt: q.expiresAt,
     updatedAt: q.updatedAt,
@@ -66,12 +67,22 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
   const env = environmentFromPb(req.environment);
   if (!isId(req.platformId, 'Platform')) add('platformId', 'must be a Platform id');
   if (!env) add('environment', 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION');
-  if (!isId(req.sourceAccountId, 'InternalAccount')) {
-    add('source.accountId', 'must be an InternalAccount id (InternalAccount:<uuid>)');
-  }
-  if (req.sourceCustomerId !== undefined && !isId(req.sourceCustomerId, 'Customer')) {
+  let source: CreateQuoteRequest['source'] | undefined;
+  const customerId = req.sourceCustomerId;
+  if (customerId !== undefined && !isId(customerId, 'Customer')) {
     add('source.customerId', 'must be a Customer id (Customer:<uuid>)');
   }
+  const owner = customerId !== undefined ? { customerId } : {};
+  if (req.sourceKind === '' || req.sourceKind === 'ACCOUNT') {
+    if (!isId(req.sourceAccountId, 'InternalAccount')) {
+      add('source.accountId', 'must be an InternalAccount id (InternalAccount:<uuid>)');
+    } else source = { kind: 'ACCOUNT', accountId: req.sourceAccountId, ...owner };
+  } else if (req.sourceKind === 'REALTIME_FUNDING') {
+    const currency = req.sourceCurrency ?? '';
+    if (!isCurrencyCode(currency))
+      add('source.currency', currency ? `unknown currency "${currency}"` : 'is required');
+    else source = { kind: 'REALTIME_FUNDING', currency, ...owner };
+  } else add('source.sourceType', 'must be ACCOUNT or REALTIME_FUNDING');
   let destination: CreateQuoteRequest['destination'] | undefined;
   if (req.destinationKind === 'ACCOUNT') {
     const id = req.destinationAccountId ?? '';
@@ -116,21 +127,11 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
       add('senderCustomerInfo', 'must be a JSON object');
     }
   }
-  if (
-    req.immediatelyExecute &&
-    !(destination?.kind === 'ACCOUNT' && isId(destination.accountId, 'ExternalAccount'))
-  ) {
-    add(
-      'immediatelyExecute',
-      'only quotes to external accounts can be executed yet: create the quote with immediatelyExecute false',
-    );
-  }
   if (errors.length) throw invalidInput(errors);
   return {
     platformId: req.platformId,
     environment: env!,
-    sourceAccountId: req.sourceAccountId,
-    ...(req.sourceCustomerId !== undefined ? { sourceCustomerId: req.sourceCustomerId } : {}),
+    source: source!,
     destination: destination!,
     lockedCurrencySide: req.lockedCurrencySide as CreateQuoteRequest['lockedCurrencySide'],
     lockedCurrencyAmount: req.lockedCurrencyAmount,
@@ -146,7 +147,7 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
 /** gRPC handlers of the quote RPCs of sluice.payments.v1.PaymentsService. */
 export function quotesHandlers(
   quotes: QuotesService,
-): Pick<AsyncService<pb.PaymentsServiceServer>, 'createQuote' | 'getQuote' | 'executeQuote'> {
+): Pick<AsyncService<pb.PaymentsServiceServer>, 'createQuote' | 'getQuote' | 'executeQuote' | 'sandboxSend'> {
   return {
     async createQuote(req) {
       const parsed = parseCreate(req);
@@ -192,6 +193,32 @@ export function quotesHandlers(
         ...(req.signingRequestId ? { requestId: req.signingRequestId } : {}),
       };
       return { quote: quoteToPb(await quotes.execute(req.platformId, env!, req.quoteId, signature)) };
+    },
+    async sandboxSend(req) {
+      const env = environmentFromPb(req.environment);
+      const errors: FieldError[] = [];
+      if (!isId(req.platformId, 'Platform'))
+        errors.push({ field: 'platformId', message: 'must be a Platform id' });
+      if (!env)
+        errors.push({
+          field: 'environment',
+          message: 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION',
+        });
+      if (!isId(req.quoteId, 'Quote'))
+        errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
+      if (!isCurrencyCode(req.currencyCode))
+        errors.push({ field: 'currencyCode', message: `unknown currency "${req.currencyCode}"` });
+      if (req.currencyAmount !== undefined && (req.currencyAmount < 1n || req.currencyAmount > MAX_AMOUNT))
+        errors.push({ field: 'currencyAmount', message: `must be an integer from 1 to ${MAX_AMOUNT}` });
+      if (errors.length) throw invalidInput(errors);
+      const transaction = await quotes.sandboxSend({
+        platformId: req.platformId,
+        environment: env!,
+        quoteId: req.quoteId,
+        currencyCode: req.currencyCode,
+        ...(req.currencyAmount !== undefined ? { amount: req.currencyAmount } : {}),
+      });
+      return { transaction: transactionToPb(transaction) };
     },
     async getQuote(req) {
       const errors: FieldError[] = [];

@@ -7,8 +7,22 @@ import {
   type TransactionStatus,
   type TransactionType,
 } from '../domain/state-machines.js';
+import type { RateDetails } from '../domain/pricing.js';
+import { toDecimalString } from '../domain/ratio.js';
 import type { Transaction } from '../domain/transaction.js';
 import { environmentFromPb } from './payments.mapper.js';
+
+/** A fee and rate breakdown as the proto QuoteRateDetails (ratios as decimal strings). */
+export function rateDetailsToPb(d: RateDetails): pb.QuoteRateDetails {
+  return {
+    counterpartyMultiplier: toDecimalString(d.counterpartyMultiplier),
+    counterpartyFixedFee: d.counterpartyFixedFee,
+    gridApiMultiplier: toDecimalString(d.gridApiMultiplier),
+    gridApiFixedFee: d.gridApiFixedFee,
+    gridApiVariableFeeRate: toDecimalString(d.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: d.gridApiVariableFeeAmount,
+  };
+}
 
 /** The proto Transaction of a domain transaction. */
 export function transactionToPb(t: Transaction): pb.Transaction {
@@ -30,7 +44,7 @@ export function transactionToPb(t: Transaction): pb.Transaction {
     sentAmount: t.sentAmount,
     receivedAmount: t.receivedAmount,
     fees: t.fees,
-    exchangeRate: '1',
+    exchangeRate: t.exchangeRate ? toDecimalString(t.exchangeRate) : '1',
     reference: t.reference,
     ...(t.description !== undefined ? { description: t.description } : {}),
     ...(t.failureReason ? { failureReason: t.failureReason } : {}),
@@ -40,6 +54,18 @@ export function transactionToPb(t: Transaction): pb.Transaction {
     ...(t.settledAt ? { settledAt: t.settledAt } : {}),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
+    ...(t.rateDetails ? { rateDetails: rateDetailsToPb(t.rateDetails) } : {}),
+    ...(t.refund
+      ? {
+          refund: {
+            reference: t.refund.reference,
+            initiatedAt: t.refund.initiatedAt,
+            ...(t.refund.settledAt ? { settledAt: t.refund.settledAt } : {}),
+            status: t.refund.status,
+            reason: t.refund.reason,
+          },
+        }
+      : {}),
   };
 }
 

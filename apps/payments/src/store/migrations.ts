@@ -178,6 +178,23 @@ class QuoteSigningRequestMigration extends Migration {
   }
 }
 
+/**
+ * Quote payments (issue 3): a transaction keeps its quote's exchange rate (exact,
+ * `num/den`) and fee breakdown, and the refund of a payout whose money came back;
+ * a REALTIME_FUNDING quote keeps the payment instructions it was issued with.
+ */
+class QuotePaymentsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `ALTER TABLE transactions ADD COLUMN exchange_rate text, ADD COLUMN rate_details jsonb, ADD COLUMN refund jsonb`,
+    );
+    this.addSql(
+      `ALTER TABLE transactions ADD CONSTRAINT transactions_refund_status CHECK (refund IS NULL OR refund->>'status' IN ('PENDING', 'COMPLETED', 'FAILED'))`,
+    );
+    this.addSql(`ALTER TABLE quotes ADD COLUMN payment_instructions jsonb`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -186,4 +203,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0004_quotes', class: QuotesMigration },
   { name: '0005_incoming_approvals', class: IncomingApprovalsMigration },
   { name: '0006_quote_signing_request', class: QuoteSigningRequestMigration },
+  { name: '0007_quote_payments', class: QuotePaymentsMigration },
 ];

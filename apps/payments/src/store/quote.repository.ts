@@ -2,7 +2,8 @@ import type { EntityManager } from '@sluice/store';
 import type { QuoteAmounts } from '../domain/pricing.js';
 import type { PurposeOfPayment, Quote } from '../domain/quote.js';
 import type { Ratio } from '../domain/ratio.js';
-import type { QuoteStatus } from '../domain/state-machines.js';
+import { predecessors, QUOTE_TRANSITIONS, type QuoteStatus } from '../domain/state-machines.js';
+import type { PaymentInstruction } from '../domain/payment-instructions.js';
 import type { TransactionEndpoint } from '../domain/transaction.js';
 
 type Json = Record<string, unknown>;
@@ -23,6 +24,7 @@ interface Row {
   transaction_id: string | null;
   signing_request_id: string | null;
   payload_to_sign: string | null;
+  payment_instructions: PaymentInstruction[] | string | null;
   created_at: Date | string;
   expires_at: Date | string;
   updated_at: Date | string;
@@ -102,6 +104,9 @@ function fromRow(r: Row): Quote {
     ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
     ...(r.signing_request_id ? { signingRequestId: r.signing_request_id } : {}),
     ...(r.payload_to_sign ? { payloadToSign: r.payload_to_sign } : {}),
+    ...(r.payment_instructions
+      ? { paymentInstructions: json<PaymentInstruction[]>(r.payment_instructions) }
+      : {}),
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     updatedAt: new Date(r.updated_at),
@@ -114,9 +119,9 @@ export class QuoteRepository {
     await em.execute(
       `INSERT INTO quotes (id, platform_id, status, source, destination, customer_id, sending_currency,
         receiving_currency, total_sending_amount, total_receiving_amount, amounts, lookup_id, description,
-        purpose_of_payment, sender_customer_info, counterparty_information, transaction_id, created_at,
-        expires_at, updated_at)
-       VALUES (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)`,
+        purpose_of_payment, sender_customer_info, counterparty_information, transaction_id, payment_instructions,
+        created_at, expires_at, updated_at)
+       VALUES (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?)`,
       [
         q.id,
         q.platformId,
@@ -135,6 +140,7 @@ export class QuoteRepository {
         JSON.stringify(q.senderCustomerInfo),
         JSON.stringify(q.counterpartyInformation),
         q.transactionId ?? null,
+        q.paymentInstructions ? JSON.stringify(q.paymentInstructions) : null,
         q.createdAt,
         q.expiresAt,
         q.updatedAt,
@@ -189,6 +195,20 @@ export class QuoteRepository {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
+  /**
+   * A quote following its transaction to `to` (COMPLETED, FAILED or EXPIRED): a
+   * guarded update from the states QUOTE_TRANSITIONS allows to reach it; a quote
+   * already there (or elsewhere) is left alone.
+   */
+  async follow(em: EntityManager, id: string, to: QuoteStatus, now: Date): Promise<void> {
+    const from = predecessors(QUOTE_TRANSITIONS, to);
+    if (!from.length) return;
+    await em.execute(
+      `UPDATE quotes SET status = ?, updated_at = ? WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`,
+      [to, now, id, ...from],
+    );
+  }
+
   /** Records the wallet-auth signing request of a quote (EMBEDDED_WALLET source); returns the updated quote. */
   async setSigningRequest(
     em: EntityManager,
@@ -201,26 +221,5 @@ export class QuoteRepository {
       [signing.requestId, signing.payloadToSign, now, id],
     );
     return rows[0] ? fromRow(rows[0]) : undefined;
-  }
-
-  /** True when the transaction is a quote's execution. */
-  async isQuoteTransaction(em: EntityManager, transactionId: string): Promise<boolean> {
-    const rows = await em.execute<{ id: string }[]>(`SELECT id FROM quotes WHERE transaction_id = ?`, [
-      transactionId,
-    ]);
-    return rows.length > 0;
-  }
-
-  /** Marks every PENDING quote past its expiry EXPIRED (bounded batch); returns how many. */
-  async expireDue(em: EntityManager, now: Date, limit = 500): Promise<number> {
-    const rows = await em.execute<{ id: string }[]>(
-      `UPDATE quotes SET status = 'EXPIRED', updated_at = ?
-        WHERE id IN (SELECT id FROM quotes WHERE status = 'PENDING' AND expires_at <= ?
-                     ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)
-          AND status = 'PENDING'
-        RETURNING id`,
-      [now, now, limit],
-    );
-    return rows.length;
   }
 }

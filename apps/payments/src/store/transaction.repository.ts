@@ -1,6 +1,8 @@
 import type { EntityManager } from '@sluice/store';
 import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
-import type { FailureDetail, Transaction, TransactionEndpoint } from '../domain/transaction.js';
+import type { RateDetails } from '../domain/pricing.js';
+import { ratio, type Ratio } from '../domain/ratio.js';
+import type { FailureDetail, Refund, Transaction, TransactionEndpoint } from '../domain/transaction.js';
 
 interface Row {
   id: string;
@@ -30,8 +32,63 @@ interface Row {
   hold_id: string | null;
   counterparty_identifier: string | null;
   settled_at: Date | string | null;
+  exchange_rate: string | null;
+  rate_details: Record<string, string> | string | null;
+  refund: Record<string, string> | string | null;
   created_at: Date | string;
   updated_at: Date | string;
+}
+
+const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+
+/** A ratio as text `num/den` (exact). */
+const ratioText = (r: Ratio): string => `${r.num}/${r.den}`;
+function parseRatio(s: string): Ratio {
+  const [n, d] = s.split('/');
+  return ratio(BigInt(n!), BigInt(d ?? '1'));
+}
+
+function rateDetailsOut(d: RateDetails): Record<string, string> {
+  return {
+    counterpartyMultiplier: ratioText(d.counterpartyMultiplier),
+    counterpartyFixedFee: d.counterpartyFixedFee.toString(),
+    gridApiMultiplier: ratioText(d.gridApiMultiplier),
+    gridApiFixedFee: d.gridApiFixedFee.toString(),
+    gridApiVariableFeeRate: ratioText(d.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: d.gridApiVariableFeeAmount.toString(),
+  };
+}
+
+function rateDetailsIn(j: Record<string, string>): RateDetails {
+  return {
+    counterpartyMultiplier: parseRatio(j.counterpartyMultiplier!),
+    counterpartyFixedFee: BigInt(j.counterpartyFixedFee!),
+    gridApiMultiplier: parseRatio(j.gridApiMultiplier!),
+    gridApiFixedFee: BigInt(j.gridApiFixedFee!),
+    gridApiVariableFeeRate: parseRatio(j.gridApiVariableFeeRate!),
+    gridApiVariableFeeAmount: BigInt(j.gridApiVariableFeeAmount!),
+  };
+}
+
+function refundOut(r: Refund | undefined): string | null {
+  if (!r) return null;
+  return JSON.stringify({
+    reference: r.reference,
+    initiatedAt: r.initiatedAt.toISOString(),
+    ...(r.settledAt ? { settledAt: r.settledAt.toISOString() } : {}),
+    status: r.status,
+    reason: r.reason,
+  });
+}
+
+function refundIn(j: Record<string, string>): Refund {
+  return {
+    reference: j.reference!,
+    initiatedAt: new Date(j.initiatedAt!),
+    ...(j.settledAt ? { settledAt: new Date(j.settledAt) } : {}),
+    status: j.status as Refund['status'],
+    reason: j.reason as Refund['reason'],
+  };
 }
 
 function endpoint(kind: TransactionEndpoint['kind'], acc: string | null, uma: string | null, cur: string) {
@@ -69,6 +126,9 @@ function fromRow(r: Row): Transaction {
     ...(r.hold_id ? { holdId: r.hold_id } : {}),
     ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
     ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),
+    ...(r.exchange_rate ? { exchangeRate: parseRatio(r.exchange_rate) } : {}),
+    ...(r.rate_details ? { rateDetails: rateDetailsIn(json(r.rate_details)) } : {}),
+    ...(r.refund ? { refund: refundIn(json(r.refund)) } : {}),
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -101,8 +161,8 @@ export class TransactionRepository {
         source_currency, destination_kind, destination_account_id, destination_uma_address, destination_currency,
         customer_id, platform_customer_id, sent_amount, received_amount, fees, reference, description,
         failure_reason, failure_detail, counterparty_information, quote_id, request_key, hold_id, counterparty_identifier, settled_at,
-        created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)`,
+        exchange_rate, rate_details, refund, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`,
       [
         t.id,
         t.platformId,
@@ -131,6 +191,9 @@ export class TransactionRepository {
         t.holdId ?? null,
         t.counterpartyIdentifier ?? null,
         t.settledAt ?? null,
+        t.exchangeRate ? ratioText(t.exchangeRate) : null,
+        t.rateDetails ? JSON.stringify(rateDetailsOut(t.rateDetails)) : null,
+        refundOut(t.refund),
         t.createdAt,
         t.updatedAt,
       ],
@@ -138,18 +201,21 @@ export class TransactionRepository {
   }
 
   /**
-   * Writes a status change, only if the row is still in `from` (the state
-   * machine's guard against concurrent moves). Returns false when it was not.
+   * Writes a status change (and the refund), only if the row is still in `from`
+   * (the state machine's guard against concurrent moves; `from` may equal the
+   * status for a refund-only change). Returns false when it was not.
    */
   async updateStatus(em: EntityManager, t: Transaction, from: TransactionStatus): Promise<boolean> {
     const res = await em.execute(
-      `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, updated_at = ?
+      `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, refund = ?::jsonb,
+         updated_at = ?
        WHERE id = ? AND status = ?`,
       [
         t.status,
         t.failureReason ?? null,
         t.failureDetail ?? null,
         t.settledAt ?? null,
+        refundOut(t.refund),
         t.updatedAt,
         t.id,
         from,
