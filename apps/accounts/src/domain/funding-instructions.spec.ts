@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { crc16 } from '@sluice/core';
 import {
   base58,
   bech32m,
   clabe,
-  crc16,
   fundingInstructions,
   fundingReference,
   isValidAbaRouting,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { pixPayload } from '@sluice/core';
 import type { InternalAccountRecord } from './internal-account.js';
 
 /**
@@ -220,39 +221,11 @@ export function isValidAbaRouting(n: string): boolean {
 }
 
 // ---------------------------------------------------------------------------
-// PIX (Brazil) static BR Code with the account's reference as transaction id.
+// PIX (Brazil) static BR Code with the account's reference as transaction id (pixPayload: @sluice/core).
 
 function pixKey(accountId: string): string {
   const h = hash(`pix:${accountId}`).toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
-function emv(id: string, value: string): string {
-  return id + String(value.length).padStart(2, '0') + value;
-}
-
-/** An EMV "copia e cola" PIX payload with a valid CRC16-CCITT. */
-export function pixPayload(key: string, txid: string): string {
-  const body =
-    emv('00', '01') +
-    emv('26', emv('00', 'br.gov.bcb.pix') + emv('01', key)) +
-    emv('52', '0000') +
-    emv('53', '986') +
-    emv('58', 'BR') +
-    emv('59', 'SLUICE SANDBOX') +
-    emv('60', 'SAO PAULO') +
-    emv('62', emv('05', txid)) +
-    '6304';
-  return body + crc16(body).toString(16).toUpperCase().padStart(4, '0');
-}
-
-export function crc16(s: string): number {
-  let crc = 0xffff;
-  for (const byte of Buffer.from(s, 'utf8')) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc;
 }
 
 // ---------------------------------------------------------------------------
