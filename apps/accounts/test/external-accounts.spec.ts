@@ -34,8 +34,17 @@ describe('CreateExternalAccount', () => {
     ['EUR', { accountType: 'EUR_ACCOUNT', iban: 'DE89 3704 0044 0532 0130 00', swiftCode: 'COBADEFF' }],
     ['GBP', { accountType: 'GBP_ACCOUNT', sortCode: '040075', accountNumber: '57443718' }],
     ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719' }],
-    ['BRL', { accountType: 'BRL_ACCOUNT', pixKey: 'maria@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' }],
-    ['BTC', { accountType: 'SPARK_WALLET', address: 'spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu' }],
+    [
+      'BRL',
+      { accountType: 'BRL_ACCOUNT', pixKey: 'maria@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' },
+    ],
+    [
+      'BTC',
+      {
+        accountType: 'SPARK_WALLET',
+        address: 'spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu',
+      },
+    ],
     ['BTC', { accountType: 'LIGHTNING', lightningAddress: 'john.doe@wallet.example' }],
     ['USDC', { accountType: 'SOLANA_WALLET', address: '4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg' }],
     ['USDT', { accountType: 'TRON_WALLET', address: 'TBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o' }],
@@ -44,35 +53,38 @@ describe('CreateExternalAccount', () => {
     ['USDT', { accountType: 'ETHEREUM_WALLET', address: '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB' }],
   ];
 
-  it.each(variants)('creates a %s %s account, MATCHED with the customer name, and writes EXTERNAL_ACCOUNT.CREATED', async (currency, info) => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'Maria Silva');
-    const { account } = await h.client.createExternalAccount({
-      platformId,
-      environment: SANDBOX,
-      customerId,
-      currency,
-      accountInfo: info,
-      platformAccountId: 'ext_1',
-    });
-    expect(account).toMatchObject({
-      platformId,
-      customerId,
-      currency,
-      status: pb.ExternalAccountStatus.ACTIVE,
-      platformAccountId: 'ext_1',
-      defaultUmaDepositAccount: false,
-      beneficiaryVerificationStatus: V.MATCHED,
-      beneficiaryVerifiedData: { fullName: 'Maria Silva' },
-      environment: SANDBOX,
-    });
-    expect(account!.id).toMatch(/^ExternalAccount:[0-9a-f-]{36}$/);
-    expect(account!.accountInfo!.accountType).toBe(info.accountType);
-    const again = await h.client.getExternalAccount({ platformId, accountId: account!.id });
-    expect(again.account).toEqual(account);
-    const events = await outbox('EXTERNAL_ACCOUNT.CREATED', account!.id);
-    expect(events).toHaveLength(1);
-  });
+  it.each(variants)(
+    'creates a %s %s account, MATCHED with the customer name, and writes EXTERNAL_ACCOUNT.CREATED',
+    async (currency, info) => {
+      const platformId = h.platform();
+      const customerId = h.customer(platformId, 'Maria Silva');
+      const { account } = await h.client.createExternalAccount({
+        platformId,
+        environment: SANDBOX,
+        customerId,
+        currency,
+        accountInfo: info,
+        platformAccountId: 'ext_1',
+      });
+      expect(account).toMatchObject({
+        platformId,
+        customerId,
+        currency,
+        status: pb.ExternalAccountStatus.ACTIVE,
+        platformAccountId: 'ext_1',
+        defaultUmaDepositAccount: false,
+        beneficiaryVerificationStatus: V.MATCHED,
+        beneficiaryVerifiedData: { fullName: 'Maria Silva' },
+        environment: SANDBOX,
+      });
+      expect(account!.id).toMatch(/^ExternalAccount:[0-9a-f-]{36}$/);
+      expect(account!.accountInfo!.accountType).toBe(info.accountType);
+      const again = await h.client.getExternalAccount({ platformId, accountId: account!.id });
+      expect(again.account).toEqual(account);
+      const events = await outbox('EXTERNAL_ACCOUNT.CREATED', account!.id);
+      expect(events).toHaveLength(1);
+    },
+  );
 
   it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {
     const platformId = h.platform();
@@ -88,7 +100,10 @@ describe('CreateExternalAccount', () => {
         beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Hans Müller' },
       },
     });
-    expect(account!.accountInfo).toMatchObject({ iban: 'DE89370400440532013000', beneficiary: { fullName: 'Hans Müller' } });
+    expect(account!.accountInfo).toMatchObject({
+      iban: 'DE89370400440532013000',
+      beneficiary: { fullName: 'Hans Müller' },
+    });
     expect(account!.beneficiaryVerifiedData).toEqual({ fullName: 'Hans Müller' });
     expect(account!.primaryIdentifier).toBe('DE89370400440532013000');
   });
@@ -106,7 +121,11 @@ describe('CreateExternalAccount', () => {
     ];
     for (const [number, status, name] of expectations) {
       const { account } = await h.client.createExternalAccount({
-        platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd(number),
+        platformId,
+        environment: SANDBOX,
+        customerId,
+        currency: 'USD',
+        accountInfo: usd(number),
       });
       expect(account!.beneficiaryVerificationStatus, number).toBe(status);
       if (name) expect(account!.beneficiaryVerifiedData?.fullName).toBe(name);
@@ -115,8 +134,16 @@ describe('CreateExternalAccount', () => {
     }
     // digits at the end of the username of an e-mail pix key
     const pix = await h.client.createExternalAccount({
-      platformId, environment: SANDBOX, customerId, currency: 'BRL',
-      accountInfo: { accountType: 'BRL_ACCOUNT', pixKey: 'john103@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' },
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'BRL',
+      accountInfo: {
+        accountType: 'BRL_ACCOUNT',
+        pixKey: 'john103@example.com',
+        pixKeyType: 'EMAIL',
+        taxId: '52998224725',
+      },
     });
     expect(pix.account!.beneficiaryVerificationStatus).toBe(V.PARTIAL_MATCH);
   });
@@ -125,7 +152,13 @@ describe('CreateExternalAccount', () => {
     const platformId = h.platform();
     const customerId = h.customer(platformId, 'John Doe');
     const err = await rejection(() =>
-      h.client.createExternalAccount({ platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('100000105') }),
+      h.client.createExternalAccount({
+        platformId,
+        environment: SANDBOX,
+        customerId,
+        currency: 'USD',
+        accountInfo: usd('100000105'),
+      }),
     );
     expect(err).toMatchObject({ code: 'EXTERNAL_ACCOUNT_INVALID', kind: 'INVALID_ARGUMENT' });
     expect(err.details).toMatchObject({ errors: [{ field: 'accountInfo.accountNumber' }] });
@@ -136,7 +169,11 @@ describe('CreateExternalAccount', () => {
     const platformId = h.platform('PRODUCTION');
     const customerId = h.customer(platformId, 'John Doe');
     const { account } = await h.client.createExternalAccount({
-      platformId, environment: PRODUCTION, customerId, currency: 'USD', accountInfo: usd('100000105'),
+      platformId,
+      environment: PRODUCTION,
+      customerId,
+      currency: 'USD',
+      accountInfo: usd('100000105'),
     });
     expect(account!.beneficiaryVerificationStatus).toBe(V.UNSUPPORTED);
     expect(account!.beneficiaryVerifiedData).toBeUndefined();
@@ -150,7 +187,13 @@ describe('CreateExternalAccount', () => {
     h.customers.get(deleted)!.deleted = true;
     for (const customerId of [foreign, deleted, newId('Customer')]) {
       const err = await rejection(() =>
-        h.client.createExternalAccount({ platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('12345678') }),
+        h.client.createExternalAccount({
+          platformId,
+          environment: SANDBOX,
+          customerId,
+          currency: 'USD',
+          accountInfo: usd('12345678'),
+        }),
       );
       expect(err).toMatchObject({ code: 'CUSTOMER_NOT_FOUND', kind: 'NOT_FOUND' });
     }
@@ -161,20 +204,41 @@ describe('CreateExternalAccount', () => {
     const platformId = h.platform();
     const customerId = h.customer(platformId, 'John Doe');
     const cases: [Partial<pb.CreateExternalAccountRequest>, string][] = [
-      [{ currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001' } }, 'accountInfo.iban'],
-      [{ currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718' } }, 'accountInfo.clabeNumber'],
-      [{ currency: 'USD', accountInfo: usd('12345678', { routingNumber: '021000022' }) }, 'accountInfo.routingNumber'],
+      [
+        { currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001' } },
+        'accountInfo.iban',
+      ],
+      [
+        { currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718' } },
+        'accountInfo.clabeNumber',
+      ],
+      [
+        { currency: 'USD', accountInfo: usd('12345678', { routingNumber: '021000022' }) },
+        'accountInfo.routingNumber',
+      ],
       [{ currency: 'EUR', accountInfo: usd('12345678') }, 'currency'],
       [{ currency: 'USD', accountInfo: undefined }, 'accountInfo'],
       [{ currency: 'USD', accountInfo: usd('12345678'), customerId: 'Customer:nope' }, 'customerId'],
-      [{ currency: 'USD', accountInfo: usd('12345678'), environment: pb.Environment.UNSPECIFIED }, 'environment'],
+      [
+        { currency: 'USD', accountInfo: usd('12345678'), environment: pb.Environment.UNSPECIFIED },
+        'environment',
+      ],
     ];
     for (const [req, field] of cases) {
       const err = await rejection(() =>
-        h.client.createExternalAccount({ platformId, environment: SANDBOX, customerId, currency: 'USD', ...req } as pb.CreateExternalAccountRequest),
+        h.client.createExternalAccount({
+          platformId,
+          environment: SANDBOX,
+          customerId,
+          currency: 'USD',
+          ...req,
+        } as pb.CreateExternalAccountRequest),
       );
       expect(err.code, field).toBe('INVALID_INPUT');
-      expect((err.details as { errors: { field: string }[] }).errors.map((e) => e.field), field).toContain(field);
+      expect(
+        (err.details as { errors: { field: string }[] }).errors.map((e) => e.field),
+        field,
+      ).toContain(field);
     }
     expect(await rows('platform_id = $1', [platformId])).toHaveLength(0);
   });
@@ -182,9 +246,18 @@ describe('CreateExternalAccount', () => {
   it('the same account twice for the same customer: EXTERNAL_ACCOUNT_ALREADY_EXISTS; again after delete: fine', async () => {
     const platformId = h.platform();
     const customerId = h.customer(platformId, 'John Doe');
-    const req = { platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('55555555') };
+    const req = {
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'USD',
+      accountInfo: usd('55555555'),
+    };
     const first = await h.client.createExternalAccount(req);
-    const [a, b] = await Promise.allSettled([h.client.createExternalAccount(req), h.client.createExternalAccount(req)]);
+    const [a, b] = await Promise.allSettled([
+      h.client.createExternalAccount(req),
+      h.client.createExternalAccount(req),
+    ]);
     expect([a.status, b.status]).toEqual(['rejected', 'rejected']);
     expect((a as PromiseRejectedResult).reason.code).toBe('EXTERNAL_ACCOUNT_ALREADY_EXISTS');
     // another customer may register the same account
@@ -198,17 +271,60 @@ describe('CreateExternalAccount', () => {
     const platformId = h.platform();
     const customerId = h.customer(platformId, 'John Doe');
     const a = await h.client.createExternalAccount({
-      platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('11111111'), defaultUmaDepositAccount: true,
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'USD',
+      accountInfo: usd('11111111'),
+      defaultUmaDepositAccount: true,
     });
     const b = await h.client.createExternalAccount({
-      platformId, environment: SANDBOX, customerId, currency: 'USD', accountInfo: usd('22222222'), defaultUmaDepositAccount: true,
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'USD',
+      accountInfo: usd('22222222'),
+      defaultUmaDepositAccount: true,
     });
     expect(b.account!.defaultUmaDepositAccount).toBe(true);
-    expect((await h.client.getExternalAccount({ platformId, accountId: a.account!.id })).account!.defaultUmaDepositAccount).toBe(false);
+    expect(
+      (await h.client.getExternalAccount({ platformId, accountId: a.account!.id })).account!
+        .defaultUmaDepositAccount,
+    ).toBe(false);
     const err = await rejection(() =>
-      h.client.createExternalAccount({ platformId, environment: SANDBOX, currency: 'USD', accountInfo: usd('33333333'), defaultUmaDepositAccount: true }),
+      h.client.createExternalAccount({
+        platformId,
+        environment: SANDBOX,
+        currency: 'USD',
+        accountInfo: usd('33333333'),
+        defaultUmaDepositAccount: true,
+      }),
     );
     expect(err.code).toBe('INVALID_INPUT');
+  });
+
+  it('10 concurrent creates that each claim the default: all created, exactly one default', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'John Doe');
+    const made = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        h.client.createExternalAccount({
+          platformId,
+          environment: SANDBOX,
+          customerId,
+          currency: 'USD',
+          accountInfo: usd(`4444444${i}`),
+          defaultUmaDepositAccount: true,
+        }),
+      ),
+    );
+    expect(made).toHaveLength(10);
+    const defaults = await Promise.all(
+      made.map(
+        async (m) => (await h.client.getExternalAccount({ platformId, accountId: m.account!.id })).account!,
+      ),
+    );
+    expect(defaults.filter((a) => a.defaultUmaDepositAccount)).toHaveLength(1);
   });
 });
 
@@ -220,16 +336,26 @@ describe('List, Get, Delete', () => {
     const made: string[] = [];
     for (let i = 0; i < 5; i++) {
       const { account } = await h.client.createExternalAccount({
-        platformId, environment: SANDBOX, customerId: i < 3 ? c1 : c2, currency: 'USD', accountInfo: usd(`9000000${i}`),
+        platformId,
+        environment: SANDBOX,
+        customerId: i < 3 ? c1 : c2,
+        currency: 'USD',
+        accountInfo: usd(`9000000${i}`),
       });
       made.push(account!.id);
     }
     const eur = await h.client.createExternalAccount({
-      platformId, environment: SANDBOX, customerId: c1, currency: 'EUR',
+      platformId,
+      environment: SANDBOX,
+      customerId: c1,
+      currency: 'EUR',
       accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'NL91ABNA0417164300' },
     });
     const plat = await h.client.createExternalAccount({
-      platformId, environment: SANDBOX, currency: 'USD', accountInfo: usd('77777777'),
+      platformId,
+      environment: SANDBOX,
+      currency: 'USD',
+      accountInfo: usd('77777777'),
     });
     expect(plat.account!.customerId).toBeUndefined();
 
@@ -237,15 +363,36 @@ describe('List, Get, Delete', () => {
     expect(all.totalCount).toBe(6);
     expect(all.accounts.map((a) => a.id)).toEqual([...made, eur.account!.id]);
 
-    const p1 = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD', limit: 2 });
+    const p1 = await h.client.listExternalAccounts({
+      platformId,
+      owner: pb.Owner.CUSTOMERS,
+      currency: 'USD',
+      limit: 2,
+    });
     expect(p1).toMatchObject({ hasMore: true, totalCount: 5 });
-    const p2 = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD', limit: 2, cursor: p1.nextCursor! });
-    const p3 = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD', limit: 2, cursor: p2.nextCursor! });
+    const p2 = await h.client.listExternalAccounts({
+      platformId,
+      owner: pb.Owner.CUSTOMERS,
+      currency: 'USD',
+      limit: 2,
+      cursor: p1.nextCursor!,
+    });
+    const p3 = await h.client.listExternalAccounts({
+      platformId,
+      owner: pb.Owner.CUSTOMERS,
+      currency: 'USD',
+      limit: 2,
+      cursor: p2.nextCursor!,
+    });
     expect([...p1.accounts, ...p2.accounts, ...p3.accounts].map((a) => a.id)).toEqual(made);
     expect(p3.hasMore).toBe(false);
     expect(p3.nextCursor).toBeUndefined();
 
-    const byCustomer = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, customerId: c2 });
+    const byCustomer = await h.client.listExternalAccounts({
+      platformId,
+      owner: pb.Owner.CUSTOMERS,
+      customerId: c2,
+    });
     expect(byCustomer.accounts.map((a) => a.id)).toEqual(made.slice(3));
 
     const platform = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
@@ -253,21 +400,39 @@ describe('List, Get, Delete', () => {
 
     // another platform: nothing listed, 404 on get and delete
     const other = h.platform();
-    expect((await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).totalCount).toBe(0);
-    expect((await rejection(() => h.client.getExternalAccount({ platformId: other, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
-    expect((await rejection(() => h.client.deleteExternalAccount({ platformId: other, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).totalCount,
+    ).toBe(0);
+    expect(
+      (await rejection(() => h.client.getExternalAccount({ platformId: other, accountId: made[0]! }))).code,
+    ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (await rejection(() => h.client.deleteExternalAccount({ platformId: other, accountId: made[0]! })))
+        .code,
+    ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
 
     // delete: gone from reads, event written, second delete 404
     await h.client.deleteExternalAccount({ platformId, accountId: made[0]! });
-    expect((await rejection(() => h.client.getExternalAccount({ platformId, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
-    expect((await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' })).totalCount).toBe(4);
-    expect((await rejection(() => h.client.deleteExternalAccount({ platformId, accountId: made[0]! }))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (await rejection(() => h.client.getExternalAccount({ platformId, accountId: made[0]! }))).code,
+    ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(
+      (await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' }))
+        .totalCount,
+    ).toBe(4);
+    expect(
+      (await rejection(() => h.client.deleteExternalAccount({ platformId, accountId: made[0]! }))).code,
+    ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
     expect(await outbox('EXTERNAL_ACCOUNT.DELETED', made[0]!)).toHaveLength(1);
     expect(await rows('id = $1 AND deleted_at IS NOT NULL', [made[0]])).toHaveLength(1);
 
-    const bad = await rejection(() => h.client.listExternalAccounts({ platformId, owner: pb.Owner.PLATFORM, customerId: c1 }));
+    const bad = await rejection(() =>
+      h.client.listExternalAccounts({ platformId, owner: pb.Owner.PLATFORM, customerId: c1 }),
+    );
     expect(bad.code).toBe('INVALID_INPUT');
-    const badCur = await rejection(() => h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'DOGE' }));
+    const badCur = await rejection(() =>
+      h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'DOGE' }),
+    );
     expect(badCur.details).toMatchObject({ errors: [{ field: 'currency' }] });
   });
 });

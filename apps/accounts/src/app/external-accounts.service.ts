@@ -96,8 +96,10 @@ export class ExternalAccountsService {
       updatedAt: now,
     };
     return transactional(this.orm, async (em) => {
-      if (account.defaultUmaDepositAccount)
+      if (account.defaultUmaDepositAccount) {
+        await this.repo.lockUmaDefault(em, account.platformId, account.customerId!);
         await this.repo.clearUmaDefault(em, account.platformId, account.customerId!, now);
+      }
       if (!(await this.repo.insert(em, account, dedupeKey)))
         throw fail(
           'EXTERNAL_ACCOUNT_ALREADY_EXISTS',

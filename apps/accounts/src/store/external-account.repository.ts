@@ -96,6 +96,18 @@ export class ExternalAccountRepository {
   }
 
   /** Clears the customer's current default UMA deposit account (before setting a new one). */
+  /**
+   * Serializes, until the transaction ends, the changes of one customer's default UMA
+   * deposit account: two concurrent creates that both claim the default would otherwise
+   * both clear (none) and both insert, and the second would fail on
+   * `external_accounts_one_uma_default`. Under the lock the second clears the first's.
+   */
+  async lockUmaDefault(em: EntityManager, platformId: string, customerId: string): Promise<void> {
+    await em.execute(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, [
+      `accounts:uma-default:${platformId}:${customerId}`,
+    ]);
+  }
+
   async clearUmaDefault(em: EntityManager, platformId: string, customerId: string, now: Date): Promise<void> {
     await em.execute(
       `UPDATE external_accounts SET default_uma_deposit = false, updated_at = ?
