@@ -5,6 +5,8 @@ export interface InternalAccountInfo {
   id: string;
   customerId?: string;
   currency: string;
+  /** INTERNAL_FIAT, INTERNAL_CRYPTO or EMBEDDED_WALLET, when the adapter knows it. */
+  type?: 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 }
 
 /** An external account as transfers need it. */

@@ -223,6 +223,7 @@ export class QuotesService {
       source: payer.endpoint,
       destination,
       ...(payer.customer ? { customerId: payer.customer.customerId } : {}),
+      ...(req.source.kind === 'ACCOUNT' ? { sourceEmbeddedWallet: payer.embeddedWallet } : {}),
       amounts,
       ...(lookup ? { lookupId: lookup.id } : {}),
       ...(req.description !== undefined ? { description: req.description } : {}),
@@ -343,15 +344,17 @@ export class QuotesService {
     if (environment !== 'SANDBOX') {
       throw fail('RAIL_UNAVAILABLE', 'No payment rail is configured for production platforms yet');
     }
+    // Recorded at creation; quotes older than that record ask accounts.
     const embeddedWallet =
+      q.sourceEmbeddedWallet ??
       (await this.deps.accountTypes.typeOf(platformId, q.source.accountId!)) === 'EMBEDDED_WALLET';
-    const counterpartyIdentifier = await this.counterpartyOf(platformId, q.destination);
-    const customer = q.customerId
-      ? {
-          customerId: q.customerId,
-          platformCustomerId: await this.deps.customers.platformCustomerId(platformId, q.customerId),
-        }
-      : undefined;
+    // The destination is read again (a deleted or deactivated account is not paid), with the customer's id.
+    const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
+      this.counterpartyOf(platformId, q.destination),
+      q.customerId ? this.deps.customers.platformCustomerId(platformId, q.customerId) : undefined,
+    ]);
+    const customer =
+      q.customerId && platformCustomerId ? { customerId: q.customerId, platformCustomerId } : undefined;
     if (embeddedWallet) {
       // Embedded-wallet funds move only with the wallet owner's signature: wallet-auth verifies and
       // consumes the signing request (single use) before anything is held; its 401 passes through.
@@ -589,7 +592,8 @@ export class QuotesService {
       throw invalidInput([{ field: 'source.customerId', message: 'must be the owner of source.accountId' }]);
     }
     const embeddedWallet =
-      (await this.deps.accountTypes.typeOf(req.platformId, account.id)) === 'EMBEDDED_WALLET';
+      (account.type ?? (await this.deps.accountTypes.typeOf(req.platformId, account.id))) ===
+      'EMBEDDED_WALLET';
     return {
       endpoint: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency },
       customer: account.customerId ? { customerId: account.customerId } : undefined,

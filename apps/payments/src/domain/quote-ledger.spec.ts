@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeQuoteAmounts, SandboxFeeSchedule } from './pricing.js';
+import { computeQuoteAmounts, SandboxFeeSchedule, type FeeSchedule } from './pricing.js';
 import { SandboxExchangeRateProvider } from './exchange-rates.js';
 import {
   isBalanced,
@@ -10,7 +10,7 @@ import {
 } from './quote-ledger.js';
 
 const rates = new SandboxExchangeRateProvider();
-const fees = new SandboxFeeSchedule();
+const fees: FeeSchedule = new SandboxFeeSchedule();
 const amounts = (from: string, to: string, amount: bigint, side: 'SENDING' | 'RECEIVING' = 'SENDING') =>
   computeQuoteAmounts({ side, amount, rate: rates.rate(from, to), fees: fees.terms(from, to) });
 

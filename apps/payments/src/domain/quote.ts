@@ -42,6 +42,8 @@ export interface Quote {
   /** The receiving counterparty's name and other data it shared, if any. */
   counterpartyInformation: Record<string, string>;
   transactionId?: string;
+  /** ACCOUNT sources: whether the source is an EMBEDDED_WALLET (its execution needs the wallet signature). */
+  sourceEmbeddedWallet?: boolean;
   /** EMBEDDED_WALLET sources: the wallet-auth signing request that authorizes the execution. */
   signingRequestId?: string;
   /** EMBEDDED_WALLET sources: the challenge the wallet owner stamps (public Quote.payloadToSign). */

@@ -18,6 +18,12 @@ const STATUS: Record<string, ExternalAccountInfo['status']> = {
 
 const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
 
+const INTERNAL_TYPE: Record<string, InternalAccountInfo['type']> = {
+  [accounts.InternalAccountType.INTERNAL_FIAT]: 'INTERNAL_FIAT',
+  [accounts.InternalAccountType.INTERNAL_CRYPTO]: 'INTERNAL_CRYPTO',
+  [accounts.InternalAccountType.EMBEDDED_WALLET]: 'EMBEDDED_WALLET',
+};
+
 const SYSTEM: Record<SystemAccount, accounts.SystemAccount> = {
   SETTLEMENT: accounts.SystemAccount.SETTLEMENT,
   FEES: accounts.SystemAccount.FEES,
@@ -42,10 +48,12 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
 
   async getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo> {
     const { account } = await this.client.getInternalAccount({ platformId, accountId });
+    const type = INTERNAL_TYPE[account!.type];
     return {
       id: account!.id,
       currency: account!.currency,
       ...(account!.customerId ? { customerId: account!.customerId } : {}),
+      ...(type ? { type } : {}),
     };
   }
 

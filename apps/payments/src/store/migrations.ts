@@ -195,6 +195,16 @@ class QuotePaymentsMigration extends Migration {
   }
 }
 
+/**
+ * A quote records whether its source is an EMBEDDED_WALLET when it is created, so
+ * execution needs no second look at the account (NULL for older quotes: asked then).
+ */
+class QuoteSourceWalletMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE quotes ADD COLUMN source_embedded_wallet boolean`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -204,4 +214,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0005_incoming_approvals', class: IncomingApprovalsMigration },
   { name: '0006_quote_signing_request', class: QuoteSigningRequestMigration },
   { name: '0007_quote_payments', class: QuotePaymentsMigration },
+  { name: '0008_quote_source_wallet', class: QuoteSourceWalletMigration },
 ];

@@ -25,6 +25,7 @@ interface Row {
   signing_request_id: string | null;
   payload_to_sign: string | null;
   payment_instructions: PaymentInstruction[] | string | null;
+  source_embedded_wallet: boolean | null;
   created_at: Date | string;
   expires_at: Date | string;
   updated_at: Date | string;
@@ -104,6 +105,9 @@ function fromRow(r: Row): Quote {
     ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
     ...(r.signing_request_id ? { signingRequestId: r.signing_request_id } : {}),
     ...(r.payload_to_sign ? { payloadToSign: r.payload_to_sign } : {}),
+    ...(r.source_embedded_wallet !== null && r.source_embedded_wallet !== undefined
+      ? { sourceEmbeddedWallet: r.source_embedded_wallet }
+      : {}),
     ...(r.payment_instructions
       ? { paymentInstructions: json<PaymentInstruction[]>(r.payment_instructions) }
       : {}),
@@ -120,8 +124,8 @@ export class QuoteRepository {
       `INSERT INTO quotes (id, platform_id, status, source, destination, customer_id, sending_currency,
         receiving_currency, total_sending_amount, total_receiving_amount, amounts, lookup_id, description,
         purpose_of_payment, sender_customer_info, counterparty_information, transaction_id, payment_instructions,
-        created_at, expires_at, updated_at)
-       VALUES (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?)`,
+        source_embedded_wallet, created_at, expires_at, updated_at)
+       VALUES (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?)`,
       [
         q.id,
         q.platformId,
@@ -141,6 +145,7 @@ export class QuoteRepository {
         JSON.stringify(q.counterpartyInformation),
         q.transactionId ?? null,
         q.paymentInstructions ? JSON.stringify(q.paymentInstructions) : null,
+        q.sourceEmbeddedWallet ?? null,
         q.createdAt,
         q.expiresAt,
         q.updatedAt,
