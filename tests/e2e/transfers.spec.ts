@@ -114,6 +114,49 @@ describe('transfers through the real processes', () => {
     await new Promise((r) => receiver?.close(r));
   });
 
+  it('beneficiary verification by the 1xx suffix of the account number, through the gateway (105: 400, nothing stored)', async () => {
+    const create = (accountNumber: string, fullName = 'Ada Lovelace') =>
+      api('POST', '/customers/external-accounts', {
+        customerId,
+        currency: 'USD',
+        accountInfo: {
+          accountType: 'USD_ACCOUNT',
+          accountNumber,
+          routingNumber: '021000021',
+          beneficiary: {
+            beneficiaryType: 'INDIVIDUAL',
+            fullName,
+            address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
+          },
+        },
+      });
+    const rows: [string, string][] = [
+      ['102', 'NOT_MATCHED'],
+      ['103', 'PARTIAL_MATCH'],
+      ['104', 'PENDING'],
+      ['106', 'UNSUPPORTED'],
+      ['107', 'CHECKED_BY_RECEIVING_FI'],
+      ['101', 'MATCHED'],
+      ['555', 'MATCHED'],
+    ];
+    for (const [suffix, status] of rows) {
+      const r = await create(`88881234${suffix}`);
+      expect(r.status, r.text).toBe(201);
+      expect(r.json.beneficiaryVerificationStatus, suffix).toBe(status);
+      if (status === 'MATCHED') expect(r.json.beneficiaryVerifiedData).toEqual({ fullName: 'Ada Lovelace' });
+      const g = await api('GET', `/customers/external-accounts/${encodeURIComponent(r.json.id)}`);
+      expect(g.json.beneficiaryVerificationStatus, suffix).toBe(status);
+    }
+    const count = async () =>
+      (await api('GET', `/customers/external-accounts?customerId=${encodeURIComponent(customerId)}&limit=1`)).json
+        .totalCount as number;
+    const before = await count();
+    const invalid = await create('88881234105');
+    expect(invalid.status, invalid.text).toBe(400);
+    expect(JSON.stringify(invalid.json)).toContain('accountInfo.accountNumber');
+    expect(await count()).toBe(before);
+  });
+
   it('transfer-out succeeds: PROCESSING, then COMPLETED, the balance debited once, webhooks delivered; a retry is a replay', async () => {
     const dst = await external('12345678789');
     const first = await transferOut(dst, 10_000, 'xfer-ok');
