@@ -28,7 +28,7 @@ import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from '.
 import { AccountsExternalAccountDirectory } from './rpc/accounts-directory.js';
 import { AccountsLedgerClient, IdentityCustomerDirectory } from './rpc/accounts-ledger.js';
 import { paymentsRpc } from './rpc/payments.rpc.js';
-import { JobScheduler } from './store/job-scheduler.js';
+import { JobScheduler, maxJobConcurrency } from './store/job-scheduler.js';
 import { migrations } from './store/migrations.js';
 
 const config = Type.Object({
@@ -44,6 +44,13 @@ const config = Type.Object({
     minimum: 10,
     maximum: 60_000,
     description: 'how often the scheduler looks for due jobs',
+  }),
+  JOB_CONCURRENCY: Type.Integer({
+    default: 3,
+    minimum: 1,
+    maximum: 64,
+    description:
+      'jobs one instance runs at once; each holds a database connection and may take a second, so at most a third of DATABASE_POOL_MAX',
   }),
   JOB_LEASE_MS: Type.Integer({
     default: 60_000,
@@ -130,10 +137,17 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
     migrations,
     // Workers start before the RPC server, so the scheduler exists when handlers are built.
     workers: ({ orm, clock, logger, outbox, config: c }) => {
+      if (c.JOB_CONCURRENCY > maxJobConcurrency(c.DATABASE_POOL_MAX)) {
+        // Jobs could hold every connection and wait for more: refuse rather than stall under load.
+        throw new Error(
+          `JOB_CONCURRENCY=${c.JOB_CONCURRENCY} needs DATABASE_POOL_MAX of at least ${3 * c.JOB_CONCURRENCY} (it is ${c.DATABASE_POOL_MAX})`,
+        );
+      }
       const scheduler = new JobScheduler(orm, clock, {
         timeScale: c.SANDBOX_TIME_SCALE,
         pollMs: c.JOB_POLL_MS,
         leaseMs: c.JOB_LEASE_MS,
+        concurrency: c.JOB_CONCURRENCY,
         logger,
       });
       const lookups = new ReceiverLookupsService(

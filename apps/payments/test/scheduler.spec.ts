@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ManualClock } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
-import { openStore, type MikroORM } from '@sluice/store';
+import { openStore, transactional, type MikroORM } from '@sluice/store';
 import { EVENT_TABLES_MIGRATION } from '@sluice/events';
 import { startService, type RunningService } from '@sluice/runtime';
 import {
@@ -14,7 +14,7 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { paymentsService } from '../src/index.js';
-import { JobScheduler } from '../src/store/job-scheduler.js';
+import { JobScheduler, maxJobConcurrency } from '../src/store/job-scheduler.js';
 import { migrations } from '../src/store/migrations.js';
 
 // The durable scheduler against real Postgres: the payments service migrates the
@@ -221,5 +221,52 @@ describe('JobScheduler', () => {
     await eventually(async () => payloads.length === 1, 5_000);
     await second.stop();
     expect(payloads).toEqual([{ quoteId: 'Quote:x' }]);
+  });
+
+  it('runs at most `concurrency` jobs at once, so a pool of connections never runs dry of its own jobs', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    // poolMax 5 (replicaOrm): each job holds one connection and takes a second for a read, which with
+    // all 20 of a batch at once would wait forever on each other.
+    let inFlight = 0;
+    let peak = 0;
+    const orm = await replicaOrm();
+    const s = new JobScheduler(orm, clock, { concurrency: 2, logger }).register('busy', async (job, em) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await orm.em.fork().execute('SELECT pg_sleep(0.02)');
+      await em.execute('INSERT INTO job_effects (job_id) VALUES (?)', [job.id]);
+      inFlight--;
+    });
+    for (let i = 0; i < 20; i++) await s.schedule({ kind: 'busy', id: `busy:${i}` });
+    expect(await s.runDue()).toBe(20);
+    expect(peak).toBe(2);
+    expect(await effects('busy:%')).toHaveLength(20);
+    expect(maxJobConcurrency(10)).toBe(3);
+    expect(maxJobConcurrency(2)).toBe(1);
+  });
+
+  it('complete() retires a job that is no longer needed, but never one a worker holds', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const orm = await replicaOrm();
+    const ran: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const s = new JobScheduler(orm, clock, { logger }).register('net', async (job) => {
+      ran.push(job.id);
+      if (job.id === 'net:held') await held;
+    });
+    await s.schedule({ kind: 'net', id: 'net:retired', delayMs: 1_000 });
+    await transactional(orm, (em) => s.complete(em, 'net:retired'));
+    clock.advance(1_000);
+    expect(await s.runDue()).toBe(0);
+    expect(ran).toEqual([]);
+    // A job being run: complete() skips it (no wait) and the run finishes it.
+    await s.schedule({ kind: 'net', id: 'net:held' });
+    const running = s.runDue();
+    await eventually(async () => ran.includes('net:held'));
+    // Returns while the job's transaction still holds the row (waiting on it would hang: release comes after).
+    await transactional(orm, (em) => s.complete(em, 'net:held'));
+    release();
+    expect(await running).toBe(1);
   });
 });

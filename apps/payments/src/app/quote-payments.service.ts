@@ -119,6 +119,11 @@ export class QuotePaymentsService {
     await this.schedule(em, QUOTE_PAYMENT_JOBS.submit, t, environment, 0, SUBMIT_SAFETY_NET_MS, true);
   }
 
+  /** The payment moved past PENDING: its safety-net submission has nothing left to do. */
+  private async submitted(em: EntityManager, t: Transaction): Promise<void> {
+    await this.deps.scheduler.complete(em, `${QUOTE_PAYMENT_JOBS.submit}:${t.id}:0`);
+  }
+
   /**
    * Drives a claimed payment forward (idempotent, safe to run concurrently): a
    * transaction past PENDING, or whose quote is not claimed yet (an unfunded
@@ -146,6 +151,7 @@ export class QuotePaymentsService {
         const cur = await this.transactions.get(em, platformId, transactionId, true);
         if (!cur || cur.status !== 'PENDING') return cur ?? t;
         const processing = await this.deps.transfers.move(em, cur, 'PROCESSING');
+        await this.submitted(em, cur);
         return this.deps.transfers.move(em, processing, 'COMPLETED', { settledAt: this.clock.now() });
       });
     }
@@ -154,6 +160,7 @@ export class QuotePaymentsService {
     return transactional(this.orm, async (em) => {
       const cur = await this.transactions.get(em, platformId, transactionId, true);
       if (!cur || cur.status !== 'PENDING') return cur ?? t;
+      await this.submitted(em, cur);
       if (!submission.accepted) return this.failed(em, cur, funding, environment, submission.detail);
       const moved = await this.deps.transfers.move(em, cur, 'PROCESSING');
       await this.schedule(em, QUOTE_PAYMENT_JOBS.settle, moved, environment, 1, submission.checkAfterMs);

@@ -389,6 +389,8 @@ export class QuotesService {
       // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING through the shared state machine).
       const pending = await this.deps.transfers.move(em, t, 'PENDING');
       await this.deps.quotePayments.scheduleSubmit(em, pending, environment);
+      // Claimed: the expiry job has nothing left to do.
+      await this.deps.scheduler.complete(em, `${QUOTE_JOBS.expire}:${q.id}`);
       return won;
     });
     if (!claimed) {
@@ -452,6 +454,7 @@ export class QuotesService {
         if (!won) return false;
         const t = await this.transactions.get(em, q.platformId, q.transactionId!, true);
         if (t) await this.deps.quotePayments.scheduleSubmit(em, t, req.environment);
+        await this.deps.scheduler.complete(em, `${QUOTE_JOBS.expire}:${q.id}`);
         return true;
       });
       if (!claimed) {

@@ -441,6 +441,8 @@ export class TransfersService {
     return transactional(this.orm, async (em) => {
       const cur = await this.repo.get(em, platformId, transactionId, true);
       if (!cur || cur.status !== initial) return cur ?? t;
+      // Past its initial state: the safety-net submission has nothing left to do.
+      await this.deps.scheduler.complete(em, `${TRANSFER_JOBS.submit}:${cur.id}`);
       if (!submission.accepted) return this.failed(em, cur, submission.detail);
       const moved = await this.move(em, cur, 'PROCESSING');
       await this.scheduleSettle(em, moved, environment, 1, submission.checkAfterMs);

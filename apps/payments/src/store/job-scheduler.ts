@@ -31,6 +31,12 @@ export interface JobSchedulerOptions {
   pollMs?: number;
   /** Jobs claimed per pass. */
   batchSize?: number;
+  /**
+   * Jobs run at once. Each running job holds a database connection for its
+   * transaction (and a handler may take one more for reads), so this must stay
+   * well below the connection pool: see `maxJobConcurrency`.
+   */
+  concurrency?: number;
   /** After this many failed attempts a job is dead (failed_at set, never run again). */
   maxAttempts?: number;
   /** First retry delay; doubles per attempt, capped at 5 minutes (not scaled). */
@@ -50,6 +56,15 @@ interface JobRow {
 }
 
 /**
+ * The most jobs a scheduler may run at once with a connection pool of `poolMax`:
+ * each running job holds one connection and may take a second, and requests need
+ * the rest, so at most a third of the pool (at least 1).
+ */
+export function maxJobConcurrency(poolMax: number): number {
+  return Math.max(1, Math.floor(poolMax / 3));
+}
+
+/**
  * The durable scheduler of the payments service: timed jobs in
  * `payments.scheduled_jobs`, claimed with `FOR UPDATE SKIP LOCKED` under a lease
  * so any number of replicas share the work without running a job twice; jobs
@@ -63,6 +78,7 @@ export class JobScheduler implements Worker {
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly batchSize: number;
+  private readonly concurrency: number;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
   private readonly instanceId: string;
@@ -79,6 +95,7 @@ export class JobScheduler implements Worker {
     this.leaseMs = opts.leaseMs ?? 60_000;
     this.pollMs = opts.pollMs ?? 250;
     this.batchSize = opts.batchSize ?? 20;
+    this.concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, this.batchSize));
     this.maxAttempts = opts.maxAttempts ?? 10;
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.instanceId = opts.instanceId ?? `payments-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -141,8 +158,29 @@ export class JobScheduler implements Worker {
        RETURNING j.id, j.kind, j.payload, j.run_at, j.attempts, j.locked_by`,
       [new Date(now.getTime() + this.leaseMs), token, now, JSON.stringify(kinds), now, this.batchSize],
     );
-    const results = await Promise.all(rows.map((r) => this.runOne(r)));
-    return results.filter(Boolean).length;
+    // At most `concurrency` at once: the claimed rest waits its turn under its lease.
+    let done = 0;
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length) if (await this.runOne(rows[next++]!)) done++;
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
+    return done;
+  }
+
+  /**
+   * Marks a job done without running it because its purpose was met (a payment's
+   * safety-net submission once the payment has moved on), in the caller's
+   * transaction. A job a worker holds right now is left alone (`SKIP LOCKED`: no
+   * waiting on it); its handler finds nothing to do.
+   */
+  async complete(em: EntityManager, id: string): Promise<void> {
+    await em.execute(
+      `UPDATE scheduled_jobs SET done_at = ?, locked_until = NULL
+       WHERE id IN (SELECT id FROM scheduled_jobs WHERE id = ? AND done_at IS NULL AND failed_at IS NULL
+                    FOR UPDATE SKIP LOCKED)`,
+      [this.clock.now(), id],
+    );
   }
 
   private async runOne(row: JobRow): Promise<boolean> {
