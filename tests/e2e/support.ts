@@ -69,11 +69,15 @@ export interface E2eStack {
   stop(): Promise<void>;
 }
 
-/** Starts every process on a fresh database and prefix, with the given platform credentials. */
+/**
+ * Starts every process on a fresh database and prefix, with the given platform credentials.
+ * `migrate: false` lets each service apply its own migrations at start instead of one
+ * `main.ts migrate` process per app first (much quicker on a busy machine).
+ */
 export async function startE2eStack(
   label: string,
   credentials: { sandbox?: Credential; production?: Credential },
-  opts: Pick<StackOptions, 'env' | 'appEnv'> = {},
+  opts: Pick<StackOptions, 'env' | 'appEnv' | 'migrate'> = {},
 ): Promise<E2eStack> {
   const db = await createTestDatabase(label);
   const nats = await natsUrl();

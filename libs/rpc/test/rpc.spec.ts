@@ -1,12 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  status,
+  type ServiceDefinition,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { DomainError, isDomainError } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { createRpcClient, implement, startRpcServer, RpcError, type RpcServer } from '../src/index.js';
 
 // A JSON-serialized service, so the kit is tested without generated stubs.
-const json = { serialize: (v: unknown) => Buffer.from(JSON.stringify(v)), deserialize: (b: Buffer) => JSON.parse(b.toString()) };
+const json = {
+  serialize: (v: unknown) => Buffer.from(JSON.stringify(v)),
+  deserialize: (b: Buffer) => JSON.parse(b.toString()),
+};
 const method = (name: string) => ({
   path: `/test.v1.EchoService/${name}`,
   requestStream: false,
@@ -16,15 +26,25 @@ const method = (name: string) => ({
   responseSerialize: json.serialize,
   responseDeserialize: json.deserialize,
 });
-const EchoService = { echo: method('Echo'), fail: method('Fail'), crash: method('Crash'), slow: method('Slow') } as unknown as ServiceDefinition;
+const EchoService = {
+  echo: method('Echo'),
+  fail: method('Fail'),
+  crash: method('Crash'),
+  slow: method('Slow'),
+} as unknown as ServiceDefinition;
 const EchoClient = makeGenericClientConstructor(EchoService, 'test.v1.EchoService');
 
 type Echo = { text?: string; ms?: number };
+/** Called when a Slow call reaches its handler. */
+let slowStarted: () => void = () => undefined;
 const logger = createLogger('rpc-test', 'silent');
 
 describe('rpc kit', () => {
   let server: RpcServer;
-  let client: Record<string, (req: unknown, opts?: { deadlineMs?: number }) => Promise<Record<string, unknown>>>;
+  let client: Record<
+    string,
+    (req: unknown, opts?: { deadlineMs?: number }) => Promise<Record<string, unknown>>
+  >;
 
   beforeAll(async () => {
     const handlers = {
@@ -41,6 +61,7 @@ describe('rpc kit', () => {
         throw new Error('connection string postgres://secret@db leaked?');
       },
       slow: async (req: Echo) => {
+        slowStarted();
         await new Promise((r) => setTimeout(r, req.ms));
         return { done: true };
       },
@@ -59,14 +80,21 @@ describe('rpc kit', () => {
   });
 
   it('carries request id and platform id from the caller context', async () => {
-    const res = await withContext({ requestId: 'req-123', platformId: 'Platform:p' }, () => client.echo!({ text: 'hi' }));
+    const res = await withContext({ requestId: 'req-123', platformId: 'Platform:p' }, () =>
+      client.echo!({ text: 'hi' }),
+    );
     expect(res).toEqual({ text: 'hi', requestId: 'req-123', platformId: 'Platform:p', logged: 'req-123' });
   });
 
   it('turns a DomainError into its status and back into the same DomainError', async () => {
     const err = await client.fail!({}).catch((e) => e);
     expect(isDomainError(err)).toBe(true);
-    expect(err).toMatchObject({ kind: 'NOT_FOUND', code: 'THING_NOT_FOUND', message: 'No such thing', details: { id: 'Thing:1' } });
+    expect(err).toMatchObject({
+      kind: 'NOT_FOUND',
+      code: 'THING_NOT_FOUND',
+      message: 'No such thing',
+      details: { id: 'Thing:1' },
+    });
   });
 
   it('hides unexpected errors behind INTERNAL', async () => {
@@ -84,15 +112,23 @@ describe('rpc kit', () => {
   it('serves grpc.health.v1 and drains in-flight calls on shutdown', async () => {
     const HealthClient = makeGenericClientConstructor(healthService, 'grpc.health.v1.Health');
     const h = new HealthClient(`127.0.0.1:${server.port}`, credentials.createInsecure()) as unknown as {
-      check: (req: { service: string }, md: Metadata, cb: (e: ServiceError | null, r: { status: string | number }) => void) => void;
+      check: (
+        req: { service: string },
+        md: Metadata,
+        cb: (e: ServiceError | null, r: { status: string | number }) => void,
+      ) => void;
     };
     const check = (service: string) =>
-      new Promise<{ status: string | number }>((res, rej) => h.check({ service }, new Metadata(), (e, r) => (e ? rej(e) : res(r))));
+      new Promise<{ status: string | number }>((res, rej) =>
+        h.check({ service }, new Metadata(), (e, r) => (e ? rej(e) : res(r))),
+      );
     expect((await check('')).status).toBe('SERVING');
     expect((await check('test.v1.EchoService')).status).toBe('SERVING');
 
+    // In flight for sure: the call has reached its handler (a fixed sleep can lose that race on a busy machine).
+    const arrived = new Promise<void>((r) => (slowStarted = r));
     const inflight = client.slow!({ ms: 300 });
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
     const stopping = server.shutdown(5000);
     await expect(inflight).resolves.toEqual({ done: true });
     await stopping;
