@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ManualClock } from '@sluice/core';
-import { createLogger } from '@sluice/logging';
+import { createLogger, currentContext, withContext } from '@sluice/logging';
+import { inheritedDeadline, withDeadline } from '@sluice/rpc';
 import { openStore, transactional, type MikroORM } from '@sluice/store';
 import { EVENT_TABLES_MIGRATION } from '@sluice/events';
 import { startService, type RunningService } from '@sluice/runtime';
@@ -268,5 +269,22 @@ describe('JobScheduler', () => {
     await transactional(orm, (em) => s.complete(em, 'net:held'));
     release();
     expect(await running).toBe(1);
+  });
+
+  it('runs jobs outside the context of the request that scheduled them (no inherited deadline or request id)', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const seen: { deadline?: number; requestId?: string }[] = [];
+    const s = new JobScheduler(await replicaOrm(), clock, { pollMs: 60_000, logger }).register('ctx', async () => {
+      seen.push({ deadline: inheritedDeadline(), requestId: currentContext().requestId });
+    });
+    s.start();
+    await new Promise((r) => setTimeout(r, 50)); // the first (empty) pass at start
+    // Scheduled while serving a call whose caller has 1 ms left: the woken pass must not inherit it.
+    await withContext({ requestId: 'req-ctx' }, () =>
+      withDeadline(Date.now() + 1, () => s.schedule({ kind: 'ctx', id: 'ctx:1' })),
+    );
+    await eventually(async () => seen.length === 1, 5_000);
+    await s.stop();
+    expect(seen).toEqual([{ deadline: undefined, requestId: undefined }]);
   });
 });

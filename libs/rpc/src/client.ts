@@ -9,7 +9,9 @@ import {
   type ChannelCredentials,
 } from '@grpc/grpc-js';
 import { currentContext } from '@sluice/logging';
-import { fromServiceError } from './errors.js';
+import { status } from '@grpc/grpc-js';
+import { fromServiceError, RpcError } from './errors.js';
+import { inheritedDeadline } from './deadline.js';
 import { PLATFORM_ID_METADATA, REQUEST_ID_METADATA } from './server.js';
 
 type Callback<Res> = (error: ServiceError | null, response: Res) => void;
@@ -119,7 +121,15 @@ export function createRpcClient<C extends Client>(
           if (ctx.requestId) md.set(REQUEST_ID_METADATA, ctx.requestId);
           if (ctx.platformId) md.set(PLATFORM_ID_METADATA, ctx.platformId);
           for (const [k, v] of Object.entries(callOpts.metadata ?? {})) md.set(k, v);
-          const deadline = new Date(Date.now() + (callOpts.deadlineMs ?? defaultDeadline));
+          // At most the time the caller we serve has left (deadline propagation, deadline.ts).
+          const own = Date.now() + (callOpts.deadlineMs ?? defaultDeadline);
+          const inherited = inheritedDeadline();
+          const deadlineAt = inherited === undefined ? own : Math.min(own, inherited);
+          if (deadlineAt <= Date.now()) {
+            reject(new RpcError(status.DEADLINE_EXCEEDED, 'The caller’s deadline passed before this call was made'));
+            return;
+          }
+          const deadline = new Date(deadlineAt);
           (fn as (...a: unknown[]) => unknown).call(
             client,
             request,

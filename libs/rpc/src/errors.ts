@@ -22,10 +22,31 @@ const STATUS_TO_KIND = new Map<number, ErrorKind>(
 );
 
 /**
- * Server side: an expected DomainError becomes its gRPC status with the public
- * error in metadata; anything else becomes INTERNAL with a generic message.
+ * Transport failures of a downstream call that the caller may retry: the service
+ * this one called did not answer in time, or could not be reached. They keep
+ * their status (the gateway answers 503), not INTERNAL: every operation behind a
+ * call is idempotent, so a retry is safe.
  */
+const DOWNSTREAM_PASS_THROUGH: ReadonlyMap<number, string> = new Map([
+  [status.DEADLINE_EXCEEDED, 'A service this call depends on did not answer in time'],
+  [status.UNAVAILABLE, 'A service this call depends on is unavailable'],
+]);
+
+/**
+ * Server side: an expected DomainError becomes its gRPC status with the public
+ * error in metadata; a downstream call's DEADLINE_EXCEEDED or UNAVAILABLE keeps
+ * its status; anything else becomes INTERNAL with a generic message.
+ */
+/** True for a downstream call that timed out or found its service unreachable (retryable, not a bug). */
+export function isDownstreamTransportFailure(err: unknown): boolean {
+  return err instanceof RpcError && DOWNSTREAM_PASS_THROUGH.has(err.grpcCode);
+}
+
 export function toServiceError(err: unknown): Partial<ServiceError> & { code: status } {
+  if (err instanceof RpcError) {
+    const passed = DOWNSTREAM_PASS_THROUGH.get(err.grpcCode);
+    if (passed) return { code: err.grpcCode, details: passed };
+  }
   if (isDomainError(err)) {
     const md = new Metadata();
     md.set(

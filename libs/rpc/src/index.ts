@@ -2,3 +2,4 @@ export * from './errors.js';
 export * from './server.js';
 export * from './client.js';
 export * from './lifecycle.js';
+export * from './deadline.js';

@@ -12,7 +12,8 @@ import { HealthImplementation } from 'grpc-health-check';
 import { randomUUID } from 'node:crypto';
 import { withContext, type Logger } from '@sluice/logging';
 import { isDomainError } from '@sluice/core';
-import { toServiceError } from './errors.js';
+import { isDownstreamTransportFailure, toServiceError } from './errors.js';
+import { withDeadline } from './deadline.js';
 
 export const REQUEST_ID_METADATA = 'x-request-id';
 export const PLATFORM_ID_METADATA = 'x-platform-id';
@@ -66,7 +67,9 @@ export function implement<S>(
       const requestId = firstString(call.metadata, REQUEST_ID_METADATA) ?? randomUUID();
       const platformId = firstString(call.metadata, PLATFORM_ID_METADATA);
       const started = process.hrtime.bigint();
-      void withContext({ requestId, platformId }, async () => {
+      const callerDeadline = call.getDeadline();
+      const deadlineMs = callerDeadline instanceof Date ? callerDeadline.getTime() : callerDeadline;
+      void withContext({ requestId, platformId }, () => withDeadline(deadlineMs, async () => {
         try {
           const res = await handler(call.request, { requestId, platformId, metadata: call.metadata });
           logger.debug({ rpc: def.path, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'rpc ok');
@@ -74,12 +77,14 @@ export function implement<S>(
         } catch (err) {
           if (isDomainError(err)) {
             logger.info({ rpc: def.path, code: err.code }, 'rpc rejected');
+          } else if (isDownstreamTransportFailure(err)) {
+            logger.warn({ rpc: def.path, err }, 'rpc failed: a service it depends on did not answer');
           } else {
             logger.error({ rpc: def.path, err }, 'rpc failed');
           }
           callback(toServiceError(err) as never, null);
         }
-      });
+      }));
     };
   }
   if (!name) throw new Error('service name unknown: pass serviceName for a service without methods');

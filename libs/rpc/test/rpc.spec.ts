@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   credentials,
   makeGenericClientConstructor,
@@ -10,7 +10,14 @@ import {
 import { service as healthService } from 'grpc-health-check';
 import { DomainError, isDomainError } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
-import { createRpcClient, implement, startRpcServer, RpcError, type RpcServer } from '../src/index.js';
+import {
+  createRpcClient,
+  implement,
+  inheritedDeadline,
+  startRpcServer,
+  RpcError,
+  type RpcServer,
+} from '../src/index.js';
 
 // A JSON-serialized service, so the kit is tested without generated stubs.
 const json = {
@@ -31,10 +38,17 @@ const EchoService = {
   fail: method('Fail'),
   crash: method('Crash'),
   slow: method('Slow'),
+  relay: method('Relay'),
+  deadline: method('Deadline'),
+  relayDeadline: method('RelayDeadline'),
+  late: method('Late'),
 } as unknown as ServiceDefinition;
 const EchoClient = makeGenericClientConstructor(EchoService, 'test.v1.EchoService');
 
 type Echo = { text?: string; ms?: number };
+/** What the Late handler saw when it called on after its caller's deadline. */
+let lateOutcome: Promise<unknown> | undefined;
+let echoCalls = 0;
 /** Called when a Slow call reaches its handler. */
 let slowStarted: () => void = () => undefined;
 const logger = createLogger('rpc-test', 'silent');
@@ -48,7 +62,7 @@ describe('rpc kit', () => {
 
   beforeAll(async () => {
     const handlers = {
-      echo: async (req: Echo, ctx: { requestId: string; platformId?: string }) => ({
+      echo: async (req: Echo, ctx: { requestId: string; platformId?: string }) => (echoCalls++, {
         text: req.text,
         requestId: ctx.requestId,
         platformId: ctx.platformId,
@@ -64,6 +78,22 @@ describe('rpc kit', () => {
         slowStarted();
         await new Promise((r) => setTimeout(r, req.ms));
         return { done: true };
+      },
+      // A downstream call that times out (this same server's Slow, 20 ms deadline).
+      relay: async () => client.slow!({ ms: 300 }, { deadlineMs: 20 }),
+      // The deadline this handler inherited from its caller.
+      deadline: async () => ({ at: inheritedDeadline() }),
+      // Calls Deadline with the client's own default (5 s): it must inherit ours instead.
+      relayDeadline: async () => ({ outer: inheritedDeadline(), inner: (await client.deadline!({})).at }),
+      // Outlives its caller's deadline, then calls on: that call must not be sent.
+      late: async () => {
+        await new Promise((r) => setTimeout(r, 150));
+        lateOutcome = client.echo!({ text: 'too late' }).then(
+          () => 'sent',
+          (e: unknown) => e,
+        );
+        await lateOutcome;
+        return {};
       },
     };
     server = await startRpcServer({
@@ -95,6 +125,37 @@ describe('rpc kit', () => {
       message: 'No such thing',
       details: { id: 'Thing:1' },
     });
+  });
+
+  it('passes a downstream DEADLINE_EXCEEDED through as itself (retryable, 503 at the gateway), not INTERNAL', async () => {
+    const err = await client.relay!({}).catch((e) => e);
+    expect(err).toBeInstanceOf(RpcError);
+    expect(err.grpcCode).toBe(status.DEADLINE_EXCEEDED);
+    expect(err.message).toContain('did not answer in time');
+  });
+
+  it('propagates deadlines: a call made while serving one gets at most the time its caller has left', async () => {
+    const before = Date.now();
+    const res = (await client.relayDeadline!({}, { deadlineMs: 2_000 })) as { outer: number; inner: number };
+    // The handler served a caller with 2 s; its own call to Deadline (client default 5 s) inherited that.
+    expect(res.outer).toBeGreaterThan(before);
+    expect(res.outer).toBeLessThanOrEqual(before + 2_000 + 50);
+    expect(res.inner).toBeLessThanOrEqual(res.outer + 50); // transmitted as a relative timeout: ms of drift
+    expect(res.inner).toBeLessThan(before + 5_000);
+    // Outside of any served call nothing is inherited.
+    expect((await client.deadline!({})).at).toBeGreaterThan(Date.now() + 3_000);
+  });
+
+  it('does not send a call once the caller it serves has given up', async () => {
+    const err = await client.late!({}, { deadlineMs: 50 }).catch((e) => e);
+    expect(err.grpcCode).toBe(status.DEADLINE_EXCEEDED);
+    const calls = echoCalls;
+    await vi.waitFor(() => expect(lateOutcome).toBeDefined(), { timeout: 5_000 });
+    const outcome = (await lateOutcome) as RpcError;
+    expect(outcome).toBeInstanceOf(RpcError);
+    expect(outcome.grpcCode).toBe(status.DEADLINE_EXCEEDED);
+    expect(outcome.message).toContain('deadline passed before this call was made');
+    expect(echoCalls).toBe(calls);
   });
 
   it('hides unexpected errors behind INTERNAL', async () => {

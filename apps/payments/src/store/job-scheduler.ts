@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Clock } from '@sluice/core';
@@ -83,6 +84,13 @@ export class JobScheduler implements Worker {
   private readonly retryBaseMs: number;
   private readonly instanceId: string;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Runs a function in the context the scheduler was created in: its passes are
+   * woken by `schedule` calls made while serving requests, and must not inherit
+   * a request's context (its deadline, which would cut the jobs' own calls short,
+   * or its request id in their logs).
+   */
+  private readonly inOwnContext = AsyncResource.bind((fn: () => void) => fn());
   private running: Promise<unknown> | undefined;
   private stopped = true;
 
@@ -252,6 +260,10 @@ export class JobScheduler implements Worker {
   }
 
   private schedulePoll(ms: number): void {
+    this.inOwnContext(() => this.setPollTimer(ms));
+  }
+
+  private setPollTimer(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
