@@ -364,7 +364,7 @@ describe('quotes through the real processes', () => {
     await reconcile();
   });
 
-  it('pays the sandbox UMA receivers: $success.eur / $success.mxn complete, $pending.long.usd completes later, $fail.compliance.usd fails', async () => {
+  it('pays the sandbox UMA receivers: $success.eur / $success.mxn / $success.usd complete, $pending.long.usd completes later, $fail.compliance.usd fails', async () => {
     const c = await api('POST', '/customers', {
       customerType: 'INDIVIDUAL',
       platformCustomerId: 'quote-uma-user',
@@ -406,10 +406,11 @@ describe('quotes through the real processes', () => {
     };
     const eurQ = await pay('success.eur', usd);
     const mxnQ = await pay('success.mxn', usd);
+    const usdQ = await pay('success.usd', eur);
     const longQ = await pay('pending.long.usd', eur);
     const failQ = await pay('fail.compliance.usd', eur);
     expect(failQ.status).toBe('FAILED');
-    for (const q of [eurQ, mxnQ]) {
+    for (const q of [eurQ, mxnQ, usdQ]) {
       const t = await transactionWhen(q.transactionId, (x) => x.status === 'COMPLETED');
       expect(t.destination).toMatchObject({ destinationType: 'UMA_ADDRESS' });
     }
@@ -424,7 +425,7 @@ describe('quotes through the real processes', () => {
         await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}`)
       ).json.data.find((a: any) => a.id === id).balance.amount as number;
     expect(await balanceOf(usd)).toBe(100_000 - eurQ.totalSendingAmount - mxnQ.totalSendingAmount);
-    expect(await balanceOf(eur)).toBe(100_000 - longQ.totalSendingAmount);
+    expect(await balanceOf(eur)).toBe(100_000 - longQ.totalSendingAmount - usdQ.totalSendingAmount);
     await reconcile();
   });
 
@@ -475,6 +476,119 @@ describe('quotes through the real processes', () => {
     );
     const prod = await other('POST', '/sandbox/send', { body: { quoteId: q.json.id, currencyCode: 'USD' } });
     expect(prod.status).toBe(403);
+    await reconcile();
+  });
+
+  it('200 concurrent executes against an account funded for 100 of them: exactly 100 pay, it never overdraws, the ledger reconciles', async () => {
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'quote-hot-account',
+      fullName: 'Katherine Johnson',
+      currencies: ['USD'],
+    });
+    expect(c.status, c.text).toBe(201);
+    const acc = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USD`,
+    );
+    const hot = acc.json.data[0].id as string;
+    const ext = await api('POST', '/customers/external-accounts', {
+      customerId: c.json.id,
+      currency: 'EUR',
+      accountInfo: {
+        accountType: 'EUR_ACCOUNT',
+        iban: germanIban('0532013999'),
+        beneficiary: {
+          beneficiaryType: 'INDIVIDUAL',
+          fullName: 'Katherine Johnson',
+          address: { line1: '1 Hauptstr.', postalCode: '10115', country: 'DE' },
+        },
+      },
+    });
+    expect(ext.status, ext.text).toBe(201);
+    const PER = 1_000;
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(hot)}/fund`, {
+      amount: 100 * PER,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    // A well-behaved client: a 503 (a deadline passed under this burst) is retried with the same
+    // Idempotency-Key, with jittered exponential backoff, until the answer is final; a retried execute finds
+    // the hold or the execution of the attempt that timed out and never moves money twice.
+    const untilFinal = async (call: () => Promise<Awaited<ReturnType<Api>>>) => {
+      for (let attempt = 0; ; attempt++) {
+        const r = await call();
+        if (r.status !== 503 || attempt === 12) return r;
+        await new Promise((res) =>
+          setTimeout(res, Math.min(4_000, 250 * 2 ** attempt) * (0.5 + Math.random())),
+        );
+      }
+    };
+    const quotes: string[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const made = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          untilFinal(() =>
+            api(
+              'POST',
+              '/quotes',
+              {
+                source: { sourceType: 'ACCOUNT', accountId: hot },
+                destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+                lockedCurrencySide: 'SENDING',
+                lockedCurrencyAmount: PER,
+              },
+              { 'idempotency-key': `hot-quote-${batch}-${i}` },
+            ),
+          ),
+        ),
+      );
+      for (const q of made) {
+        expect(q.status, q.text).toBe(201);
+        expect(q.json.totalSendingAmount).toBe(PER);
+        quotes.push(q.json.id);
+      }
+    }
+    const results = await Promise.all(
+      quotes.map((id, i) =>
+        untilFinal(() =>
+          api('POST', `/quotes/${encodeURIComponent(id)}/execute`, undefined, {
+            'idempotency-key': `hot-${i}`,
+          }),
+        ),
+      ),
+    );
+    const outcomes = new Map<string, number>();
+    for (const r of results)
+      outcomes.set(
+        `${r.status} ${r.json?.code ?? ''}`,
+        (outcomes.get(`${r.status} ${r.json?.code ?? ''}`) ?? 0) + 1,
+      );
+    const paid = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status !== 200);
+    expect(paid, JSON.stringify([...outcomes])).toHaveLength(100);
+    for (const r of refused) {
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.code).toBe('INSUFFICIENT_FUNDS');
+    }
+    expect(new Set(paid.map((r) => r.json.transactionId)).size).toBe(100);
+    // The refused quotes stay executable and hold nothing.
+    const left = await api('GET', `/quotes/${encodeURIComponent(quotes[results.indexOf(refused[0]!)]!)}`);
+    expect(left.json).toMatchObject({ status: 'PENDING' });
+    expect(left.json.transactionId).toBeUndefined();
+    await eventually(async () => {
+      const list = await api(
+        'GET',
+        `/transactions?senderAccountIdentifier=${encodeURIComponent(hot)}&status=COMPLETED&limit=1`,
+      );
+      return list.json.totalCount === 100;
+    }, 90_000);
+    const after = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USD`,
+    );
+    expect(after.json.data[0].balance.amount).toBe(0);
+    const all = await api('GET', `/transactions?senderAccountIdentifier=${encodeURIComponent(hot)}&limit=1`);
+    expect(all.json.totalCount).toBe(100);
     await reconcile();
   });
 
