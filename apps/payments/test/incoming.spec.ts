@@ -245,6 +245,14 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD });
     expect(t!.status).toBe('PENDING');
     expect(balance(usdAccount)).toBe(before);
+    // The window the approval row enforces is the one its timeout job fires at (both × SANDBOX_TIME_SCALE).
+    const { rows: window } = await sql.query(
+      `SELECT a.expires_at, j.run_at FROM payments.incoming_approvals a
+         JOIN payments.scheduled_jobs j ON j.id = 'incoming.approval-timeout:' || a.transaction_id
+        WHERE a.transaction_id = $1`,
+      [t!.id],
+    );
+    expect(new Date(window[0].expires_at).getTime()).toBe(new Date(window[0].run_at).getTime());
     const approved = await client.approveIncomingPayment({
       platformId,
       transactionId: t!.id,

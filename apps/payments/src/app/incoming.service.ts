@@ -173,16 +173,18 @@ export class IncomingService {
         const moved = await this.deps.transfers.move(em, t, 'PENDING');
         const payload: JobPayload = { platformId: t.platformId, transactionId: t.id };
         if (needsApproval) {
+          // The window ends when its timeout job falls due (× SANDBOX_TIME_SCALE): one instant for both.
+          const closes = this.deps.scheduler.dueAt(this.rules.approvalWindowMs);
           await em.execute(
             `INSERT INTO incoming_approvals (transaction_id, platform_id, expires_at, created_at) VALUES (?, ?, ?, ?)`,
-            [t.id, t.platformId, new Date(now.getTime() + this.rules.approvalWindowMs), now],
+            [t.id, t.platformId, closes, now],
           );
           await this.deps.scheduler.schedule(
             {
               kind: INCOMING_JOBS.approvalTimeout,
               id: `${INCOMING_JOBS.approvalTimeout}:${t.id}`,
               payload,
-              delayMs: this.rules.approvalWindowMs,
+              at: closes,
             },
             em,
           );

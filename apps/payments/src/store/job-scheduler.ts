@@ -134,18 +134,28 @@ export class JobScheduler implements Worker {
       delayMs?: number;
       id?: string;
       realTime?: boolean;
+      /** An exact due time (from `dueAt`) instead of `delayMs`. */
+      at?: Date;
     },
     em?: EntityManager,
   ): Promise<string> {
     const id = job.id ?? `job:${randomUUID()}`;
-    const delay = Math.max(0, Math.round((job.delayMs ?? 0) * (job.realTime ? 1 : this.timeScale)));
-    const runAt = new Date(this.clock.now().getTime() + delay);
+    const runAt = job.at ?? this.dueAt(job.delayMs ?? 0, job.realTime);
     const sql = `INSERT INTO scheduled_jobs (id, kind, payload, run_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?) ON CONFLICT (id) DO NOTHING`;
     const params = [id, job.kind, JSON.stringify(job.payload ?? {}), runAt, this.clock.now()];
     if (em) await em.execute(sql, params);
     else await this.orm.em.fork().execute(sql, params);
     this.nudge();
     return id;
+  }
+
+  /**
+   * When a job scheduled now with `delayMs` falls due: the delay × the time scale
+   * (unless `realTime`). For deadlines stored beside a job, so both agree.
+   */
+  dueAt(delayMs: number, realTime = false): Date {
+    const delay = Math.max(0, Math.round(delayMs * (realTime ? 1 : this.timeScale)));
+    return new Date(this.clock.now().getTime() + delay);
   }
 
   /** Claims due jobs and runs them; returns how many completed. Used by the poll loop and by tests. */
