@@ -30,6 +30,12 @@ export const databaseConfig = {
     description: 'Postgres connection URL; each service uses its own schema in this database',
   }),
   DATABASE_POOL_MAX: Type.Integer({ default: 10, minimum: 1, maximum: 200, description: 'connection pool size' }),
+  DATABASE_ACQUIRE_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 1_000,
+    maximum: 120_000,
+    description: 'how long a query waits for a pooled connection before it fails (an exhausted pool shows up as errors, not silence)',
+  }),
 };
 
 export const natsConfig = {

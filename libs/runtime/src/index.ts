@@ -89,6 +89,7 @@ export async function startService<P extends TObject>(
       entities: spec.entities,
       migrations: [EVENT_TABLES_MIGRATION, ...spec.migrations],
       poolMax: config.DATABASE_POOL_MAX as number,
+      acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS as number,
       logger,
     });
     await orm.em.getConnection().execute('select 1');
