@@ -12,7 +12,7 @@ export interface DeliveryWorkerOptions {
   orm: MikroORM;
   repo: DeliveryRepository;
   targets: WebhookTargetSource;
-  sender: WebhookSender;
+  sender: Pick<WebhookSender, 'send'>;
   clock: Clock;
   logger: Logger;
   /** Delays between attempts (ms); see domain/retry-schedule.ts. */
@@ -40,19 +40,36 @@ export interface DeliveryWorkerOptions {
  * platform while platforms proceed in parallel. Every attempt is recorded;
  * a failure is retried on the schedule until it is exhausted (FAILED). A
  * platform without an endpoint gets its deliveries SKIPPED.
+ *
+ * Leases: a claim leases every delivery of a platform's batch for one attempt
+ * (`leaseMs`: the HTTP timeout + 30 s), and as each attempt starts the lane renews the lease of the
+ * deliveries it still holds (that one and the rest of the batch) for one more
+ * attempt. A platform is claimable only when none of its deliveries has a live
+ * lease, so while a worker lives its platform stays its own however long the
+ * batch takes, and when it dies every lease it held runs out at most one
+ * `leaseMs` after its last claim or attempt started: another replica (or the
+ * restarted one) then takes the platform over, sending the cut delivery again
+ * (at least once, same `webhook-id`). An attempt is only made right after a
+ * successful renewal, so it ends (HTTP timeout) before its lease does, and no
+ * other worker can attempt the same webhook meanwhile. A lane that finds a
+ * delivery no longer held (it stalled past its lease and the platform was
+ * taken over) stops and gives back the rest.
  */
 export class DeliveryWorker {
   private readonly loop: PollLoop;
   private readonly lanes = new Set<Promise<void>>();
   private readonly owner: string;
   private readonly perPlatform: number;
-  private readonly leaseMs: number;
+  /** The lease of one attempt (see the class comment), in ms. */
+  readonly leaseMs: number;
+  private stopping = false;
   private nextPurgeAt = 0;
 
   constructor(private readonly o: DeliveryWorkerOptions) {
     this.owner = o.owner ?? `worker:${randomUUID()}`;
     this.perPlatform = o.perPlatform ?? 10;
-    // Per leased delivery: the identity lookup, the HTTP attempt and recording it.
+    // Covers what happens between two renewals: the HTTP attempt and recording it (or, from the claim to
+    // the first attempt, the identity lookup), with a margin for slow queries and clock skew between replicas.
     this.leaseMs = o.timeoutMs + 30_000;
     this.loop = new PollLoop(() => this.tick(), {
       idleMs: o.pollIntervalMs,
@@ -71,7 +88,13 @@ export class DeliveryWorker {
 
   /** Stops claiming, lets in-flight attempts finish and gives back what was leased but not started. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.loop.stop();
+    await this.idle();
+  }
+
+  /** Waits for the lanes started so far to finish. */
+  async idle(): Promise<void> {
     await Promise.allSettled([...this.lanes]);
   }
 
@@ -156,14 +179,32 @@ export class DeliveryWorker {
       return;
     }
     for (let i = 0; i < deliveries.length; i++) {
-      if (!this.loop.isRunning) {
-        const rest = ids.slice(i);
-        await transactional(this.o.orm, (em) =>
-          this.o.repo.release(em, rest, this.owner, this.o.clock.now()),
-        );
+      const d = deliveries[i]!;
+      const rest = ids.slice(i);
+      const release = () =>
+        transactional(this.o.orm, (em) => this.o.repo.release(em, rest, this.owner, this.o.clock.now()));
+      if (this.stopping) {
+        await release();
         return;
       }
-      const d = deliveries[i]!;
+      // This attempt's lease, and the same for the rest of the batch, so the platform stays ours.
+      const held = await transactional(this.o.orm, (em) =>
+        this.o.repo.renewLease(em, {
+          platformId,
+          ids: rest,
+          owner: this.owner,
+          now: this.o.clock.now(),
+          leaseMs: this.leaseMs,
+        }),
+      );
+      if (!held.has(d.id)) {
+        this.o.logger.warn(
+          { platformId, webhookId: d.webhookId, deliveryId: d.id, left: rest.length },
+          'webhook lease was lost before the attempt; leaving the rest of the batch to the worker that took it',
+        );
+        await release();
+        return;
+      }
       const result = await this.o.sender.send(target.endpoint, target.secrets, d.webhookId, d.payload);
       await this.record(d, result);
     }

@@ -166,9 +166,12 @@ export class DeliveryRepository {
    * are locked with FOR UPDATE SKIP LOCKED and re-checked after locking, so
    * replicas claiming at the same time never lease the same row, and a
    * transaction-scoped advisory lock per platform keeps two concurrent claims
-   * from splitting one platform's rows between them; the lease
-   * (`leaseMs` per position in the platform's batch) makes a crashed worker's
-   * rows due again. Returned in creation order.
+   * from splitting one platform's rows between them. Every claimed row gets
+   * the same lease, `now + leaseMs`: one attempt's worth. The worker renews it
+   * for the rows it still holds as each attempt starts (`renewLease`), so a
+   * live worker keeps its platform however long the batch takes, while a
+   * crashed one frees it one lease after its last claim or attempt started.
+   * Returned in creation order.
    */
   async claimDue(
     em: EntityManager,
@@ -189,7 +192,7 @@ export class DeliveryRepository {
          SELECT platform_id FROM due GROUP BY platform_id ORDER BY min(next_attempt_at), min(seq) LIMIT ?
        ),
        picked AS (
-         SELECT d.id, due.rn FROM webhook_deliveries d
+         SELECT d.id FROM webhook_deliveries d
          JOIN due ON due.id = d.id
          JOIN platforms p ON p.platform_id = due.platform_id
          WHERE due.rn <= ? AND d.status = 'PENDING' AND (d.lease_until IS NULL OR d.lease_until < ?)
@@ -198,12 +201,50 @@ export class DeliveryRepository {
          FOR UPDATE OF d SKIP LOCKED
        )
        UPDATE webhook_deliveries d
-       SET lease_owner = ?, lease_until = ?::timestamptz + (picked.rn * ?::double precision) * interval '1 millisecond', updated_at = ?
+       SET lease_owner = ?, lease_until = ?, updated_at = ?
        FROM picked WHERE d.id = picked.id
        RETURNING d.*`,
-      [o.now, o.now, o.now, o.maxPlatforms, o.perPlatform, o.now, o.owner, o.now, o.leaseMs, o.now],
+      [
+        o.now,
+        o.now,
+        o.now,
+        o.maxPlatforms,
+        o.perPlatform,
+        o.now,
+        o.owner,
+        new Date(o.now.getTime() + o.leaseMs),
+        o.now,
+      ],
     );
     return rows.map(toDelivery).sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+  }
+
+  /**
+   * Renews `owner`'s lease to `now + leaseMs` on those of `ids` (deliveries
+   * of `platformId`) it still holds, PENDING and leased to it, and returns
+   * their ids. A row whose lease ran out is still held as long as no other
+   * worker claimed it (claiming sets `lease_owner`), so renewing it is safe; a
+   * row another worker claimed, or that is no longer PENDING, is neither
+   * renewed nor returned. Takes the platform's claim lock first (must run in a
+   * transaction), so a claim of the platform and a renewal never interleave: a
+   * claim either sees the renewed leases or has committed before the renewal
+   * looks at the rows.
+   */
+  async renewLease(
+    em: EntityManager,
+    o: { platformId: string; ids: string[]; owner: string; now: Date; leaseMs: number },
+  ): Promise<Set<string>> {
+    if (o.ids.length === 0) return new Set();
+    await em.execute(`SELECT pg_advisory_xact_lock(hashtext('webhook-dispatcher:claim'), hashtext(?))`, [
+      o.platformId,
+    ]);
+    const rows = await em.execute<Row[]>(
+      `UPDATE webhook_deliveries SET lease_until = ?, updated_at = ?
+       WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'
+       RETURNING id`,
+      [new Date(o.now.getTime() + o.leaseMs), o.now, textArray(o.ids), o.owner],
+    );
+    return new Set(rows.map((r) => String(r.id)));
   }
 
   async insertAttempt(em: EntityManager, a: DeliveryAttempt): Promise<void> {
