@@ -20,7 +20,6 @@ import type { Writable } from 'node:stream';
 import { SERVICE_PORTS, type ServiceName } from '@sluice/config';
 import { ensureDatabase } from '@sluice/store';
 import { connectBus, ensureStreams } from '@sluice/events';
-import { freePort } from '@sluice/testing';
 import { colorFor, forEachLine, linePrefix, LineRing, safeWrite } from './lib/process-output.js';
 import { checkGrpcHealth, checkHttp } from './lib/health.js';
 import {
@@ -36,6 +35,7 @@ import {
   type CredentialSource,
 } from './lib/bootstrap.js';
 import { safeUrl } from './lib/preflight.js';
+import { isPortFree, listenerOf, pickFreePort } from './lib/ports.js';
 
 /** The REST API version segment every public path starts with. */
 export const API_VERSION = '2025-10-13';
@@ -64,6 +64,11 @@ export const DEFAULTS = {
 
 /** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */
 const LOCAL_DEV_WALLET_MASTER_KEY = 'W3k8wZn89FXtgLz2jPs+6NxfYiDYVIVhktt5/fJCP2g=';
+
+/** Start-up attempts when ports the stack chose are taken by other processes before the apps bind them. */
+const START_ATTEMPTS = 5;
+/** Tries of `restart(app)` whose port another process holds (it must come back on the same one). */
+const RESTART_ATTEMPTS = 3;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -283,9 +288,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (!opts.silent) safeWrite(stdout, `${linePrefix('stack', width, color ? 1 : undefined)}${line}\n`);
   };
 
-  // Ports: explicit option > free port (freePorts or 0) > default.
-  const pick = async (given: number | undefined, fallback: number) =>
-    given !== undefined && given !== 0 ? given : given === 0 || opts.freePorts ? await freePort() : fallback;
+  // Ports: explicit option (or GATEWAY_PORT) > a free port chosen by the stack (freePorts, or 0) > default.
   const envGatewayPort = env.GATEWAY_PORT ? Number(env.GATEWAY_PORT) : undefined;
   if (
     envGatewayPort !== undefined &&
@@ -293,13 +296,29 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   ) {
     throw new StackError(`GATEWAY_PORT must be a port number (got ${JSON.stringify(env.GATEWAY_PORT)})`);
   }
-  const gatewayPort = await pick(opts.gatewayPort ?? envGatewayPort, DEFAULTS.gatewayPort);
-  const grpcPorts: Partial<Record<BackendName, number>> = {};
-  for (const b of backends) grpcPorts[b] = await pick(opts.grpcPorts?.[b], SERVICE_PORTS[b]);
-  const grpc: Partial<Record<BackendName, string>> = {};
-  for (const b of backends) grpc[b] = `127.0.0.1:${grpcPorts[b]}`;
+  const hostOf = (app: AppName) => (app === 'gateway' ? gatewayHost : '127.0.0.1');
+  const portApps: AppName[] = [...backends, 'gateway'];
+  const ports: Partial<Record<AppName, number>> = {};
+  /**
+   * Apps whose port the stack chooses. A port found free is free only at that moment: another
+   * process can take it before the app binds it, so these are chosen right before the apps are
+   * spawned, and an app whose chosen port was taken is started again on a fresh one (step 3).
+   */
+  const chosen = new Set<AppName>();
+  for (const app of portApps) {
+    const given = app === 'gateway' ? (opts.gatewayPort ?? envGatewayPort) : opts.grpcPorts?.[app];
+    if (given !== undefined && given !== 0) ports[app] = given;
+    else if (given === 0 || opts.freePorts) chosen.add(app);
+    else ports[app] = app === 'gateway' ? DEFAULTS.gatewayPort : SERVICE_PORTS[app];
+  }
+  const choosePorts = async (which: readonly AppName[]) => {
+    for (const app of which) ports[app] = undefined;
+    for (const app of which) {
+      const others = new Set(portApps.flatMap((a) => (a !== app && ports[a] !== undefined ? [ports[a]] : [])));
+      ports[app] = await pickFreePort(hostOf(app), others);
+    }
+  };
   const probeHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
-  const gatewayUrl = `http://${probeHost.includes(':') ? `[${probeHost}]` : probeHost}:${gatewayPort}`;
   const basePath =
     opts.appEnv?.gateway?.API_BASE_PATH ??
     opts.env?.API_BASE_PATH ??
@@ -308,14 +327,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // Credentials are resolved before anything starts so a malformed variable fails fast.
   const wanted = resolveCredentials(opts, root);
 
-  await assertPortsFree([
-    ...backends.map((b) => ({ app: b as AppName, host: '127.0.0.1', port: grpcPorts[b]! })),
-    ...(apps.includes('gateway')
-      ? [{ app: 'gateway' as AppName, host: gatewayHost, port: gatewayPort }]
-      : []),
-  ]);
+  // Ports given or defaulted must be free (a chosen one is free when it is chosen).
+  await assertPortsFree(
+    apps.flatMap((app) =>
+      chosen.has(app) ? [] : [{ app, host: hostOf(app), port: ports[app]! }],
+    ),
+  );
 
-  const shared: Record<string, string> = {
+  const base: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     NATS_URL: natsUrl,
     EVENT_SUBJECT_PREFIX: prefix,
@@ -328,18 +347,37 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // The stack runs the migrations itself (as the Kubernetes Jobs do), unless told not to.
     MIGRATE_ON_START: opts.migrate === false ? 'true' : 'false',
     GATEWAY_HOST: gatewayHost,
-    GATEWAY_PORT: String(gatewayPort),
   };
   const umaDomain = opts.sandboxUmaDomain ?? env.SANDBOX_UMA_DOMAIN;
-  if (umaDomain) shared.SANDBOX_UMA_DOMAIN = umaDomain;
-  for (const b of backends) shared[grpcUrlVariable(b)] = grpc[b]!;
-  Object.assign(shared, opts.env);
+  if (umaDomain) base.SANDBOX_UMA_DOMAIN = umaDomain;
+
+  // The addresses every child is given, from the ports known so far (a chosen port is
+  // known once the apps are spawned; the migration processes listen on nothing).
+  const grpc: Partial<Record<BackendName, string>> = {};
+  let gatewayUrl = '';
+  let shared: Record<string, string> = {};
+  const applyPorts = () => {
+    shared = { ...base };
+    if (ports.gateway !== undefined) {
+      shared.GATEWAY_PORT = String(ports.gateway);
+      gatewayUrl = `http://${probeHost.includes(':') ? `[${probeHost}]` : probeHost}:${ports.gateway}`;
+    }
+    for (const b of backends) {
+      if (ports[b] === undefined) continue;
+      grpc[b] = `127.0.0.1:${ports[b]}`;
+      shared[grpcUrlVariable(b)] = grpc[b];
+    }
+    Object.assign(shared, opts.env);
+  };
+  applyPorts();
 
   const childEnv = (app: AppName): NodeJS.ProcessEnv => {
     const e: NodeJS.ProcessEnv = {
       ...env,
       ...shared,
-      ...(app === 'gateway' ? {} : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(grpcPorts[app]) }),
+      ...(app === 'gateway' || ports[app] === undefined
+        ? {}
+        : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(ports[app]) }),
       ...opts.appEnv?.[app],
     };
     // wallet-auth requires a master key; local stacks get a stable, public dev key unless one is given.
@@ -410,8 +448,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return `${c.app} ${how}${tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : ''}`;
   };
 
-  // Children killed on purpose by `restart`: their exit does not fail the stack.
+  // Children killed on purpose (by `restart`, or because another process took their port): their
+  // exit does not fail the stack.
   const deliberate = new WeakSet<Child>();
+  /** From now on, `c` exiting on its own stops the other apps and resolves `failed`. */
   const watch = (c: Child) => {
     void c.exited.then(async (e) => {
       if (stopping || opts.signal?.aborted || deliberate.has(c)) return;
@@ -420,6 +460,59 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await stop();
       resolveFailed(e);
     });
+  };
+
+  /** True when `c` exited because it could not bind its port: it said EADDRINUSE, or something else holds the port now. */
+  const lostItsPort = async (c: Child): Promise<boolean> => {
+    if (c.ring.tail(40).some((l) => l.includes('EADDRINUSE'))) return true;
+    return !(await isPortFree(hostOf(c.app), ports[c.app]!).catch(() => true));
+  };
+
+  /**
+   * Polls until `c` serves on its port: every backend answers grpc.health.v1 SERVING, the
+   * gateway GET /healthz, and the listening socket is `c`'s own (where /proc tells: another
+   * process that took the port would answer just as well). `taken` when another process holds
+   * the port, so `c` cannot bind it; `cancelled` once `cancelled()` says so.
+   */
+  const untilReady = async (
+    c: Child,
+    cancelled: () => boolean,
+  ): Promise<'ready' | 'taken' | 'cancelled'> => {
+    const deadline = Date.now() + startTimeoutMs;
+    for (;;) {
+      if (cancelled()) return 'cancelled';
+      if (c.exit) {
+        if (await lostItsPort(c)) return 'taken';
+        throw new StackError(describeExit(c, c.exit));
+      }
+      const answers =
+        c.app === 'gateway'
+          ? await checkHttp(`${gatewayUrl}/healthz`)
+          : await checkGrpcHealth(grpc[c.app as BackendName]!).then(
+              (h) => 'status' in h && h.status === 'SERVING',
+            );
+      if (answers) {
+        const listener = listenerOf(ports[c.app]!, c.proc.pid);
+        if (listener === 'ours' || listener === 'unknown') return 'ready';
+        if (listener === 'other') return 'taken';
+        // 'none': it answered and stopped listening since; look again.
+      }
+      if (Date.now() > deadline)
+        throw new StackError(`${c.app} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`);
+      await sleep(250);
+    }
+  };
+
+  /** "port 41234 (agents) was" / "ports 41234 (agents), 41236 (gateway) were" */
+  const takenText = (taken: readonly AppName[]) =>
+    `port${taken.length > 1 ? 's' : ''} ${taken.map((a) => `${ports[a]} (${a})`).join(', ')} ${taken.length > 1 ? 'were' : 'was'}`;
+
+  /** Kills a child that lost its port and forgets it. */
+  const discard = async (c: Child) => {
+    deliberate.add(c);
+    if (!c.exit && c.proc.pid) killGroup(c.proc.pid, 'SIGKILL');
+    await c.exited;
+    children.splice(children.indexOf(c), 1);
   };
 
   const restart = async (app: AppName, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
@@ -431,21 +524,33 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await old.exited;
     children.splice(children.indexOf(old), 1);
     say(`${app} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal}`} on purpose; starting it again`);
-    const c = spawnApp(app, [], 'run');
-    children.push(c);
-    watch(c);
-    const deadline = Date.now() + startTimeoutMs;
-    for (;;) {
-      if (c.exit) throw new StackError(describeExit(c, c.exit));
-      if (app === 'gateway') {
-        if (await checkHttp(`${gatewayUrl}/healthz`)) return;
-      } else {
-        const h = await checkGrpcHealth(grpc[app as BackendName]!);
-        if ('status' in h && h.status === 'SERVING') return;
+    // On the same port: the other apps know it by that address. Whoever took the port
+    // meanwhile may give it back (a port probe does at once), so a few tries.
+    for (let attempt = 1; ; attempt++) {
+      const c = spawnApp(app, [], 'run');
+      children.push(c);
+      let outcome: 'ready' | 'taken' | 'cancelled';
+      try {
+        outcome = await untilReady(c, () => stopping !== undefined);
+      } catch (err) {
+        watch(c); // an exit (now or later) fails the stack, as any unexpected exit does
+        throw err;
       }
-      if (Date.now() > deadline)
-        throw new StackError(`${app} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`);
-      await sleep(250);
+      if (outcome === 'ready') {
+        watch(c);
+        return;
+      }
+      if (outcome === 'cancelled') {
+        watch(c);
+        throw new StackError('the stack is stopping');
+      }
+      await discard(c);
+      if (attempt >= RESTART_ATTEMPTS)
+        throw new StackError(
+          `${takenText([app])} taken by another process while ${app} restarted, and it must come back on the same port`,
+        );
+      say(`${takenText([app])} taken by another process while ${app} restarted; starting it again on the same port`);
+      await sleep(1000);
     }
   };
 
@@ -482,36 +587,50 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       say(`migrations applied for ${apps.length} apps in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }
 
-    // 3. The processes.
-    checkAborted();
-    for (const app of apps) {
-      const c = spawnApp(app, [], 'run');
-      children.push(c);
-      watch(c);
+    // 3. The processes, and 4. ready when each serves (untilReady). A port the stack chose can be
+    // taken by another process between the choice and the app's bind (a chosen port is only known
+    // to be free when chosen); then the attempt is abandoned and every app is started again, the
+    // ones that lost their port on fresh ones (every app is told every backend's address).
+    let choose = portApps.filter((a) => chosen.has(a));
+    for (let attempt = 1; ; attempt++) {
+      checkAborted();
+      await choosePorts(choose);
+      applyPorts();
+      const batch = apps.map((app) => {
+        const c = spawnApp(app, [], 'run');
+        children.push(c);
+        return c;
+      });
+      let abandoned = false;
+      const outcomes = await Promise.all(
+        batch.map(async (c) => {
+          const outcome = await untilReady(c, () => {
+            checkAborted();
+            return abandoned;
+          });
+          if (outcome === 'taken') abandoned = true;
+          // Abandoning the attempt: an app whose port another process listens on needs a fresh one too.
+          if (outcome === 'cancelled' && listenerOf(ports[c.app]!, c.proc.pid) === 'other') return 'taken';
+          return outcome;
+        }),
+      );
+      const taken = apps.filter((_, i) => outcomes[i] === 'taken');
+      if (taken.length === 0) {
+        for (const c of batch) watch(c);
+        break;
+      }
+      const fixed = taken.filter((a) => !chosen.has(a));
+      if (fixed.length)
+        throw new StackError(
+          `${takenText(fixed)} taken by another process before the app could listen on it. ` +
+            'Is another `npm start` running? Stop it, or choose other ports (GATEWAY_PORT=...).',
+        );
+      if (attempt >= START_ATTEMPTS)
+        throw new StackError(`${takenText(taken)} taken by another process again, ${attempt} start-ups in a row`);
+      say(`${takenText(taken)} taken by another process before the app could listen on it; starting again`);
+      await Promise.all(batch.map(discard));
+      choose = taken;
     }
-
-    // 4. Ready when every backend serves health and the gateway answers /healthz.
-    const deadline = Date.now() + startTimeoutMs;
-    const ready = Promise.all(
-      children.map(async (c) => {
-        for (;;) {
-          checkAborted();
-          if (c.exit) throw new StackError(describeExit(c, c.exit));
-          if (c.app === 'gateway') {
-            if (await checkHttp(`${gatewayUrl}/healthz`)) return;
-          } else {
-            const h = await checkGrpcHealth(grpc[c.app as BackendName]!);
-            if ('status' in h && h.status === 'SERVING') return;
-          }
-          if (Date.now() > deadline)
-            throw new StackError(
-              `${c.app} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`,
-            );
-          await sleep(250);
-        }
-      }),
-    );
-    await ready;
     say(`${apps.length} apps ready`);
 
     checkAborted();
