@@ -61,6 +61,13 @@ async function expectInvariants(platformId: string): Promise<void> {
   expect(q.rows[0]).toEqual({ unbalanced: 0, nonzero: 0, overdrawn: 0 });
 }
 
+/** What a refused call came back with: `KIND/CODE` of a domain error, else the transport status and message. */
+function refusal(e: unknown): string {
+  const d = e as { kind?: string; code?: string; grpcCode?: number; message?: string; details?: unknown };
+  if (d.kind && d.code) return `${d.kind}/${d.code}`;
+  return `gRPC status ${d.grpcCode ?? '?'}: ${d.message ?? String(e)}`;
+}
+
 async function account(platformId: string, accountId: string): Promise<pb.InternalAccount> {
   return (await h.client.getInternalAccount({ platformId, accountId })).account!;
 }
@@ -87,14 +94,10 @@ describe('200 concurrent holds against one account funded for 100', () => {
       ),
     );
     const ok = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ id: ids[i]!, r: r.value }] : []));
-    const refused = results.flatMap((r) =>
-      r.status === 'rejected' ? [r.reason as { code: string; kind: string }] : [],
-    );
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [refusal(r.reason)] : []));
+    expect(new Set(refused)).toEqual(new Set(['FAILED_PRECONDITION/INSUFFICIENT_FUNDS']));
     expect(ok).toHaveLength(100);
     expect(refused).toHaveLength(100);
-    expect(new Set(refused.map((e) => `${e.kind}/${e.code}`))).toEqual(
-      new Set(['FAILED_PRECONDITION/INSUFFICIENT_FUNDS']),
-    );
     for (const { r } of ok) {
       expect(r.replayed).toBe(false);
       expect(r.hold!.status).toBe(pb.HoldStatus.PENDING);
@@ -146,7 +149,9 @@ describe('200 concurrent holds against one account funded for 100', () => {
     results.forEach((r, i) => {
       const a = attempts[i]!;
       if (r.status === 'rejected') {
-        expect((r.reason as { code: string }).code).toBe('JOURNAL_ENTRY_CONFLICT');
+        expect(refusal(r.reason), `${a.resolutionId}: ${JSON.stringify(r.reason)}`).toMatch(
+          /\/JOURNAL_ENTRY_CONFLICT$/,
+        );
         return;
       }
       const hold = r.value.hold!;
@@ -252,7 +257,7 @@ describe('one id, many concurrent calls', () => {
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(15);
     for (const r of results)
-      if (r.status === 'rejected') expect((r.reason as { code: string }).code).toBe('INSUFFICIENT_FUNDS');
+      if (r.status === 'rejected') expect(refusal(r.reason)).toBe('FAILED_PRECONDITION/INSUFFICIENT_FUNDS');
     const a = await account(platformId, accountId);
     expect([a.balance!.amount, a.availableAmount]).toEqual([5n * AMOUNT, 0n]);
     const e = await rejection(() =>
