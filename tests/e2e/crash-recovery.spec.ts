@@ -645,9 +645,10 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
   }, 420_000);
 
   it('webhook-dispatcher killed in the middle of a delivery', async () => {
-    // Quiet first: everything written so far has reached the receiver, so the next delivery is
-    // claimed on its own. (A dead dispatcher's claim blocks the platform's webhooks until its
-    // leases run out, and the n-th delivery of a claim is leased n × (timeout + 30 s).)
+    // Quiet first: everything written so far has reached the receiver, so the delivery the receiver
+    // holds open is the one in flight when the dispatcher dies. (A dead dispatcher's leases block the
+    // platform's webhooks until they run out: one attempt's lease, timeout + 30 s, after its last
+    // claim or attempt.)
     await allReceived(await expectedWebhooks(await outboxSchemas()), 'before the dispatcher crash');
     const held = new Promise<{ receipt: Receipt; res: ServerResponse }>((report) => {
       hold = {
