@@ -286,9 +286,15 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     expect(q.status, q.text).toBe(201);
     expect(q.json.payloadToSign).toEqual(expect.any(String));
     const execPath = `/quotes/${encodeURIComponent(q.json.id)}/execute`;
+    // Without signature headers: the signed retry's step 1, a fresh single-use challenge; nothing moves.
     const unsigned = await api('POST', execPath);
-    expect(unsigned.status, unsigned.text).toBe(401);
-    expect(unsigned.json.code).toBe('WALLET_SIGNATURE_MISSING');
+    expect(unsigned.status, unsigned.text).toBe(202);
+    expect(unsigned.json).toEqual({
+      payloadToSign: expect.any(String),
+      requestId: expect.stringMatching(/^Request:/),
+      expiresAt: expect.any(String),
+    });
+    expect(unsigned.json.requestId).not.toBe(q.json.signingRequestId);
     expect(await walletBalance()).toBe(funded);
     expect((await api('GET', `/quotes/${encodeURIComponent(q.json.id)}`)).json.status).toBe('PENDING');
     const quoteStamp = { 'Service-Wallet-Signature': stamp(q.json.payloadToSign, session2Key) };
@@ -305,5 +311,41 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       return r.json.status === 'COMPLETED' ? r.json : undefined;
     }, 30_000);
     expect(await walletBalance()).toBe(funded - (q.json.totalSendingAmount as number));
+
+    // A second quote through the 202 path: execute without headers, stamp the challenge's
+    // payloadToSign, repeat with Service-Wallet-Signature and Request-Id.
+    const q2 = await api('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: wallet.id },
+      destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 20_000_000,
+    });
+    expect(q2.status, q2.text).toBe(201);
+    const exec2 = `/quotes/${encodeURIComponent(q2.json.id)}/execute`;
+    const challenge = await api('POST', exec2, undefined, { 'Idempotency-Key': 'exec-q2' });
+    expect(challenge.status, challenge.text).toBe(202);
+    // A stamp by a key that is no session of this wallet: 401, nothing held.
+    const foreign = await api('POST', exec2, undefined, {
+      'Idempotency-Key': 'exec-q2',
+      'Service-Wallet-Signature': stamp(challenge.json.payloadToSign, exportKeys.privateKey),
+      'Request-Id': challenge.json.requestId,
+    });
+    expect(foreign.status, foreign.text).toBe(401);
+    const afterFirst = funded - (q.json.totalSendingAmount as number);
+    expect(await walletBalance()).toBe(afterFirst);
+    const fresh = await api('POST', exec2, undefined, { 'Idempotency-Key': 'exec-q2' });
+    expect(fresh.status, fresh.text).toBe(202);
+    const signed2 = await api('POST', exec2, undefined, {
+      'Idempotency-Key': 'exec-q2',
+      'Service-Wallet-Signature': stamp(fresh.json.payloadToSign, session2Key),
+      'Request-Id': fresh.json.requestId,
+    });
+    expect(signed2.status, signed2.text).toBe(200);
+    expect(signed2.json.transactionId).toMatch(/^Transaction:/);
+    await eventually(async () => {
+      const r = await api('GET', `/quotes/${encodeURIComponent(q2.json.id)}`);
+      return r.json.status === 'COMPLETED' ? r.json : undefined;
+    }, 30_000);
+    expect(await walletBalance()).toBe(afterFirst - (q2.json.totalSendingAmount as number));
   });
 });

@@ -445,7 +445,8 @@ export async function startInProcessSystem(o: {
           }
           const t1 = performance.now();
           try {
-            const q = await quotes.execute(platformId, 'SANDBOX', quoteId);
+            // Internal-account sources: the outcome is always the quote, never a signing challenge.
+            const { quote: q } = await quotes.execute(platformId, 'SANDBOX', quoteId);
             const t2 = performance.now();
             return {
               ok: true,
@@ -453,7 +454,7 @@ export async function startInProcessSystem(o: {
               createMs: t1 - t0,
               executeMs: t2 - t1,
               quoteId,
-              sent: q.amounts.totalSendingAmount,
+              sent: q!.amounts.totalSendingAmount,
             };
           } catch (err) {
             return {

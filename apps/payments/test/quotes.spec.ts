@@ -68,7 +68,8 @@ class FakeWalletSignatures implements WalletSignatures {
   async challenge(_p: string, accountId: string, bodyJson: string) {
     const requestId = newId('Request');
     this.requests.set(requestId, { accountId, bodyJson, used: false });
-    return { requestId, payloadToSign: JSON.stringify({ requestId, accountId, bodyJson }) };
+    const expiresAt = new Date(Date.now() + 5 * 60_000);
+    return { requestId, payloadToSign: JSON.stringify({ requestId, accountId, bodyJson }), expiresAt };
   }
   async verify(
     _p: string,
@@ -825,8 +826,36 @@ describe('ExecuteQuote', () => {
       expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
       expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
     };
-    // No signature: 401 from wallet-auth, nothing held.
-    const missing = await rejection(exec(quote!.id));
+    // No signature headers: the signed retry's step 1 — a fresh signing request for this execution
+    // (bound to the wallet and the execute body), no quote, nothing held.
+    const step1 = await exec(quote!.id);
+    expect(step1.quote).toBeUndefined();
+    const fresh = step1.signingChallenge!;
+    expect(fresh.requestId).toMatch(/^Request:/);
+    expect(fresh.requestId).not.toBe(requestId);
+    expect(fresh.expiresAt!.getTime()).toBeGreaterThan(Date.now());
+    expect(walletSignaturesFake.requests.get(fresh.requestId)).toMatchObject({
+      accountId: wallet,
+      bodyJson: JSON.stringify({ quoteId: quote!.id }),
+      used: false,
+    });
+    expect(fresh.payloadToSign).toBe(
+      JSON.stringify({
+        requestId: fresh.requestId,
+        accountId: wallet,
+        bodyJson: JSON.stringify({ quoteId: quote!.id }),
+      }),
+    );
+    await stillPending();
+    // Request-Id without a signature: wallet-auth's 401, nothing held.
+    const missing = await rejection(
+      client.executeQuote({
+        platformId,
+        environment: SANDBOX,
+        quoteId: quote!.id,
+        signingRequestId: requestId,
+      }),
+    );
     expect(missing.kind).toBe('UNAUTHENTICATED');
     expect(missing.code).toBe('WALLET_SIGNATURE_MISSING');
     await stillPending();
@@ -881,6 +910,40 @@ describe('ExecuteQuote', () => {
     expect(i.code).toBe('INVALID_INPUT');
     expect(fields(i)).toEqual(['immediatelyExecute']);
     expect(await quoteCount()).toBe(before);
+  });
+
+  it('EMBEDDED_WALLET: a signed execute refused for funds used its request; a fresh challenge (202) signs the execute once funded', async () => {
+    const wallet = addInternal('USD', customerId, platformId, 5_000n);
+    embeddedWallets.add(wallet);
+    const { quote } = await client.createQuote(base({ sourceAccountId: wallet }));
+    const first = quote!.signingRequestId!;
+    const signedExec = (requestId: string) =>
+      client.executeQuote({
+        platformId,
+        environment: SANDBOX,
+        quoteId: quote!.id,
+        walletSignature: `stamp:${requestId}`,
+        signingRequestId: requestId,
+      });
+    // 10000 cents against 5000: the signature is good, the hold is refused, the request is spent.
+    expect((await rejection(signedExec(first))).code).toBe('INSUFFICIENT_FUNDS');
+    expect(walletSignaturesFake.requests.get(first)!.used).toBe(true);
+    expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
+    expect((await rejection(signedExec(first))).code).toBe('SIGNING_REQUEST_REUSED');
+    // The customer tops up; the client asks for a fresh request by executing without headers.
+    ledgerFake.posted.set(wallet, 50_000n);
+    const { signingChallenge } = await exec(quote!.id);
+    expect(signingChallenge!.requestId).not.toBe(first);
+    const done = (await signedExec(signingChallenge!.requestId)).quote!;
+    expect(done.status).not.toBe('PENDING');
+    expect(done.transactionId).toMatch(/^Transaction:/);
+    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
+    expect(ledgerFake.holdsOf(wallet)[0]![1].amount).toBe(quote!.totalSendingAmount);
+    // Executed: an unsigned execute now returns the quote as it is (no challenge, nothing moves).
+    const after = await exec(quote!.id);
+    expect(after.signingChallenge).toBeUndefined();
+    expect(after.quote!.transactionId).toBe(done.transactionId);
+    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
   });
 
   it('an internal-account destination is booked at once: COMPLETED in the response, credited in the receiving currency', async () => {

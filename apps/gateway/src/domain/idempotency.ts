@@ -73,13 +73,16 @@ export function decide(existing: IdempotencyRecord, request: RequestFingerprint)
 
 /**
  * Whether a response is stored for replay. 5xx and 429 are transient: the claim
- * is released so the client can retry with the same key; so is a 202 signed-retry
- * challenge (nothing happened yet). Everything else
- * (2xx, and 4xx which would fail the same way again) is kept.
+ * is released so the client can retry with the same key; so are a 202 signed-retry
+ * challenge and a 401 (a wallet signature refused): nothing happened yet. Everything
+ * else (2xx, and 4xx which would fail the same way again) is kept.
  */
 export function isReplayable(status: number): boolean {
   // 202 is a signed-retry challenge: the operation has not happened yet, and the
   // client repeats the same request (often with the same key) carrying the
   // signature. Keeping the key would replay the challenge instead of running it.
-  return status < 500 && status !== 429 && status !== 202;
+  // 401 reaches this far only from a refused Service-Wallet-Signature (platform
+  // credentials are checked before a key is claimed): nothing ran, and the client
+  // must be able to ask for a fresh challenge and sign again under the same key.
+  return status < 500 && status !== 429 && status !== 202 && status !== 401;
 }

@@ -95,6 +95,8 @@ const TX: payments.Transaction = {
 type Call = { method: string; req: Record<string, unknown> };
 const calls: Call[] = [];
 let paymentsFail: Error | undefined;
+/** What payments' ExecuteQuote answers (default: the executed quote). */
+let executeAnswer: (() => unknown) | undefined;
 let h: Harness;
 let identityServer: RpcServer;
 let paymentsServer: RpcServer;
@@ -149,9 +151,10 @@ beforeAll(async () => {
     })),
     sandboxSend: record('sandboxSend', () => ({ transaction: TX })),
     getQuote: record('getQuote', () => ({ quote: QUOTE })),
-    executeQuote: record('executeQuote', () => ({
-      quote: { ...QUOTE, status: 'PROCESSING', transactionId: TX_ID },
-    })),
+    executeQuote: record(
+      'executeQuote',
+      () => executeAnswer?.() ?? { quote: { ...QUOTE, status: 'PROCESSING', transactionId: TX_ID } },
+    ),
   });
   h = await startGateway(
     `127.0.0.1:${identityServer.port}`,
@@ -168,6 +171,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   calls.length = 0;
+  executeAnswer = undefined;
   paymentsFail = undefined;
 });
 
@@ -359,6 +363,49 @@ describe('POST /quotes/{quoteId}/execute', () => {
       {
         method: 'executeQuote',
         req: { platformId: sandbox.platformId, environment: payments.Environment.SANDBOX, quoteId: QUOTE.id },
+      },
+    ]);
+  });
+
+  it('answers 202 with the signing challenge when payments asks for the wallet signature, and forwards the signed retry', async () => {
+    const expiresAt = new Date(Date.now() + 300_000);
+    const requestId = newId('Request');
+    executeAnswer = () => ({
+      signingChallenge: { payloadToSign: '{"requestId":"x"}', requestId, expiresAt },
+    });
+    const step1 = await h.app.inject({
+      method: 'POST',
+      url: `${API}/quotes/${QUOTE.id}/execute`,
+      headers: { authorization: auth, 'idempotency-key': 'exec-wallet-1' },
+    });
+    expect(step1.statusCode, step1.body).toBe(202);
+    expect(step1.json()).toEqual({
+      payloadToSign: '{"requestId":"x"}',
+      requestId,
+      expiresAt: expiresAt.toISOString(),
+    });
+    // Step 2 with the same Idempotency-Key reaches payments (a 202 is never replayed) with both headers.
+    executeAnswer = undefined;
+    const step2 = await h.app.inject({
+      method: 'POST',
+      url: `${API}/quotes/${QUOTE.id}/execute`,
+      headers: {
+        authorization: auth,
+        'idempotency-key': 'exec-wallet-1',
+        'service-wallet-signature': 'stamp',
+        'request-id': requestId,
+      },
+    });
+    expect(step2.statusCode, step2.body).toBe(200);
+    expect(step2.json()).toMatchObject({ status: 'PROCESSING', transactionId: TX_ID });
+    expect(calls.map((c) => c.req)).toEqual([
+      { platformId: sandbox.platformId, environment: payments.Environment.SANDBOX, quoteId: QUOTE.id },
+      {
+        platformId: sandbox.platformId,
+        environment: payments.Environment.SANDBOX,
+        quoteId: QUOTE.id,
+        walletSignature: 'stamp',
+        signingRequestId: requestId,
       },
     ]);
   });

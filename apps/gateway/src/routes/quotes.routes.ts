@@ -4,6 +4,7 @@ import { requireSandbox, type RouteModule } from '../http/types.js';
 import { ErrorBody } from '../schemas/common.js';
 import { Quote, QuoteParams, QuoteRequest, SandboxSendRequest, quoteJson } from '../schemas/quote.schemas.js';
 import { Transaction, transactionJson } from '../schemas/transaction.schemas.js';
+import { SigningChallenge, challengeJson } from '../schemas/wallet-auth.schemas.js';
 
 const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
 const errors = {
@@ -98,22 +99,23 @@ const quotesRoutes: RouteModule = (app, deps) => {
         operationId: 'executeQuote',
         summary: 'Execute a quote',
         description:
-          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and books it (internal-account destination: COMPLETED in the response) or hands it to the rail (external account, UMA address); the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for a REALTIME_FUNDING quote (it executes when its paymentInstructions are paid); an EMBEDDED_WALLET source needs header Service-Wallet-Signature (payloadToSign of the quote stamped with a session key of the wallet; Request-Id optional, default: the signing request of the quote): 401 WALLET_SIGNATURE_MISSING without it, 401 with the wallet-auth code (SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...) for a bad one, nothing held; 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, OFFRAMP_FAILED, funds released); 005 COMPLETED, then returned by the receiving bank (FAILED, OFFRAMP_FAILED, then REFUNDED); 006 cancelled by the user (FAILED, QUOTE_EXECUTION_FAILED, refund USER_CANCELLATION, then REFUNDED); 007 payout and refund failed (FAILED, OFFRAMP_FAILED, refund FAILED); anything else COMPLETED after about 1 s. UMA sandbox receivers: $success.* COMPLETED after about 1 s; $pending.long.usd after about 6 minutes; $fail.compliance.usd FAILED (PAY_REQUEST_FAILED). Times × SANDBOX_TIME_SCALE.',
+          'Holds totalSendingAmount on the source account, creates the OUTGOING transaction (transactionId on the quote) and books it (internal-account destination: COMPLETED in the response) or hands it to the rail (external account, UMA address); the quote follows the transaction to COMPLETED or FAILED (OUTGOING_PAYMENT.* webhooks). Executing again — with the same or another Idempotency-Key, concurrently or later — returns the quote and never moves money twice. 400 QUOTE_EXPIRED (the quote becomes EXPIRED); 400 INSUFFICIENT_FUNDS (the quote stays PENDING); 400 QUOTE_NOT_EXECUTABLE for a REALTIME_FUNDING quote (it executes when its paymentInstructions are paid); an EMBEDDED_WALLET source needs header Service-Wallet-Signature (a stamp by a session key of the wallet) over the payloadToSign of a signing request: the one of the quote (Request-Id optional, it defaults to the request of the quote) or a fresh one — without either header the answer is 202 with payloadToSign, requestId and expiresAt (step 1 of the signed retry; nothing is held), and the same execute is repeated with both headers. A bad or reused signature is 401 with the wallet-auth code (SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...), nothing held; a signed execute whose hold is refused (INSUFFICIENT_FUNDS) has used its request, so ask for a fresh one the same way; 404 QUOTE_NOT_FOUND. Sandbox, by the last 3 digits of the external account identifier: 002 execution failed (FAILED, QUOTE_EXECUTION_FAILED, funds released); 003 PROCESSING about 6 minutes, then COMPLETED; 004 counterparty delivery failed (FAILED, OFFRAMP_FAILED, funds released); 005 COMPLETED, then returned by the receiving bank (FAILED, OFFRAMP_FAILED, then REFUNDED); 006 cancelled by the user (FAILED, QUOTE_EXECUTION_FAILED, refund USER_CANCELLATION, then REFUNDED); 007 payout and refund failed (FAILED, OFFRAMP_FAILED, refund FAILED); anything else COMPLETED after about 1 s. UMA sandbox receivers: $success.* COMPLETED after about 1 s; $pending.long.usd after about 6 minutes; $fail.compliance.usd FAILED (PAY_REQUEST_FAILED). Times × SANDBOX_TIME_SCALE.',
         params: QuoteParams,
-        response: { 200: Quote, ...errors },
+        response: { 200: Quote, 202: SigningChallenge, ...errors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { quoteId } = request.params as { quoteId: string };
       const signature = header(request, 'Service-Wallet-Signature');
       const requestId = header(request, 'Request-Id');
-      const { quote } = await client.executeQuote({
+      const { quote, signingChallenge } = await client.executeQuote({
         platformId: request.platform.id,
         environment: ENV[request.platform.environment],
         quoteId,
         ...(signature ? { walletSignature: signature } : {}),
         ...(requestId ? { signingRequestId: requestId } : {}),
       });
+      if (signingChallenge) return reply.code(202).send(challengeJson(signingChallenge));
       return quoteJson(quote!);
     },
   );

@@ -10,6 +10,7 @@ import {
   AuthMethod,
   AuthSession,
   ChallengeBody,
+  challengeJson,
   CreateCredentialBody,
   ExportBody,
   ExportResponse,
@@ -57,10 +58,6 @@ function signed(request: FastifyRequest): pb.SignedRetry {
     ...(signature ? { signature } : {}),
     ...(requestId ? { requestId } : {}),
   };
-}
-
-function challengeJson(c: pb.SigningChallenge) {
-  return { payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: iso(c.expiresAt)! };
 }
 
 function authMethodJson(m: pb.AuthMethod) {

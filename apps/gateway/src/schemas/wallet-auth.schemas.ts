@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Id, Timestamp } from './common.js';
+import type { walletAuth } from '@sluice/contracts';
+import { Id, iso, Timestamp } from './common.js';
 
 /** REST schemas of embedded-wallet authentication (credentials, sessions, signed retry, export). */
 
@@ -35,6 +36,11 @@ export const SigningChallenge = Type.Object(
   },
   { $id: 'SigningChallenge', additionalProperties: false, description: '202: repeat the same request with Service-Wallet-Signature and Request-Id' },
 );
+
+/** The 202 body of a signed retry's first call. */
+export function challengeJson(c: walletAuth.SigningChallenge) {
+  return { payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: iso(c.expiresAt)! };
+}
 
 export const PasskeyAttestation = Type.Object(
   {

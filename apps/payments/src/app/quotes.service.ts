@@ -58,17 +58,27 @@ export interface InternalAccountTypes {
  * (WALLET_SIGNATURE_MISSING, SIGNING_REQUEST_REUSED, WALLET_SIGNATURE_INVALID, ...) and consumes the request.
  */
 export interface WalletSignatures {
-  challenge(
-    platformId: string,
-    accountId: string,
-    bodyJson: string,
-  ): Promise<{ requestId: string; payloadToSign: string }>;
+  challenge(platformId: string, accountId: string, bodyJson: string): Promise<SigningChallenge>;
   verify(
     platformId: string,
     accountId: string,
     signed: { bodyJson: string; signature?: string; requestId?: string },
   ): Promise<void>;
 }
+
+/** A single-use signing request of wallet-auth: the signed retry's step 1 (HTTP 202). */
+export interface SigningChallenge {
+  requestId: string;
+  payloadToSign: string;
+  expiresAt: Date;
+}
+
+/**
+ * What an execute answers: the quote as it is after the call, or, for an EMBEDDED_WALLET source executed
+ * without signature headers, a fresh signing challenge (nothing moved).
+ */
+export type ExecuteOutcome =
+  { quote: Quote; challenge?: never } | { challenge: SigningChallenge; quote?: never };
 
 /** The body an EXECUTE_QUOTE signing request binds. */
 export const executeQuoteBody = (quoteId: string): string => JSON.stringify({ quoteId });
@@ -321,7 +331,8 @@ export class QuotesService {
    * 3. QuotePaymentsService books it (internal account) or hands it to the rail
    *    (external account, UMA address). A claim lost to the expiry releases the hold.
    * An EMBEDDED_WALLET source first needs wallet-auth to verify (and consume) the
-   * wallet signature: its 401 passes through before anything is held. A quote already
+   * wallet signature: its 401 passes through before anything is held; without any
+   * signature header the answer is a fresh signing challenge (202). A quote already
    * executed is returned as it is. A REALTIME_FUNDING quote is not executed this way:
    * it executes when its funds arrive (POST /sandbox/send in the sandbox).
    */
@@ -330,7 +341,7 @@ export class QuotesService {
     environment: Environment,
     quoteId: string,
     signature: ExecuteSignature = {},
-  ): Promise<Quote> {
+  ): Promise<ExecuteOutcome> {
     const q = await this.get(platformId, quoteId);
     if (q.status === 'EXPIRED') throw this.expiredError(q);
     if (q.source.kind === 'REALTIME_FUNDING') {
@@ -340,7 +351,7 @@ export class QuotesService {
         { quoteId: q.id, sourceType: 'REALTIME_FUNDING' },
       );
     }
-    if (q.status !== 'PENDING') return q;
+    if (q.status !== 'PENDING') return { quote: q };
     if (environment !== 'SANDBOX') {
       throw fail('RAIL_UNAVAILABLE', 'No payment rail is configured for production platforms yet');
     }
@@ -348,6 +359,17 @@ export class QuotesService {
     const embeddedWallet =
       q.sourceEmbeddedWallet ??
       (await this.deps.accountTypes.typeOf(platformId, q.source.accountId!)) === 'EMBEDDED_WALLET';
+    if (embeddedWallet && !signature.signature && !signature.requestId) {
+      // The signed retry's step 1: a fresh signing request for this execution. The client stamps its
+      // payloadToSign and repeats the execute with both headers. This is also how a client gets a new
+      // request after a signed execute whose hold was refused (that request was consumed).
+      const challenge = await this.deps.walletSignatures.challenge(
+        platformId,
+        q.source.accountId!,
+        executeQuoteBody(q.id),
+      );
+      return { challenge };
+    }
     // The destination is read again (a deleted or deactivated account is not paid), with the customer's id.
     const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
       this.counterpartyOf(platformId, q.destination),
@@ -395,14 +417,14 @@ export class QuotesService {
     });
     if (!claimed) {
       const cur = (await this.repo.get(this.orm.em.fork(), platformId, quoteId))!;
-      if (cur.transactionId) return cur;
+      if (cur.transactionId) return { quote: cur };
       // Not claimed by anyone: the quote expired meanwhile.
       const expired = await transactional(this.orm, (em) => this.expire(em, cur.id));
       if (!expired) await this.releaseHold(cur);
       throw this.expiredError(cur);
     }
     await this.handOff(platformId, transactionId, environment, quoteId);
-    return this.get(platformId, quoteId);
+    return { quote: await this.get(platformId, quoteId) };
   }
 
   /**

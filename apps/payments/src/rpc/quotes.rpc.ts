@@ -16,6 +16,7 @@ import type {
   InternalAccountTypes,
   QuotesService,
   WalletSignatures,
+  SigningChallenge,
 } from '../app/quotes.service.js';
 import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
 import { toDecimalString } from '../domain/ratio.js';
@@ -154,7 +155,9 @@ export function quotesHandlers(
       const quote = await quotes.create({ ...parsed, immediatelyExecute: req.immediatelyExecute });
       if (!req.immediatelyExecute) return { quote: quoteToPb(quote) };
       try {
-        return { quote: quoteToPb(await quotes.execute(parsed.platformId, parsed.environment, quote.id)) };
+        // immediatelyExecute is refused at creation for EMBEDDED_WALLET sources, so no signing challenge here.
+        const executed = await quotes.execute(parsed.platformId, parsed.environment, quote.id);
+        return { quote: quoteToPb(executed.quote ?? quote) };
       } catch (err) {
         // The quote exists (PENDING): name it so the caller can execute it later.
         if (isDomainError(err)) {
@@ -192,7 +195,16 @@ export function quotesHandlers(
         ...(req.walletSignature ? { signature: req.walletSignature } : {}),
         ...(req.signingRequestId ? { requestId: req.signingRequestId } : {}),
       };
-      return { quote: quoteToPb(await quotes.execute(req.platformId, env!, req.quoteId, signature)) };
+      const out = await quotes.execute(req.platformId, env!, req.quoteId, signature);
+      return out.challenge
+        ? {
+            signingChallenge: {
+              requestId: out.challenge.requestId,
+              payloadToSign: out.challenge.payloadToSign,
+              expiresAt: out.challenge.expiresAt,
+            },
+          }
+        : { quote: quoteToPb(out.quote) };
     },
     async sandboxSend(req) {
       const env = environmentFromPb(req.environment);
@@ -266,18 +278,15 @@ export class WalletAuthSignatures implements WalletSignatures {
     });
   }
 
-  async challenge(
-    platformId: string,
-    accountId: string,
-    bodyJson: string,
-  ): Promise<{ requestId: string; payloadToSign: string }> {
+  async challenge(platformId: string, accountId: string, bodyJson: string): Promise<SigningChallenge> {
     const { signingChallenge } = await this.client.createSigningRequest({
       platformId,
       accountId,
       action: walletAuth.SignedAction.EXECUTE_QUOTE,
       bodyJson,
     });
-    return { requestId: signingChallenge!.requestId, payloadToSign: signingChallenge!.payloadToSign };
+    const c = signingChallenge!;
+    return { requestId: c.requestId, payloadToSign: c.payloadToSign, expiresAt: c.expiresAt! };
   }
 
   async verify(
