@@ -1,11 +1,12 @@
 import { accounts, identity, payments as pb } from '@sluice/contracts';
-import { invalidInput, isCurrencyCode, isDomainError, isId, MAX_AMOUNT, type FieldError } from '@sluice/core';
+import { isDomainError, type FieldError } from '@sluice/core';
 import { createRpcClient, type AsyncService, type PromiseClient } from '@sluice/rpc';
 import type { IncomingDirectory, IncomingService, UmaRecipient } from '../app/incoming.service.js';
 import type { InternalAccountInfo } from '../app/ports.js';
 import { parseUmaAddress } from '../domain/uma.js';
 import { environmentFromPb } from './payments.mapper.js';
 import { transactionToPb } from './transactions.rpc.js';
+import { Checks } from './checks.js';
 
 /** Field errors of a UMA address (INVALID_UMA_ADDRESS's message, as an INVALID_INPUT field error). */
 function umaAddressErrors(field: string, value: string): FieldError[] {
@@ -19,13 +20,10 @@ function umaAddressErrors(field: string, value: string): FieldError[] {
   }
 }
 
-function idErrors(platformId: string, transactionId: string): FieldError[] {
-  const errors: FieldError[] = [];
-  if (!isId(platformId, 'Platform')) errors.push({ field: 'platformId', message: 'must be a Platform id' });
-  if (!isId(transactionId, 'Transaction')) {
-    errors.push({ field: 'transactionId', message: 'must be a Transaction id (Transaction:<uuid>)' });
-  }
-  return errors;
+function idChecks(platformId: string, transactionId: string): Checks {
+  return new Checks()
+    .id('platformId', platformId, 'Platform')
+    .id('transactionId', transactionId, 'Transaction');
 }
 
 /** gRPC handlers of incoming payments (sandbox UMA receive, approve, reject). */
@@ -38,33 +36,15 @@ export function incomingHandlers(
   return {
     async sandboxReceiveUma(req) {
       const env = environmentFromPb(req.environment);
-      const errors: FieldError[] = [];
-      if (!isId(req.platformId, 'Platform'))
-        errors.push({ field: 'platformId', message: 'must be a Platform id' });
-      if (!env) {
-        errors.push({
-          field: 'environment',
-          message: 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION',
-        });
-      }
-      if (!req.requestKey || req.requestKey.length > 255) {
-        errors.push({ field: 'requestKey', message: 'must be 1 to 255 characters' });
-      }
-      errors.push(...umaAddressErrors('senderUmaAddress', req.senderUmaAddress));
-      errors.push(...umaAddressErrors('receiverUmaAddress', req.receiverUmaAddress));
-      if (!isCurrencyCode(req.receivingCurrencyCode)) {
-        errors.push({
-          field: 'receivingCurrencyCode',
-          message: `unknown currency "${req.receivingCurrencyCode}"`,
-        });
-      }
-      if (req.receivingCurrencyAmount < 1n || req.receivingCurrencyAmount > MAX_AMOUNT) {
-        errors.push({
-          field: 'receivingCurrencyAmount',
-          message: `must be an integer from 1 to ${MAX_AMOUNT}`,
-        });
-      }
-      if (errors.length) throw invalidInput(errors);
+      new Checks()
+        .id('platformId', req.platformId, 'Platform')
+        .env(env)
+        .requestKey(req.requestKey)
+        .addAll(umaAddressErrors('senderUmaAddress', req.senderUmaAddress))
+        .addAll(umaAddressErrors('receiverUmaAddress', req.receiverUmaAddress))
+        .currency('receivingCurrencyCode', req.receivingCurrencyCode)
+        .amount('receivingCurrencyAmount', req.receivingCurrencyAmount)
+        .done();
       const r = await incoming.receiveUma({
         platformId: req.platformId,
         environment: env!,
@@ -78,7 +58,7 @@ export function incomingHandlers(
     },
 
     async approveIncomingPayment(req) {
-      const errors = idErrors(req.platformId, req.transactionId);
+      const c = idChecks(req.platformId, req.transactionId);
       let info: Record<string, unknown> | undefined;
       if (req.receiverCustomerInfoJson) {
         try {
@@ -87,21 +67,20 @@ export function incomingHandlers(
             throw new Error('not an object');
           info = parsed as Record<string, unknown>;
         } catch {
-          errors.push({ field: 'receiverCustomerInfo', message: 'must be a JSON object' });
+          c.add('receiverCustomerInfo', 'must be a JSON object');
         }
       }
-      if (errors.length) throw invalidInput(errors);
+      c.done();
       return {
         transaction: transactionToPb(await incoming.approve(req.platformId, req.transactionId, info)),
       };
     },
 
     async rejectIncomingPayment(req) {
-      const errors = idErrors(req.platformId, req.transactionId);
-      if (req.reason !== undefined && req.reason.length > 1000) {
-        errors.push({ field: 'reason', message: 'must be at most 1000 characters' });
-      }
-      if (errors.length) throw invalidInput(errors);
+      const c = idChecks(req.platformId, req.transactionId);
+      if (req.reason !== undefined && req.reason.length > 1000)
+        c.add('reason', 'must be at most 1000 characters');
+      c.done();
       return {
         transaction: transactionToPb(await incoming.reject(req.platformId, req.transactionId, req.reason)),
       };

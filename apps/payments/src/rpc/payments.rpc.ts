@@ -1,5 +1,5 @@
 import { payments as pb } from '@sluice/contracts';
-import { invalidInput, isCurrencyCode, isId, MAX_AMOUNT, type FieldError } from '@sluice/core';
+import { isCurrencyCode, MAX_AMOUNT } from '@sluice/core';
 import { implement, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { Logger } from '@sluice/logging';
 import type {
@@ -16,34 +16,8 @@ import { incomingHandlers } from './incoming.rpc.js';
 import type { IncomingService } from '../app/incoming.service.js';
 import type { QuotesService } from '../app/quotes.service.js';
 import { quotesHandlers } from './quotes.rpc.js';
+import { Checks } from './checks.js';
 import { corridorToPb, environmentFromPb, lookupToPb, providerToPb } from './payments.mapper.js';
-
-/** Collects field errors and throws them together as 400 INVALID_INPUT. */
-class Checks {
-  readonly errors: FieldError[] = [];
-  add(field: string, message: string): this {
-    this.errors.push({ field, message });
-    return this;
-  }
-  id(field: string, v: string | undefined, type: Parameters<typeof isId>[1], optional = false): this {
-    if (v === undefined || v === '') return optional ? this : this.add(field, 'is required');
-    return isId(v, type) ? this : this.add(field, `must be a ${type} id (${type}:<uuid>)`);
-  }
-  currency(field: string, v: string | undefined, supportedOf: () => readonly string[]): this {
-    if (v === undefined) return this;
-    const supported = supportedOf();
-    if (!isCurrencyCode(v)) return this.add(field, `unknown currency "${v}"`);
-    if (!supported.includes(v))
-      return this.add(field, `${v} is not supported; supported: ${supported.join(', ')}`);
-    return this;
-  }
-  env(e: Environment | undefined): this {
-    return e ? this : this.add('environment', 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION');
-  }
-  done(): void {
-    if (this.errors.length) throw invalidInput(this.errors);
-  }
-}
 
 /** gRPC handlers of sluice.payments.v1.PaymentsService: validate, translate, delegate. */
 export function paymentsRpc(o: {

@@ -1,14 +1,6 @@
 import { accounts, payments as pb, walletAuth } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import {
-  DomainError,
-  invalidInput,
-  isCurrencyCode,
-  isDomainError,
-  isId,
-  MAX_AMOUNT,
-  type FieldError,
-} from '@sluice/core';
+import { DomainError, isCurrencyCode, isDomainError, isId } from '@sluice/core';
 import type { AsyncService } from '@sluice/rpc';
 import type {
   CreateQuoteRequest,
@@ -20,6 +12,7 @@ import type {
 } from '../app/quotes.service.js';
 import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
 import { toDecimalString } from '../domain/ratio.js';
+import { Checks } from './checks.js';
 import { environmentFromPb } from './payments.mapper.js';
 import { rateDetailsToPb, transactionToPb } from './transactions.rpc.js';
 
@@ -63,16 +56,16 @@ export function quoteToPb(q: Quote): pb.Quote {
 
 /** Validates a CreateQuote request field by field (every problem reported at once). */
 function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
-  const errors: FieldError[] = [];
-  const add = (field: string, message: string) => errors.push({ field, message });
   const env = environmentFromPb(req.environment);
-  if (!isId(req.platformId, 'Platform')) add('platformId', 'must be a Platform id');
-  if (!env) add('environment', 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION');
+  const c = new Checks()
+    .id('platformId', req.platformId, 'Platform')
+    .env(env)
+    .id('source.customerId', req.sourceCustomerId, 'Customer', true)
+    .amount('lockedCurrencyAmount', req.lockedCurrencyAmount)
+    .id('lookupId', req.lookupId, 'Lookup', true);
+  const add = (field: string, message: string) => c.add(field, message);
   let source: CreateQuoteRequest['source'] | undefined;
   const customerId = req.sourceCustomerId;
-  if (customerId !== undefined && !isId(customerId, 'Customer')) {
-    add('source.customerId', 'must be a Customer id (Customer:<uuid>)');
-  }
   const owner = customerId !== undefined ? { customerId } : {};
   if (req.sourceKind === '' || req.sourceKind === 'ACCOUNT') {
     if (!isId(req.sourceAccountId, 'InternalAccount')) {
@@ -95,9 +88,7 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
     if (!/^\$[^@\s]+@[^@\s]+\.[^@\s]+$/.test(uma)) {
       add('destination.umaAddress', 'must be a UMA address ($name@domain)');
     }
-    if (req.destinationCurrency !== undefined && !isCurrencyCode(req.destinationCurrency)) {
-      add('destination.currency', `unknown currency "${req.destinationCurrency}"`);
-    }
+    c.currency('destination.currency', req.destinationCurrency);
     destination = {
       kind: 'UMA_ADDRESS',
       umaAddress: uma,
@@ -107,10 +98,6 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
   if (req.lockedCurrencySide !== 'SENDING' && req.lockedCurrencySide !== 'RECEIVING') {
     add('lockedCurrencySide', 'must be SENDING or RECEIVING');
   }
-  if (req.lockedCurrencyAmount < 1n || req.lockedCurrencyAmount > MAX_AMOUNT) {
-    add('lockedCurrencyAmount', `must be an integer from 1 to ${MAX_AMOUNT}`);
-  }
-  if (req.lookupId !== undefined && !isId(req.lookupId, 'Lookup')) add('lookupId', 'must be a Lookup id');
   if (req.purposeOfPayment !== undefined && !PURPOSES_OF_PAYMENT.includes(req.purposeOfPayment as never)) {
     add('purposeOfPayment', `must be one of ${PURPOSES_OF_PAYMENT.join(', ')}`);
   }
@@ -128,7 +115,7 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
       add('senderCustomerInfo', 'must be a JSON object');
     }
   }
-  if (errors.length) throw invalidInput(errors);
+  c.done();
   return {
     platformId: req.platformId,
     environment: env!,
@@ -176,21 +163,14 @@ export function quotesHandlers(
     },
     async executeQuote(req) {
       const env = environmentFromPb(req.environment);
-      const errors: FieldError[] = [];
-      if (!isId(req.platformId, 'Platform'))
-        errors.push({ field: 'platformId', message: 'must be a Platform id' });
-      if (!env)
-        errors.push({
-          field: 'environment',
-          message: 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION',
-        });
-      if (!isId(req.quoteId, 'Quote'))
-        errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
-      if (req.signingRequestId !== undefined && !isId(req.signingRequestId, 'Request'))
-        errors.push({ field: 'Request-Id', message: 'must be a Request id (Request:<uuid>)' });
+      const c = new Checks()
+        .id('platformId', req.platformId, 'Platform')
+        .env(env)
+        .id('quoteId', req.quoteId, 'Quote')
+        .id('Request-Id', req.signingRequestId, 'Request', true);
       if (req.walletSignature !== undefined && req.walletSignature.length > 4096)
-        errors.push({ field: 'Service-Wallet-Signature', message: 'must be at most 4096 characters' });
-      if (errors.length) throw invalidInput(errors);
+        c.add('Service-Wallet-Signature', 'must be at most 4096 characters');
+      c.done();
       const signature = {
         ...(req.walletSignature ? { signature: req.walletSignature } : {}),
         ...(req.signingRequestId ? { requestId: req.signingRequestId } : {}),
@@ -208,21 +188,13 @@ export function quotesHandlers(
     },
     async sandboxSend(req) {
       const env = environmentFromPb(req.environment);
-      const errors: FieldError[] = [];
-      if (!isId(req.platformId, 'Platform'))
-        errors.push({ field: 'platformId', message: 'must be a Platform id' });
-      if (!env)
-        errors.push({
-          field: 'environment',
-          message: 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION',
-        });
-      if (!isId(req.quoteId, 'Quote'))
-        errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
-      if (!isCurrencyCode(req.currencyCode))
-        errors.push({ field: 'currencyCode', message: `unknown currency "${req.currencyCode}"` });
-      if (req.currencyAmount !== undefined && (req.currencyAmount < 1n || req.currencyAmount > MAX_AMOUNT))
-        errors.push({ field: 'currencyAmount', message: `must be an integer from 1 to ${MAX_AMOUNT}` });
-      if (errors.length) throw invalidInput(errors);
+      new Checks()
+        .id('platformId', req.platformId, 'Platform')
+        .env(env)
+        .id('quoteId', req.quoteId, 'Quote')
+        .currency('currencyCode', req.currencyCode)
+        .amount('currencyAmount', req.currencyAmount)
+        .done();
       const transaction = await quotes.sandboxSend({
         platformId: req.platformId,
         environment: env!,
@@ -233,12 +205,7 @@ export function quotesHandlers(
       return { transaction: transactionToPb(transaction) };
     },
     async getQuote(req) {
-      const errors: FieldError[] = [];
-      if (!isId(req.platformId, 'Platform'))
-        errors.push({ field: 'platformId', message: 'must be a Platform id' });
-      if (!isId(req.quoteId, 'Quote'))
-        errors.push({ field: 'quoteId', message: 'must be a Quote id (Quote:<uuid>)' });
-      if (errors.length) throw invalidInput(errors);
+      new Checks().id('platformId', req.platformId, 'Platform').id('quoteId', req.quoteId, 'Quote').done();
       return { quote: quoteToPb(await quotes.get(req.platformId, req.quoteId)) };
     },
   };

@@ -1,5 +1,5 @@
 import { payments as pb } from '@sluice/contracts';
-import { invalidInput, isId, MAX_AMOUNT, type FieldError } from '@sluice/core';
+import { isId } from '@sluice/core';
 import type { AsyncService } from '@sluice/rpc';
 import type { TransfersService, TransferRequest } from '../app/transfers.service.js';
 import {
@@ -10,6 +10,7 @@ import {
 import type { RateDetails } from '../domain/pricing.js';
 import { toDecimalString } from '../domain/ratio.js';
 import type { Transaction } from '../domain/transaction.js';
+import { Checks } from './checks.js';
 import { environmentFromPb } from './payments.mapper.js';
 
 /** A fee and rate breakdown as the proto QuoteRateDetails (ratios as decimal strings). */
@@ -72,31 +73,20 @@ export function transactionToPb(t: Transaction): pb.Transaction {
 type TransferPb = pb.TransferOutRequest | pb.TransferInRequest;
 
 function transferRequest(req: TransferPb, out: boolean): TransferRequest {
-  const errors: FieldError[] = [];
   const env = environmentFromPb(req.environment);
-  if (!isId(req.platformId, 'Platform'))
-    errors.push({ field: 'platformId', message: 'must be a Platform id' });
-  if (!env)
-    errors.push({ field: 'environment', message: 'must be ENVIRONMENT_SANDBOX or ENVIRONMENT_PRODUCTION' });
-  if (!req.requestKey || req.requestKey.length > 255) {
-    errors.push({ field: 'requestKey', message: 'must be 1 to 255 characters' });
-  }
   const [srcType, dstType] = out
-    ? ['InternalAccount', 'ExternalAccount']
-    : ['ExternalAccount', 'InternalAccount'];
-  if (!isId(req.sourceAccountId, srcType as 'InternalAccount')) {
-    errors.push({ field: 'source.accountId', message: `must be an ${srcType} id (${srcType}:<uuid>)` });
-  }
-  if (!isId(req.destinationAccountId, dstType as 'InternalAccount')) {
-    errors.push({ field: 'destination.accountId', message: `must be an ${dstType} id (${dstType}:<uuid>)` });
-  }
-  if (req.amount < 1n || req.amount > MAX_AMOUNT) {
-    errors.push({ field: 'amount', message: `must be an integer from 1 to ${MAX_AMOUNT}` });
-  }
-  if (req.description !== undefined && req.description.length > 1000) {
-    errors.push({ field: 'description', message: 'must be at most 1000 characters' });
-  }
-  if (errors.length) throw invalidInput(errors);
+    ? (['InternalAccount', 'ExternalAccount'] as const)
+    : (['ExternalAccount', 'InternalAccount'] as const);
+  const c = new Checks()
+    .id('platformId', req.platformId, 'Platform')
+    .env(env)
+    .requestKey(req.requestKey)
+    .id('source.accountId', req.sourceAccountId, srcType)
+    .id('destination.accountId', req.destinationAccountId, dstType)
+    .amount('amount', req.amount);
+  if (req.description !== undefined && req.description.length > 1000)
+    c.add('description', 'must be at most 1000 characters');
+  c.done();
   return {
     platformId: req.platformId,
     environment: env!,
@@ -125,36 +115,27 @@ export function transactionsHandlers(
       return { transaction: transactionToPb(r.transaction), replayed: r.replayed };
     },
     async getTransaction(req) {
-      const errors: FieldError[] = [];
-      if (!isId(req.platformId, 'Platform'))
-        errors.push({ field: 'platformId', message: 'must be a Platform id' });
-      if (!isId(req.transactionId, 'Transaction')) {
-        errors.push({ field: 'transactionId', message: 'must be a Transaction id (Transaction:<uuid>)' });
-      }
-      if (errors.length) throw invalidInput(errors);
+      new Checks()
+        .id('platformId', req.platformId, 'Platform')
+        .id('transactionId', req.transactionId, 'Transaction')
+        .done();
       return { transaction: transactionToPb(await transfers.get(req.platformId, req.transactionId)) };
     },
     async listTransactions(req) {
-      const errors: FieldError[] = [];
-      if (!isId(req.platformId, 'Platform'))
-        errors.push({ field: 'platformId', message: 'must be a Platform id' });
+      const c = new Checks().id('platformId', req.platformId, 'Platform');
       if (
         req.customerId !== undefined &&
         req.customerId !== req.platformId &&
         !isId(req.customerId, 'Customer')
-      ) {
-        errors.push({ field: 'customerId', message: 'must be a Customer id or the platform id' });
-      }
-      if (req.status !== undefined && !TRANSACTION_STATUSES.includes(req.status as TransactionStatus)) {
-        errors.push({ field: 'status', message: `must be one of ${TRANSACTION_STATUSES.join(', ')}` });
-      }
-      if (req.type !== undefined && req.type !== 'INCOMING' && req.type !== 'OUTGOING') {
-        errors.push({ field: 'type', message: 'must be INCOMING or OUTGOING' });
-      }
-      if (req.startDate && req.endDate && req.startDate > req.endDate) {
-        errors.push({ field: 'endDate', message: 'must not be before startDate' });
-      }
-      if (errors.length) throw invalidInput(errors);
+      )
+        c.add('customerId', 'must be a Customer id or the platform id');
+      if (req.status !== undefined && !TRANSACTION_STATUSES.includes(req.status as TransactionStatus))
+        c.add('status', `must be one of ${TRANSACTION_STATUSES.join(', ')}`);
+      if (req.type !== undefined && req.type !== 'INCOMING' && req.type !== 'OUTGOING')
+        c.add('type', 'must be INCOMING or OUTGOING');
+      if (req.startDate && req.endDate && req.startDate > req.endDate)
+        c.add('endDate', 'must not be before startDate');
+      c.done();
       const page = await transfers.list({
         platformId: req.platformId,
         ...(req.customerId !== undefined
