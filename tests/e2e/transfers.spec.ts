@@ -148,8 +148,8 @@ describe('transfers through the real processes', () => {
       expect(g.json.beneficiaryVerificationStatus, suffix).toBe(status);
     }
     const count = async () =>
-      (await api('GET', `/customers/external-accounts?customerId=${encodeURIComponent(customerId)}&limit=1`)).json
-        .totalCount as number;
+      (await api('GET', `/customers/external-accounts?customerId=${encodeURIComponent(customerId)}&limit=1`))
+        .json.totalCount as number;
     const before = await count();
     const invalid = await create('88881234105');
     expect(invalid.status, invalid.text).toBe(400);
@@ -251,6 +251,57 @@ describe('transfers through the real processes', () => {
       authorization: basic(production),
     });
     expect(theirs.status).toBe(404);
+  });
+
+  it('transfer-in by suffix: 002 and 003 fail at once, 004 and 005 fail after acceptance, nothing is credited; INCOMING_PAYMENT.FAILED', async () => {
+    const before = await balance();
+    const transferIn = async (accountNumber: string) =>
+      api(
+        'POST',
+        '/transfer-in',
+        {
+          source: { accountId: await external(accountNumber) },
+          destination: { accountId: usdAccount },
+          amount: 2_000,
+        },
+        { 'idempotency-key': `in-${randomBytes(6).toString('hex')}` },
+      );
+    for (const [suffix, detail] of [
+      ['002', 'INSUFFICIENT_FUNDS'],
+      ['003', 'ACCOUNT_CLOSED'],
+    ]) {
+      const r = await transferIn(`55443322${suffix}`);
+      expect(r.status, r.text).toBe(201);
+      expect(r.json).toMatchObject({
+        type: 'INCOMING',
+        status: 'FAILED',
+        failureReason: 'QUOTE_EXECUTION_FAILED',
+        failureDetail: detail,
+      });
+    }
+    const rejected = await transferIn('55443322004');
+    const pending = await transferIn('55443322005');
+    for (const r of [rejected, pending]) {
+      expect(r.status, r.text).toBe(201);
+      expect(r.json).toMatchObject({ type: 'INCOMING', status: 'PROCESSING' });
+    }
+    expect((await statusOf(rejected.json.id, 'FAILED')).failureDetail).toBe('REJECTED_BY_BANK');
+    const timedOut = await statusOf(pending.json.id, 'FAILED');
+    expect(timedOut).toMatchObject({ failureReason: 'OFFRAMP_FAILED', failureDetail: 'TIMED_OUT' });
+    // 005 stayed pending for its ~30 s × SANDBOX_TIME_SCALE (0.01) before failing.
+    expect(Date.parse(timedOut.updatedAt) - Date.parse(pending.json.createdAt)).toBeGreaterThanOrEqual(250);
+    expect(await balance()).toBe(before);
+    for (const id of [rejected.json.id, pending.json.id])
+      await eventually(
+        async () => received.find((x) => x.type === 'INCOMING_PAYMENT.FAILED' && x.data.id === id),
+        30_000,
+      );
+    expect(
+      received.filter(
+        (x) =>
+          x.type === 'INCOMING_PAYMENT.COMPLETED' && [rejected.json.id, pending.json.id].includes(x.data.id),
+      ),
+    ).toEqual([]);
   });
 
   it('concurrent transfers never overdraw (the ledger refuses the excess, nothing is created for them) and the ledger reconciles', async () => {
