@@ -621,6 +621,88 @@ describe('quotes through the real processes', () => {
     expect(foreign.status).toBe(404);
   });
 
+  it('the reads a quote is made from: an external-account lookup, exchange rates, UMA providers with filters, sort and pages', async () => {
+    const lookup = await api('GET', `/receiver/external-account/${encodeURIComponent(eurExternal)}`);
+    expect(lookup.status, lookup.text).toBe(200);
+    expect(lookup.json).toMatchObject({
+      accountId: eurExternal,
+      lookupId: expect.stringMatching(/^Lookup:[0-9a-f-]{36}$/),
+      requiredPayerDataFields: [],
+      supportedCurrencies: [
+        {
+          currency: { code: 'EUR', decimals: 2 },
+          estimatedExchangeRate: 1.08,
+          min: expect.any(Number),
+          max: expect.any(Number),
+        },
+      ],
+    });
+    // The lookup is usable by a quote to that account; another platform cannot see the account.
+    const q = await api('POST', '/quotes', {
+      lookupId: lookup.json.lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+      destination: { destinationType: 'ACCOUNT', accountId: eurExternal },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+    });
+    expect(q.status, q.text).toBe(201);
+    expect(q.json).toMatchObject({ lookupId: lookup.json.lookupId, totalReceivingAmount: 9_223 });
+    expect((await other('GET', `/receiver/external-account/${encodeURIComponent(eurExternal)}`)).status).toBe(
+      404,
+    );
+
+    // The same figures as the quote: sending 10000 cents buys 9223 euro cents at 1.08.
+    const rates = await api(
+      'GET',
+      '/exchange-rates?sourceCurrency=USD&destinationCurrency=EUR&destinationCurrency=MXN&sendingAmount=10000',
+    );
+    expect(rates.status, rates.text).toBe(200);
+    expect(rates.json.totalCount).toBe(2);
+    const eur = rates.json.data.find((r: any) => r.destinationCurrency.code === 'EUR');
+    expect(eur).toMatchObject({
+      sourceCurrency: { code: 'USD' },
+      sendingAmount: 10_000,
+      receivingAmount: 9_223,
+      exchangeRate: 1.08,
+      fees: { fixed: 10 },
+    });
+    const mxn = rates.json.data.find((r: any) => r.destinationCurrency.code === 'MXN');
+    expect(mxn.exchangeRate).toBe(0.058);
+
+    // Providers: filters narrow, sortOrder reverses, pages of 2 walk the whole list exactly once.
+    const all = await api('GET', '/uma-providers?limit=100');
+    expect(all.status, all.text).toBe(200);
+    const names: string[] = all.json.data.map((p: any) => p.name);
+    expect(names.length).toBe(all.json.totalCount);
+    expect(names).toEqual([...names].sort().reverse()); // default desc by name
+    const asc = await api('GET', '/uma-providers?limit=100&sortOrder=asc');
+    expect(asc.json.data.map((p: any) => p.name)).toEqual([...names].reverse());
+    const allowed = await api('GET', '/uma-providers?limit=100&hasBlockedProviders=false');
+    expect(allowed.json.totalCount).toBeLessThan(all.json.totalCount);
+    expect(allowed.json.data.every((p: any) => p.allowListStatus === true)).toBe(true);
+    const us = await api('GET', '/uma-providers?limit=100&countryCode=US&currencyCode=USD');
+    expect(us.json.totalCount).toBeGreaterThan(0);
+    for (const p of us.json.data) {
+      expect(p.supportedRegions).toContain('US');
+      expect(p.supportedCurrencies.map((c: any) => c.code)).toContain('USD');
+    }
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await api(
+        'GET',
+        `/uma-providers?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      expect(page.status, page.text).toBe(200);
+      expect(page.json.data.length).toBeLessThanOrEqual(2);
+      expect(page.json.totalCount).toBe(all.json.totalCount);
+      paged.push(...page.json.data.map((p: any) => p.name));
+      cursor = page.json.hasMore ? page.json.nextCursor : undefined;
+      if (!page.json.hasMore) expect(page.json.nextCursor).toBeUndefined();
+    } while (cursor);
+    expect(paged).toEqual(names);
+  });
+
   it('refuses a same-currency quote with a pointer to transfer-out', async () => {
     const usdExt = await api('POST', '/customers/external-accounts', {
       customerId,
