@@ -50,13 +50,29 @@ describe('pagination', () => {
   it('round-trips cursors and rejects forged ones with a field error', () => {
     const c = encodeCursor({ k: '2026-01-01T00:00:00.000Z', id: 'Customer:x' });
     expect(decodeCursor(c)).toEqual({ k: '2026-01-01T00:00:00.000Z', id: 'Customer:x' });
-    for (const bad of ['nope!', Buffer.from('{"a":1}').toString('base64url'), 'e30']) {
+    const forged = (k: string) => Buffer.from(JSON.stringify({ v: 1, k, id: 'x' })).toString('base64url');
+    // A text key (a name) is accepted only where the list says its key is text.
+    expect(decodeCursor(forged('Aurora Pay'), 'text')).toEqual({ k: 'Aurora Pay', id: 'x' });
+    for (const bad of [
+      'nope!',
+      Buffer.from('{"a":1}').toString('base64url'),
+      'e30',
+      // Well-formed cursors whose timestamp key is not one this API writes: never reach SQL.
+      forged('not-a-date'),
+      forged('99999-01-01'),
+      forged('2026-02-30T00:00:00.000Z'),
+      forged('2026-01-01'),
+      forged('Aurora Pay'),
+      'A'.repeat(2000),
+    ]) {
       try {
         decodeCursor(bad);
         expect.unreachable();
       } catch (e) {
         expect((e as DomainError).code).toBe('INVALID_INPUT');
-        expect((e as DomainError).details).toEqual({ errors: [{ field: 'cursor', message: expect.any(String) }] });
+        expect((e as DomainError).details).toEqual({
+          errors: [{ field: 'cursor', message: expect.any(String) }],
+        });
       }
     }
   });
@@ -68,12 +84,24 @@ describe('pagination', () => {
   });
   it('builds the envelope from limit+1 rows', () => {
     const rows = [1, 2, 3].map((n) => ({ id: `r${n}`, at: `t${n}` }));
-    const p = toPage(rows, 2, 7, (r) => ({ k: r.at, id: r.id }), (r) => r.id);
+    const p = toPage(
+      rows,
+      2,
+      7,
+      (r) => ({ k: r.at, id: r.id }),
+      (r) => r.id,
+    );
     expect(p.data).toEqual(['r1', 'r2']);
     expect(p.hasMore).toBe(true);
-    expect(decodeCursor(p.nextCursor)).toEqual({ k: 't2', id: 'r2' });
+    expect(decodeCursor(p.nextCursor, 'text')).toEqual({ k: 't2', id: 'r2' });
     expect(p.totalCount).toBe(7);
-    const last = toPage(rows.slice(0, 2), 2, 2, (r) => ({ k: r.at, id: r.id }), (r) => r.id);
+    const last = toPage(
+      rows.slice(0, 2),
+      2,
+      2,
+      (r) => ({ k: r.at, id: r.id }),
+      (r) => r.id,
+    );
     expect(last.hasMore).toBe(false);
     expect('nextCursor' in last).toBe(false);
   });

@@ -26,17 +26,33 @@ export function encodeCursor(pos: CursorPosition): string {
   return Buffer.from(JSON.stringify({ v: 1, ...pos }), 'utf8').toString('base64url');
 }
 
-/** Decodes a cursor; a malformed one is a 400 on field `cursor`. */
-export function decodeCursor(cursor: string | undefined | null): CursorPosition | undefined {
+/**
+ * Decodes a cursor; a malformed one is a 400 on field `cursor`. `key` says what
+ * the sort key is: `timestamp` (the default; lists keyed by createdAt) accepts
+ * only the canonical ISO form this API encodes (`Date#toISOString`), so a forged
+ * cursor never reaches SQL as an unparseable or out-of-range date; `text` any string.
+ */
+export function decodeCursor(
+  cursor: string | undefined | null,
+  key: 'timestamp' | 'text' = 'timestamp',
+): CursorPosition | undefined {
   if (cursor === undefined || cursor === null || cursor === '') return undefined;
   try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('alphabet');
+    if (cursor.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('alphabet');
     const obj = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
     if (obj.v !== 1 || typeof obj.k !== 'string' || typeof obj.id !== 'string') throw new Error('shape');
+    if (key === 'timestamp' && !isCanonicalTimestamp(obj.k)) throw new Error('timestamp');
     return { k: obj.k, id: obj.id };
   } catch {
     throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
   }
+}
+
+/** `2026-01-01T00:00:00.000Z` exactly as `toISOString` writes it (years 0000–9999). */
+function isCanonicalTimestamp(k: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(k)) return false;
+  const d = new Date(k);
+  return !Number.isNaN(d.getTime()) && d.toISOString() === k;
 }
 
 /** Validates `limit` (1..100, default 20). */

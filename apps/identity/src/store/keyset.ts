@@ -1,15 +1,13 @@
-import { decodeCursor, invalidInput, pageSize, toPage, type Page } from '@sluice/core';
+import { decodeCursor, pageSize, toPage, type Page } from '@sluice/core';
 
 /**
  * Keyset pagination over (created_at DESC, id DESC): the condition selecting the
  * rows after the cursor's position, or undefined for the first page.
  */
 export function afterCursor(cursor: string | undefined): Record<string, unknown> | undefined {
-  const pos = decodeCursor(cursor);
+  const pos = decodeCursor(cursor); // a timestamp key in canonical ISO form, or INVALID_INPUT
   if (!pos) return undefined;
   const k = new Date(pos.k);
-  if (Number.isNaN(k.getTime()))
-    throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
   return { $or: [{ createdAt: { $lt: k } }, { createdAt: k, id: { $lt: pos.id } }] };
 }
 

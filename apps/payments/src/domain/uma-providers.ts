@@ -92,7 +92,7 @@ export interface UmaProviderFilter {
 /** Filters, sorts (name, then domain) and pages the directory with keyset cursors. */
 export function pageUmaProviders(all: UmaProvider[], f: UmaProviderFilter): Page<UmaProvider> {
   const limit = pageSize(f.limit);
-  const after = decodeCursor(f.cursor);
+  const after = decodeCursor(f.cursor, 'text');
   const desc = (f.sortOrder ?? 'desc') === 'desc';
   const key = (p: UmaProvider) => [p.name.toLowerCase(), p.domain] as const;
   const compare = (a: UmaProvider, b: UmaProvider) => {
