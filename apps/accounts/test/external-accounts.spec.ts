@@ -435,4 +435,36 @@ describe('List, Get, Delete', () => {
     );
     expect(badCur.details).toMatchObject({ errors: [{ field: 'currency' }] });
   });
+
+  it('reports the stored status (an account an operator set INACTIVE or UNDER_REVIEW is not shown ACTIVE)', async () => {
+    const platformId = h.platform();
+    const c = h.customer(platformId, 'Ann');
+    const { account } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId: c,
+      currency: 'USD',
+      accountInfo: usd('91919191'),
+    });
+    expect(account!.status).toBe(pb.ExternalAccountStatus.ACTIVE);
+    for (const [stored, shown] of [
+      ['INACTIVE', pb.ExternalAccountStatus.INACTIVE],
+      ['UNDER_REVIEW', pb.ExternalAccountStatus.UNDER_REVIEW],
+      ['PENDING', pb.ExternalAccountStatus.PENDING],
+    ] as const) {
+      await h.sql.query(`UPDATE accounts.external_accounts SET status = $1 WHERE id = $2`, [
+        stored,
+        account!.id,
+      ]);
+      expect(
+        (await h.client.getExternalAccount({ platformId, accountId: account!.id })).account!.status,
+      ).toBe(shown);
+      const listed = await h.client.listExternalAccounts({
+        platformId,
+        owner: pb.Owner.CUSTOMERS,
+        customerId: c,
+      });
+      expect(listed.accounts.map((a) => a.status)).toEqual([shown]);
+    }
+  });
 });

@@ -40,7 +40,13 @@ export const EXTERNAL_ACCOUNT_TYPES = [
 ] as const;
 export type ExternalAccountType = (typeof EXTERNAL_ACCOUNT_TYPES)[number];
 
-export type ExternalAccountStatus = 'ACTIVE';
+/**
+ * Accounts are created ACTIVE; the other states are set by an operator or a
+ * partner's review (not by the public API yet). Only ACTIVE accounts are paid or
+ * pulled from (payments: EXTERNAL_ACCOUNT_NOT_USABLE).
+ */
+export const EXTERNAL_ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const;
+export type ExternalAccountStatus = (typeof EXTERNAL_ACCOUNT_STATUSES)[number];
 
 export const BENEFICIARY_VERIFICATION_STATUSES = [
   'MATCHED',
@@ -136,16 +142,32 @@ export const VARIANTS: Readonly<Record<ExternalAccountType, Variant>> = {
     fields: ['accountNumber', 'routingNumber', 'bankAccountType', 'bankName', 'beneficiary'],
     primary: 'accountNumber',
   },
-  EUR_ACCOUNT: { currencies: ['EUR'], fields: ['iban', 'swiftCode', 'bankName', 'beneficiary'], primary: 'iban' },
+  EUR_ACCOUNT: {
+    currencies: ['EUR'],
+    fields: ['iban', 'swiftCode', 'bankName', 'beneficiary'],
+    primary: 'iban',
+  },
   GBP_ACCOUNT: {
     currencies: ['GBP'],
     fields: ['sortCode', 'accountNumber', 'bankName', 'beneficiary'],
     primary: 'accountNumber',
   },
-  MXN_ACCOUNT: { currencies: ['MXN'], fields: ['clabeNumber', 'bankName', 'beneficiary'], primary: 'clabeNumber' },
-  BRL_ACCOUNT: { currencies: ['BRL'], fields: ['pixKey', 'pixKeyType', 'taxId', 'beneficiary'], primary: 'pixKey' },
+  MXN_ACCOUNT: {
+    currencies: ['MXN'],
+    fields: ['clabeNumber', 'bankName', 'beneficiary'],
+    primary: 'clabeNumber',
+  },
+  BRL_ACCOUNT: {
+    currencies: ['BRL'],
+    fields: ['pixKey', 'pixKeyType', 'taxId', 'beneficiary'],
+    primary: 'pixKey',
+  },
   SPARK_WALLET: { currencies: ['BTC'], fields: ['address'], primary: 'address' },
-  LIGHTNING: { currencies: ['BTC'], fields: ['invoice', 'bolt12', 'lightningAddress'], primary: 'lightningAddress' },
+  LIGHTNING: {
+    currencies: ['BTC'],
+    fields: ['invoice', 'bolt12', 'lightningAddress'],
+    primary: 'lightningAddress',
+  },
   SOLANA_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
   TRON_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
   POLYGON_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
@@ -240,7 +262,9 @@ function validateAddress(c: Collector, field: string, raw: unknown): PostalAddre
   const state = c.optional(`${field}.state`, a.state, 100);
   const postalCode = c.required(`${field}.postalCode`, a.postalCode, 20);
   const country = c.required(`${field}.country`, a.country, 2);
-  c.check(`${field}.country`, country, (v) => (COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code (e.g. US)'));
+  c.check(`${field}.country`, country, (v) =>
+    COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code (e.g. US)',
+  );
   if (!line1 || !postalCode || !country) return undefined;
   return {
     line1,
@@ -274,15 +298,24 @@ function validateBeneficiary(c: Collector, raw: unknown, now: Date): Beneficiary
   const fullName =
     type === 'INDIVIDUAL' ? c.required(`${f}.fullName`, b.fullName) : c.optional(`${f}.fullName`, b.fullName);
   const legalName =
-    type === 'BUSINESS' ? c.required(`${f}.legalName`, b.legalName) : c.optional(`${f}.legalName`, b.legalName);
-  if (type === 'INDIVIDUAL' && !isBlank(b.legalName)) c.add(`${f}.legalName`, 'applies to BUSINESS beneficiaries only');
+    type === 'BUSINESS'
+      ? c.required(`${f}.legalName`, b.legalName)
+      : c.optional(`${f}.legalName`, b.legalName);
+  if (type === 'INDIVIDUAL' && !isBlank(b.legalName))
+    c.add(`${f}.legalName`, 'applies to BUSINESS beneficiaries only');
   const birthDate = c.optional(`${f}.birthDate`, b.birthDate, 10);
   c.check(`${f}.birthDate`, birthDate, (v) =>
-    !validDate(v) ? 'must be a date YYYY-MM-DD' : v >= now.toISOString().slice(0, 10) ? 'must be in the past' : undefined,
+    !validDate(v)
+      ? 'must be a date YYYY-MM-DD'
+      : v >= now.toISOString().slice(0, 10)
+        ? 'must be in the past'
+        : undefined,
   );
   if (type === 'BUSINESS' && birthDate) c.add(`${f}.birthDate`, 'applies to INDIVIDUAL beneficiaries only');
   const nationality = c.optional(`${f}.nationality`, b.nationality, 2);
-  c.check(`${f}.nationality`, nationality, (v) => (COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code'));
+  c.check(`${f}.nationality`, nationality, (v) =>
+    COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code',
+  );
   const countryOfResidence = c.optional(`${f}.countryOfResidence`, b.countryOfResidence, 2);
   c.check(`${f}.countryOfResidence`, countryOfResidence, (v) =>
     COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code',
@@ -333,7 +366,10 @@ export function validateAccountInfo(currency: unknown, raw: unknown, now: Date):
   const a = raw as Record<string, unknown>;
   const type = a.accountType;
   if (!EXTERNAL_ACCOUNT_TYPES.includes(type as ExternalAccountType)) {
-    c.add(`${P}.accountType`, isBlank(type) ? 'is required' : `must be one of ${EXTERNAL_ACCOUNT_TYPES.join(', ')}`);
+    c.add(
+      `${P}.accountType`,
+      isBlank(type) ? 'is required' : `must be one of ${EXTERNAL_ACCOUNT_TYPES.join(', ')}`,
+    );
     throw invalidInput(c.errors);
   }
   const accountType = type as ExternalAccountType;
@@ -341,7 +377,8 @@ export function validateAccountInfo(currency: unknown, raw: unknown, now: Date):
   if (typeof currency === 'string' && isCurrencyCode(currency) && !variant.currencies.includes(currency))
     c.add('currency', `${accountType} accounts hold ${variant.currencies.join(' or ')}, not ${currency}`);
   for (const field of INFO_FIELDS)
-    if (!variant.fields.includes(field) && !isBlank(a[field])) c.add(`${P}.${field}`, `does not apply to ${accountType}`);
+    if (!variant.fields.includes(field) && !isBlank(a[field]))
+      c.add(`${P}.${field}`, `does not apply to ${accountType}`);
 
   const info: ExternalAccountInfo = { accountType };
   const set = <K extends InfoField>(k: K, v: ExternalAccountInfo[K] | undefined) => {
@@ -371,7 +408,10 @@ export function validateAccountInfo(currency: unknown, raw: unknown, now: Date):
       const swift = c.optional(`${P}.swiftCode`, a.swiftCode, 11)?.toUpperCase();
       c.check(`${P}.swiftCode`, swift, checkBic);
       if (swift && iban && swift.length >= 6 && swift.slice(4, 6) !== iban.slice(0, 2))
-        c.add(`${P}.swiftCode`, `country ${swift.slice(4, 6)} does not match the IBAN country ${iban.slice(0, 2)}`);
+        c.add(
+          `${P}.swiftCode`,
+          `country ${swift.slice(4, 6)} does not match the IBAN country ${iban.slice(0, 2)}`,
+        );
       set('iban', iban);
       set('swiftCode', swift);
       break;

@@ -38,13 +38,20 @@ export function accountInfoFromPb(info: pb.ExternalAccountInfo | undefined): Acc
   };
 }
 
+const STATUS_TO_PB: Record<ExternalAccountRecord['status'], pb.ExternalAccountStatus> = {
+  PENDING: pb.ExternalAccountStatus.PENDING,
+  ACTIVE: pb.ExternalAccountStatus.ACTIVE,
+  UNDER_REVIEW: pb.ExternalAccountStatus.UNDER_REVIEW,
+  INACTIVE: pb.ExternalAccountStatus.INACTIVE,
+};
+
 export function externalAccountToPb(a: ExternalAccountRecord): pb.ExternalAccount {
   const { beneficiary, ...info } = a.accountInfo;
   return {
     id: a.id,
     platformId: a.platformId,
     ...(a.customerId ? { customerId: a.customerId } : {}),
-    status: pb.ExternalAccountStatus.ACTIVE,
+    status: STATUS_TO_PB[a.status],
     currency: a.currency,
     accountInfo: {
       ...info,
