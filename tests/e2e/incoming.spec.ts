@@ -186,6 +186,33 @@ describe('incoming payments through the real processes', () => {
     await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
   });
 
+  it('an approved payment the ledger cannot credit (the balance would pass the maximum) fails at once: FAILED, CREDIT_REFUSED, nothing credited', async () => {
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, {
+      amount: 1,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    const before = await balance();
+    const r = await receive(9_000_000_000_000_000);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.status).toBe('PENDING');
+    const ap = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`);
+    expect(ap.status, ap.text).toBe(200);
+    expect(ap.json).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'CREDIT_REFUSED',
+    });
+    expect((await api('GET', `/transactions/${encodeURIComponent(r.json.id)}`)).json.status).toBe('FAILED');
+    expect(await balance()).toBe(before);
+    const hook = await webhook('INCOMING_PAYMENT.FAILED', r.json.id);
+    expect(hook!.data.failureDetail).toBe('CREDIT_REFUSED');
+    // The decision stands: approving again returns the failed payment (idempotent), credits nothing.
+    const again = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`);
+    expect(again.status, again.text).toBe(200);
+    expect(again.json).toMatchObject({ status: 'FAILED', failureDetail: 'CREDIT_REFUSED' });
+    expect(await balance()).toBe(before);
+  });
+
   it('reject: REJECTED, nothing credited, INCOMING_PAYMENT.FAILED delivered', async () => {
     const before = await balance();
     const r = await receive(THRESHOLD + 1);

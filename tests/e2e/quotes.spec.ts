@@ -364,6 +364,58 @@ describe('quotes through the real processes', () => {
     await reconcile();
   });
 
+  it("a quote to an internal account that cannot be credited (its balance would pass the maximum) fails: CREDIT_REFUSED, the payer's hold released", async () => {
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'quote-full-user',
+      fullName: 'Sophie Germain',
+      currencies: ['EUR'],
+    });
+    expect(c.status, c.text).toBe(201);
+    const eur = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=EUR`,
+    );
+    const full = eur.json.data[0].id as string;
+    const nearMax = 9_000_000_000_000_000 - 1_000;
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(full)}/fund`, {
+      amount: nearMax,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    const before = await balance();
+    const q = await api('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+      destination: { destinationType: 'ACCOUNT', accountId: full },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: 5_000,
+    });
+    expect(q.status, q.text).toBe(201);
+    const ex = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`, undefined, {
+      'Idempotency-Key': `full-${q.json.id}`,
+    });
+    expect(ex.status, ex.text).toBe(200);
+    expect(ex.json.status).toBe('FAILED');
+    const t = await api('GET', `/transactions/${encodeURIComponent(ex.json.transactionId)}`);
+    expect(t.json).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'CREDIT_REFUSED',
+    });
+    expect(t.json.refund).toBeUndefined(); // nothing was captured: the hold was voided
+    expect(await balance()).toBe(before);
+    const payee = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=EUR`,
+    );
+    expect(payee.json.data[0].balance.amount).toBe(nearMax);
+    await eventually(
+      async () =>
+        received.find((r) => r.type === 'OUTGOING_PAYMENT.FAILED' && r.data.id === ex.json.transactionId),
+      30_000,
+    );
+    await reconcile();
+  });
+
   it('pays the sandbox UMA receivers: $success.eur / $success.mxn / $success.usd complete, $pending.long.usd completes later, $fail.compliance.usd fails', async () => {
     const c = await api('POST', '/customers', {
       customerType: 'INDIVIDUAL',

@@ -304,6 +304,27 @@ describe('transfers through the real processes', () => {
     ).toEqual([]);
   });
 
+  it('a transfer-in the ledger cannot credit (the balance would pass the maximum) fails with CREDIT_REFUSED instead of staying PROCESSING', async () => {
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, {
+      amount: 1,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    const before = await balance();
+    const r = await api('POST', '/transfer-in', {
+      source: { accountId: await external('12345678880') },
+      destination: { accountId: usdAccount },
+      amount: 9_000_000_000_000_000,
+    });
+    expect(r.status, r.text).toBe(201);
+    const failed = await statusOf(r.json.id, 'FAILED');
+    expect(failed).toMatchObject({ failureReason: 'OFFRAMP_FAILED', failureDetail: 'CREDIT_REFUSED' });
+    expect(await balance()).toBe(before);
+    await eventually(
+      async () => received.find((x) => x.type === 'INCOMING_PAYMENT.FAILED' && x.data.id === r.json.id),
+      30_000,
+    );
+  });
+
   it('concurrent transfers never overdraw (the ledger refuses the excess, nothing is created for them) and the ledger reconciles', async () => {
     const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, {
       amount: 10_000,

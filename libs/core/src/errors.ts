@@ -37,12 +37,35 @@ export class DomainError extends Error {
 }
 
 export function isDomainError(e: unknown): e is DomainError {
-  return e instanceof DomainError || (typeof e === 'object' && e !== null && (e as { name?: string }).name === 'DomainError');
+  return (
+    e instanceof DomainError ||
+    (typeof e === 'object' && e !== null && (e as { name?: string }).name === 'DomainError')
+  );
+}
+
+/** Error kinds worth retrying: the other service (or the database) may answer next time. */
+const TRANSIENT_KINDS: ReadonlySet<string> = new Set([
+  'UNAVAILABLE',
+  'DEADLINE_EXCEEDED',
+  'INTERNAL',
+  'UNKNOWN',
+  'ABORTED',
+  'RESOURCE_EXHAUSTED',
+]);
+
+/**
+ * A refusal the same call will meet again (a DomainError of a non-transient kind:
+ * the other side said no), as opposed to an outage or a conflict worth retrying.
+ * Jobs use it to fail a payment instead of retrying it forever.
+ */
+export function isPermanentRefusal(e: unknown): e is DomainError {
+  return isDomainError(e) && !TRANSIENT_KINDS.has(e.kind);
 }
 
 /** 400 INVALID_INPUT with field-level errors. */
 export function invalidInput(errors: FieldError[], message?: string): DomainError {
-  const msg = message ?? (errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : 'Invalid input');
+  const msg =
+    message ?? (errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : 'Invalid input');
   return new DomainError('INVALID_ARGUMENT', 'INVALID_INPUT', msg, { errors });
 }
 
@@ -52,7 +75,11 @@ export function invalidInput(errors: FieldError[], message?: string): DomainErro
  * live in one place.
  */
 export function defineErrors<const T extends Record<string, ErrorKind>>(table: T) {
-  return function fail(code: keyof T & string, message: string, details?: Record<string, unknown>): DomainError {
+  return function fail(
+    code: keyof T & string,
+    message: string,
+    details?: Record<string, unknown>,
+  ): DomainError {
     return new DomainError(table[code]!, code, message, details);
   };
 }

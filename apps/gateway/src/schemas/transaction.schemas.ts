@@ -115,7 +115,7 @@ export const Transaction = Type.Object(
     failureDetail: Type.Optional(
       Type.String({
         description:
-          'Sluice extension, finer than failureReason: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, EXECUTION_FAILED, REJECTED_BY_BANK, TIMED_OUT, COMPLIANCE_CHECK_FAILED, RETURNED_BY_BANK, USER_CANCELLED, PAYOUT_FAILED',
+          'Sluice extension, finer than failureReason: INSUFFICIENT_FUNDS, ACCOUNT_CLOSED, EXECUTION_FAILED, REJECTED_BY_BANK, TIMED_OUT, COMPLIANCE_CHECK_FAILED, RETURNED_BY_BANK, USER_CANCELLED, PAYOUT_FAILED, CREDIT_REFUSED (the receiving account could not be credited, e.g. its balance would exceed the maximum)',
       }),
     ),
     settledAt: Type.Optional(Timestamp),

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { invalidInput, newId, type Clock } from '@sluice/core';
+import { invalidInput, isPermanentRefusal, newId, type Clock } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { isUniqueViolation, transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import { fail } from '../domain/errors.js';
 import type { PaymentRail } from '../domain/payment-rail.js';
-import { newReference, type Transaction } from '../domain/transaction.js';
+import { failureReasonFor, newReference, type Transaction } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import { TransactionRepository } from '../store/transaction.repository.js';
 import type { Environment } from './receiver-lookups.service.js';
@@ -265,15 +265,30 @@ export class IncomingService {
       return this.deps.transfers.move(em, cur, 'PROCESSING');
     });
     if (t.type !== 'INCOMING' || t.status !== 'PROCESSING') return t;
-    await this.deps.ledger.creditFromOutside({
-      platformId,
-      entryId: `incoming:${t.id.slice('Transaction:'.length)}`,
-      accountId: t.destination.accountId!,
-      amount: t.receivedAmount,
-      currency: t.destination.currency,
-      kind: 'INCOMING_PAYMENT',
-      description: `Incoming UMA payment from ${t.source.umaAddress ?? 'a sender'}`,
-    });
+    try {
+      await this.deps.ledger.creditFromOutside({
+        platformId,
+        entryId: `incoming:${t.id.slice('Transaction:'.length)}`,
+        accountId: t.destination.accountId!,
+        amount: t.receivedAmount,
+        currency: t.destination.currency,
+        kind: 'INCOMING_PAYMENT',
+        description: `Incoming UMA payment from ${t.source.umaAddress ?? 'a sender'}`,
+      });
+    } catch (err) {
+      // Refused for good (e.g. BALANCE_LIMIT_EXCEEDED): the payment fails (returned to the sender)
+      // instead of staying PROCESSING while its job retries in vain. Outages still retry.
+      if (!isPermanentRefusal(err)) throw err;
+      this.deps.logger.warn({ transactionId, code: err.code }, 'incoming payment credit refused');
+      return transactional(this.orm, async (em) => {
+        const cur = await this.repo.get(em, platformId, transactionId, true);
+        if (!cur || cur.status !== 'PROCESSING') return cur ?? t;
+        return this.deps.transfers.move(em, cur, 'FAILED', {
+          failureReason: failureReasonFor('INCOMING', 'CREDIT_REFUSED'),
+          failureDetail: 'CREDIT_REFUSED',
+        });
+      });
+    }
     t = await transactional(this.orm, async (em) => {
       const cur = await this.repo.get(em, platformId, transactionId, true);
       if (!cur || cur.status !== 'PROCESSING') return cur ?? t;

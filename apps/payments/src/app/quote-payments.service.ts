@@ -1,4 +1,4 @@
-import type { Clock } from '@sluice/core';
+import { isPermanentRefusal, type Clock, type DomainError } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { RailPayment } from '../domain/payment-rail.js';
@@ -146,7 +146,22 @@ export class QuotePaymentsService {
     }
     const payee = payeeOf(q);
     if (payee.kind === 'INTERNAL') {
-      await this.capture(q, funding, payee);
+      try {
+        await this.capture(q, funding, payee);
+      } catch (err) {
+        if (!(err instanceof CaptureRefused)) throw err;
+        // The payee cannot be credited (e.g. its balance would exceed the maximum): nothing was
+        // captured, so the payer's funds are released (hold voided; real-time funds refunded) and
+        // the payment fails instead of its safety-net job retrying in vain.
+        this.deps.logger.warn({ transactionId, code: err.refusal.code }, 'quote payment credit refused');
+        await this.release(q, funding);
+        return transactional(this.orm, async (em) => {
+          const cur = await this.transactions.get(em, platformId, transactionId, true);
+          if (!cur || cur.status !== 'PENDING') return cur ?? t;
+          await this.submitted(em, cur);
+          return this.failed(em, cur, funding, environment, 'CREDIT_REFUSED');
+        });
+      }
       return transactional(this.orm, async (em) => {
         const cur = await this.transactions.get(em, platformId, transactionId, true);
         if (!cur || cur.status !== 'PENDING') return cur ?? t;
@@ -314,19 +329,31 @@ export class QuotePaymentsService {
     await this.deps.ledger.voidHold({ platformId: q.platformId, holdId, voidId: `${holdId}:void` });
   }
 
-  /** Takes the payer's money (posts the hold to CLEARING) and books the conversion and delivery. */
+  /**
+   * Books the conversion and delivery, then takes the payer's money (posts the hold to CLEARING).
+   * The capture entry goes first: it is the step the ledger may refuse for good (an internal payee
+   * whose balance would exceed the maximum), and refused first it leaves the payer's hold unposted,
+   * so the payment fails with the hold voided (`CaptureRefused`). Between the two calls CLEARING is
+   * short by T (system accounts have no running totals to guard); both ids are fixed, so a re-run
+   * job or request completes the pair.
+   */
   private async capture(q: Quote, funding: QuoteFunding, payee: QuotePayee): Promise<void> {
     const base = quoteEntries.base(q.id);
+    try {
+      await this.deps.ledger.postEntry({
+        platformId: q.platformId,
+        entryId: `${base}:capture`,
+        lines: quoteEntries.capture(q.amounts, payee),
+        kind: 'QUOTE_CAPTURE',
+        ...(q.description ? { description: q.description } : {}),
+      });
+    } catch (err) {
+      if (isPermanentRefusal(err)) throw new CaptureRefused(err);
+      throw err;
+    }
     if (funding.kind === 'ACCOUNT') {
       await this.deps.ledger.postHold({ platformId: q.platformId, holdId: base, postId: `${base}:post` });
     }
-    await this.deps.ledger.postEntry({
-      platformId: q.platformId,
-      entryId: `${base}:capture`,
-      lines: quoteEntries.capture(q.amounts, payee),
-      kind: 'QUOTE_CAPTURE',
-      ...(q.description ? { description: q.description } : {}),
-    });
   }
 
   private newRefund(t: Transaction, reason: RefundReason): Refund {
@@ -379,5 +406,13 @@ export class QuotePaymentsService {
       },
       em,
     );
+  }
+}
+
+/** The ledger refused a capture entry for good (the payee cannot be credited); nothing was captured. */
+class CaptureRefused extends Error {
+  constructor(readonly refusal: DomainError) {
+    super(`capture refused: ${refusal.code}`);
+    this.name = 'CaptureRefused';
   }
 }

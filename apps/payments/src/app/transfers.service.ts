@@ -3,7 +3,7 @@ import {
   decodeCursor,
   encodeCursor,
   invalidInput,
-  isDomainError,
+  isPermanentRefusal,
   newId,
   pageSize,
   type Clock,
@@ -104,7 +104,7 @@ export class TransfersService {
         await this.advance(job.payload.platformId, job.payload.transactionId, job.payload.environment);
       } catch (err) {
         // A refused hold removed the transfer (or it is gone): nothing left to do. Transient errors retry.
-        if (isDomainError(err) && !TRANSIENT.has(err.kind)) return;
+        if (isPermanentRefusal(err)) return;
         throw err;
       }
     });
@@ -412,8 +412,7 @@ export class TransfersService {
           ...(t.description ? { description: t.description } : {}),
         });
       } catch (err) {
-        if (isDomainError(err) && !TRANSIENT.has(err.kind))
-          await this.repo.deleteCreated(this.orm.em.fork(), t.id);
+        if (isPermanentRefusal(err)) await this.repo.deleteCreated(this.orm.em.fork(), t.id);
         throw err;
       }
       await transactional(this.orm, async (em) => {
@@ -511,27 +510,26 @@ export class TransfersService {
         postId: `${t.holdId}:post`,
       });
     } else {
-      await this.deps.ledger.creditFromOutside({
-        platformId: t.platformId,
-        entryId: `transfer-in:${t.id.slice('Transaction:'.length)}`,
-        accountId: t.destination.accountId!,
-        amount: t.receivedAmount,
-        currency: t.destination.currency,
-        kind: 'TRANSFER_IN',
-        ...(t.description ? { description: t.description } : {}),
-      });
+      try {
+        await this.deps.ledger.creditFromOutside({
+          platformId: t.platformId,
+          entryId: `transfer-in:${t.id.slice('Transaction:'.length)}`,
+          accountId: t.destination.accountId!,
+          amount: t.receivedAmount,
+          currency: t.destination.currency,
+          kind: 'TRANSFER_IN',
+          ...(t.description ? { description: t.description } : {}),
+        });
+      } catch (err) {
+        // The ledger refused the credit for good (e.g. BALANCE_LIMIT_EXCEEDED): the transfer fails
+        // rather than retrying until its job dies and leaving it PROCESSING. Outages still retry.
+        if (!isPermanentRefusal(err)) throw err;
+        this.deps.logger.warn({ transactionId: t.id, code: err.code }, 'transfer-in credit refused');
+        await this.failed(em, t, 'CREDIT_REFUSED');
+        return;
+      }
     }
     await this.move(em, t, 'COMPLETED', { settledAt: this.clock.now() });
     this.deps.logger.info({ transactionId: t.id, type: t.type }, 'transfer settled');
   }
 }
-
-/** Error kinds worth retrying (the other service may answer next time). */
-const TRANSIENT = new Set([
-  'UNAVAILABLE',
-  'DEADLINE_EXCEEDED',
-  'INTERNAL',
-  'UNKNOWN',
-  'ABORTED',
-  'RESOURCE_EXHAUSTED',
-]);

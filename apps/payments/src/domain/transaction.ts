@@ -27,7 +27,9 @@ export type FailureDetail =
   | 'COMPLIANCE_CHECK_FAILED'
   | 'RETURNED_BY_BANK'
   | 'USER_CANCELLED'
-  | 'PAYOUT_FAILED';
+  | 'PAYOUT_FAILED'
+  /** The ledger refused to credit the receiving account (its balance would exceed the maximum, ...). */
+  | 'CREDIT_REFUSED';
 
 /** Why money is being given back (reference Refund.reason). */
 export type RefundReason = 'TRANSACTION_FAILED' | 'USER_CANCELLATION' | 'TIMEOUT';
