@@ -656,7 +656,13 @@ describe('quotes through the real processes', () => {
     expect(r.json).toMatchObject({
       status: 'PENDING',
       source: { sourceType: 'ACCOUNT', accountId: usdAccount, customerId },
-      destination: { destinationType: 'ACCOUNT', accountId: eurExternal, currency: 'EUR' },
+      // The default rail of an EUR_ACCOUNT, shown on the quote.
+      destination: {
+        destinationType: 'ACCOUNT',
+        accountId: eurExternal,
+        currency: 'EUR',
+        paymentRail: 'SEPA_INSTANT',
+      },
       sendingCurrency: { code: 'USD', decimals: 2 },
       receivingCurrency: { code: 'EUR', decimals: 2 },
       totalSendingAmount: 10_000,

@@ -135,6 +135,7 @@ class InProcessAccounts implements AccountsPort, Ledger, InternalAccountTypes, E
       currency: a.currency,
       ...(a.customerId ? { customerId: a.customerId } : {}),
       status: a.status,
+      accountType: a.accountInfo.accountType,
       primaryIdentifier: a.primaryIdentifier,
     };
   }

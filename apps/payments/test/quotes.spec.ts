@@ -116,6 +116,7 @@ function addExternal(
     currency,
     platformId,
     status,
+    accountType: `${currency}_ACCOUNT`,
     primaryIdentifier: identifier,
     ...(owner ? { customerId: owner } : {}),
   });
@@ -377,6 +378,55 @@ describe('UMA destinations', () => {
     expect(quote!.destination!.umaAddress).toBe(`$success.eur@${UMA_DOMAIN}`);
     expect(quote!.lookupId).toBe(l.id);
     expect(quote!.totalReceivingAmount).toBe(9_223n);
+  });
+
+  it('refuses a mandatory payer-data field given as no usable value (a number, an array, an empty object)', async () => {
+    const l = await lookup('success.eur');
+    for (const bad of [5, ['Ada'], {}, true]) {
+      const e = await rejection(
+        client.createQuote(
+          uma('success.eur', { lookupId: l.id, senderCustomerInfoJson: JSON.stringify({ FULL_NAME: bad }) }),
+        ),
+      );
+      expect(e.code).toBe('INVALID_INPUT');
+      expect(fields(e)).toEqual(['senderCustomerInfo.FULL_NAME']);
+      expect((e.details!.errors as { message: string }[])[0]!.message).toMatch(/non-blank string/);
+    }
+  });
+
+  it("destination.paymentRail: one of the account type's rails, the default when absent; refused for internal accounts and other types", async () => {
+    const eur = addExternal('EUR');
+    const byDefault = (await client.createQuote(base({ destinationAccountId: eur }))).quote!;
+    expect(byDefault.destination).toMatchObject({
+      kind: 'ACCOUNT',
+      accountId: eur,
+      paymentRail: 'SEPA_INSTANT',
+    });
+    const sepa = (
+      await client.createQuote(base({ destinationAccountId: eur, destinationPaymentRail: 'SEPA' }))
+    ).quote!;
+    expect(sepa.destination!.paymentRail).toBe('SEPA');
+    expect((await client.getQuote({ platformId, quoteId: sepa.id })).quote!.destination!.paymentRail).toBe(
+      'SEPA',
+    );
+    const before = await quoteCount();
+    const ach = await rejection(
+      client.createQuote(base({ destinationAccountId: eur, destinationPaymentRail: 'ACH' })),
+    );
+    expect(ach.code).toBe('INVALID_INPUT');
+    expect(fields(ach)).toEqual(['destination.paymentRail']);
+    expect((ach.details!.errors as { message: string }[])[0]!.message).toContain('SEPA_INSTANT, SEPA');
+    const unknown = await rejection(
+      client.createQuote(base({ destinationAccountId: eur, destinationPaymentRail: 'TELEGRAPH' })),
+    );
+    expect(fields(unknown)).toEqual(['destination.paymentRail']);
+    const internal = await rejection(
+      client.createQuote(
+        base({ destinationAccountId: addInternal('EUR', otherCustomerId), destinationPaymentRail: 'SEPA' }),
+      ),
+    );
+    expect(fields(internal)).toEqual(['destination.paymentRail']);
+    expect(await quoteCount()).toBe(before);
   });
 
   it('names every missing field (compliance receiver needs BIRTH_DATE too)', async () => {

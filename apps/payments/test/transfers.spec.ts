@@ -85,6 +85,7 @@ function addExternal(
     currency,
     platformId,
     status,
+    accountType: `${currency}_ACCOUNT`,
     primaryIdentifier: identifier,
     ...(owner ? { customerId: owner } : {}),
   });

@@ -283,6 +283,63 @@ describe('POST /quotes', () => {
     expect(calls).toEqual([]);
   });
 
+  it.each<[string, Record<string, unknown>, string[]]>([
+    [
+      'an ACCOUNT source with a currency',
+      { ...ok, source: { sourceType: 'ACCOUNT', accountId: INTERNAL, currency: 'EUR' } },
+      ['source.currency'],
+    ],
+    [
+      'a REALTIME_FUNDING source with an account',
+      { ...ok, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', accountId: INTERNAL } },
+      ['source.accountId'],
+    ],
+    [
+      'an ACCOUNT destination with a UMA address and a currency',
+      {
+        ...ok,
+        destination: {
+          destinationType: 'ACCOUNT',
+          accountId: EXTERNAL,
+          umaAddress: '$a@b.c',
+          currency: 'MXN',
+        },
+      },
+      ['destination.umaAddress', 'destination.currency'],
+    ],
+    [
+      'a UMA destination with a payment rail',
+      {
+        ...ok,
+        destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$a@b.c', paymentRail: 'ACH' },
+      },
+      ['destination.paymentRail'],
+    ],
+    [
+      'an unknown payment rail',
+      {
+        ...ok,
+        destination: { destinationType: 'ACCOUNT', accountId: EXTERNAL, paymentRail: 'CARRIER_PIGEON' },
+      },
+      ['destination.paymentRail'],
+    ],
+  ])('refuses %s (fields of another type are not ignored), naming each', async (_n, body, fields) => {
+    const res = await post('/quotes', body);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().code).toBe('INVALID_INPUT');
+    for (const f of fields) expect(JSON.stringify(res.json().details), f).toContain(`"${f}"`);
+    expect(calls).toEqual([]);
+  });
+
+  it('forwards destination.paymentRail and shows the rail of the quote', async () => {
+    const res = await post('/quotes', {
+      ...ok,
+      destination: { destinationType: 'ACCOUNT', accountId: EXTERNAL, paymentRail: 'SEPA' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(calls[0]!.req).toMatchObject({ destinationAccountId: EXTERNAL, destinationPaymentRail: 'SEPA' });
+  });
+
   it('creates a REALTIME_FUNDING quote: forwards the currency and customer, renders paymentInstructions and transactionId', async () => {
     const res = await post('/quotes', {
       source: {
@@ -408,6 +465,20 @@ describe('POST /quotes/{quoteId}/execute', () => {
         signingRequestId: requestId,
       },
     ]);
+  });
+
+  it('takes no body: none or {} executes, any field is 400 and payments is never called', async () => {
+    const none = await h.app.inject({
+      method: 'POST',
+      url: `${API}/quotes/${QUOTE.id}/execute`,
+      headers: { authorization: auth },
+    });
+    expect(none.statusCode, none.body).toBe(200);
+    calls.length = 0;
+    const extra = await post(`/quotes/${QUOTE.id}/execute`, { amount: 1 });
+    expect(extra.statusCode, extra.body).toBe(400);
+    expect(extra.json().code).toBe('INVALID_INPUT');
+    expect(calls).toEqual([]);
   });
 
   it('renders QUOTE_EXPIRED and INSUFFICIENT_FUNDS as 400, QUOTE_NOT_FOUND as 404', async () => {

@@ -2,7 +2,15 @@ import type { FastifyRequest } from 'fastify';
 import { payments } from '@sluice/contracts';
 import { requireSandbox, type RouteModule } from '../http/types.js';
 import { ErrorBody } from '../schemas/common.js';
-import { Quote, QuoteParams, QuoteRequest, SandboxSendRequest, quoteJson } from '../schemas/quote.schemas.js';
+import { invalidInput } from '@sluice/core';
+import {
+  Quote,
+  QuoteParams,
+  QuoteRequest,
+  SandboxSendRequest,
+  quoteJson,
+  quoteShapeErrors,
+} from '../schemas/quote.schemas.js';
 import { Transaction, transactionJson } from '../schemas/transaction.schemas.js';
 import { SigningChallenge, challengeJson } from '../schemas/wallet-auth.schemas.js';
 
@@ -16,6 +24,18 @@ const errors = {
   503: ErrorBody,
 };
 const TAGS = ['Cross-Currency Transfers'];
+
+/** An operation that takes no body: none, null or `{}`; anything else is refused, not ignored. */
+function noBody(body: unknown): void {
+  if (body === undefined || body === null) return;
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw invalidInput([{ field: 'body', message: 'must be empty (this operation takes no body)' }]);
+  const fields = Object.keys(body);
+  if (fields.length)
+    throw invalidInput(
+      fields.map((field) => ({ field, message: 'is not a field of this request (it takes no body)' })),
+    );
+}
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const v = request.headers[name.toLowerCase()];
@@ -46,6 +66,8 @@ const quotesRoutes: RouteModule = (app, deps) => {
     },
     async (request, reply) => {
       const b = request.body as QuoteRequest;
+      const shape = quoteShapeErrors(b);
+      if (shape.length) throw invalidInput(shape);
       const d = b.destination;
       const { quote } = await client.createQuote({
         platformId: request.platform.id,
@@ -56,6 +78,7 @@ const quotesRoutes: RouteModule = (app, deps) => {
         ...(b.source.customerId !== undefined ? { sourceCustomerId: b.source.customerId } : {}),
         destinationKind: d.destinationType,
         ...(d.accountId !== undefined ? { destinationAccountId: d.accountId } : {}),
+        ...(d.paymentRail !== undefined ? { destinationPaymentRail: d.paymentRail } : {}),
         ...(d.umaAddress !== undefined ? { destinationUmaAddress: d.umaAddress } : {}),
         ...(d.currency !== undefined ? { destinationCurrency: d.currency } : {}),
         lockedCurrencySide: b.lockedCurrencySide,
@@ -106,6 +129,7 @@ const quotesRoutes: RouteModule = (app, deps) => {
     },
     async (request, reply) => {
       const { quoteId } = request.params as { quoteId: string };
+      noBody(request.body);
       const signature = header(request, 'Service-Wallet-Signature');
       const requestId = header(request, 'Request-Id');
       const { quote, signingChallenge } = await client.executeQuote({

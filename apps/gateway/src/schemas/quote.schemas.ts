@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { payments } from '@sluice/contracts';
-import { currencyView } from '@sluice/core';
+import { currencyView, type FieldError } from '@sluice/core';
 import { Currency, Id, Timestamp, iso } from './common.js';
 import { PaymentInstructions, paymentInstructionJson } from './internal-account.schemas.js';
 import { RateDetails, rateDetailsJson } from './transaction.schemas.js';
@@ -45,19 +45,85 @@ const QuoteSource = Type.Object(
   },
 );
 
+/** Reference PaymentRail. */
+const PAYMENT_RAILS = [
+  'ACH',
+  'BANK_TRANSFER',
+  'FAST',
+  'FASTER_PAYMENTS',
+  'FEDNOW',
+  'MOBILE_MONEY',
+  'PAYNOW',
+  'PIX',
+  'RTP',
+  'SEPA',
+  'SEPA_INSTANT',
+  'SPEI',
+  'UPI',
+  'WIRE',
+] as const;
+const PaymentRailField = Type.Union(
+  PAYMENT_RAILS.map((r) => Type.Literal(r)),
+  {
+    description:
+      'ACCOUNT, external accounts: the payout rail, one of those of the account type (USD_ACCOUNT: ACH, WIRE, RTP, FEDNOW; EUR_ACCOUNT: SEPA_INSTANT, SEPA; GBP_ACCOUNT: FASTER_PAYMENTS; MXN_ACCOUNT: SPEI; BRL_ACCOUNT: PIX); absent: the first of those. Not for internal accounts, wallets or UMA addresses',
+  },
+);
+
 const QuoteDestination = Type.Object(
   {
     destinationType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('UMA_ADDRESS')]),
     accountId: Type.Optional(
       Type.String({ description: 'ACCOUNT: an InternalAccount or ExternalAccount id of the platform' }),
     ),
+    paymentRail: Type.Optional(PaymentRailField),
     umaAddress: Type.Optional(Type.String({ description: 'UMA_ADDRESS: the receiver ($name@domain)' })),
     currency: Type.Optional(
       Type.String({ description: "UMA_ADDRESS: receiving currency (default: the receiver's first)" }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'ACCOUNT: accountId (required), paymentRail. UMA_ADDRESS: umaAddress (required), currency',
+  },
 );
+
+/** The fields each source and destination type may carry (the reference's oneOf, by discriminator). */
+const SOURCE_FIELDS: Record<string, readonly string[]> = {
+  ACCOUNT: ['sourceType', 'accountId', 'customerId'],
+  REALTIME_FUNDING: ['sourceType', 'currency', 'customerId', 'cryptoNetwork'],
+};
+const DESTINATION_FIELDS: Record<string, readonly string[]> = {
+  ACCOUNT: ['destinationType', 'accountId', 'paymentRail'],
+  UMA_ADDRESS: ['destinationType', 'umaAddress', 'currency'],
+};
+
+/**
+ * Field errors for source/destination fields that belong to another type than the one
+ * given (e.g. `source.currency` with sourceType ACCOUNT): refused rather than ignored,
+ * so a contradictory request never pays something other than what it says.
+ */
+export function quoteShapeErrors(b: QuoteRequest): FieldError[] {
+  const errors: FieldError[] = [];
+  const check = (
+    name: 'source' | 'destination',
+    obj: Record<string, unknown>,
+    type: string,
+    allowed: readonly string[] | undefined,
+  ) => {
+    for (const key of Object.keys(obj))
+      if (allowed && !allowed.includes(key))
+        errors.push({ field: `${name}.${key}`, message: `is not a field of ${name}Type ${type}` });
+  };
+  check('source', b.source, b.source.sourceType, SOURCE_FIELDS[b.source.sourceType]);
+  check(
+    'destination',
+    b.destination,
+    b.destination.destinationType,
+    DESTINATION_FIELDS[b.destination.destinationType],
+  );
+  return errors;
+}
 
 export const QuoteRequest = Type.Object(
   {
@@ -104,6 +170,7 @@ export const Quote = Type.Object(
     destination: Type.Object({
       destinationType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('UMA_ADDRESS')]),
       accountId: Type.Optional(Type.String()),
+      paymentRail: Type.Optional(Type.String({ description: 'external accounts: the payout rail used' })),
       umaAddress: Type.Optional(Type.String()),
       currency: Type.Optional(Type.String()),
     }),
@@ -164,6 +231,7 @@ export function quoteJson(q: payments.Quote): Quote {
     destination: {
       destinationType: dst.kind as Quote['destination']['destinationType'],
       ...(dst.accountId ? { accountId: dst.accountId } : {}),
+      ...(dst.paymentRail ? { paymentRail: dst.paymentRail } : {}),
       ...(dst.umaAddress ? { umaAddress: dst.umaAddress } : {}),
       currency: dst.currency,
     },

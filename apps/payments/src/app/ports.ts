@@ -15,6 +15,8 @@ export interface ExternalAccountInfo {
   customerId?: string;
   currency: string;
   status: 'ACTIVE' | 'PENDING' | 'UNDER_REVIEW' | 'INACTIVE' | 'UNKNOWN';
+  /** accountInfo.accountType: USD_ACCOUNT, EUR_ACCOUNT, SPARK_WALLET, ... (which payout rails apply). */
+  accountType: string;
   /** Account number, IBAN, CLABE, wallet address, pix key, ... (the sandbox suffix is its last 3 digits). */
   primaryIdentifier: string;
 }

@@ -11,8 +11,9 @@ import {
 } from '../domain/pricing.js';
 import type { PurposeOfPayment, Quote } from '../domain/quote.js';
 import { quoteEntries } from '../domain/quote-ledger.js';
+import { payoutRail } from '../domain/payout-rails.js';
 import { REALTIME_FUNDING_CURRENCIES, sandboxFundingInstructions } from '../domain/payment-instructions.js';
-import { missingPayerData, type ReceiverLookup } from '../domain/receiver-lookup.js';
+import { payerDataProblems, type ReceiverLookup } from '../domain/receiver-lookup.js';
 import { newReference, type Transaction, type TransactionEndpoint } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import { QuoteRepository } from '../store/quote.repository.js';
@@ -35,7 +36,8 @@ export interface CreateQuoteRequest {
     | { kind: 'ACCOUNT'; accountId: string; customerId?: string }
     | { kind: 'REALTIME_FUNDING'; currency: string; customerId?: string };
   destination:
-    { kind: 'ACCOUNT'; accountId: string } | { kind: 'UMA_ADDRESS'; umaAddress: string; currency?: string };
+    | { kind: 'ACCOUNT'; accountId: string; paymentRail?: string }
+    | { kind: 'UMA_ADDRESS'; umaAddress: string; currency?: string };
   lockedCurrencySide: LockedCurrencySide;
   lockedCurrencyAmount: bigint;
   lookupId?: string;
@@ -188,12 +190,15 @@ export class QuotesService {
     }
     const { destination, lookup, counterpartyInformation } = await this.destinationOf(req, payer);
     if (lookup) {
-      const missing = missingPayerData(lookup, req.senderCustomerInfo);
-      if (missing.length) {
+      const problems = payerDataProblems(lookup, req.senderCustomerInfo);
+      if (problems.length) {
         throw invalidInput(
-          missing.map((name) => ({
+          problems.map(({ name, problem }) => ({
             field: `senderCustomerInfo.${name}`,
-            message: 'is required by the receiver (requiredPayerDataFields of the lookup)',
+            message:
+              problem === 'missing'
+                ? 'is required by the receiver (requiredPayerDataFields of the lookup)'
+                : 'must be a non-blank string (or an object for a structured field such as ADDRESS)',
           })),
         );
       }
@@ -672,6 +677,15 @@ export class QuotesService {
       this.checkLookupCustomer(lookup, customerId);
     }
     if (d.accountId.startsWith('InternalAccount:')) {
+      if (d.paymentRail !== undefined) {
+        throw invalidInput([
+          {
+            field: 'destination.paymentRail',
+            message:
+              'applies to external accounts only (a payment to an internal account is booked in the ledger)',
+          },
+        ]);
+      }
       const account = await this.deps.accounts.getInternalAccount(req.platformId, d.accountId);
       if (account.id === payer.endpoint.accountId) {
         throw invalidInput([
@@ -700,8 +714,15 @@ export class QuotesService {
         },
       ]);
     }
+    const { rail, error } = payoutRail(account.accountType, d.paymentRail);
+    if (error) throw invalidInput([{ field: 'destination.paymentRail', message: error }]);
     return {
-      destination: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency },
+      destination: {
+        kind: 'ACCOUNT',
+        accountId: account.id,
+        currency: account.currency,
+        ...(rail ? { paymentRail: rail } : {}),
+      },
       ...(lookup ? { lookup } : {}),
       counterpartyInformation: {},
     };

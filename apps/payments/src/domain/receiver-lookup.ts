@@ -49,16 +49,37 @@ export function currencyPreferences(
   });
 }
 
-/** Mandatory payer-data fields missing from `senderCustomerInfo` (for quote creation). */
+/** A mandatory payer-data field absent (or blank), or given as no usable value. */
+export interface PayerDataProblem {
+  name: string;
+  problem: 'missing' | 'not-a-value';
+}
+
+/**
+ * What is wrong with the mandatory payer-data fields of `senderCustomerInfo` (for quote
+ * creation): each one absent or blank, or given as something other than a non-blank string
+ * (or, for a structured field such as ADDRESS, a non-empty object).
+ */
+export function payerDataProblems(
+  lookup: Pick<ReceiverLookup, 'requiredPayerDataFields'>,
+  info: Record<string, unknown> | undefined,
+): PayerDataProblem[] {
+  return lookup.requiredPayerDataFields
+    .filter((f) => f.mandatory)
+    .flatMap(({ name }): PayerDataProblem[] => {
+      const v = info?.[name];
+      if (v === undefined || v === null || (typeof v === 'string' && v.trim() === ''))
+        return [{ name, problem: 'missing' }];
+      if (typeof v === 'string') return [];
+      if (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) return [];
+      return [{ name, problem: 'not-a-value' }];
+    });
+}
+
+/** Mandatory payer-data fields missing from `senderCustomerInfo` or not given as a value. */
 export function missingPayerData(
   lookup: Pick<ReceiverLookup, 'requiredPayerDataFields'>,
   info: Record<string, unknown> | undefined,
 ): string[] {
-  return lookup.requiredPayerDataFields
-    .filter((f) => f.mandatory)
-    .map((f) => f.name)
-    .filter((name) => {
-      const v = info?.[name];
-      return v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
-    });
+  return payerDataProblems(lookup, info).map((p) => p.name);
 }

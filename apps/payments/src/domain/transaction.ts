@@ -9,6 +9,8 @@ export interface TransactionEndpoint {
   accountId?: string;
   umaAddress?: string;
   currency: string;
+  /** The payout rail of an external-account destination (domain/payout-rails.ts). */
+  paymentRail?: string;
 }
 
 /**

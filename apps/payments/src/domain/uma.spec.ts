@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { missingPayerData } from './receiver-lookup.js';
+import { missingPayerData, payerDataProblems } from './receiver-lookup.js';
 import { parseUmaAddress, SandboxUmaCounterparty, SANDBOX_RECEIVER_LOCAL_PARTS } from './uma.js';
 import { pageUmaProviders, SandboxUmaProviderDirectory } from './uma-providers.js';
 
@@ -61,6 +61,13 @@ describe('payer data', () => {
     expect(missingPayerData(lookup, undefined)).toEqual(['FULL_NAME', 'BIRTH_DATE']);
     expect(missingPayerData(lookup, { FULL_NAME: '  ', BIRTH_DATE: '1990-01-01' })).toEqual(['FULL_NAME']);
     expect(missingPayerData(lookup, { FULL_NAME: 'Ada', BIRTH_DATE: '1990-01-01' })).toEqual([]);
+    // A number, a boolean, an array or an empty object is no value for a mandatory field.
+    for (const bad of [5, true, ['Ada'], {}])
+      expect(payerDataProblems(lookup, { FULL_NAME: bad, BIRTH_DATE: '1990-01-01' })).toEqual([
+        { name: 'FULL_NAME', problem: 'not-a-value' },
+      ]);
+    // A structured field may be an object.
+    expect(payerDataProblems(lookup, { FULL_NAME: { first: 'Ada' }, BIRTH_DATE: '1990-01-01' })).toEqual([]);
   });
 });
 

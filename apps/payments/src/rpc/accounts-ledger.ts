@@ -64,6 +64,7 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
       currency: account!.currency,
       ...(account!.customerId ? { customerId: account!.customerId } : {}),
       status: STATUS[account!.status] ?? 'UNKNOWN',
+      accountType: account!.accountInfo?.accountType ?? '',
       primaryIdentifier: account!.primaryIdentifier,
     };
   }

@@ -11,6 +11,7 @@ import type {
   SigningChallenge,
 } from '../app/quotes.service.js';
 import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
+import { PAYMENT_RAILS, type PaymentRailName } from '../domain/payout-rails.js';
 import { toDecimalString } from '../domain/ratio.js';
 import { Checks } from './checks.js';
 import { environmentFromPb } from './payments.mapper.js';
@@ -80,10 +81,17 @@ function parseCreate(req: pb.CreateQuoteRequest): CreateQuoteRequest {
   let destination: CreateQuoteRequest['destination'] | undefined;
   if (req.destinationKind === 'ACCOUNT') {
     const id = req.destinationAccountId ?? '';
+    const rail = req.destinationPaymentRail;
+    if (rail !== undefined && !PAYMENT_RAILS.includes(rail as PaymentRailName)) {
+      add('destination.paymentRail', `must be one of ${PAYMENT_RAILS.join(', ')}`);
+    }
     if (!isId(id, 'InternalAccount') && !isId(id, 'ExternalAccount')) {
       add('destination.accountId', 'must be an InternalAccount or ExternalAccount id');
-    } else destination = { kind: 'ACCOUNT', accountId: id };
+    } else
+      destination = { kind: 'ACCOUNT', accountId: id, ...(rail !== undefined ? { paymentRail: rail } : {}) };
   } else if (req.destinationKind === 'UMA_ADDRESS') {
+    if (req.destinationPaymentRail !== undefined)
+      add('destination.paymentRail', 'is not a field of destinationType UMA_ADDRESS');
     const uma = req.destinationUmaAddress ?? '';
     if (!/^\$[^@\s]+@[^@\s]+\.[^@\s]+$/.test(uma)) {
       add('destination.umaAddress', 'must be a UMA address ($name@domain)');

@@ -32,6 +32,7 @@ export function transactionToPb(t: Transaction): pb.Transaction {
     ...(e.accountId ? { accountId: e.accountId } : {}),
     ...(e.umaAddress ? { umaAddress: e.umaAddress } : {}),
     currency: e.currency,
+    ...(e.paymentRail ? { paymentRail: e.paymentRail } : {}),
   });
   return {
     id: t.id,
