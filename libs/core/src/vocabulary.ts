@@ -75,6 +75,40 @@ export const MONTHLY_TRANSACTION_VOLUMES = [
 
 export const TRANSACTION_TYPES = ['INCOMING', 'OUTGOING'] as const;
 
+/** The purposes of payment the API accepts (public PurposeOfPayment). */
+export const PURPOSES_OF_PAYMENT = [
+  'GIFT',
+  'SELF',
+  'GOODS_OR_SERVICES',
+  'EDUCATION',
+  'HEALTH_OR_MEDICAL',
+  'REAL_ESTATE_PURCHASE',
+  'TAX_PAYMENT',
+  'LOAN_PAYMENT',
+  'UTILITY_BILL',
+  'DONATION',
+  'TRAVEL',
+  'OTHER',
+] as const;
+
+/** Payment rails (public PaymentRail): the network a payout to a bank account moves on. */
+export const PAYMENT_RAILS = [
+  'ACH',
+  'BANK_TRANSFER',
+  'FAST',
+  'FASTER_PAYMENTS',
+  'FEDNOW',
+  'MOBILE_MONEY',
+  'PAYNOW',
+  'PIX',
+  'RTP',
+  'SEPA',
+  'SEPA_INSTANT',
+  'SPEI',
+  'UPI',
+  'WIRE',
+] as const;
+
 /** Names of customer/counterparty information fields (REST CustomerInfoFieldName). */
 export const CUSTOMER_INFO_FIELDS = [
   'FULL_NAME',

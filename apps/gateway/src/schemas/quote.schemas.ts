@@ -1,24 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { payments } from '@sluice/contracts';
-import { currencyView, type FieldError } from '@sluice/core';
+import { currencyView, PAYMENT_RAILS, PURPOSES_OF_PAYMENT, type FieldError } from '@sluice/core';
 import { Currency, Id, Timestamp, iso } from './common.js';
 import { PaymentInstructions, paymentInstructionJson } from './internal-account.schemas.js';
 import { RateDetails, rateDetailsJson } from './transaction.schemas.js';
-
-const PURPOSES = [
-  'GIFT',
-  'SELF',
-  'GOODS_OR_SERVICES',
-  'EDUCATION',
-  'HEALTH_OR_MEDICAL',
-  'REAL_ESTATE_PURCHASE',
-  'TAX_PAYMENT',
-  'LOAN_PAYMENT',
-  'UTILITY_BILL',
-  'DONATION',
-  'TRAVEL',
-  'OTHER',
-] as const;
 
 const QuoteSource = Type.Object(
   {
@@ -45,23 +30,6 @@ const QuoteSource = Type.Object(
   },
 );
 
-/** Reference PaymentRail. */
-const PAYMENT_RAILS = [
-  'ACH',
-  'BANK_TRANSFER',
-  'FAST',
-  'FASTER_PAYMENTS',
-  'FEDNOW',
-  'MOBILE_MONEY',
-  'PAYNOW',
-  'PIX',
-  'RTP',
-  'SEPA',
-  'SEPA_INSTANT',
-  'SPEI',
-  'UPI',
-  'WIRE',
-] as const;
 const PaymentRailField = Type.Union(
   PAYMENT_RAILS.map((r) => Type.Literal(r)),
   {
@@ -140,7 +108,7 @@ export const QuoteRequest = Type.Object(
     }),
     immediatelyExecute: Type.Optional(Type.Boolean({ default: false })),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
-    purposeOfPayment: Type.Optional(Type.Union(PURPOSES.map((p) => Type.Literal(p)))),
+    purposeOfPayment: Type.Optional(Type.Union(PURPOSES_OF_PAYMENT.map((p) => Type.Literal(p)))),
     senderCustomerInfo: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
         description: 'Every mandatory requiredPayerDataFields entry of the lookup, by field name',

@@ -1,3 +1,5 @@
+import { PAYMENT_RAILS } from '@sluice/core';
+
 /**
  * Payout rails of external-account destinations (reference PaymentRail). A quote to an
  * external account may name `destination.paymentRail`; it must be one of the rails of the
@@ -5,22 +7,7 @@
  * quote. Wallet and Lightning destinations move on their own networks, not on a PaymentRail;
  * internal accounts are booked in the ledger.
  */
-export const PAYMENT_RAILS = [
-  'ACH',
-  'BANK_TRANSFER',
-  'FAST',
-  'FASTER_PAYMENTS',
-  'FEDNOW',
-  'MOBILE_MONEY',
-  'PAYNOW',
-  'PIX',
-  'RTP',
-  'SEPA',
-  'SEPA_INSTANT',
-  'SPEI',
-  'UPI',
-  'WIRE',
-] as const;
+export { PAYMENT_RAILS };
 export type PaymentRailName = (typeof PAYMENT_RAILS)[number];
 
 /** The rails each external account type is paid out on; the first is the default. */

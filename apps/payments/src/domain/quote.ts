@@ -1,23 +1,11 @@
+import { PURPOSES_OF_PAYMENT } from '@sluice/core';
 import type { PaymentInstruction } from './payment-instructions.js';
 import type { QuoteAmounts } from './pricing.js';
 import type { QuoteStatus } from './state-machines.js';
 import type { TransactionEndpoint } from './transaction.js';
 
-/** The purposes of payment the API accepts (public PurposeOfPayment). */
-export const PURPOSES_OF_PAYMENT = [
-  'GIFT',
-  'SELF',
-  'GOODS_OR_SERVICES',
-  'EDUCATION',
-  'HEALTH_OR_MEDICAL',
-  'REAL_ESTATE_PURCHASE',
-  'TAX_PAYMENT',
-  'LOAN_PAYMENT',
-  'UTILITY_BILL',
-  'DONATION',
-  'TRAVEL',
-  'OTHER',
-] as const;
+/** The purposes of payment the API accepts (public PurposeOfPayment; one vocabulary in core). */
+export { PURPOSES_OF_PAYMENT };
 export type PurposeOfPayment = (typeof PURPOSES_OF_PAYMENT)[number];
 
 /**
