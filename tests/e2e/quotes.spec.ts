@@ -139,6 +139,7 @@ describe('quotes through the real processes', () => {
       quoteId: q.json.id,
       sentAmount: { amount: total, currency: { code: 'USD' } },
       receivedAmount: { amount: 20_000, currency: { code: 'EUR' } },
+      destination: { destinationType: 'ACCOUNT', accountId: eurExternal, paymentRail: 'SEPA_INSTANT' },
     });
     const hook = await eventually(
       async () =>

@@ -69,6 +69,9 @@ const TransactionDestination = Type.Object(
   {
     destinationType: Type.Union([Type.Literal('ACCOUNT'), Type.Literal('UMA_ADDRESS')]),
     accountId: Type.Optional(Type.String()),
+    paymentRail: Type.Optional(
+      Type.String({ description: 'a quote payout to an external account: its rail' }),
+    ),
     umaAddress: Type.Optional(Type.String()),
     currency: Type.String(),
   },
@@ -203,6 +206,7 @@ export function transactionJson(t: payments.Transaction): Transaction {
     destination: {
       destinationType: dst.kind as Transaction['destination']['destinationType'],
       ...(dst.accountId ? { accountId: dst.accountId } : {}),
+      ...(dst.paymentRail ? { paymentRail: dst.paymentRail } : {}),
       ...(dst.umaAddress ? { umaAddress: dst.umaAddress } : {}),
       currency: dst.currency,
     },

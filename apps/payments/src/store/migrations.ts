@@ -205,6 +205,13 @@ class QuoteSourceWalletMigration extends Migration {
   }
 }
 
+/** The payout rail of a quote payment to an external account (domain/payout-rails.ts; NULL otherwise). */
+class TransactionPaymentRailMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE transactions ADD COLUMN destination_payment_rail text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -215,4 +222,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0006_quote_signing_request', class: QuoteSigningRequestMigration },
   { name: '0007_quote_payments', class: QuotePaymentsMigration },
   { name: '0008_quote_source_wallet', class: QuoteSourceWalletMigration },
+  { name: '0009_transaction_payment_rail', class: TransactionPaymentRailMigration },
 ];

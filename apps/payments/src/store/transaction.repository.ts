@@ -17,6 +17,7 @@ interface Row {
   destination_account_id: string | null;
   destination_uma_address: string | null;
   destination_currency: string;
+  destination_payment_rail: string | null;
   customer_id: string | null;
   platform_customer_id: string | null;
   sent_amount: string;
@@ -102,12 +103,15 @@ function fromRow(r: Row): Transaction {
     type: r.type,
     status: r.status,
     source: endpoint(r.source_kind, r.source_account_id, r.source_uma_address, r.source_currency),
-    destination: endpoint(
-      r.destination_kind,
-      r.destination_account_id,
-      r.destination_uma_address,
-      r.destination_currency,
-    ),
+    destination: {
+      ...endpoint(
+        r.destination_kind,
+        r.destination_account_id,
+        r.destination_uma_address,
+        r.destination_currency,
+      ),
+      ...(r.destination_payment_rail ? { paymentRail: r.destination_payment_rail } : {}),
+    },
     ...(r.customer_id ? { customerId: r.customer_id } : {}),
     ...(r.platform_customer_id ? { platformCustomerId: r.platform_customer_id } : {}),
     sentAmount: BigInt(r.sent_amount),
@@ -161,8 +165,8 @@ export class TransactionRepository {
         source_currency, destination_kind, destination_account_id, destination_uma_address, destination_currency,
         customer_id, platform_customer_id, sent_amount, received_amount, fees, reference, description,
         failure_reason, failure_detail, counterparty_information, quote_id, request_key, hold_id, counterparty_identifier, settled_at,
-        exchange_rate, rate_details, refund, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`,
+        exchange_rate, rate_details, refund, created_at, updated_at, destination_payment_rail)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?)`,
       [
         t.id,
         t.platformId,
@@ -196,6 +200,7 @@ export class TransactionRepository {
         refundOut(t.refund),
         t.createdAt,
         t.updatedAt,
+        t.destination.paymentRail ?? null,
       ],
     );
   }
