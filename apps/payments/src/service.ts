@@ -25,7 +25,6 @@ import {
 } from './domain/quote-rail.js';
 import { QuotePaymentsService, type PayoutRails } from './app/quote-payments.service.js';
 import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from './domain/payment-rail.js';
-import { AccountsExternalAccountDirectory } from './rpc/accounts-directory.js';
 import { AccountsLedgerClient, IdentityCustomerDirectory } from './rpc/accounts-ledger.js';
 import { paymentsRpc } from './rpc/payments.rpc.js';
 import { JobScheduler, maxJobConcurrency } from './store/job-scheduler.js';
@@ -90,7 +89,8 @@ const instances = new WeakMap<
   object,
   {
     scheduler: JobScheduler;
-    externalAccounts: AccountsExternalAccountDirectory;
+    /** Accounts reads (also the external-account directory of receiver lookups). */
+    accounts: AccountsPort;
     transfers: TransfersService;
     incoming: IncomingService;
     quotes: QuotesService;
@@ -171,7 +171,6 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
           em,
         );
       });
-      const externalAccounts = new AccountsExternalAccountDirectory(c.ACCOUNTS_GRPC_URL);
       const accountsClient =
         overrides.accounts && overrides.ledger ? undefined : new AccountsLedgerClient(c.ACCOUNTS_GRPC_URL);
       const identityClient = overrides.customers
@@ -221,7 +220,7 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
           clock,
           adapters(c.SANDBOX_UMA_DOMAIN),
           c.LOOKUP_TTL_SECONDS * 1000,
-          externalAccounts,
+          overrides.accounts ?? accountsClient!,
         ),
         adapters: adapters(c.SANDBOX_UMA_DOMAIN),
         fees: new SandboxFeeSchedule(),
@@ -257,7 +256,13 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
         },
       );
       incoming.registerJobs();
-      instances.set(orm, { incoming, scheduler, externalAccounts, transfers, quotes });
+      instances.set(orm, {
+        incoming,
+        scheduler,
+        accounts: overrides.accounts ?? accountsClient!,
+        transfers,
+        quotes,
+      });
       return [
         {
           start: async () => {
@@ -267,7 +272,6 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
           },
           stop: async () => {
             await scheduler.stop();
-            externalAccounts.close();
             accountsClient?.close();
             accountTypes?.close();
             walletSignatures?.close();
@@ -290,7 +294,7 @@ export function createPaymentsService(overrides: PaymentsAdapters = {}): Service
             clock,
             envAdapters,
             c.LOOKUP_TTL_SECONDS * 1000,
-            instances.get(orm)!.externalAccounts,
+            instances.get(orm)!.accounts,
           ),
           adapters: envAdapters,
           fees: new SandboxFeeSchedule(),

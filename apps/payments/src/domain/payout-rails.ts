@@ -1,4 +1,4 @@
-import { PAYMENT_RAILS } from '@sluice/core';
+import type { PAYMENT_RAILS } from '@sluice/core';
 
 /**
  * Payout rails of external-account destinations (reference PaymentRail). A quote to an
@@ -7,7 +7,6 @@ import { PAYMENT_RAILS } from '@sluice/core';
  * quote. Wallet and Lightning destinations move on their own networks, not on a PaymentRail;
  * internal accounts are booked in the ledger.
  */
-export { PAYMENT_RAILS };
 export type PaymentRailName = (typeof PAYMENT_RAILS)[number];
 
 /** The rails each external account type is paid out on; the first is the default. */

@@ -1,11 +1,10 @@
-import { PURPOSES_OF_PAYMENT } from '@sluice/core';
+import type { PURPOSES_OF_PAYMENT } from '@sluice/core';
 import type { PaymentInstruction } from './payment-instructions.js';
 import type { QuoteAmounts } from './pricing.js';
 import type { QuoteStatus } from './state-machines.js';
 import type { TransactionEndpoint } from './transaction.js';
 
-/** The purposes of payment the API accepts (public PurposeOfPayment; one vocabulary in core). */
-export { PURPOSES_OF_PAYMENT };
+/** A purpose of payment the API accepts (public PurposeOfPayment; the vocabulary is core's). */
 export type PurposeOfPayment = (typeof PURPOSES_OF_PAYMENT)[number];
 
 /**

@@ -1,6 +1,13 @@
 import { accounts, payments as pb, walletAuth } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { DomainError, isCurrencyCode, isDomainError, isId } from '@sluice/core';
+import {
+  DomainError,
+  isCurrencyCode,
+  isDomainError,
+  isId,
+  PAYMENT_RAILS,
+  PURPOSES_OF_PAYMENT,
+} from '@sluice/core';
 import type { AsyncService } from '@sluice/rpc';
 import type {
   CreateQuoteRequest,
@@ -10,8 +17,8 @@ import type {
   WalletSignatures,
   SigningChallenge,
 } from '../app/quotes.service.js';
-import { PURPOSES_OF_PAYMENT, type PurposeOfPayment, type Quote } from '../domain/quote.js';
-import { PAYMENT_RAILS, type PaymentRailName } from '../domain/payout-rails.js';
+import type { PurposeOfPayment, Quote } from '../domain/quote.js';
+import type { PaymentRailName } from '../domain/payout-rails.js';
 import { toDecimalString } from '../domain/ratio.js';
 import { Checks } from './checks.js';
 import { environmentFromPb } from './payments.mapper.js';
