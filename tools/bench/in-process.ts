@@ -2,93 +2,48 @@
  * The one-process baseline: the same database work as quote-create + execute
  * (and the settlement that follows), without the gateway and the gRPC hops.
  *
- * In this one process, each service keeps its own MikroORM on its own schema,
- * opened and migrated exactly as libs/runtime `startService` does (the spec's
- * schema, entities, EVENT_TABLES_MIGRATION + migrations, DATABASE_POOL_MAX and
- * the other settings from the service's own config schema), its own Outbox
- * and OutboxRelay to NATS:
- *   - payments: QuotesService, QuotePaymentsService, TransfersService,
- *     JobScheduler (settlement jobs run here), ReceiverLookupsService, wired as
- *     the `workers` of apps/payments/src/service.ts wire them;
- *   - accounts: LedgerService, InternalAccountsService, ExternalAccountsService;
- *   - identity: the customer repository (payments' CustomerDirectory reads it).
- * Payments' ports are served by the in-process adapters below, which call the
- * accounts (and identity) app services directly where the gRPC clients of
- * apps/payments/src/rpc would call their RPCs.
+ * Each service is started in this process through its own definition and
+ * composition root (libs/runtime `startService` with `serve: false, consume:
+ * false`): its own MikroORM on its own schema, migrated, its outbox relay to
+ * NATS and its workers (payments' scheduler runs settlement here), built by the
+ * same `compose*` function the deployed process uses. Only the adapters differ:
+ * payments' and accounts' ports to their neighbours are served by the
+ * in-process adapters below, which call the neighbour's app services directly
+ * where the gRPC clients would call their RPCs.
  *
  * Not included (they are not part of the request's database work, or belong to
  * the hops): the gateway's Idempotency-Key rows, its credential check, the
  * gRPC request/response mapping, and the event consumers of other services
  * (webhook-dispatcher deliveries, accounts' identity consumer).
- *
- * ALL the glue between the apps lives in this file, so a change of payments'
- * ports (apps/payments/src/app/ports.ts, the InternalAccountTypes /
- * WalletSignatures interfaces of quotes.service.ts) or of the QuotesService
- * wiring is adapted here only. Written against the ports of commit cd691a6.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '@sluice/config';
 import { isDomainError, systemClock } from '@sluice/core';
-import {
-  connectBus,
-  ensureStreams,
-  EVENT_TABLES_MIGRATION,
-  Outbox,
-  OutboxRelay,
-  type Bus,
-  type Domain,
-} from '@sluice/events';
-import { createLogger, currentContext, withContext, type Logger } from '@sluice/logging';
-import { serviceConfigSchema, type ServiceSpec } from '@sluice/runtime';
-import { migrate, openStore, type MikroORM } from '@sluice/store';
+import { createLogger, currentContext, withContext } from '@sluice/logging';
+import { Lifecycle } from '@sluice/rpc';
+import { startService } from '@sluice/runtime';
 import { dropStreams } from '@sluice/testing';
 // identity
 import { identityService } from '../../apps/identity/src/service.js';
-import { PlatformRepository } from '../../apps/identity/src/store/platform.repository.js';
-import { CustomerRepository } from '../../apps/identity/src/store/customer.repository.js';
+import type { CustomerRepository } from '../../apps/identity/src/store/customer.repository.js';
 // accounts
-import { accountsService } from '../../apps/accounts/src/service.js';
-import { InternalAccountsService } from '../../apps/accounts/src/app/internal-accounts.service.js';
-import { ExternalAccountsService } from '../../apps/accounts/src/app/external-accounts.service.js';
-import { LedgerService } from '../../apps/accounts/src/app/ledger.service.js';
+import { defineAccountsService } from '../../apps/accounts/src/service.js';
+import type { InternalAccountsService } from '../../apps/accounts/src/app/internal-accounts.service.js';
+import type { ExternalAccountsService } from '../../apps/accounts/src/app/external-accounts.service.js';
+import type { LedgerService } from '../../apps/accounts/src/app/ledger.service.js';
 import type { HolderDirectory } from '../../apps/accounts/src/app/holder-directory.js';
-import {
-  ProductionBeneficiaryVerifier,
-  SandboxBeneficiaryVerifier,
-} from '../../apps/accounts/src/domain/beneficiary-verification.js';
 import { validateAccountInfo } from '../../apps/accounts/src/domain/external-account.js';
 // payments
-import { paymentsService } from '../../apps/payments/src/service.js';
+import { definePaymentsService } from '../../apps/payments/src/service.js';
 import type { AccountsPort, CustomerDirectory, Ledger } from '../../apps/payments/src/app/ports.js';
-import {
-  QuotesService,
-  type InternalAccountType,
-  type InternalAccountTypes,
-  type WalletSignatures,
+import type {
+  InternalAccountType,
+  InternalAccountTypes,
+  WalletSignatures,
 } from '../../apps/payments/src/app/quotes.service.js';
-import { TransfersService } from '../../apps/payments/src/app/transfers.service.js';
-import { QuotePaymentsService } from '../../apps/payments/src/app/quote-payments.service.js';
-import {
-  ReceiverLookupsService,
-  type Environment,
-  type EnvironmentAdapters,
-  type ExternalAccountDirectory,
-} from '../../apps/payments/src/app/receiver-lookups.service.js';
-import { JobScheduler } from '../../apps/payments/src/store/job-scheduler.js';
-import {
-  SandboxQuoteRail,
-  SandboxUmaRail,
-  UnconfiguredPayoutRail,
-} from '../../apps/payments/src/domain/quote-rail.js';
-import { SandboxPaymentRail, UnconfiguredPaymentRail } from '../../apps/payments/src/domain/payment-rail.js';
-import {
-  SandboxExchangeRateProvider,
-  UnconfiguredExchangeRateProvider,
-} from '../../apps/payments/src/domain/exchange-rates.js';
-import { SandboxUmaCounterparty, UnconfiguredUmaCounterparty } from '../../apps/payments/src/domain/uma.js';
-import { SandboxFeeSchedule } from '../../apps/payments/src/domain/pricing.js';
+import type { ExternalAccountDirectory } from '../../apps/payments/src/app/receiver-lookups.service.js';
+import type { IncomingDirectory } from '../../apps/payments/src/app/incoming.service.js';
 import { generateCredential } from '../lib/credentials.js';
 import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
 
@@ -211,50 +166,11 @@ const noWalletSignatures: WalletSignatures = {
   verify: () => Promise.reject(new Error('the baseline has no wallet-auth')),
 };
 
-/** As apps/payments/src/service.ts `adapters`: sandbox platforms see the simulated world. */
-function environmentAdapters(umaDomain: string): Record<Environment, EnvironmentAdapters> {
-  return {
-    SANDBOX: { rates: new SandboxExchangeRateProvider(), uma: new SandboxUmaCounterparty(umaDomain) },
-    PRODUCTION: { rates: new UnconfiguredExchangeRateProvider(), uma: new UnconfiguredUmaCounterparty() },
-  };
-}
-
-interface Opened {
-  orm: MikroORM;
-  outbox: Outbox;
-  logger: Logger;
-  config: Record<string, unknown>;
-}
-
-/** A service's store as libs/runtime startService opens it: its config, schema, migrations, outbox, relay. */
-async function openService(
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every service's spec, whatever its config
-  spec: ServiceSpec<any>,
-  env: Record<string, string>,
-  bus: Bus,
-  relays: OutboxRelay[],
-): Promise<Opened> {
-  const config = loadConfig(serviceConfigSchema(spec.name, spec.config), env) as Record<string, unknown>;
-  const logger = createLogger(`${spec.name} (in-process)`, config.LOG_LEVEL as string);
-  const orm = await openStore({
-    databaseUrl: config.DATABASE_URL as string,
-    schema: spec.schema,
-    entities: spec.entities,
-    migrations: [EVENT_TABLES_MIGRATION, ...spec.migrations],
-    poolMax: config.DATABASE_POOL_MAX as number,
-    logger,
-  });
-  await migrate(orm, spec.schema, logger);
-  const relay = new OutboxRelay(orm, bus.js, logger);
-  relay.start();
-  relays.push(relay);
-  return {
-    orm,
-    outbox: new Outbox(config.EVENT_SUBJECT_PREFIX as string, spec.domain as Domain),
-    logger,
-    config,
-  };
-}
+/** The benchmark pays external accounts only: no incoming payment ever looks up a receiver. */
+const noIncomingDirectory: IncomingDirectory = {
+  customerByUmaAddress: () => Promise.reject(new Error('the baseline has no incoming payments')),
+  customerAccount: () => Promise.reject(new Error('the baseline has no incoming payments')),
+};
 
 export async function startInProcessSystem(o: {
   databaseUrl: string;
@@ -273,109 +189,41 @@ export async function startInProcessSystem(o: {
     SANDBOX_TIME_SCALE: String(o.timeScale),
     LOG_LEVEL: o.logLevel,
   };
-  const bus = await connectBus(o.natsUrl, 'sluice-bench-baseline');
-  await ensureStreams(bus.jsm, o.prefix);
-  const relays: OutboxRelay[] = [];
-  const opened: Opened[] = [];
-  let scheduler: JobScheduler | undefined;
+  const life = new Lifecycle(createLogger('bench-baseline', o.logLevel));
   const close = async () => {
-    await scheduler?.stop();
-    for (const r of relays) await r.stop();
-    for (const s of opened) await s.orm.close();
-    await bus.close();
+    await life.shutdown();
     await dropStreams(o.natsUrl, o.prefix).catch(() => undefined);
   };
+  const inProcess = { lifecycle: life, serve: false, consume: false } as const;
   try {
     const clock = systemClock;
-    // identity
-    const identity = await openService(identityService, env, bus, relays);
-    opened.push(identity);
-    const platforms = new PlatformRepository(identity.orm, identity.outbox, clock);
-    const customerRepo = new CustomerRepository(
-      identity.orm,
-      identity.outbox,
-      clock,
-      platforms,
-      identity.config.SANDBOX_UMA_DOMAIN as string,
-    );
+    const identity = (await startService(identityService, env, inProcess)).graph;
+    const customerRepo = identity.customers;
     const customers = new InProcessCustomers(customerRepo);
-    // accounts (as apps/accounts/src/service.ts builds its RPC handlers' services)
-    const acc = await openService(accountsService, env, bus, relays);
-    opened.push(acc);
-    const internalAccounts = new InternalAccountsService(acc.orm, clock);
-    const ledgerService = new LedgerService(acc.orm, clock, acc.outbox);
-    const externalAccounts = new ExternalAccountsService(acc.orm, clock, acc.outbox, customers, {
-      SANDBOX: new SandboxBeneficiaryVerifier(),
-      PRODUCTION: new ProductionBeneficiaryVerifier(),
-    });
+    const acc = (await startService(defineAccountsService({ holders: customers }), env, inProcess)).graph;
+    const internalAccounts = acc.internalAccounts;
+    const externalAccounts = acc.externalAccounts;
+    const ledgerService = acc.ledger;
     const accountsPort = new InProcessAccounts(internalAccounts, externalAccounts, ledgerService);
-    // payments (as the `workers` of apps/payments/src/service.ts wire them)
-    const pay = await openService(
-      paymentsService,
-      o.paymentsPoolMax ? { ...env, DATABASE_POOL_MAX: String(o.paymentsPoolMax) } : env,
-      bus,
-      relays,
-    );
-    opened.push(pay);
-    const c = pay.config;
-    scheduler = new JobScheduler(pay.orm, clock, {
-      timeScale: c.SANDBOX_TIME_SCALE as number,
-      pollMs: c.JOB_POLL_MS as number,
-      leaseMs: c.JOB_LEASE_MS as number,
-      concurrency: c.JOB_CONCURRENCY as number,
-      logger: pay.logger,
-    });
-    const umaDomain = c.SANDBOX_UMA_DOMAIN as string;
-    const lookupTtlMs = (c.LOOKUP_TTL_SECONDS as number) * 1000;
-    const transfers = new TransfersService(pay.orm, clock, {
-      accounts: accountsPort,
-      ledger: accountsPort,
-      customers,
-      rails: { SANDBOX: new SandboxPaymentRail(), PRODUCTION: new UnconfiguredPaymentRail() },
-      scheduler,
-      outbox: pay.outbox,
-      logger: pay.logger,
-    });
-    transfers.registerJobs();
-    const unconfigured = new UnconfiguredPayoutRail();
-    const quotePayments = new QuotePaymentsService(pay.orm, clock, {
-      ledger: accountsPort,
-      transfers,
-      rails: {
-        SANDBOX: { account: new SandboxQuoteRail(), uma: new SandboxUmaRail() },
-        PRODUCTION: { account: unconfigured, uma: unconfigured },
-      },
-      scheduler,
-      logger: pay.logger,
-    });
-    quotePayments.registerJobs();
-    const quotes = new QuotesService(pay.orm, clock, {
-      accountTypes: accountsPort,
-      walletSignatures: noWalletSignatures,
-      accounts: accountsPort,
-      lookups: new ReceiverLookupsService(
-        pay.orm,
-        clock,
-        environmentAdapters(umaDomain),
-        lookupTtlMs,
-        accountsPort,
-      ),
-      adapters: environmentAdapters(umaDomain),
-      fees: new SandboxFeeSchedule(),
-      scheduler,
-      ledger: accountsPort,
-      customers,
-      transfers,
-      quotePayments,
-      ttlMs: (c.QUOTE_TTL_SECONDS as number) * 1000,
-      logger: pay.logger,
-    });
-    quotes.registerJobs();
-    scheduler.start();
+    const pay = (
+      await startService(
+        definePaymentsService({
+          accounts: accountsPort,
+          ledger: accountsPort,
+          customers,
+          accountTypes: accountsPort,
+          walletSignatures: noWalletSignatures,
+          incomingDirectory: noIncomingDirectory,
+        }),
+        o.paymentsPoolMax ? { ...env, DATABASE_POOL_MAX: String(o.paymentsPoolMax) } : env,
+        inProcess,
+      )
+    ).graph;
+    const quotes = pay.quotes;
 
     // The platform, as the stack's bootstrap makes it (identity EnsurePlatformCredential).
     const credential = generateCredential();
-    const { platform } = await platforms.ensureCredential({
+    const { platform } = await identity.platforms.ensureCredential({
       environment: 'SANDBOX',
       tokenId: credential.tokenId,
       clientSecret: credential.clientSecret,

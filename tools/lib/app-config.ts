@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { SERVICE_PORTS, type ServiceName } from '@sluice/config';
-import { serviceConfigSchema, type ServiceSpec } from '@sluice/runtime';
+import { serviceConfigSchema, type ServiceDefinition } from '@sluice/runtime';
 import { APPS, type AppName } from '../stack.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -19,13 +19,13 @@ export interface ConfigVariable {
   constraint?: string;
 }
 
-function isServiceSpec(v: unknown): v is ServiceSpec<TObject> {
+function isServiceDefinition(v: unknown): v is ServiceDefinition<TObject> {
   if (!v || typeof v !== 'object') return false;
   const s = v as Record<string, unknown>;
   return (
     typeof s.name === 'string' &&
     typeof s.schema === 'string' &&
-    typeof s.rpc === 'function' &&
+    typeof s.compose === 'function' &&
     typeof s.config === 'object'
   );
 }
@@ -41,7 +41,7 @@ function isObjectSchema(v: unknown): v is TObject {
 
 /**
  * The full env schema of an app. Backends: `serviceConfigSchema(spec.name,
- * spec.config)` of the ServiceSpec exported by `apps/<app>/src/index.ts`. The
+ * spec.config)` of the service definition exported by `apps/<app>/src/index.ts`. The
  * gateway: the `*ConfigSchema` object its index exports (falling back to
  * `src/config.ts` while the index does not export it yet).
  */
@@ -51,8 +51,8 @@ export async function appConfigSchema(app: AppName, root = ROOT): Promise<TObjec
     ? await import(pathToFileURL(indexFile).href)
     : {};
   if (app !== 'gateway') {
-    const spec = Object.values(mod).find(isServiceSpec);
-    if (!spec) throw new Error(`apps/${app}/src/index.ts exports no ServiceSpec`);
+    const spec = Object.values(mod).find(isServiceDefinition);
+    if (!spec) throw new Error(`apps/${app}/src/index.ts exports no service definition`);
     if (!(spec.name in SERVICE_PORTS))
       throw new Error(`apps/${app}: spec name ${spec.name} has no port in SERVICE_PORTS`);
     return serviceConfigSchema(spec.name as ServiceName, spec.config);

@@ -1,1 +1,2 @@
-export { accountsService } from './service.js';
+export { accountsService, defineAccountsService, type AccountsConfig } from './service.js';
+export { composeAccounts, type AccountsAdapters, type AccountsGraph } from './compose.js';

@@ -1,20 +1,19 @@
 import { Type } from '@sluice/config';
 import { implement } from '@sluice/rpc';
 import { agents } from '@sluice/contracts';
-import type { ServiceSpec } from '@sluice/runtime';
+import { defineService } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
 
 const config = Type.Object({});
 
 /** The agents service: agents, policies, device codes, agent tokens and agent actions. Later issues add its API; today it serves health. */
-export const agentsService: ServiceSpec<typeof config> = {
+export const agentsService = defineService({
   name: 'agents',
   schema: 'agents',
   domain: 'agents',
   config,
-  entities: [],
   migrations,
-  rpc: ({ logger }) => [
-    implement<agents.AgentsServiceServer>(agents.AgentsServiceService, {}, logger, 'sluice.agents.v1.AgentsService'),
-  ],
-};
+  compose: ({ logger }) => ({
+    rpc: [implement<agents.AgentsServiceServer>(agents.AgentsServiceService, {}, logger, 'sluice.agents.v1.AgentsService')],
+  }),
+});

@@ -1,1 +1,2 @@
-export { identityService } from './service.js';
+export { identityService, type IdentityConfig } from './service.js';
+export { composeIdentity, type IdentityGraph } from './compose.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { ManualClock, newId, isDomainError, type DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
@@ -29,7 +29,7 @@ export async function startIdentity(label: string): Promise<Harness> {
   const nats = await natsUrl();
   const clock = new ManualClock('2026-01-10T12:00:00.000Z');
   const svc = await startService(
-    { ...identityService, clock },
+    identityService,
     {
       DATABASE_URL: db.url,
       NATS_URL: nats,
@@ -38,6 +38,7 @@ export async function startIdentity(label: string): Promise<Harness> {
       LOG_LEVEL: 'silent',
       SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
     },
+    { clock },
   );
   const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${svc.port}`);
   const sql = new pg.Client({ connectionString: db.url });
@@ -70,7 +71,7 @@ export interface TestPlatform {
 /** A fresh platform with a bootstrap credential. */
 export async function newPlatform(
   client: IdentityClient,
-  environment: identity.Environment = identity.Environment.SANDBOX,
+  environment: common.Environment = common.Environment.SANDBOX,
   name = `platform-${randomBytes(4).toString('hex')}`,
 ): Promise<TestPlatform> {
   const tokenId = newId('Token');

@@ -1,10 +1,5 @@
-export {
-  paymentsService,
-  createPaymentsService,
-  transfersOf,
-  schedulerOf,
-  type PaymentsAdapters,
-} from './service.js';
+export { paymentsService, definePaymentsService, type PaymentsConfig } from './service.js';
+export { composePayments, type PaymentsAdapters, type PaymentsGraph } from './compose.js';
 export type {
   AccountsPort,
   CustomerDirectory,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { payments as pb } from '@sluice/contracts';
+import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
@@ -13,10 +13,12 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import {
-  createPaymentsService,
+  definePaymentsService,
   type AccountsPort,
   type CustomerDirectory,
   type Ledger,
+  type PaymentsConfig,
+  type PaymentsGraph,
 } from '../src/index.js';
 import type { IncomingDirectory } from '../src/app/incoming.service.js';
 
@@ -24,7 +26,7 @@ import type { IncomingDirectory } from '../src/app/incoming.service.js';
 // and Postgres; identity/accounts replaced by in-memory fakes. Credits are recorded by entry id,
 // so a second credit of the same payment would show up as a second entry id or a wrong balance.
 
-const SANDBOX = pb.Environment.SANDBOX;
+const SANDBOX = common.Environment.SANDBOX;
 const platformId = newId('Platform');
 const otherPlatformId = newId('Platform');
 const customerId = newId('Customer');
@@ -75,7 +77,7 @@ const directory: IncomingDirectory = {
 
 let db: TestDatabase;
 let prefix: string;
-let running: RunningService<Record<string, unknown>>;
+let running: RunningService<PaymentsConfig, PaymentsGraph>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
 let sql: pg.Pool;
 
@@ -83,7 +85,7 @@ beforeAll(async () => {
   db = await createTestDatabase('incoming');
   prefix = testPrefix('incoming');
   running = (await startService(
-    createPaymentsService({
+    definePaymentsService({
       accounts: accountsFake,
       ledger,
       customers: customersFake,
@@ -224,7 +226,7 @@ describe('SandboxReceiveUma below the approval threshold', () => {
     ['receivingCurrencyAmount', { receivingCurrencyAmount: 0n }],
     ['receivingCurrencyAmount', { receivingCurrencyAmount: 9_000_000_000_000_001n }],
     ['requestKey', { requestKey: '' }],
-    ['environment', { environment: pb.Environment.UNSPECIFIED }],
+    ['environment', { environment: common.Environment.UNSPECIFIED }],
   ] as const)('bad input #%# on %s → INVALID_INPUT naming it, nothing created', async (field, over) => {
     const before = await transactionCount();
     const e = await rejection(receive(over as Partial<pb.SandboxReceiveUmaRequest>));
@@ -234,7 +236,7 @@ describe('SandboxReceiveUma below the approval threshold', () => {
   });
 
   it('production platforms have no simulated incoming payments (RAIL_UNAVAILABLE)', async () => {
-    const e = await rejection(receive({ environment: pb.Environment.PRODUCTION }));
+    const e = await rejection(receive({ environment: common.Environment.PRODUCTION }));
     expect(e.code).toBe('RAIL_UNAVAILABLE');
   });
 });

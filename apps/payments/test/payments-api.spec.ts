@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { payments as pb } from '@sluice/contracts';
+import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, ManualClock, newId } from '@sluice/core';
 import { accounts } from '@sluice/contracts';
 import { createLogger } from '@sluice/logging';
 import { createRpcClient, implement, startRpcServer, type PromiseClient, type RpcServer } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { paymentsService } from '../src/index.js';
+import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
 // expiring, platform-scoped), exchange rates and the UMA provider directory.
@@ -16,11 +16,11 @@ const DOMAIN = 'sandbox.test.sluice';
 const clock = new ManualClock('2026-05-01T10:00:00Z');
 let db: TestDatabase;
 let prefix: string;
-let running: RunningService<Record<string, unknown>>;
+let running: RunningService<PaymentsConfig, PaymentsGraph>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
 let sql: pg.Pool;
 const platformId = newId('Platform');
-const SANDBOX = pb.Environment.SANDBOX;
+const SANDBOX = common.Environment.SANDBOX;
 
 /** External accounts the stand-in accounts service knows: id → (platform, currency, status). */
 const externalAccounts = new Map<
@@ -54,7 +54,7 @@ async function startFakeAccounts(): Promise<RpcServer> {
         currency: a.currency,
         defaultUmaDepositAccount: false,
         beneficiaryVerificationStatus: accounts.BeneficiaryVerificationStatus.MATCHED,
-        environment: accounts.Environment.SANDBOX,
+        environment: common.Environment.SANDBOX,
         primaryIdentifier: '000123456789',
       } as accounts.ExternalAccount,
     };
@@ -74,7 +74,7 @@ beforeAll(async () => {
   prefix = testPrefix('payapi');
   accountsServer = await startFakeAccounts();
   running = (await startService(
-    { ...paymentsService, clock },
+    paymentsService,
     {
       DATABASE_URL: db.url,
       NATS_URL: await natsUrl(),
@@ -85,6 +85,7 @@ beforeAll(async () => {
       LOOKUP_TTL_SECONDS: '600',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     },
+    { clock },
   )) as never;
   client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
     defaultDeadlineMs: 5000,
@@ -198,7 +199,7 @@ describe('LookupUmaReceiver', () => {
     const e = await rejection(
       client.lookupUmaReceiver({
         platformId: 'nope',
-        environment: pb.Environment.UNSPECIFIED,
+        environment: common.Environment.UNSPECIFIED,
         receiverUmaAddress: '',
         customerId: 'Customer:1',
       }),
@@ -215,7 +216,7 @@ describe('LookupUmaReceiver', () => {
   });
 
   it('is UNAVAILABLE for production platforms until a UMA counterparty is configured', async () => {
-    const e = await rejection(lookup(`$success.usd@${DOMAIN}`, { environment: pb.Environment.PRODUCTION }));
+    const e = await rejection(lookup(`$success.usd@${DOMAIN}`, { environment: common.Environment.PRODUCTION }));
     expect(e).toMatchObject({ kind: 'UNAVAILABLE', code: 'UMA_COUNTERPARTY_UNAVAILABLE' });
   });
 });
@@ -370,18 +371,18 @@ describe('production platforms', () => {
     const e = await rejection(
       client.listExchangeRates({
         platformId,
-        environment: pb.Environment.PRODUCTION,
+        environment: common.Environment.PRODUCTION,
         destinationCurrencies: [],
       }),
     );
     expect(e).toMatchObject({ kind: 'UNAVAILABLE', code: 'EXCHANGE_RATES_UNAVAILABLE' });
     const providers = await client.listUmaProviders({
       platformId,
-      environment: pb.Environment.PRODUCTION,
+      environment: common.Environment.PRODUCTION,
       sortOrder: pb.SortOrder.UNSPECIFIED,
-      limit: 0,
+      page: { limit: 0 },
     });
-    expect(providers).toEqual({ providers: [], hasMore: false, totalCount: 0 });
+    expect(providers).toEqual({ providers: [], page: { hasMore: false, totalCount: 0 } });
   });
 });
 
@@ -391,25 +392,25 @@ describe('ListUmaProviders', () => {
       platformId,
       environment: SANDBOX,
       sortOrder: pb.SortOrder.UNSPECIFIED,
-      limit: 0,
+      page: { limit: 0 },
       ...req,
     });
 
   it('pages the directory by name, desc by default, with the envelope', async () => {
-    const first = await list({ limit: 4 });
-    expect(first.totalCount).toBe(10);
-    expect(first.hasMore).toBe(true);
+    const first = await list({ page: { limit: 4 } });
+    expect(first.page!.totalCount).toBe(10);
+    expect(first.page!.hasMore).toBe(true);
     const names = [...first.providers.map((p) => p.name)];
-    let cursor = first.nextCursor;
+    let cursor = first.page!.nextCursor;
     while (cursor) {
-      const next = await list({ limit: 4, cursor });
+      const next = await list({ page: { limit: 4, cursor } });
       names.push(...next.providers.map((p) => p.name));
-      cursor = next.nextCursor;
-      if (!next.hasMore) expect(next.nextCursor).toBeUndefined();
+      cursor = next.page!.nextCursor;
+      if (!next.page!.hasMore) expect(next.page!.nextCursor).toBeUndefined();
     }
     expect(names).toHaveLength(10);
     expect(names).toEqual([...names].sort((a, b) => b.toLowerCase().localeCompare(a.toLowerCase())));
-    const asc = await list({ sortOrder: pb.SortOrder.ASC, limit: 100 });
+    const asc = await list({ sortOrder: pb.SortOrder.ASC, page: { limit: 100 } });
     expect(asc.providers.map((p) => p.name)).toEqual([...names].reverse());
     expect(asc.providers.find((p) => p.domain === DOMAIN)).toMatchObject({
       name: 'Sluice Sandbox UMA',
@@ -436,15 +437,15 @@ describe('ListUmaProviders', () => {
       'orbit-remit.example',
       DOMAIN,
     ]);
-    expect(allowed.totalCount).toBe(3);
+    expect(allowed.page!.totalCount).toBe(3);
   });
 
   it('refuses bad filters, limits and cursors with field errors', async () => {
     for (const [req, field] of [
       [{ countryCode: 'USA' }, 'countryCode'],
       [{ currencyCode: 'DOGE' }, 'currencyCode'],
-      [{ limit: 101 }, 'limit'],
-      [{ cursor: 'garbage!' }, 'cursor'],
+      [{ page: { limit: 101 } }, 'limit'],
+      [{ page: { cursor: 'garbage!' } }, 'cursor'],
     ] as const) {
       const e = await rejection(list(req));
       expect(e, field).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field }] } });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { payments as pb } from '@sluice/contracts';
+import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
@@ -13,18 +13,20 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import {
-  createPaymentsService,
+  definePaymentsService,
   type AccountsPort,
   type CustomerDirectory,
   type ExternalAccountInfo,
   type InternalAccountInfo,
+  type PaymentsConfig,
+  type PaymentsGraph,
 } from '../src/index.js';
 import { FakeLedger } from './fake-ledger.js';
 import type { WalletSignatures } from '../src/app/quotes.service.js';
 
 // Quotes over real gRPC and Postgres; accounts, ledger and identity are in-memory fakes.
 
-const SANDBOX = pb.Environment.SANDBOX;
+const SANDBOX = common.Environment.SANDBOX;
 const platformId = newId('Platform');
 const otherPlatformId = newId('Platform');
 const customerId = newId('Customer');
@@ -125,7 +127,7 @@ function addExternal(
 
 let db: TestDatabase;
 let prefix: string;
-let running: RunningService<Record<string, unknown>>;
+let running: RunningService<PaymentsConfig, PaymentsGraph>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
 let sql: pg.Pool;
 
@@ -133,7 +135,7 @@ beforeAll(async () => {
   db = await createTestDatabase('quotes');
   prefix = testPrefix('quotes');
   running = (await startService(
-    createPaymentsService({
+    definePaymentsService({
       accounts: accountsFake,
       ledger: ledgerFake,
       customers: customersFake,
@@ -824,7 +826,7 @@ describe('ExecuteQuote', () => {
     const src = addInternal('USD');
     const { quote } = await client.createQuote(base({ sourceAccountId: src }));
     const e = await rejection(
-      client.executeQuote({ platformId, environment: pb.Environment.PRODUCTION, quoteId: quote!.id }),
+      client.executeQuote({ platformId, environment: common.Environment.PRODUCTION, quoteId: quote!.id }),
     );
     expect(e.code).toBe('RAIL_UNAVAILABLE');
     expect(ledgerFake.holdsOf(src)).toHaveLength(0);
@@ -1238,7 +1240,7 @@ describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
 
   it('production platforms: RAIL_UNAVAILABLE', async () => {
     const { quote } = await client.createQuote(rtf());
-    expect((await rejection(send(quote!.id, { environment: pb.Environment.PRODUCTION }))).code).toBe(
+    expect((await rejection(send(quote!.id, { environment: common.Environment.PRODUCTION }))).code).toBe(
       'RAIL_UNAVAILABLE',
     );
   });

@@ -14,7 +14,7 @@ import {
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
-import { paymentsService } from '../src/index.js';
+import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
 import { JobScheduler, maxJobConcurrency } from '../src/store/job-scheduler.js';
 import { migrations } from '../src/store/migrations.js';
 
@@ -23,7 +23,7 @@ import { migrations } from '../src/store/migrations.js';
 
 let db: TestDatabase;
 let prefix: string;
-let running: RunningService<Record<string, unknown>>;
+let running: RunningService<PaymentsConfig, PaymentsGraph>;
 let sql: pg.Pool;
 const orms: MikroORM[] = [];
 const logger = createLogger('scheduler-test', process.env.TEST_LOG_LEVEL ?? 'silent');

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { payments as pb } from '@sluice/contracts';
+import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
-import type { MikroORM } from '@sluice/store';
 import {
   createTestDatabase,
   dropStreams,
@@ -14,12 +13,13 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import {
-  createPaymentsService,
-  transfersOf,
+  definePaymentsService,
   type AccountsPort,
   type CustomerDirectory,
   type ExternalAccountInfo,
   type InternalAccountInfo,
+  type PaymentsConfig,
+  type PaymentsGraph,
 } from '../src/index.js';
 import { FakeLedger } from './fake-ledger.js';
 
@@ -27,7 +27,7 @@ import { FakeLedger } from './fake-ledger.js';
 // (reads + two-phase ledger) and identity replaced by in-memory fakes that keep the
 // ledger's rules: holds refused beyond the available balance, every step idempotent on its id.
 
-const SANDBOX = pb.Environment.SANDBOX;
+const SANDBOX = common.Environment.SANDBOX;
 const platformId = newId('Platform');
 const otherPlatformId = newId('Platform');
 const customerId = newId('Customer');
@@ -58,7 +58,7 @@ const customersFake: CustomerDirectory = {
 const ledger = new FakeLedger();
 let db: TestDatabase;
 let prefix: string;
-let running: RunningService<Record<string, unknown>>;
+let running: RunningService<PaymentsConfig, PaymentsGraph>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
 let sql: pg.Pool;
 
@@ -96,7 +96,7 @@ beforeAll(async () => {
   db = await createTestDatabase('transfers');
   prefix = testPrefix('transfers');
   running = (await startService(
-    createPaymentsService({ accounts: accountsFake, ledger, customers: customersFake }),
+    definePaymentsService({ accounts: accountsFake, ledger, customers: customersFake }),
     {
       DATABASE_URL: db.url,
       NATS_URL: await natsUrl(),
@@ -290,9 +290,9 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
       platformId,
       accountIdentifier: src,
       sortOrder: pb.SortOrder.DESC,
-      limit: 10,
+      page: { limit: 10 },
     });
-    expect(page.totalCount).toBe(0);
+    expect(page.page!.totalCount).toBe(0);
     expect(ledger.available(src)).toBe(999n);
   });
 });
@@ -315,9 +315,9 @@ describe('TransferOut: idempotency', () => {
       platformId,
       senderAccountIdentifier: src,
       sortOrder: pb.SortOrder.DESC,
-      limit: 10,
+      page: { limit: 10 },
     });
-    expect(page.totalCount).toBe(2);
+    expect(page.page!.totalCount).toBe(2);
     expect(ledger.available(src)).toBe(1_000n);
     expect([...ledger.holds.values()].filter((h) => h.accountId === src)).toHaveLength(2);
   });
@@ -331,7 +331,7 @@ describe('TransferOut: idempotency', () => {
       platformId,
       senderAccountIdentifier: src,
       sortOrder: pb.SortOrder.DESC,
-      limit: 10,
+      page: { limit: 10 },
     });
     expect(stuck.transactions.map((t) => t.status)).toEqual(['CREATED']);
     expect(ledger.available(src)).toBe(10_000n);
@@ -365,7 +365,7 @@ describe('TransferOut / TransferIn: bad input changes nothing', () => {
     ['amount 0', { amount: 0n }, 'amount'],
     ['amount too large', { amount: 9_000_000_000_000_001n }, 'amount'],
     ['requestKey', { requestKey: '' }, 'requestKey'],
-    ['environment', { environment: pb.Environment.UNSPECIFIED }, 'environment'],
+    ['environment', { environment: common.Environment.UNSPECIFIED }, 'environment'],
   ])('%s → INVALID_INPUT naming the field', async (_n, patch, field) => {
     const src = addInternal();
     const dst = addExternal('000000000100');
@@ -486,7 +486,7 @@ describe('Transactions: read and list', () => {
         await client.listTransactions({
           platformId,
           sortOrder: pb.SortOrder.ASC,
-          limit: 100,
+          page: { limit: 100 },
           startDate: before,
           ...q,
         })
@@ -510,38 +510,37 @@ describe('Transactions: read and list', () => {
       platformId,
       startDate: before,
       sortOrder: pb.SortOrder.UNSPECIFIED,
-      limit: 3,
+      page: { limit: 3 },
     });
     expect(desc.transactions.map((t) => t.id)).toEqual([t4.id, t3.id, t2.id]);
-    expect(desc).toMatchObject({ hasMore: true, totalCount: 4 });
+    expect(desc).toMatchObject({ page: { hasMore: true, totalCount: 4 } });
     const next = await client.listTransactions({
       platformId,
       startDate: before,
       sortOrder: pb.SortOrder.UNSPECIFIED,
-      limit: 3,
-      cursor: desc.nextCursor!,
+      page: { limit: 3, cursor: desc.page!.nextCursor! },
     });
     expect(next.transactions.map((t) => t.id)).toEqual([t1.id]);
-    expect(next.hasMore).toBe(false);
+    expect(next.page!.hasMore).toBe(false);
 
     const other = await client.listTransactions({
       platformId: otherPlatformId,
       sortOrder: pb.SortOrder.DESC,
-      limit: 10,
+      page: { limit: 10 },
     });
-    expect(other.totalCount).toBe(0);
+    expect(other.page!.totalCount).toBe(0);
   });
 
   it.each([
     [{ status: 'DONE' }, 'status'],
     [{ type: 'SIDEWAYS' }, 'type'],
     [{ customerId: 'Customer:bad' }, 'customerId'],
-    [{ limit: 101 }, 'limit'],
-    [{ cursor: '!!' }, 'cursor'],
+    [{ page: { limit: 101 } }, 'limit'],
+    [{ page: { cursor: '!!' } }, 'cursor'],
     [{ startDate: new Date('2026-02-01'), endDate: new Date('2026-01-01') }, 'endDate'],
   ])('refuses %o naming the field', async (q, field) => {
     const e = await rejection(
-      client.listTransactions({ platformId, sortOrder: pb.SortOrder.DESC, limit: 10, ...q }),
+      client.listTransactions({ platformId, sortOrder: pb.SortOrder.DESC, page: { limit: 10 }, ...q }),
     );
     expect(e.code).toBe('INVALID_INPUT');
     expect(JSON.stringify(e.details)).toContain(`"${field}"`);
@@ -552,8 +551,8 @@ describe('the state machine guards every status change', () => {
   it('refuses an illegal transition (COMPLETED → PROCESSING) and leaves the row and outbox unchanged', async () => {
     const { transaction: t } = await out(addInternal(), addExternal('000000000400'), 100n);
     await settled(t!.id, 'COMPLETED');
-    const transfers = transfersOf(running.deps.orm as MikroORM)!;
-    const em = (running.deps.orm as MikroORM).em.fork();
+    const transfers = running.graph.transfers;
+    const em = running.deps.orm.em.fork();
     const current = await transfers.get(platformId, t!.id);
     const e = await rejection(em.transactional((tem) => transfers.move(tem as never, current, 'PROCESSING')));
     expect(e.code).toBe('ILLEGAL_STATE_TRANSITION');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
-import { accounts as accountsPb, identity, walletAuth } from '@sluice/contracts';
+import { common, accounts as accountsPb, identity, walletAuth } from '@sluice/contracts';
 import { DomainError, ManualClock, isDomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { createRpcClient, implement, startRpcServer, type PromiseClient, type RpcServer } from '@sluice/rpc';
@@ -25,7 +25,7 @@ export class FakeIdentity {
     this.configs.set(platformId, {
       id: `PlatformConfig:${platformId.split(':')[1]}`,
       platformId,
-      environment: environment === 'SANDBOX' ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION,
+      environment: environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
       supportedCurrencies: [],
       embeddedWalletConfig: { currencies: ['USDC'], otpLength: 6, oidcIssuers: [], ...wallet },
       webhookSigningSecret: 'whsec_x',
@@ -101,7 +101,7 @@ export async function startWalletAuth(label: string, env: Record<string, string>
   const fake = await new FakeIdentity().start();
   const clock = new ManualClock(Date.now());
   const svc = await startService(
-    { ...walletAuthService, clock },
+    walletAuthService,
     {
       DATABASE_URL: db.url,
       NATS_URL: nats,
@@ -112,6 +112,7 @@ export async function startWalletAuth(label: string, env: Record<string, string>
       WALLET_MASTER_KEY: randomBytes(32).toString('base64'),
       ...env,
     },
+    { clock },
   );
   const address = `127.0.0.1:${svc.port}`;
   const client = createRpcClient(walletAuth.WalletAuthServiceClient, address);

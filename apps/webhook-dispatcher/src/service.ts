@@ -1,17 +1,8 @@
 import { Type, grpcClientConfig } from '@sluice/config';
-import { identity } from '@sluice/contracts';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import type { ServiceDeps, ServiceSpec, Worker, serviceConfigSchema } from '@sluice/runtime';
-import type { Static } from '@sluice/config';
+import { defineService, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
-import { DeliveryRepository } from './store/delivery.repository.js';
-import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './domain/retry-schedule.js';
-import { WebhookSender } from './delivery/webhook-sender.js';
-import { IdentityWebhookTargets } from './delivery/webhook-target.client.js';
-import { DeliveryWorker } from './delivery/delivery.worker.js';
-import { WebhooksService } from './delivery/webhooks.service.js';
-import { webhookEventConsumers } from './events/webhook-events.consumer.js';
-import { webhooksRpc } from './rpc/webhooks.rpc.js';
+import { DEFAULT_RETRY_SCHEDULE } from './domain/retry-schedule.js';
+import { composeWebhookDispatcher } from './compose.js';
 
 const DURATION_LIST = '^\\s*\\d+(\\.\\d+)?(ms|s|m|h)(\\s*,\\s*\\d+(\\.\\d+)?(ms|s|m|h))*\\s*$';
 
@@ -65,96 +56,19 @@ const config = Type.Object({
   }),
 });
 
-type Config = Static<ReturnType<typeof serviceConfigSchema<typeof config>>> & {
-  IDENTITY_GRPC_URL: string;
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean;
-  WEBHOOK_TIMEOUT_MS: number;
-  WEBHOOK_RETRY_SCHEDULE: string;
-  WEBHOOK_CONCURRENCY: number;
-  WEBHOOK_POLL_INTERVAL_MS: number;
-  WEBHOOK_RESPONSE_BODY_LIMIT: number;
-  WEBHOOK_USER_AGENT: string;
-  WEBHOOK_RETENTION_DAYS: number;
-};
-
-interface Components {
-  identityClient: PromiseClient<identity.IdentityServiceClient>;
-  repo: DeliveryRepository;
-  worker: DeliveryWorker;
-  service: WebhooksService;
-}
-
-// The spec's factories (rpc, consumers, workers) share one set of components per running instance.
-const built = new WeakMap<object, Components>();
-
-function components(deps: ServiceDeps<Config>): Components {
-  let c = built.get(deps);
-  if (c) return c;
-  const cfg = deps.config;
-  const identityClient = createRpcClient(identity.IdentityServiceClient, cfg.IDENTITY_GRPC_URL);
-  const repo = new DeliveryRepository();
-  const targets = new IdentityWebhookTargets(identityClient);
-  const sender = new WebhookSender({
-    timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
-    allowPrivateTargets: cfg.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-    maxResponseBytes: cfg.WEBHOOK_RESPONSE_BODY_LIMIT,
-    userAgent: cfg.WEBHOOK_USER_AGENT,
-  });
-  const worker = new DeliveryWorker({
-    orm: deps.orm,
-    repo,
-    targets,
-    sender,
-    clock: deps.clock,
-    logger: deps.logger,
-    schedule: parseRetrySchedule(cfg.WEBHOOK_RETRY_SCHEDULE),
-    concurrency: cfg.WEBHOOK_CONCURRENCY,
-    pollIntervalMs: cfg.WEBHOOK_POLL_INTERVAL_MS,
-    timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
-    retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
-  });
-  const service = new WebhooksService({
-    orm: deps.orm,
-    repo,
-    targets,
-    sender,
-    clock: deps.clock,
-    logger: deps.logger,
-  });
-  c = { identityClient, repo, worker, service };
-  built.set(deps, c);
-  return c;
-}
+/** The validated configuration of the webhook-dispatcher. */
+export type WebhookDispatcherConfig = ServiceConfig<typeof config>;
 
 /**
  * The webhook-dispatcher: turns public webhook events of every domain into
  * signed deliveries to the platform's endpoint (retried, recorded) and serves
  * sluice.webhooks.v1.WebhooksService (SendTestWebhook, GetWebhookDelivery).
  */
-export const webhookDispatcherService: ServiceSpec<typeof config> = {
+export const webhookDispatcherService = defineService({
   name: 'webhook-dispatcher',
   schema: 'webhooks',
   domain: 'webhooks',
   config,
-  entities: [],
   migrations,
-  consumers: (deps) => {
-    const c = components(deps as ServiceDeps<Config>);
-    return webhookEventConsumers({
-      bus: deps.bus,
-      orm: deps.orm,
-      logger: deps.logger,
-      clock: deps.clock,
-      prefix: deps.config.EVENT_SUBJECT_PREFIX,
-      repo: c.repo,
-      onQueued: () => c.worker.nudge(),
-    });
-  },
-  workers: (deps) => {
-    const c = components(deps as ServiceDeps<Config>);
-    const identityClient: Worker = { start() {}, stop: async () => c.identityClient.close() };
-    // Stopped in reverse order: the delivery worker drains before the identity client closes.
-    return [identityClient, c.worker];
-  },
-  rpc: (deps) => [webhooksRpc(components(deps as ServiceDeps<Config>).service, deps.logger)],
-};
+  compose: composeWebhookDispatcher,
+});

@@ -1,4 +1,4 @@
-import { Type, type TObject, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 export { Type };
@@ -66,13 +66,18 @@ export const SERVICE_PORTS = {
 
 export type ServiceName = keyof typeof SERVICE_PORTS;
 
-/** `<SERVICE>_GRPC_URL` variable for a service a process calls. */
-export const grpcClientConfig = (service: ServiceName) => ({
-  [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_URL`]: Type.String({
-    default: `127.0.0.1:${SERVICE_PORTS[service]}`,
-    description: `host:port of the ${service} gRPC server`,
-  }),
-});
+/** The name of the variable holding the address of a service a process calls: `IDENTITY_GRPC_URL`, `WALLET_AUTH_GRPC_URL`, ... */
+export type GrpcUrlVariable<S extends ServiceName> = `${Uppercase<KebabToSnake<S>>}_GRPC_URL`;
+type KebabToSnake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${KebabToSnake<B>}` : S;
+
+/** `<SERVICE>_GRPC_URL` variable for a service a process calls (typed: `grpcClientConfig('identity').IDENTITY_GRPC_URL`). */
+export const grpcClientConfig = <S extends ServiceName>(service: S) =>
+  ({
+    [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_URL`]: Type.String({
+      default: `127.0.0.1:${SERVICE_PORTS[service]}`,
+      description: `host:port of the ${service} gRPC server`,
+    }),
+  }) as { [K in GrpcUrlVariable<S>]: TString };
 
 export const sandboxConfig = {
   SANDBOX_TIME_SCALE: Type.Number({ default: 1, exclusiveMinimum: 0, maximum: 1000, description: 'multiplies every sandbox delay' }),

@@ -1,23 +1,60 @@
-import { Type, loadConfig, ConfigError, commonConfig, databaseConfig, natsConfig, grpcServerConfig, SERVICE_PORTS, type ServiceName, type Static, type TObject } from '@sluice/config';
+import {
+  Type,
+  loadConfig,
+  ConfigError,
+  commonConfig,
+  databaseConfig,
+  natsConfig,
+  grpcServerConfig,
+  SERVICE_PORTS,
+  type ServiceName,
+  type Static,
+  type TObject,
+} from '@sluice/config';
 import { createLogger, type Logger } from '@sluice/logging';
 import { openStore, migrate, ensureDatabase, type MikroORM, type EntitySchema, type Migration } from '@sluice/store';
-import { connectBus, ensureStreams, Outbox, OutboxRelay, EVENT_TABLES_MIGRATION, type Bus, type Domain, type EventConsumer } from '@sluice/events';
+import {
+  connectBus,
+  ensureStreams,
+  Outbox,
+  OutboxRelay,
+  EVENT_TABLES_MIGRATION,
+  type Bus,
+  type Domain,
+  type EventConsumer,
+} from '@sluice/events';
 import { Lifecycle, startRpcServer, type RegisteredService } from '@sluice/rpc';
 import { systemClock, type Clock } from '@sluice/core';
 import type { Constructor } from '@mikro-orm/core';
 
-/** The common env schema of a backend service (DB, NATS, gRPC server, logging). */
-export function serviceConfigSchema<P extends TObject>(name: ServiceName, extra: P) {
-  return Type.Object({
-    ...commonConfig,
-    ...databaseConfig,
-    ...natsConfig,
-    ...grpcServerConfig(SERVICE_PORTS[name]),
-    MIGRATE_ON_START: Type.Boolean({ default: true, description: 'apply pending migrations at start (false when a migration Job does it)' }),
-    ...extra.properties,
-  });
+const baseServiceConfig = (name: ServiceName) => ({
+  ...commonConfig,
+  ...databaseConfig,
+  ...natsConfig,
+  ...grpcServerConfig(SERVICE_PORTS[name]),
+  MIGRATE_ON_START: Type.Boolean({
+    default: true,
+    description: 'apply pending migrations at start (false when a migration Job does it)',
+  }),
+});
+
+/** The validated config a service receives: the common variables plus its own, typed from the schemas. */
+export type ServiceConfig<P extends TObject> = Static<TObject<ReturnType<typeof baseServiceConfig>>> & Static<P>;
+
+/** The full env schema of a backend service: the common variables (DB, NATS, gRPC server, logging) and its own. */
+export function serviceConfigSchema(name: ServiceName, extra: TObject): TObject {
+  return Type.Object({ ...baseServiceConfig(name), ...extra.properties });
 }
 
+/** Loads a service's config; its type is `ServiceConfig<P>` by construction of `serviceConfigSchema`. */
+export function loadServiceConfig<P extends TObject>(
+  def: { name: ServiceName; config: P },
+  env: NodeJS.ProcessEnv = process.env,
+): ServiceConfig<P> {
+  return loadConfig(serviceConfigSchema(def.name, def.config), env) as ServiceConfig<P>;
+}
+
+/** What the runtime opens for a service before its composition root runs. */
 export interface ServiceDeps<C> {
   config: C;
   logger: Logger;
@@ -27,33 +64,66 @@ export interface ServiceDeps<C> {
   clock: Clock;
 }
 
-/** Something with a lifetime the service starts after the RPC server and stops before it. */
+/** Something with a lifetime (a scheduler, a delivery loop) that the runtime starts before serving and stops after. */
 export interface Worker {
   start(): Promise<void> | void;
   stop(): Promise<void>;
 }
 
-/** The validated config a service receives: the common variables plus its own. */
-export type ServiceConfig<P extends TObject> = Static<ReturnType<typeof serviceConfigSchema<TObject>>> & Static<P>;
+/**
+ * What a service's composition root returns: its object graph, built once, and
+ * the parts the runtime runs. Start order: consumers, workers, then the gRPC
+ * server; shutdown in reverse (the server drains first), then `close` (the
+ * outbound clients the composition opened), NATS and the database.
+ */
+export interface Composition {
+  rpc: RegisteredService[];
+  consumers?: EventConsumer[];
+  workers?: Worker[];
+  /** Releases what the composition opened itself (outbound gRPC clients). */
+  close?: () => Promise<void> | void;
+}
 
-export interface ServiceSpec<P extends TObject, C = ServiceConfig<P>> {
+/** A backend service: what it owns and its one composition root. */
+export interface ServiceDefinition<P extends TObject, G extends Composition = Composition> {
   name: ServiceName;
   /** Postgres schema owned by the service. */
   schema: string;
   /** Event domain the service publishes under (its stream). */
   domain: Domain;
+  /** The service's own env variables (the common ones are added by `serviceConfigSchema`). */
   config: P;
-  entities: EntitySchema[];
+  /** MikroORM entities, for the tables a service maps with entities rather than exact SQL. */
+  entities?: EntitySchema[];
   migrations: { name: string; class: Constructor<Migration> }[];
-  rpc: (deps: ServiceDeps<C>) => RegisteredService[];
-  consumers?: (deps: ServiceDeps<C>) => EventConsumer[];
-  workers?: (deps: ServiceDeps<C>) => Worker[];
-  clock?: Clock;
+  /** The composition root: builds the whole object graph once from the opened dependencies. */
+  compose: (deps: ServiceDeps<ServiceConfig<P>>) => G | Promise<G>;
 }
 
-export interface RunningService<C> {
+/** Declares a service (an identity function that lets TypeScript infer the config and graph types). */
+export function defineService<P extends TObject, G extends Composition>(
+  definition: ServiceDefinition<P, G>,
+): ServiceDefinition<P, G> {
+  return definition;
+}
+
+export interface StartOptions {
+  /** Shutdown hooks are registered here (the process's, with signal handlers, in `main`). */
+  lifecycle?: Lifecycle;
+  /** The clock of the service (tests pass a ManualClock). */
+  clock?: Clock;
+  /** Start the gRPC server (default true; the benchmark's one-process baseline calls the graph directly). */
+  serve?: boolean;
+  /** Start the event consumers (default true). */
+  consume?: boolean;
+}
+
+export interface RunningService<C, G extends Composition = Composition> {
+  /** The gRPC port (0 when started with `serve: false`). */
   port: number;
   deps: ServiceDeps<C>;
+  /** The object graph the composition root built (tests drive services through it). */
+  graph: G;
   stop(): Promise<void>;
 }
 
@@ -66,74 +136,101 @@ function describeUnreachable(what: 'Postgres' | 'NATS', url: string, err: unknow
   return new Error(`${what} is not reachable at ${safeUrl}: ${(err as Error).message}. ${hint}`);
 }
 
+function storeOptions(
+  def: Pick<ServiceDefinition<TObject>, 'schema' | 'entities' | 'migrations'>,
+  config: { DATABASE_URL: string; DATABASE_POOL_MAX: number; DATABASE_ACQUIRE_TIMEOUT_MS: number },
+  logger: Logger,
+) {
+  return {
+    databaseUrl: config.DATABASE_URL,
+    schema: def.schema,
+    entities: def.entities ?? [],
+    migrations: [EVENT_TABLES_MIGRATION, ...def.migrations],
+    poolMax: config.DATABASE_POOL_MAX,
+    acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+    logger,
+  };
+}
+
 /**
- * Starts a service: validated config, logger, its schema migrated, NATS and
- * streams, outbox relay, event consumers, workers and the gRPC server with
- * health, all closed in reverse order on shutdown.
+ * Opens what every service needs before its composition root runs: validated
+ * config, logger, its schema (migrated unless MIGRATE_ON_START=false), NATS and
+ * the streams, the outbox. Each is registered on `life` for shutdown. The
+ * benchmark's one-process baseline opens its services with this too.
  */
-export async function startService<P extends TObject>(
-  spec: ServiceSpec<P>,
-  env: NodeJS.ProcessEnv = process.env,
-  lifecycle?: Lifecycle,
-): Promise<RunningService<ServiceConfig<P>>> {
-  type C = ServiceConfig<P>;
-  const config = loadConfig(serviceConfigSchema(spec.name, spec.config), env) as C & Record<string, unknown>;
-  const logger = createLogger(spec.name, config.LOG_LEVEL as string);
-  const life = lifecycle ?? new Lifecycle(logger);
+export async function openServiceDeps<P extends TObject, G extends Composition>(
+  def: ServiceDefinition<P, G>,
+  env: NodeJS.ProcessEnv,
+  life: Lifecycle | undefined,
+  options: { clock?: Clock; logger?: Logger } = {},
+): Promise<ServiceDeps<ServiceConfig<P>>> {
+  const config = loadServiceConfig(def, env);
+  const logger = options.logger ?? createLogger(def.name, config.LOG_LEVEL);
   let orm: MikroORM;
   try {
-    await ensureDatabase(config.DATABASE_URL as string);
-    orm = await openStore({
-      databaseUrl: config.DATABASE_URL as string,
-      schema: spec.schema,
-      entities: spec.entities,
-      migrations: [EVENT_TABLES_MIGRATION, ...spec.migrations],
-      poolMax: config.DATABASE_POOL_MAX as number,
-      acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS as number,
-      logger,
-    });
+    await ensureDatabase(config.DATABASE_URL);
+    orm = await openStore(storeOptions(def, config, logger));
     await orm.em.getConnection().execute('select 1');
   } catch (err) {
-    throw describeUnreachable('Postgres', config.DATABASE_URL as string, err);
+    throw describeUnreachable('Postgres', config.DATABASE_URL, err);
   }
-  life.onShutdown('database', () => orm.close());
-  if (config.MIGRATE_ON_START) await migrate(orm, spec.schema, logger);
+  life?.onShutdown('database', () => orm.close());
+  if (config.MIGRATE_ON_START) await migrate(orm, def.schema, logger);
   let bus: Bus;
   try {
-    bus = await connectBus(config.NATS_URL as string, spec.name, logger);
+    bus = await connectBus(config.NATS_URL, def.name, logger);
   } catch (err) {
-    throw describeUnreachable('NATS', config.NATS_URL as string, err);
+    throw describeUnreachable('NATS', config.NATS_URL, err);
   }
-  life.onShutdown('nats', () => bus.close());
-  await ensureStreams(bus.jsm, config.EVENT_SUBJECT_PREFIX as string);
-  const deps: ServiceDeps<C> = {
+  life?.onShutdown('nats', () => bus.close());
+  await ensureStreams(bus.jsm, config.EVENT_SUBJECT_PREFIX);
+  return {
     config,
     logger,
     orm,
     bus,
-    outbox: new Outbox(config.EVENT_SUBJECT_PREFIX as string, spec.domain),
-    clock: spec.clock ?? systemClock,
+    outbox: new Outbox(config.EVENT_SUBJECT_PREFIX, def.domain),
+    clock: options.clock ?? systemClock,
   };
-  const relay = new OutboxRelay(orm, bus.js, logger);
+}
+
+/**
+ * Starts a service: its dependencies (`openServiceDeps`), its composition root,
+ * the outbox relay, event consumers, workers and the gRPC server with health,
+ * all closed in reverse order on shutdown.
+ */
+export async function startService<P extends TObject, G extends Composition>(
+  def: ServiceDefinition<P, G>,
+  env: NodeJS.ProcessEnv = process.env,
+  options: StartOptions = {},
+): Promise<RunningService<ServiceConfig<P>, G>> {
+  const deps = await openServiceDeps(def, env, undefined, { clock: options.clock });
+  const life = options.lifecycle ?? new Lifecycle(deps.logger);
+  life.onShutdown('database', () => deps.orm.close());
+  life.onShutdown('nats', () => deps.bus.close());
+  const graph = await def.compose(deps);
+  if (graph.close) life.onShutdown('outbound clients', graph.close);
+  const relay = new OutboxRelay(deps.orm, deps.bus.js, deps.logger);
   relay.start();
   life.onShutdown('outbox relay', () => relay.stop());
-  for (const c of spec.consumers?.(deps) ?? []) {
+  for (const c of options.consume === false ? [] : (graph.consumers ?? [])) {
     await c.start();
     life.onShutdown('consumer', () => c.stop());
   }
-  for (const w of spec.workers?.(deps) ?? []) {
+  for (const w of graph.workers ?? []) {
     await w.start();
     life.onShutdown('worker', () => w.stop());
   }
+  if (options.serve === false) return { port: 0, deps, graph, stop: () => life.shutdown() };
   const server = await startRpcServer({
-    host: config.GRPC_HOST as string,
-    port: config.GRPC_PORT as number,
-    services: spec.rpc(deps),
-    logger,
+    host: deps.config.GRPC_HOST,
+    port: deps.config.GRPC_PORT,
+    services: graph.rpc,
+    logger: deps.logger,
   });
-  life.onShutdown('grpc server', () => server.shutdown(config.SHUTDOWN_GRACE_MS as number));
-  logger.info({ port: server.port }, `${spec.name} ready`);
-  return { port: server.port, deps, stop: () => life.shutdown() };
+  life.onShutdown('grpc server', () => server.shutdown(deps.config.SHUTDOWN_GRACE_MS));
+  deps.logger.info({ port: server.port }, `${def.name} ready`);
+  return { port: server.port, deps, graph, stop: () => life.shutdown() };
 }
 
 /**
@@ -141,30 +238,24 @@ export async function startService<P extends TObject>(
  * migrations (the Kubernetes migration Job); otherwise the service runs until
  * SIGTERM/SIGINT.
  */
-export async function main<P extends TObject>(spec: ServiceSpec<P>): Promise<void> {
-  const bootLogger = createLogger(spec.name, process.env.LOG_LEVEL ?? 'info');
+export async function main<P extends TObject, G extends Composition>(def: ServiceDefinition<P, G>): Promise<void> {
+  const bootLogger = createLogger(def.name, process.env.LOG_LEVEL ?? 'info');
   try {
     if (process.argv.includes('migrate')) {
-      const config = loadConfig(serviceConfigSchema(spec.name, spec.config)) as Record<string, unknown>;
-      await ensureDatabase(config.DATABASE_URL as string);
-      const orm = await openStore({
-        databaseUrl: config.DATABASE_URL as string,
-        schema: spec.schema,
-        entities: spec.entities,
-        migrations: [EVENT_TABLES_MIGRATION, ...spec.migrations],
-        logger: bootLogger,
-      });
-      const applied = await migrate(orm, spec.schema, bootLogger);
+      const config = loadServiceConfig(def);
+      await ensureDatabase(config.DATABASE_URL);
+      const orm = await openStore(storeOptions(def, config, bootLogger));
+      const applied = await migrate(orm, def.schema, bootLogger);
       bootLogger.info({ applied }, 'migrations done');
       await orm.close();
       return;
     }
     const life = new Lifecycle(bootLogger);
     life.installSignalHandlers();
-    await startService(spec, process.env, life);
+    await startService(def, process.env, { lifecycle: life });
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`[${spec.name}] ${err.message}\n`);
+      process.stderr.write(`[${def.name}] ${err.message}\n`);
       process.exit(78);
     }
     bootLogger.fatal({ err: { message: (err as Error).message, stack: (err as Error).stack } }, 'failed to start');

@@ -104,10 +104,7 @@ export class IdentityEventsHandler {
  * identity client it used).
  */
 export class IdentityConsumer extends EventConsumer {
-  constructor(
-    o: { bus: Bus; orm: MikroORM; logger: Logger; prefix: string; handler: IdentityEventsHandler },
-    private readonly onStop: () => void = () => undefined,
-  ) {
+  constructor(o: { bus: Bus; orm: MikroORM; logger: Logger; prefix: string; handler: IdentityEventsHandler }) {
     super({
       bus: o.bus,
       orm: o.orm,
@@ -117,10 +114,5 @@ export class IdentityConsumer extends EventConsumer {
       filterSubjects: [`${o.prefix}.identity.>`],
       handle: (em, event) => o.handler.handle(em, event),
     });
-  }
-
-  override async stop(): Promise<void> {
-    await super.stop();
-    this.onStop();
   }
 }

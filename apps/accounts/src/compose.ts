@@ -1,0 +1,76 @@
+import type { Composition, ServiceDeps } from '@sluice/runtime';
+import type { AccountsConfig } from './service.js';
+import { InternalAccountsService } from './app/internal-accounts.service.js';
+import { LedgerService } from './app/ledger.service.js';
+import { ExternalAccountsService } from './app/external-accounts.service.js';
+import {
+  ProductionBeneficiaryVerifier,
+  SandboxBeneficiaryVerifier,
+} from './domain/beneficiary-verification.js';
+import { IdentityHolderDirectory } from './rpc/identity-holders.js';
+import { IdentityConsumer, IdentityEventsHandler } from './events/identity.consumer.js';
+import { accountsRpc } from './rpc/accounts.rpc.js';
+import type { HolderDirectory } from './app/holder-directory.js';
+import type { PlatformDirectory } from './app/platform-directory.js';
+import { IdentityPlatformDirectory } from './rpc/identity-directory.js';
+
+/** Adapters a test or the benchmark's one-process baseline may replace (default: identity over gRPC). */
+export interface AccountsAdapters {
+  /** Customers and platforms as holders of external accounts. */
+  holders?: HolderDirectory;
+  /** Platforms' environments and embedded-wallet currencies. */
+  platforms?: PlatformDirectory;
+}
+
+/** The object graph of a running accounts service. */
+export interface AccountsGraph extends Composition {
+  internalAccounts: InternalAccountsService;
+  ledger: LedgerService;
+  externalAccounts: ExternalAccountsService;
+}
+
+/** The composition root of accounts: every object of the service, built once. */
+export function composeAccounts(
+  { orm, clock, outbox, bus, logger, config }: ServiceDeps<AccountsConfig>,
+  overrides: AccountsAdapters = {},
+): AccountsGraph {
+  const holdersClient = overrides.holders ? undefined : new IdentityHolderDirectory(config.IDENTITY_GRPC_URL);
+  const platformsClient = overrides.platforms ? undefined : new IdentityPlatformDirectory(config.IDENTITY_GRPC_URL);
+  const holders = overrides.holders ?? holdersClient!;
+  const platforms = overrides.platforms ?? platformsClient!;
+  const internalAccounts = new InternalAccountsService(orm, clock);
+  const ledger = new LedgerService(orm, clock, outbox);
+  const externalAccounts = new ExternalAccountsService(orm, clock, outbox, holders, {
+    SANDBOX: new SandboxBeneficiaryVerifier(),
+    // No beneficiary-verification partner yet: production reports UNSUPPORTED.
+    PRODUCTION: new ProductionBeneficiaryVerifier(),
+  });
+  return {
+    internalAccounts,
+    ledger,
+    externalAccounts,
+    rpc: [
+      accountsRpc({
+        accounts: internalAccounts,
+        ledger,
+        externalAccounts,
+        logger,
+        now: () => clock.now(),
+        platforms,
+      }),
+    ],
+    consumers: [
+      new IdentityConsumer({
+        bus,
+        orm,
+        logger,
+        prefix: config.EVENT_SUBJECT_PREFIX,
+        handler: new IdentityEventsHandler(internalAccounts, platforms, logger),
+      }),
+    ],
+    close: () => {
+      holdersClient?.close();
+      platformsClient?.close();
+    },
+  };
+}

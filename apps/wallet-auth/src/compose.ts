@@ -1,0 +1,58 @@
+import { createRpcClient, implement } from '@sluice/rpc';
+import { identity, walletAuth } from '@sluice/contracts';
+import type { Composition, ServiceDeps } from '@sluice/runtime';
+import type { WalletAuthConfig } from './service.js';
+import { WalletAuthRepository } from './store/wallet-auth.repository.js';
+import { loadMasterKeyring, parseExportSigningKey } from './domain/crypto/index.js';
+import { OidcVerifier } from './domain/oidc.js';
+import { SigningService } from './app/signing.service.js';
+import { CredentialsService } from './app/credentials.service.js';
+import { createOtpMailer } from './mail/otp.mailer.js';
+import { IdentityPlatformDirectory } from './rpc/platform.directory.js';
+import { walletAuthHandlers } from './rpc/wallet-auth.rpc.js';
+
+/** The object graph of a running wallet-auth service. */
+export interface WalletAuthGraph extends Composition {
+  repo: WalletAuthRepository;
+  signing: SigningService;
+  credentials: CredentialsService;
+}
+
+/** The composition root of wallet-auth: every object of the service, built once. */
+export function composeWalletAuth({ logger, orm, clock, config: c }: ServiceDeps<WalletAuthConfig>): WalletAuthGraph {
+  const keyring = loadMasterKeyring(c.WALLET_MASTER_KEY, c.WALLET_MASTER_KEYS_RETIRED);
+  const exportSigningKey = c.WALLET_EXPORT_SIGNING_KEY ? parseExportSigningKey(c.WALLET_EXPORT_SIGNING_KEY) : undefined;
+  const identityClient = createRpcClient(identity.IdentityServiceClient, c.IDENTITY_GRPC_URL);
+  const repo = new WalletAuthRepository(orm);
+  const signing = new SigningService(repo, clock);
+  const credentials = new CredentialsService({
+    repo,
+    signing,
+    clock,
+    logger,
+    mailer: createOtpMailer(c.SMTP_URL, c.SMTP_FROM, logger, { production: c.NODE_ENV === 'production' }),
+    oidc: new OidcVerifier(),
+    keyring,
+    ...(exportSigningKey ? { exportSigningKey } : {}),
+    sessionTtlMs: c.WALLET_SESSION_TTL_SECONDS * 1000,
+  });
+  return {
+    repo,
+    signing,
+    credentials,
+    rpc: [
+      implement<walletAuth.WalletAuthServiceServer>(
+        walletAuth.WalletAuthServiceService,
+        walletAuthHandlers({
+          platforms: new IdentityPlatformDirectory(identityClient),
+          credentials,
+          signing,
+          repoTx: (fn) => repo.tx(fn as never),
+        }),
+        logger,
+        'sluice.wallet_auth.v1.WalletAuthService',
+      ),
+    ],
+    close: () => identityClient.close(),
+  };
+}

@@ -1,0 +1,65 @@
+import { identity } from '@sluice/contracts';
+import { createRpcClient } from '@sluice/rpc';
+import type { Composition, ServiceDeps } from '@sluice/runtime';
+import type { WebhookDispatcherConfig } from './service.js';
+import { DeliveryRepository } from './store/delivery.repository.js';
+import { parseRetrySchedule } from './domain/retry-schedule.js';
+import { WebhookSender } from './delivery/webhook-sender.js';
+import { IdentityWebhookTargets } from './delivery/webhook-target.client.js';
+import { DeliveryWorker } from './delivery/delivery.worker.js';
+import { WebhooksService } from './delivery/webhooks.service.js';
+import { webhookEventConsumers } from './events/webhook-events.consumer.js';
+import { webhooksRpc } from './rpc/webhooks.rpc.js';
+
+/** The object graph of a running webhook-dispatcher. */
+export interface WebhookDispatcherGraph extends Composition {
+  repo: DeliveryRepository;
+  worker: DeliveryWorker;
+  service: WebhooksService;
+}
+
+/** The composition root of the webhook-dispatcher: every object of the service, built once. */
+export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConfig>): WebhookDispatcherGraph {
+  const { config: cfg, orm, clock, logger, bus } = deps;
+  const identityClient = createRpcClient(identity.IdentityServiceClient, cfg.IDENTITY_GRPC_URL);
+  const repo = new DeliveryRepository();
+  const targets = new IdentityWebhookTargets(identityClient);
+  const sender = new WebhookSender({
+    timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+    allowPrivateTargets: cfg.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    maxResponseBytes: cfg.WEBHOOK_RESPONSE_BODY_LIMIT,
+    userAgent: cfg.WEBHOOK_USER_AGENT,
+  });
+  const worker = new DeliveryWorker({
+    orm,
+    repo,
+    targets,
+    sender,
+    clock,
+    logger,
+    schedule: parseRetrySchedule(cfg.WEBHOOK_RETRY_SCHEDULE),
+    concurrency: cfg.WEBHOOK_CONCURRENCY,
+    pollIntervalMs: cfg.WEBHOOK_POLL_INTERVAL_MS,
+    timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+    retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
+  });
+  const service = new WebhooksService({ orm, repo, targets, sender, clock, logger });
+  return {
+    repo,
+    worker,
+    service,
+    consumers: webhookEventConsumers({
+      bus,
+      orm,
+      logger,
+      clock,
+      prefix: cfg.EVENT_SUBJECT_PREFIX,
+      repo,
+      onQueued: () => worker.nudge(),
+    }),
+    // The delivery worker drains before the identity client closes (close runs after workers stop).
+    workers: [worker],
+    rpc: [webhooksRpc(service, logger)],
+    close: () => identityClient.close(),
+  };
+}
