@@ -1,5 +1,5 @@
 import { createRpcClient } from '@sluice/rpc';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { formatCredential, type Credential, type PlatformEnvironment } from './credentials.js';
 
 export type CredentialSource = 'env' | 'option' | 'local-file' | 'generated';
@@ -35,7 +35,7 @@ export async function ensurePlatformCredential(
     try {
       res = await client.ensurePlatformCredential({
         environment:
-          wanted.environment === 'SANDBOX' ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION,
+          wanted.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
         tokenId: wanted.tokenId,
         clientSecret: wanted.clientSecret,
         platformName:

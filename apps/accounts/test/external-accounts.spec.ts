@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accounts as pb } from '@sluice/contracts';
+import { common, accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
 
@@ -220,7 +220,7 @@ describe('CreateExternalAccount', () => {
       [{ currency: 'USD', accountInfo: undefined }, 'accountInfo'],
       [{ currency: 'USD', accountInfo: usd('12345678'), customerId: 'Customer:nope' }, 'customerId'],
       [
-        { currency: 'USD', accountInfo: usd('12345678'), environment: pb.Environment.UNSPECIFIED },
+        { currency: 'USD', accountInfo: usd('12345678'), environment: common.Environment.UNSPECIFIED },
         'environment',
       ],
     ];
@@ -360,33 +360,31 @@ describe('List, Get, Delete', () => {
     expect(plat.account!.customerId).toBeUndefined();
 
     const all = await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS });
-    expect(all.totalCount).toBe(6);
+    expect(all.page!.totalCount).toBe(6);
     expect(all.accounts.map((a) => a.id)).toEqual([...made, eur.account!.id]);
 
     const p1 = await h.client.listExternalAccounts({
       platformId,
       owner: pb.Owner.CUSTOMERS,
       currency: 'USD',
-      limit: 2,
+      page: { limit: 2 },
     });
-    expect(p1).toMatchObject({ hasMore: true, totalCount: 5 });
+    expect(p1).toMatchObject({ page: { hasMore: true, totalCount: 5 } });
     const p2 = await h.client.listExternalAccounts({
       platformId,
       owner: pb.Owner.CUSTOMERS,
       currency: 'USD',
-      limit: 2,
-      cursor: p1.nextCursor!,
+      page: { limit: 2, cursor: p1.page!.nextCursor! },
     });
     const p3 = await h.client.listExternalAccounts({
       platformId,
       owner: pb.Owner.CUSTOMERS,
       currency: 'USD',
-      limit: 2,
-      cursor: p2.nextCursor!,
+      page: { limit: 2, cursor: p2.page!.nextCursor! },
     });
     expect([...p1.accounts, ...p2.accounts, ...p3.accounts].map((a) => a.id)).toEqual(made);
-    expect(p3.hasMore).toBe(false);
-    expect(p3.nextCursor).toBeUndefined();
+    expect(p3.page!.hasMore).toBe(false);
+    expect(p3.page!.nextCursor).toBeUndefined();
 
     const byCustomer = await h.client.listExternalAccounts({
       platformId,
@@ -401,7 +399,7 @@ describe('List, Get, Delete', () => {
     // another platform: nothing listed, 404 on get and delete
     const other = h.platform();
     expect(
-      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).totalCount,
+      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).page!.totalCount,
     ).toBe(0);
     expect(
       (await rejection(() => h.client.getExternalAccount({ platformId: other, accountId: made[0]! }))).code,
@@ -418,7 +416,7 @@ describe('List, Get, Delete', () => {
     ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
     expect(
       (await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' }))
-        .totalCount,
+        .page!.totalCount,
     ).toBe(4);
     expect(
       (await rejection(() => h.client.deleteExternalAccount({ platformId, accountId: made[0]! }))).code,

@@ -1,6 +1,6 @@
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import pg from 'pg';
-import { accounts as pb, identity } from '@sluice/contracts';
+import { common, accounts as pb, identity } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
@@ -19,7 +19,7 @@ export interface Harness {
   /** Direct access to the test database (tables are in schema `accounts`). */
   sql: pg.Pool;
   prefix: string;
-  platforms: Map<string, identity.Environment>;
+  platforms: Map<string, common.Environment>;
   /** Embedded-wallet currencies per platform (GetPlatformConfig of the stand-in identity). */
   embeddedWallets: Map<string, string[]>;
   /** Customers known to the stand-in identity service (GetCustomer). */
@@ -35,7 +35,7 @@ export async function startHarness(label: string): Promise<Harness> {
   const db = await createTestDatabase(label);
   const prefix = testPrefix(label);
   const nats = await natsUrl();
-  const platforms = new Map<string, identity.Environment>();
+  const platforms = new Map<string, common.Environment>();
   const embeddedWallets = new Map<string, string[]>();
   const customers = new Map<string, { platformId: string; name?: string; deleted?: boolean }>();
 
@@ -125,7 +125,7 @@ export async function startHarness(label: string): Promise<Harness> {
     },
     platform(env = 'SANDBOX') {
       const id = newId('Platform');
-      platforms.set(id, env === 'SANDBOX' ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION);
+      platforms.set(id, env === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION);
       return id;
     },
     async stop() {
@@ -151,5 +151,5 @@ export async function rejection(
   throw new Error('expected a rejection');
 }
 
-export const SANDBOX = pb.Environment.SANDBOX;
-export const PRODUCTION = pb.Environment.PRODUCTION;
+export const SANDBOX = common.Environment.SANDBOX;
+export const PRODUCTION = common.Environment.PRODUCTION;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accounts as pb } from '@sluice/contracts';
+import { common, accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
 
@@ -156,7 +156,7 @@ describe('EnsureCustomerAccounts', () => {
         platformId,
         customerId,
         currencies: ['USD'],
-        environment: pb.Environment.UNSPECIFIED,
+        environment: common.Environment.UNSPECIFIED,
       }),
     );
     expect(noEnv.details).toEqual({
@@ -209,7 +209,7 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
 
     const platformList = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
     expect(platformList.accounts.map((a) => a.id)).toEqual(accounts.map((a) => a.id));
-    expect(platformList.totalCount).toBe(2);
+    expect(platformList.page!.totalCount).toBe(2);
     const customerList = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS });
     expect(customerList.accounts).toHaveLength(1);
     expect(customerList.accounts[0]!.customerId).toBeTruthy();
@@ -237,19 +237,18 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
         environment: SANDBOX,
       });
 
-    const first = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, limit: 4 });
+    const first = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, page: { limit: 4 } });
     expect(first.accounts).toHaveLength(4);
-    expect(first.hasMore).toBe(true);
-    expect(first.totalCount).toBe(6);
+    expect(first.page!.hasMore).toBe(true);
+    expect(first.page!.totalCount).toBe(6);
     const second = await h.client.listInternalAccounts({
       platformId,
       owner: pb.Owner.CUSTOMERS,
-      limit: 4,
-      cursor: first.nextCursor!,
+      page: { limit: 4, cursor: first.page!.nextCursor! },
     });
     expect(second.accounts).toHaveLength(2);
-    expect(second.hasMore).toBe(false);
-    expect(second.nextCursor).toBeUndefined();
+    expect(second.page!.hasMore).toBe(false);
+    expect(second.page!.nextCursor).toBeUndefined();
     const all = [...first.accounts, ...second.accounts].map((a) => a.id);
     expect(new Set(all).size).toBe(6);
 
@@ -270,20 +269,20 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
       owner: pb.Owner.CUSTOMERS,
       type: pb.InternalAccountType.INTERNAL_FIAT,
     });
-    expect(byType.totalCount).toBe(3);
+    expect(byType.page!.totalCount).toBe(3);
     expect(byType.accounts.every((a) => a.type === pb.InternalAccountType.INTERNAL_FIAT)).toBe(true);
     const wallets = await h.client.listInternalAccounts({
       platformId,
       owner: pb.Owner.CUSTOMERS,
       type: pb.InternalAccountType.EMBEDDED_WALLET,
     });
-    expect(wallets).toMatchObject({ accounts: [], hasMore: false, totalCount: 0 });
+    expect(wallets).toMatchObject({ accounts: [], page: { hasMore: false, totalCount: 0 } });
     const otherPlatform = await h.client.listInternalAccounts({
       platformId: h.platform(),
       owner: pb.Owner.CUSTOMERS,
       customerId: customers[0]!,
     });
-    expect(otherPlatform.totalCount).toBe(0);
+    expect(otherPlatform.page!.totalCount).toBe(0);
   });
 
   it('rejects bad filters, limits and cursors', async () => {
@@ -295,9 +294,9 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
       expect(e.code).toBe('INVALID_INPUT');
       return (e.details!.errors as { field: string }[]).map((x) => x.field);
     };
-    expect(await field({ limit: 101 })).toEqual(['limit']);
-    expect(await field({ limit: -1 })).toEqual(['limit']);
-    expect(await field({ cursor: 'not-a-cursor' })).toEqual(['cursor']);
+    expect(await field({ page: { limit: 101 } })).toEqual(['limit']);
+    expect(await field({ page: { limit: -1 } })).toEqual(['limit']);
+    expect(await field({ page: { cursor: 'not-a-cursor' } })).toEqual(['cursor']);
     expect(await field({ currency: 'DOGE' })).toEqual(['currency']);
     expect(await field({ customerId: 'Customer:1' })).toEqual(['customerId']);
     expect(await field({ owner: pb.Owner.UNSPECIFIED })).toEqual(['owner']);

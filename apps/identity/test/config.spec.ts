@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { fieldsOf, newPlatform, outbox, rejection, startIdentity, type Harness } from './helpers.js';
 
-const { Environment, TransactionType } = identity;
+const { TransactionType } = identity;
+const { Environment } = common;
 
 let h: Harness;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import {
   fieldsOf,
   newPlatform,
@@ -10,7 +10,8 @@ import {
   type TestPlatform,
 } from './helpers.js';
 
-const { CustomerType, Environment, VerificationStatus } = identity;
+const { CustomerType, VerificationStatus } = identity;
+const { Environment } = common;
 type CreateInput = Omit<identity.CreateCustomerRequest, 'platformId'>;
 
 let h: Harness;
@@ -275,9 +276,9 @@ describe('creating customers', () => {
           platformId: p.id,
           customerType: CustomerType.UNSPECIFIED,
           isIncludingDeleted: true,
-          limit: 0,
+          page: { limit: 0 },
         })
-      ).totalCount,
+      ).page!.totalCount,
     ).toBe(0);
     expect((await outbox(h.sql, p.id)).filter((e) => e.type.startsWith('CUSTOMER.'))).toHaveLength(0);
   });
@@ -333,10 +334,10 @@ describe('listing customers', () => {
       platformId: p.id,
       customerType: CustomerType.UNSPECIFIED,
       isIncludingDeleted: false,
-      limit: 100,
+      page: { limit: 100 },
       ...filter,
     });
-    expect(r.totalCount).toBe(r.customers.length);
+    expect(r.page!.totalCount).toBe(r.customers.length);
     return r.customers.map((x) => x.platformCustomerId);
   }
 
@@ -369,7 +370,7 @@ describe('listing customers', () => {
       platformId: p.id,
       customerType: CustomerType.UNSPECIFIED,
       isIncludingDeleted: false,
-      limit: 10,
+      page: { limit: 10 },
     };
     expect(
       fieldsOf(
@@ -389,8 +390,8 @@ describe('listing customers', () => {
         ),
       ),
     ).toEqual(['updatedBefore']);
-    expect(fieldsOf(await rejection(h.client.listCustomers({ ...base, limit: 1000 })))).toEqual(['limit']);
-    expect(fieldsOf(await rejection(h.client.listCustomers({ ...base, cursor: 'eyJ2IjoxfQ' })))).toEqual([
+    expect(fieldsOf(await rejection(h.client.listCustomers({ ...base, page: { limit: 1000 } })))).toEqual(['limit']);
+    expect(fieldsOf(await rejection(h.client.listCustomers({ ...base, page: { cursor: 'eyJ2IjoxfQ' } })))).toEqual([
       'cursor',
     ]);
   });
@@ -404,14 +405,13 @@ describe('listing customers', () => {
         platformId: p.id,
         customerType: CustomerType.UNSPECIFIED,
         isIncludingDeleted: true,
-        limit: 2,
-        cursor,
+        page: { limit: 2, cursor },
       });
-      expect(r.totalCount).toBe(5);
+      expect(r.page!.totalCount).toBe(5);
       expect(r.customers.length).toBeLessThanOrEqual(2);
-      expect(r.hasMore).toBe(r.nextCursor !== undefined);
+      expect(r.page!.hasMore).toBe(r.page!.nextCursor !== undefined);
       seen.push(...r.customers.map((x) => x.platformCustomerId));
-      cursor = r.nextCursor;
+      cursor = r.page!.nextCursor;
       pages++;
     } while (cursor);
     expect(pages).toBe(3);
@@ -427,14 +427,13 @@ describe('listing customers', () => {
       platformId: q.id,
       customerType: CustomerType.UNSPECIFIED,
       isIncludingDeleted: false,
-      limit: 2,
+      page: { limit: 2 },
     });
     const rest = await h.client.listCustomers({
       platformId: q.id,
       customerType: CustomerType.UNSPECIFIED,
       isIncludingDeleted: false,
-      limit: 2,
-      cursor: first.nextCursor,
+      page: { limit: 2, cursor: first.page!.nextCursor },
     });
     expect([...first.customers, ...rest.customers].map((x) => x.id)).toEqual([...made].sort().reverse());
   });

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { eventually } from '@sluice/testing';
 import { fieldsOf, newPlatform, outbox, rejection, startIdentity, type Harness } from './helpers.js';
 
-const { Environment, Permission } = identity;
+const { Permission } = identity;
+const { Environment } = common;
 
 let h: Harness;
 beforeAll(async () => {
@@ -136,7 +137,7 @@ describe('tokens', () => {
     });
     const got = await h.client.getToken({ platformId: p.id, tokenId: r.token!.id });
     expect(JSON.stringify(got)).not.toContain(r.clientSecret);
-    const list = await h.client.listTokens({ platformId: p.id, limit: 0 });
+    const list = await h.client.listTokens({ platformId: p.id, page: { limit: 0 } });
     expect(JSON.stringify(list)).not.toContain(r.clientSecret);
 
     const row = (await h.sql.query('SELECT * FROM api_tokens WHERE id = $1', [r.token!.id])).rows[0];
@@ -183,7 +184,7 @@ describe('tokens', () => {
         ),
       ),
     ).toEqual(['platformId']);
-    expect((await h.client.listTokens({ platformId: p.id, limit: 0 })).totalCount).toBe(1);
+    expect((await h.client.listTokens({ platformId: p.id, page: { limit: 0 } })).page!.totalCount).toBe(1);
   });
 
   it('lists newest first with filters and keyset pages', async () => {
@@ -201,30 +202,30 @@ describe('tokens', () => {
         ).token!.id,
       );
     }
-    const first = await h.client.listTokens({ platformId: p.id, limit: 2 });
-    expect(first).toMatchObject({ hasMore: true, totalCount: 6 });
+    const first = await h.client.listTokens({ platformId: p.id, page: { limit: 2 } });
+    expect(first).toMatchObject({ page: { hasMore: true, totalCount: 6 } });
     expect(first.tokens.map((t) => t.id)).toEqual([made[4], made[3]]);
-    const second = await h.client.listTokens({ platformId: p.id, limit: 2, cursor: first.nextCursor });
+    const second = await h.client.listTokens({ platformId: p.id, page: { limit: 2, cursor: first.page!.nextCursor } });
     expect(second.tokens.map((t) => t.id)).toEqual([made[2], made[1]]);
-    const last = await h.client.listTokens({ platformId: p.id, limit: 2, cursor: second.nextCursor });
+    const last = await h.client.listTokens({ platformId: p.id, page: { limit: 2, cursor: second.page!.nextCursor } });
     expect(last.tokens.map((t) => t.id)).toEqual([made[0], p.tokenId]);
-    expect(last.hasMore).toBe(false);
-    expect(last.nextCursor).toBeUndefined();
+    expect(last.page!.hasMore).toBe(false);
+    expect(last.page!.nextCursor).toBeUndefined();
 
-    const odd = await h.client.listTokens({ platformId: p.id, name: 'odd', limit: 10 });
+    const odd = await h.client.listTokens({ platformId: p.id, name: 'odd', page: { limit: 10 } });
     expect(odd.tokens.map((t) => t.id)).toEqual([made[3], made[1]]);
     const created = (await h.client.getToken({ platformId: p.id, tokenId: made[2]! })).token!.createdAt!;
     const range = await h.client.listTokens({
       platformId: p.id,
       createdAfter: created,
       createdBefore: created,
-      limit: 10,
+      page: { limit: 10 },
     });
     expect(range.tokens.map((t) => t.id)).toEqual([made[2]]);
 
-    const bad = await rejection(h.client.listTokens({ platformId: p.id, limit: 5, cursor: 'not a cursor' }));
+    const bad = await rejection(h.client.listTokens({ platformId: p.id, page: { limit: 5, cursor: 'not a cursor' } }));
     expect(fieldsOf(bad)).toEqual(['cursor']);
-    expect(fieldsOf(await rejection(h.client.listTokens({ platformId: p.id, limit: 101 })))).toEqual([
+    expect(fieldsOf(await rejection(h.client.listTokens({ platformId: p.id, page: { limit: 101 } })))).toEqual([
       'limit',
     ]);
     const inverted = await rejection(
@@ -232,7 +233,7 @@ describe('tokens', () => {
         platformId: p.id,
         createdAfter: new Date('2026-02-01'),
         createdBefore: new Date('2026-01-01'),
-        limit: 5,
+        page: { limit: 5 },
       }),
     );
     expect(fieldsOf(inverted)).toEqual(['createdBefore']);
@@ -259,7 +260,7 @@ describe('tokens', () => {
     expect(events.filter((e) => e.type === 'TOKEN.DELETED').map((e) => e.envelope.data)).toEqual([
       { tokenId: t.token!.id },
     ]);
-    expect((await h.client.listTokens({ platformId: p.id, limit: 0 })).tokens.map((x) => x.id)).toEqual([
+    expect((await h.client.listTokens({ platformId: p.id, page: { limit: 0 } })).tokens.map((x) => x.id)).toEqual([
       p.tokenId,
     ]);
 
@@ -280,7 +281,7 @@ describe('tokens', () => {
     expect(await rejection(h.client.deleteToken({ platformId: b.id, tokenId: t.token!.id }))).toMatchObject({
       code: 'TOKEN_NOT_FOUND',
     });
-    expect((await h.client.listTokens({ platformId: b.id, limit: 0 })).tokens.map((x) => x.id)).toEqual([
+    expect((await h.client.listTokens({ platformId: b.id, page: { limit: 0 } })).tokens.map((x) => x.id)).toEqual([
       b.tokenId,
     ]);
     await h.client.authenticateToken({ tokenId: t.token!.id, clientSecret: t.clientSecret });

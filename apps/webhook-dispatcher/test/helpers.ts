@@ -8,7 +8,7 @@ import {
   type sendUnaryData,
   type ServerUnaryCall,
 } from '@grpc/grpc-js';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { connectBus, subjectFor, type Bus, type Domain, type EventEnvelope } from '@sluice/events';
 
@@ -105,7 +105,7 @@ export class FakeIdentity {
       }
       cb(null, {
         signingSecrets: t.secrets,
-        environment: identity.Environment.SANDBOX,
+        environment: common.Environment.SANDBOX,
         ...(t.endpoint ? { webhookEndpoint: t.endpoint } : {}),
       });
     };

@@ -3,6 +3,7 @@
  * per service package `sluice.<service>.v1`. Regenerate with `npm run generate`
  * (an Nx target cached on the proto files).
  */
+export * as common from './gen/sluice/common/v1/common.js';
 export * as identity from './gen/sluice/identity/v1/identity.js';
 export * as accounts from './gen/sluice/accounts/v1/accounts.js';
 export * as payments from './gen/sluice/payments/v1/payments.js';

@@ -3,3 +3,4 @@ export * from './server.js';
 export * from './client.js';
 export * from './lifecycle.js';
 export * from './deadline.js';
+export * from './paging.js';

@@ -1,5 +1,5 @@
 import { accounts as pb } from '@sluice/contracts';
-import { implement, type AsyncService, type RegisteredService } from '@sluice/rpc';
+import { implement, pageInfo, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { Logger } from '@sluice/logging';
 import { invalidInput, isCurrencyCode } from '@sluice/core';
 import { normalizeCurrencies } from '../domain/internal-account.js';
@@ -89,14 +89,12 @@ export function accountsRpc(o: {
           ...(req.currency ? { currency: req.currency } : {}),
           ...(type ? { type } : {}),
         },
-        req.limit,
-        req.cursor,
+        req.page?.limit,
+        req.page?.cursor,
       );
       return {
         accounts: page.data.map(toPb),
-        hasMore: page.hasMore,
-        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-        totalCount: page.totalCount,
+        page: pageInfo(page),
       };
     },
 
@@ -158,14 +156,12 @@ export function accountsRpc(o: {
           ...(req.customerId ? { customerId: req.customerId } : {}),
           ...(req.currency ? { currency: req.currency } : {}),
         },
-        req.limit,
-        req.cursor,
+        req.page?.limit,
+        req.page?.cursor,
       );
       return {
         accounts: page.data.map(externalAccountToPb),
-        hasMore: page.hasMore,
-        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-        totalCount: page.totalCount,
+        page: pageInfo(page),
       };
     },
 

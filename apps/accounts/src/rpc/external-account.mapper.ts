@@ -1,4 +1,4 @@
-import { accounts as pb } from '@sluice/contracts';
+import { common, accounts as pb } from '@sluice/contracts';
 import type {
   AccountInfoInput,
   BeneficiaryVerificationStatus,
@@ -72,7 +72,7 @@ export function externalAccountToPb(a: ExternalAccountRecord): pb.ExternalAccoun
     ...(a.verifiedFullName ? { beneficiaryVerifiedData: { fullName: a.verifiedFullName } } : {}),
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
-    environment: a.environment === 'SANDBOX' ? pb.Environment.SANDBOX : pb.Environment.PRODUCTION,
+    environment: a.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
     primaryIdentifier: a.primaryIdentifier,
   };
 }

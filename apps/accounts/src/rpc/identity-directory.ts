@@ -1,5 +1,5 @@
 import { isDomainError } from '@sluice/core';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { status } from '@grpc/grpc-js';
 import { createRpcClient, RpcError, type PromiseClient } from '@sluice/rpc';
 import type { PlatformDirectory } from '../app/platform-directory.js';
@@ -23,9 +23,9 @@ export class IdentityPlatformDirectory implements PlatformDirectory {
     try {
       const { platform } = await this.client.getPlatform({ platformId });
       const env: Environment | undefined =
-        platform?.environment === identity.Environment.SANDBOX
+        platform?.environment === common.Environment.SANDBOX
           ? 'SANDBOX'
-          : platform?.environment === identity.Environment.PRODUCTION
+          : platform?.environment === common.Environment.PRODUCTION
             ? 'PRODUCTION'
             : undefined;
       if (env) this.cache.set(platformId, env);

@@ -1,4 +1,4 @@
-import { accounts as pb } from '@sluice/contracts';
+import { common, accounts as pb } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import {
   availableBalance,
@@ -21,10 +21,10 @@ export function typeFromPb(t: pb.InternalAccountType | undefined): InternalAccou
   return (Object.keys(TYPE_TO_PB) as InternalAccountType[]).find((k) => TYPE_TO_PB[k] === t);
 }
 
-export function environmentFromPb(e: pb.Environment | undefined): Environment | undefined {
-  return e === pb.Environment.SANDBOX
+export function environmentFromPb(e: common.Environment | undefined): Environment | undefined {
+  return e === common.Environment.SANDBOX
     ? 'SANDBOX'
-    : e === pb.Environment.PRODUCTION
+    : e === common.Environment.PRODUCTION
       ? 'PRODUCTION'
       : undefined;
 }
@@ -51,7 +51,7 @@ export function toPb(a: InternalAccountRecord): pb.InternalAccount {
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
     currency: a.currency,
-    environment: a.environment === 'SANDBOX' ? pb.Environment.SANDBOX : pb.Environment.PRODUCTION,
+    environment: a.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
     availableAmount: availableBalance(a),
     fundingReference: a.fundingReference,
     ...(a.type === 'EMBEDDED_WALLET' ? { privateEnabled: a.privateEnabled ?? false } : {}),

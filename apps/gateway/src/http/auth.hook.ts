@@ -1,5 +1,5 @@
 import { DomainError, isDomainError, isId } from '@sluice/core';
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import type { Logger } from '@sluice/logging';
 import { CredentialCache } from './credential.cache.js';
 import type { AuthenticatedPlatform, GatewayClients, Permission } from './types.js';
@@ -96,7 +96,7 @@ export class Authenticator {
     const env = res.platform?.environment;
     if (
       !res.platform?.id ||
-      (env !== identity.Environment.SANDBOX && env !== identity.Environment.PRODUCTION)
+      (env !== common.Environment.SANDBOX && env !== common.Environment.PRODUCTION)
     ) {
       this.logger.error({ tokenId }, 'identity returned a platform without id or environment');
       throw new DomainError(
@@ -107,7 +107,7 @@ export class Authenticator {
     }
     const platform: AuthenticatedPlatform = {
       id: res.platform.id,
-      environment: env === identity.Environment.SANDBOX ? 'SANDBOX' : 'PRODUCTION',
+      environment: env === common.Environment.SANDBOX ? 'SANDBOX' : 'PRODUCTION',
       tokenId: res.tokenId || tokenId,
       permissions: (res.permissions ?? [])
         .map((p) => PERMISSIONS[p])

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { accounts, identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import type { GatewayClients, RouteModule } from '../http/types.js';
 import { ErrorBody, iso } from '../schemas/common.js';
 import { PlatformConfig, PlatformConfigUpdateRequest } from '../schemas/config.schemas.js';
@@ -48,10 +48,10 @@ function platformConfig(c: identity.PlatformConfig, request: FastifyRequest) {
   return out;
 }
 
-function environment(request: FastifyRequest): accounts.Environment {
+function environment(request: FastifyRequest): common.Environment {
   return request.platform.environment === 'SANDBOX'
-    ? accounts.Environment.SANDBOX
-    : accounts.Environment.PRODUCTION;
+    ? common.Environment.SANDBOX
+    : common.Environment.PRODUCTION;
 }
 
 /** Makes the platform's internal accounts exist for its supported currencies (idempotent). */

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import { accounts, identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { isDomainError } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
 import type { GatewayClients, RouteModule } from '../http/types.js';
-import { ErrorBody, Page, iso } from '../schemas/common.js';
+import { ErrorBody, Page, iso, envelope, pageOf } from '../schemas/common.js';
 import {
   Customer,
   CustomerCreateRequest,
@@ -73,10 +73,10 @@ function businessInfoToPb(b: Record<string, unknown> | undefined): identity.Busi
   };
 }
 
-function environment(request: FastifyRequest): accounts.Environment {
+function environment(request: FastifyRequest): common.Environment {
   return request.platform.environment === 'SANDBOX'
-    ? accounts.Environment.SANDBOX
-    : accounts.Environment.PRODUCTION;
+    ? common.Environment.SANDBOX
+    : common.Environment.PRODUCTION;
 }
 
 /**
@@ -193,15 +193,9 @@ const customersRoutes: RouteModule = (app, { clients }) => {
         currency: q.currency,
         umaAddress: q.umaAddress,
         isIncludingDeleted: q.isIncludingDeleted ?? false,
-        limit: q.limit ?? 0,
-        cursor: q.cursor,
+        page: pageOf(q),
       });
-      return {
-        data: r.customers.map(customerView),
-        hasMore: r.hasMore,
-        ...(r.nextCursor ? { nextCursor: r.nextCursor } : {}),
-        totalCount: r.totalCount,
-      };
+      return envelope(r.customers.map(customerView), r.page);
     },
   );
 

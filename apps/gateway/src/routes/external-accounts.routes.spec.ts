@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { accounts } from '@sluice/contracts';
+import { common, accounts } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -35,7 +35,7 @@ function pbAccount(over: Partial<accounts.ExternalAccount> = {}): accounts.Exter
     beneficiaryVerifiedData: { fullName: 'J. Doe' },
     createdAt: new Date('2026-01-02T03:04:05.678Z'),
     updatedAt: new Date('2026-01-02T03:04:06.000Z'),
-    environment: accounts.Environment.SANDBOX,
+    environment: common.Environment.SANDBOX,
     primaryIdentifier: '12345678901',
     ...over,
   };
@@ -67,7 +67,7 @@ const PUBLIC = (a: accounts.ExternalAccount) => ({
 class FakeAccounts {
   calls: { method: string; req: Record<string, unknown> }[] = [];
   account = pbAccount();
-  list: accounts.ListExternalAccountsResponse = { accounts: [], hasMore: false, totalCount: 0 };
+  list: accounts.ListExternalAccountsResponse = { accounts: [], page: { hasMore: false, totalCount: 0 } };
   fail: Error | undefined;
   private server: RpcServer | undefined;
   get address() {
@@ -152,7 +152,7 @@ describe('POST /customers/external-accounts', () => {
     expect(fake.calls[0]!.method).toBe('createExternalAccount');
     expect(fake.calls[0]!.req).toMatchObject({
       platformId: sandbox.platformId,
-      environment: accounts.Environment.SANDBOX,
+      environment: common.Environment.SANDBOX,
       customerId,
       currency: 'USD',
       platformAccountId: 'ext_1',
@@ -162,7 +162,7 @@ describe('POST /customers/external-accounts', () => {
 
   it('production platforms create with the PRODUCTION environment', async () => {
     await call('POST', '/customers/external-accounts', createBody, basic(production.tokenId, production.secret));
-    expect(fake.calls[0]!.req.environment).toBe(accounts.Environment.PRODUCTION);
+    expect(fake.calls[0]!.req.environment).toBe(common.Environment.PRODUCTION);
   });
 
   it('rejects malformed bodies with 400 before calling accounts', async () => {
@@ -198,7 +198,7 @@ describe('POST /customers/external-accounts', () => {
 
 describe('GET /customers/external-accounts', () => {
   it('lists in the envelope with filters', async () => {
-    fake.list = { accounts: [fake.account], hasMore: true, nextCursor: 'abc', totalCount: 9 };
+    fake.list = { accounts: [fake.account], page: { hasMore: true, nextCursor: 'abc', totalCount: 9 } };
     const res = await call('GET', `/customers/external-accounts?currency=USD&customerId=${customerId}&limit=5&cursor=xyz`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ data: [PUBLIC(fake.account)], hasMore: true, nextCursor: 'abc', totalCount: 9 });
@@ -207,8 +207,7 @@ describe('GET /customers/external-accounts', () => {
       owner: accounts.Owner.CUSTOMERS,
       currency: 'USD',
       customerId,
-      limit: 5,
-      cursor: 'xyz',
+      page: { limit: 5, cursor: 'xyz' },
     });
   });
   it('rejects bad filters', async () => {
@@ -247,7 +246,7 @@ describe('/platform/external-accounts', () => {
     expect('customerId' in res.json()).toBe(false);
     expect(fake.calls[0]!.req.customerId).toBeUndefined();
     expect((await call('POST', '/platform/external-accounts', createBody)).statusCode).toBe(400);
-    fake.list = { accounts: [fake.account], hasMore: false, totalCount: 1 };
+    fake.list = { accounts: [fake.account], page: { hasMore: false, totalCount: 1 } };
     const list = await call('GET', '/platform/external-accounts?currency=USD');
     expect(list.json()).toEqual({ data: [PUBLIC(fake.account)], hasMore: false, totalCount: 1 });
     expect(fake.calls.at(-1)!.req).toMatchObject({ owner: accounts.Owner.PLATFORM, currency: 'USD' });

@@ -1,7 +1,7 @@
-import { accounts } from '@sluice/contracts';
+import { common, accounts } from '@sluice/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page } from '../schemas/common.js';
+import { ErrorBody, Page, envelope, pageOf } from '../schemas/common.js';
 import {
   accountInfoPb,
   CustomerExternalAccountCreateRequest,
@@ -15,11 +15,18 @@ import {
 
 type ListQuery = { currency?: string; customerId?: string; limit?: number; cursor?: string };
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 500: ErrorBody };
+const errors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  500: ErrorBody,
+};
 const TAGS = ['External Accounts'];
 
 const environmentOf = (request: FastifyRequest) =>
-  request.platform.environment === 'SANDBOX' ? accounts.Environment.SANDBOX : accounts.Environment.PRODUCTION;
+  request.platform.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION;
 
 /**
  * External accounts (bank accounts and wallets used as payment destinations or
@@ -36,15 +43,9 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
       owner,
       ...(q.customerId ? { customerId: q.customerId } : {}),
       ...(q.currency ? { currency: q.currency } : {}),
-      ...(q.limit ? { limit: q.limit } : {}),
-      ...(q.cursor ? { cursor: q.cursor } : {}),
+      page: pageOf(q),
     });
-    return {
-      data: res.accounts.map(externalAccountJson),
-      hasMore: res.hasMore,
-      ...(res.hasMore && res.nextCursor ? { nextCursor: res.nextCursor } : {}),
-      totalCount: res.totalCount,
-    };
+    return envelope(res.accounts.map(externalAccountJson), res.page);
   };
 
   const create = async (

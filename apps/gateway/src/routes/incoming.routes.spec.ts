@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { identity, payments } from '@sluice/contracts';
+import { common, identity, payments } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -74,7 +74,7 @@ beforeAll(async () => {
         platform: {
           id: p.platformId,
           name: 'p',
-          environment: p === sandbox ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION,
+          environment: p === sandbox ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
           createdAt: new Date(),
         },
         permissions: [identity.Permission.VIEW, identity.Permission.TRANSACT, identity.Permission.MANAGE],
@@ -146,7 +146,7 @@ describe('POST /sandbox/uma/receive', () => {
         method: 'sandboxReceiveUma',
         req: {
           platformId: sandbox.platformId,
-          environment: payments.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           requestKey: 'uma-1',
           senderUmaAddress: RECEIVE.senderUmaAddress,
           receiverUmaAddress: RECEIVE.receiverUmaAddress,

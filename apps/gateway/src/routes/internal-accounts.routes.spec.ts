@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { accounts } from '@sluice/contracts';
+import { common, accounts } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -118,7 +118,7 @@ function pbAccount(
     createdAt: new Date('2026-01-02T03:04:05.678Z'),
     updatedAt: new Date('2026-01-02T03:04:06.000Z'),
     currency,
-    environment: accounts.Environment.SANDBOX,
+    environment: common.Environment.SANDBOX,
     availableAmount: opts.amount ?? 0n,
     fundingReference: 'SLUNX1T4D4C',
   };
@@ -145,7 +145,7 @@ function publicJson(a: accounts.InternalAccount) {
 
 class FakeAccounts {
   calls: { method: string; req: Record<string, unknown> }[] = [];
-  list: accounts.ListInternalAccountsResponse = { accounts: [], hasMore: false, totalCount: 0 };
+  list: accounts.ListInternalAccountsResponse = { accounts: [], page: { hasMore: false, totalCount: 0 } };
   fail: Error | undefined;
   private server: RpcServer | undefined;
 
@@ -239,7 +239,7 @@ describe('GET /customers/internal-accounts', () => {
   it('returns every instruction variant in the public shape, in the list envelope', async () => {
     const customerId = newId('Customer');
     const rows = Object.keys(INFOS).map((cur) => pbAccount(cur, { customerId, amount: 12_550n }));
-    fake.list = { accounts: rows, hasMore: true, nextCursor: 'abc', totalCount: 40 };
+    fake.list = { accounts: rows, page: { hasMore: true, nextCursor: 'abc', totalCount: 40 } };
     const res = await get(
       `/customers/internal-accounts?customerId=${customerId}&currency=USD&type=INTERNAL_FIAT&limit=12&cursor=xyz`,
     );
@@ -259,8 +259,7 @@ describe('GET /customers/internal-accounts', () => {
           customerId,
           currency: 'USD',
           type: accounts.InternalAccountType.INTERNAL_FIAT,
-          limit: 12,
-          cursor: 'xyz',
+          page: { limit: 12, cursor: 'xyz' },
         },
       },
     ]);
@@ -290,7 +289,7 @@ describe('GET /customers/internal-accounts', () => {
 describe('GET /platform/internal-accounts', () => {
   it('lists platform accounts (no customerId), 100 per page by default', async () => {
     const rows = [pbAccount('USD'), pbAccount('USDC')];
-    fake.list = { accounts: rows, hasMore: false, totalCount: 2 };
+    fake.list = { accounts: rows, page: { hasMore: false, totalCount: 2 } };
     const res = await get('/platform/internal-accounts?currency=USDC');
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -300,7 +299,7 @@ describe('GET /platform/internal-accounts', () => {
       platformId: sandbox.platformId,
       owner: accounts.Owner.PLATFORM,
       currency: 'USDC',
-      limit: 100,
+      page: { limit: 100 },
     });
     expect((await get('/platform/internal-accounts?customerId=x')).statusCode).toBe(400);
   });

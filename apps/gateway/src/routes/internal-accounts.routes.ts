@@ -1,6 +1,6 @@
 import { accounts } from '@sluice/contracts';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page } from '../schemas/common.js';
+import { ErrorBody, Page, envelope, pageOf } from '../schemas/common.js';
 import {
   CustomerInternalAccountsQuery,
   InternalAccount,
@@ -40,15 +40,9 @@ const internalAccountsRoutes: RouteModule = (app, deps) => {
       ...(q.customerId ? { customerId: q.customerId } : {}),
       ...(q.currency ? { currency: q.currency } : {}),
       ...(q.type ? { type: TYPE_TO_PB[q.type] } : {}),
-      ...(q.limit ? { limit: q.limit } : {}),
-      ...(q.cursor ? { cursor: q.cursor } : {}),
+      page: pageOf(q),
     });
-    return {
-      data: res.accounts.map(internalAccountJson),
-      hasMore: res.hasMore,
-      ...(res.hasMore && res.nextCursor ? { nextCursor: res.nextCursor } : {}),
-      totalCount: res.totalCount,
-    };
+    return envelope(res.accounts.map(internalAccountJson), res.page);
   };
 
   app.get(

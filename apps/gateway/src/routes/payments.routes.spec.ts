@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { identity, payments } from '@sluice/contracts';
+import { common, identity, payments } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -15,13 +15,13 @@ const sandbox = {
   tokenId: newId('Token'),
   secret: 's1',
   platformId: newId('Platform'),
-  env: identity.Environment.SANDBOX,
+  env: common.Environment.SANDBOX,
 };
 const production = {
   tokenId: newId('Token'),
   secret: 's2',
   platformId: newId('Platform'),
-  env: identity.Environment.PRODUCTION,
+  env: common.Environment.PRODUCTION,
 };
 const customerOfSandbox = newId('Customer');
 const auth = basic(sandbox.tokenId, sandbox.secret);
@@ -155,9 +155,7 @@ beforeAll(async () => {
           allowListStatus: true,
         },
       ],
-      hasMore: true,
-      nextCursor: 'next-1',
-      totalCount: 9,
+      page: { hasMore: true, nextCursor: 'next-1', totalCount: 9 },
     })),
   });
   h = await startGateway(`127.0.0.1:${identityServer.port}`, { payments: paymentsRoutes }, {
@@ -200,7 +198,7 @@ describe('GET /receiver/uma/{receiverUmaAddress}', () => {
         method: 'lookupUmaReceiver',
         req: {
           platformId: sandbox.platformId,
-          environment: payments.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           receiverUmaAddress: '$success.eur@sandbox.sluice.local',
           senderUmaAddress: '$alice@x.example',
           sendingCurrency: 'USD',
@@ -267,7 +265,7 @@ describe('GET /receiver/uma/{receiverUmaAddress}', () => {
     await get('/receiver/uma/$a@b.example', basic(production.tokenId, production.secret));
     expect(calls[0]!.req).toMatchObject({
       platformId: production.platformId,
-      environment: payments.Environment.PRODUCTION,
+      environment: common.Environment.PRODUCTION,
     });
   });
 });
@@ -288,7 +286,7 @@ describe('GET /receiver/external-account/{accountId}', () => {
     expect(calls.map((c) => c.method)).toEqual(['getCustomer', 'lookupExternalAccountReceiver']);
     expect(calls[1]!.req).toEqual({
       platformId: sandbox.platformId,
-      environment: payments.Environment.SANDBOX,
+      environment: common.Environment.SANDBOX,
       accountId: EXTERNAL,
       customerId: customerOfSandbox,
       sendingCurrency: 'GBP',
@@ -332,7 +330,7 @@ describe('GET /exchange-rates', () => {
     });
     expect(calls[0]!.req).toEqual({
       platformId: sandbox.platformId,
-      environment: payments.Environment.SANDBOX,
+      environment: common.Environment.SANDBOX,
       sourceCurrency: 'USD',
       destinationCurrencies: ['EUR', 'MXN'],
       sendingAmount: 10000n,
@@ -340,7 +338,7 @@ describe('GET /exchange-rates', () => {
     await get('/exchange-rates?destinationCurrency=EUR');
     expect(calls[1]!.req).toEqual({
       platformId: sandbox.platformId,
-      environment: payments.Environment.SANDBOX,
+      environment: common.Environment.SANDBOX,
       destinationCurrencies: ['EUR'],
       sendingAmount: 10000n,
     });
@@ -382,20 +380,19 @@ describe('GET /uma-providers', () => {
     });
     expect(calls[0]!.req).toEqual({
       platformId: sandbox.platformId,
-      environment: payments.Environment.SANDBOX,
+      environment: common.Environment.SANDBOX,
       countryCode: 'US',
       currencyCode: 'USD',
       hasBlockedProviders: false,
       sortOrder: payments.SortOrder.ASC,
-      limit: 1,
-      cursor: 'abc',
+      page: { limit: 1, cursor: 'abc' },
     });
     await get('/uma-providers');
     expect(calls[1]!.req).toEqual({
       platformId: sandbox.platformId,
-      environment: payments.Environment.SANDBOX,
+      environment: common.Environment.SANDBOX,
       sortOrder: payments.SortOrder.DESC,
-      limit: 20,
+      page: { limit: 20 },
     });
   });
 

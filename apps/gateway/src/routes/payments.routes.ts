@@ -1,6 +1,6 @@
-import { payments } from '@sluice/contracts';
+import { common, payments } from '@sluice/contracts';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page } from '../schemas/common.js';
+import { ErrorBody, Page, envelope, pageOf } from '../schemas/common.js';
 import {
   ExchangeRate,
   exchangeRateJson,
@@ -16,7 +16,7 @@ import {
   UmaProvidersQuery,
 } from '../schemas/payments.schemas.js';
 
-const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
+const ENV = { SANDBOX: common.Environment.SANDBOX, PRODUCTION: common.Environment.PRODUCTION } as const;
 const errors = {
   400: ErrorBody,
   401: ErrorBody,
@@ -167,15 +167,9 @@ const paymentsRoutes: RouteModule = (app, deps) => {
         ...(q.currencyCode ? { currencyCode: q.currencyCode.toUpperCase() } : {}),
         ...(q.hasBlockedProviders !== undefined ? { hasBlockedProviders: q.hasBlockedProviders } : {}),
         sortOrder: q.sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
-        limit: q.limit ?? 20,
-        ...(q.cursor ? { cursor: q.cursor } : {}),
+        page: pageOf(q),
       });
-      return {
-        data: res.providers.map(umaProviderJson),
-        hasMore: res.hasMore,
-        ...(res.hasMore && res.nextCursor ? { nextCursor: res.nextCursor } : {}),
-        totalCount: res.totalCount,
-      };
+      return envelope(res.providers.map(umaProviderJson), res.page);
     },
   );
 };

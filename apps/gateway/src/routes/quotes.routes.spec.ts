@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { identity, payments } from '@sluice/contracts';
+import { common, identity, payments } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -133,7 +133,7 @@ beforeAll(async () => {
         platform: {
           id: sandbox.platformId,
           name: 'p',
-          environment: identity.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           createdAt: new Date(),
         },
         permissions: [identity.Permission.VIEW, identity.Permission.TRANSACT, identity.Permission.MANAGE],
@@ -238,7 +238,7 @@ describe('POST /quotes', () => {
         method: 'createQuote',
         req: {
           platformId: sandbox.platformId,
-          environment: payments.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           sourceKind: 'ACCOUNT',
           sourceAccountId: INTERNAL,
           sourceCustomerId: CUSTOMER,
@@ -419,7 +419,7 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect(calls).toEqual([
       {
         method: 'executeQuote',
-        req: { platformId: sandbox.platformId, environment: payments.Environment.SANDBOX, quoteId: QUOTE.id },
+        req: { platformId: sandbox.platformId, environment: common.Environment.SANDBOX, quoteId: QUOTE.id },
       },
     ]);
   });
@@ -456,10 +456,10 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect(step2.statusCode, step2.body).toBe(200);
     expect(step2.json()).toMatchObject({ status: 'PROCESSING', transactionId: TX_ID });
     expect(calls.map((c) => c.req)).toEqual([
-      { platformId: sandbox.platformId, environment: payments.Environment.SANDBOX, quoteId: QUOTE.id },
+      { platformId: sandbox.platformId, environment: common.Environment.SANDBOX, quoteId: QUOTE.id },
       {
         platformId: sandbox.platformId,
-        environment: payments.Environment.SANDBOX,
+        environment: common.Environment.SANDBOX,
         quoteId: QUOTE.id,
         walletSignature: 'stamp',
         signingRequestId: requestId,
@@ -506,7 +506,7 @@ describe('POST /sandbox/send', () => {
         method: 'sandboxSend',
         req: {
           platformId: sandbox.platformId,
-          environment: payments.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           quoteId: RTF_QUOTE.id,
           currencyCode: 'USD',
           currencyAmount: 10000n,

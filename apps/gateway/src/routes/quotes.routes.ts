@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { payments } from '@sluice/contracts';
+import { common } from '@sluice/contracts';
 import { requireSandbox, type RouteModule } from '../http/types.js';
 import { ErrorBody } from '../schemas/common.js';
 import { invalidInput } from '@sluice/core';
@@ -14,7 +14,7 @@ import {
 import { Transaction, transactionJson } from '../schemas/transaction.schemas.js';
 import { SigningChallenge, challengeJson } from '../schemas/wallet-auth.schemas.js';
 
-const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
+const ENV = { SANDBOX: common.Environment.SANDBOX, PRODUCTION: common.Environment.PRODUCTION } as const;
 const errors = {
   400: ErrorBody,
   401: ErrorBody,

@@ -1,6 +1,6 @@
 import { identity } from '@sluice/contracts';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page, iso } from '../schemas/common.js';
+import { ErrorBody, Page, iso, envelope, pageOf } from '../schemas/common.js';
 import {
   ApiToken,
   ApiTokenCreateRequest,
@@ -77,15 +77,9 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
         createdBefore: date(q.createdBefore),
         updatedAfter: date(q.updatedAfter),
         updatedBefore: date(q.updatedBefore),
-        limit: q.limit ?? 0,
-        cursor: q.cursor,
+        page: pageOf(q),
       });
-      return {
-        data: r.tokens.map(apiToken),
-        hasMore: r.hasMore,
-        ...(r.nextCursor ? { nextCursor: r.nextCursor } : {}),
-        totalCount: r.totalCount,
-      };
+      return envelope(r.tokens.map(apiToken), r.page);
     },
   );
 

@@ -1,7 +1,7 @@
 import { payments } from '@sluice/contracts';
 import { invalidInput } from '@sluice/core';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody } from '../schemas/common.js';
+import { ErrorBody, envelope, pageOf } from '../schemas/common.js';
 import {
   Transaction,
   transactionJson,
@@ -69,15 +69,9 @@ const transactionsRoutes: RouteModule = (app, deps) => {
         ...(startDate ? { startDate } : {}),
         ...(endDate ? { endDate } : {}),
         sortOrder: q.sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
-        limit: q.limit ?? 20,
-        ...(q.cursor ? { cursor: q.cursor } : {}),
+        page: pageOf(q),
       });
-      return {
-        data: page.transactions.map(transactionJson),
-        hasMore: page.hasMore,
-        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-        totalCount: page.totalCount,
-      };
+      return envelope(page.transactions.map(transactionJson), page.page);
     },
   );
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { identity, payments } from '@sluice/contracts';
+import { common, identity, payments } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -77,7 +77,7 @@ beforeAll(async () => {
         platform: {
           id: sandbox.platformId,
           name: 'p',
-          environment: identity.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           createdAt: new Date(),
         },
         permissions: [identity.Permission.VIEW, identity.Permission.TRANSACT, identity.Permission.MANAGE],
@@ -105,9 +105,7 @@ beforeAll(async () => {
       transactions: [
         { ...TX, status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'ACCOUNT_CLOSED' },
       ],
-      hasMore: true,
-      nextCursor: 'c2',
-      totalCount: 7,
+      page: { hasMore: true, nextCursor: 'c2', totalCount: 7 },
     })),
   });
   h = await startGateway(
@@ -170,7 +168,7 @@ describe('POST /transfer-out and /transfer-in', () => {
         method: 'transferOut',
         req: {
           platformId: sandbox.platformId,
-          environment: payments.Environment.SANDBOX,
+          environment: common.Environment.SANDBOX,
           requestKey: 'key-out-1',
           sourceAccountId: INTERNAL,
           destinationAccountId: EXTERNAL,
@@ -266,8 +264,7 @@ describe('GET /transactions', () => {
         startDate: new Date('2026-05-01T00:00:00Z'),
         endDate: new Date('2026-05-02T00:00:00Z'),
         sortOrder: payments.SortOrder.ASC,
-        limit: 5,
-        cursor: 'c1',
+        page: { limit: 5, cursor: 'c1' },
       },
     });
   });
@@ -275,7 +272,7 @@ describe('GET /transactions', () => {
   it('defaults to desc and 20; refuses a bad status, type, sortOrder or date with 400', async () => {
     const res = await get('/transactions');
     expect(res.statusCode).toBe(200);
-    expect(calls[0]!.req).toMatchObject({ sortOrder: payments.SortOrder.DESC, limit: 20 });
+    expect(calls[0]!.req).toMatchObject({ sortOrder: payments.SortOrder.DESC, page: { limit: 20 } });
     for (const q of ['status=DONE', 'type=SIDEWAYS', 'sortOrder=up', 'startDate=yesterday', 'bogus=1']) {
       expect((await get(`/transactions?${q}`)).statusCode, q).toBe(400);
     }

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { payments } from '@sluice/contracts';
+import { common } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import type { RouteModule } from '../http/types.js';
 import { ErrorBody } from '../schemas/common.js';
@@ -10,7 +10,7 @@ import {
   TransferOutRequest,
 } from '../schemas/transaction.schemas.js';
 
-const ENV = { SANDBOX: payments.Environment.SANDBOX, PRODUCTION: payments.Environment.PRODUCTION } as const;
+const ENV = { SANDBOX: common.Environment.SANDBOX, PRODUCTION: common.Environment.PRODUCTION } as const;
 const errors = {
   400: ErrorBody,
   401: ErrorBody,

@@ -1,3 +1,4 @@
+import type { common } from '@sluice/contracts';
 import { Type, type TSchema } from '@sinclair/typebox';
 
 /** Shared REST schemas. Every route declares request and response schemas built from these. */
@@ -20,7 +21,9 @@ export const Amount = Type.Integer({ description: 'amount in the smallest unit o
 
 /** `limit` and `cursor` of every list endpoint. */
 export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'page size, 1 to 100' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'page size, 1 to 100' }),
+  ),
   cursor: Type.Optional(Type.String({ minLength: 1, description: 'nextCursor of the previous page' })),
 };
 
@@ -43,7 +46,9 @@ export const ErrorBody = Type.Object(
     code: Type.String(),
     message: Type.String(),
     details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    reason: Type.Optional(Type.String({ description: 'the specific failed check (401 UNAUTHORIZED of wallet flows)' })),
+    reason: Type.Optional(
+      Type.String({ description: 'the specific failed check (401 UNAUTHORIZED of wallet flows)' }),
+    ),
   },
   { $id: 'Error' },
 );
@@ -59,4 +64,19 @@ export function Id(type: string) {
 /** Converts a proto Timestamp (ts-proto Date) to the API string. */
 export function iso(d: Date | undefined | null): string | undefined {
   return d ? d.toISOString() : undefined;
+}
+
+/** The `page` of a list call: the query's `limit` and `cursor` (absent when not given). */
+export function pageOf(q: { limit?: number; cursor?: string }): common.PageRequest {
+  return { ...(q.limit ? { limit: q.limit } : {}), ...(q.cursor ? { cursor: q.cursor } : {}) };
+}
+
+/** The list envelope of a page: `data`, `hasMore`, `nextCursor` (only with more), `totalCount`. */
+export function envelope<T>(data: T[], page: common.PageInfo | undefined) {
+  return {
+    data,
+    hasMore: page?.hasMore ?? false,
+    ...(page?.hasMore && page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    totalCount: page?.totalCount ?? data.length,
+  };
 }

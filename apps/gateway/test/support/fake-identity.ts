@@ -1,4 +1,4 @@
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { DomainError, decodeCursor, pageSize } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type CallContext, type RpcServer } from '@sluice/rpc';
@@ -53,7 +53,7 @@ export class FakeIdentity {
           id: t.platformId,
           name: 'p',
           environment:
-            t.environment === 'SANDBOX' ? identity.Environment.SANDBOX : identity.Environment.PRODUCTION,
+            t.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
           createdAt: new Date(),
         },
         permissions: (t.permissions ?? ['VIEW', 'TRANSACT', 'MANAGE']).map((p) => identity.Permission[p]),
@@ -61,9 +61,9 @@ export class FakeIdentity {
     };
     handlers.listCustomers = async (req: identity.ListCustomersRequest, ctx: CallContext) => {
       this.lastCall = { requestId: ctx.requestId, platformId: ctx.platformId };
-      pageSize(req.limit);
-      decodeCursor(req.cursor);
-      return { customers: [], hasMore: false, totalCount: 0 };
+      pageSize(req.page?.limit);
+      decodeCursor(req.page?.cursor);
+      return { customers: [], page: { hasMore: false, totalCount: 0 } };
     };
     handlers.getPlatform = async (req: identity.GetPlatformRequest) => {
       if (req.platformId === 'explode')

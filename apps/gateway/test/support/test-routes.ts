@@ -89,10 +89,9 @@ export function testRoutes(state: TestRouteState): RouteModule {
           platformId: request.platform.id,
           customerType: 'CUSTOMER_TYPE_UNSPECIFIED' as never,
           isIncludingDeleted: false,
-          limit: q.limit ?? 0,
-          cursor: q.cursor,
+          page: { limit: q.limit ?? 0, ...(q.cursor ? { cursor: q.cursor } : {}) },
         });
-        return { data: [], hasMore: res.hasMore, totalCount: res.totalCount, limitSeen: q.limit };
+        return { data: [], hasMore: res.page!.hasMore, totalCount: res.page!.totalCount, limitSeen: q.limit };
       },
     );
     app.get(

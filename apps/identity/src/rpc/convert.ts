@@ -1,4 +1,4 @@
-import { identity as pb } from '@sluice/contracts';
+import { common, identity as pb } from '@sluice/contracts';
 import { idUuid } from '@sluice/core';
 import type {
   Address,
@@ -23,9 +23,9 @@ function bare<T extends string>(prefix: string, value: string): T | undefined {
     : undefined;
 }
 
-export const environmentFromPb = (e: pb.Environment): Environment | undefined =>
+export const environmentFromPb = (e: common.Environment): Environment | undefined =>
   bare<Environment>('ENVIRONMENT_', e);
-export const environmentToPb = (e: Environment): pb.Environment => `ENVIRONMENT_${e}` as pb.Environment;
+export const environmentToPb = (e: Environment): common.Environment => `ENVIRONMENT_${e}` as common.Environment;
 export const permissionFromPb = (p: pb.Permission): Permission | undefined =>
   bare<Permission>('PERMISSION_', p);
 export const permissionToPb = (p: Permission): pb.Permission => `PERMISSION_${p}` as pb.Permission;

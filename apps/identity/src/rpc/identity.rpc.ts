@@ -1,6 +1,6 @@
 import { identity as pb } from '@sluice/contracts';
-import { invalidInput, isId, type FieldError, type Page } from '@sluice/core';
-import type { AsyncService } from '@sluice/rpc';
+import { invalidInput, isId, type FieldError } from '@sluice/core';
+import { pageInfo, type AsyncService } from '@sluice/rpc';
 import { validateBootstrapCredential, validateNewToken } from '../domain/token.js';
 import type { ConfigUpdateInput } from '../domain/platform-config.js';
 import type { CustomerUpdateInput, NewCustomerInput } from '../domain/customer.js';
@@ -37,14 +37,6 @@ function ids(checks: [field: string, value: string, type: 'Platform' | 'Customer
   if (errors.length) throw invalidInput(errors);
 }
 
-function pageToPb<T, P>(page: Page<T>, map: (t: T) => P) {
-  return {
-    items: page.data.map(map),
-    hasMore: page.hasMore,
-    nextCursor: page.nextCursor,
-    totalCount: page.totalCount,
-  };
-}
 
 /** gRPC handlers of IdentityService: translate proto <-> domain and call the repositories. */
 export function identityHandlers({
@@ -132,11 +124,10 @@ export function identityHandlers({
           updatedAfter: req.updatedAfter,
           updatedBefore: req.updatedBefore,
         },
-        req.limit,
-        req.cursor,
+        req.page?.limit,
+        req.page?.cursor,
       );
-      const p = pageToPb(page, tokenToPb);
-      return { tokens: p.items, hasMore: p.hasMore, nextCursor: p.nextCursor, totalCount: p.totalCount };
+      return { tokens: page.data.map(tokenToPb), page: pageInfo(page) };
     },
 
     async getToken(req) {
@@ -198,11 +189,10 @@ export function identityHandlers({
           umaAddress: req.umaAddress,
           includeDeleted: req.isIncludingDeleted,
         },
-        req.limit,
-        req.cursor,
+        req.page?.limit,
+        req.page?.cursor,
       );
-      const p = pageToPb(page, customerToPb);
-      return { customers: p.items, hasMore: p.hasMore, nextCursor: p.nextCursor, totalCount: p.totalCount };
+      return { customers: page.data.map(customerToPb), page: pageInfo(page) };
     },
 
     async updateCustomer(req) {

@@ -110,7 +110,7 @@ export class GrpcIncomingDirectory implements IncomingDirectory {
         customerType: identity.CustomerType.UNSPECIFIED,
         umaAddress: address,
         isIncludingDeleted: false,
-        limit: 1,
+        page: { limit: 1 },
       });
       const c = customers[0];
       if (c) return { customerId: c.id, platformCustomerId: c.platformCustomerId };
@@ -128,7 +128,7 @@ export class GrpcIncomingDirectory implements IncomingDirectory {
       owner: accounts.Owner.CUSTOMERS,
       customerId,
       currency,
-      limit: 1,
+      page: { limit: 1 },
     });
     const a = list[0];
     return a

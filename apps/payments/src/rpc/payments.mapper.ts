@@ -1,4 +1,4 @@
-import { payments as pb } from '@sluice/contracts';
+import { common, payments as pb } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import type { CorridorRate } from '../domain/exchange-rate-table.js';
 import { toDecimalString } from '../domain/ratio.js';
@@ -7,10 +7,10 @@ import type { SandboxReceiverBehavior } from '../domain/uma.js';
 import type { UmaProvider } from '../domain/uma-providers.js';
 import type { Environment } from '../app/receiver-lookups.service.js';
 
-export function environmentFromPb(e: pb.Environment | undefined): Environment | undefined {
-  return e === pb.Environment.SANDBOX
+export function environmentFromPb(e: common.Environment | undefined): Environment | undefined {
+  return e === common.Environment.SANDBOX
     ? 'SANDBOX'
-    : e === pb.Environment.PRODUCTION
+    : e === common.Environment.PRODUCTION
       ? 'PRODUCTION'
       : undefined;
 }

@@ -1,6 +1,6 @@
 import { payments as pb } from '@sluice/contracts';
 import { isCurrencyCode, MAX_AMOUNT } from '@sluice/core';
-import { implement, type AsyncService, type RegisteredService } from '@sluice/rpc';
+import { implement, pageInfo, pageRequest, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { Logger } from '@sluice/logging';
 import type {
   EnvironmentAdapters,
@@ -115,14 +115,11 @@ export function paymentsRpc(o: {
         ...(req.currencyCode ? { currencyCode: req.currencyCode } : {}),
         ...(req.hasBlockedProviders !== undefined ? { hasBlockedProviders: req.hasBlockedProviders } : {}),
         sortOrder: req.sortOrder === pb.SortOrder.ASC ? 'asc' : 'desc',
-        limit: req.limit,
-        ...(req.cursor ? { cursor: req.cursor } : {}),
+        ...pageRequest(req.page),
       });
       return {
         providers: page.data.map(providerToPb),
-        hasMore: page.hasMore,
-        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-        totalCount: page.totalCount,
+        page: pageInfo(page),
       };
     },
   };

@@ -1,6 +1,6 @@
 import { payments as pb } from '@sluice/contracts';
 import { isId } from '@sluice/core';
-import type { AsyncService } from '@sluice/rpc';
+import { pageInfo, pageRequest, type AsyncService } from '@sluice/rpc';
 import type { TransfersService, TransferRequest } from '../app/transfers.service.js';
 import {
   TRANSACTION_STATUSES,
@@ -156,14 +156,11 @@ export function transactionsHandlers(
         ...(req.startDate ? { startDate: req.startDate } : {}),
         ...(req.endDate ? { endDate: req.endDate } : {}),
         sortOrder: req.sortOrder === pb.SortOrder.ASC ? 'asc' : 'desc',
-        limit: req.limit,
-        ...(req.cursor ? { cursor: req.cursor } : {}),
+        ...pageRequest(req.page),
       });
       return {
         transactions: page.data.map(transactionToPb),
-        hasMore: page.hasMore,
-        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-        totalCount: page.totalCount,
+        page: pageInfo(page),
       };
     },
   };

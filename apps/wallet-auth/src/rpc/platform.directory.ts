@@ -1,4 +1,4 @@
-import { identity } from '@sluice/contracts';
+import { common, identity } from '@sluice/contracts';
 import { invalidInput, isId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
 import type { WalletPlatform } from '../domain/model.js';
@@ -18,7 +18,7 @@ export class IdentityPlatformDirectory implements PlatformDirectory {
     const w = config?.embeddedWalletConfig;
     return {
       id: platformId,
-      environment: config?.environment === identity.Environment.PRODUCTION ? 'PRODUCTION' : 'SANDBOX',
+      environment: config?.environment === common.Environment.PRODUCTION ? 'PRODUCTION' : 'SANDBOX',
       appName: w?.appName,
       otpLength: w?.otpLength && w.otpLength >= 4 && w.otpLength <= 10 ? w.otpLength : 6,
       passkey: w?.passkey ? { rpId: w.passkey.rpId, origins: w.passkey.origins } : undefined,
