@@ -5,11 +5,30 @@ import { readdirSync, existsSync } from 'node:fs';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import nx from '@nx/eslint-plugin';
+import { layers } from './tools/lint/layers.mjs';
 
 // One scope per service: an app may use the shared libs and its own scope, never another app.
 const appScopes = readdirSync('apps', { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(`apps/${d.name}/project.json`))
   .map((d) => d.name);
+
+// Files that still cross a layer boundary, being restructured under the architecture issue; the list only shrinks.
+const LAYERS_PENDING = [
+  'apps/accounts/src/app/ledger.service.ts',
+  'apps/accounts/src/rpc/identity-holders.ts',
+  'apps/accounts/src/rpc/identity-directory.ts',
+  'apps/identity/src/rpc/identity.rpc.ts',
+  'apps/identity/src/store/customer.repository.ts',
+  'apps/identity/src/store/platform.repository.ts',
+  'apps/identity/src/store/token.repository.ts',
+  'apps/payments/src/app/transfers.service.ts',
+  'apps/payments/src/app/incoming.service.ts',
+  'apps/payments/src/rpc/quotes.rpc.ts',
+  'apps/payments/src/rpc/incoming.rpc.ts',
+  'apps/payments/src/rpc/accounts-ledger.ts',
+  'apps/webhook-dispatcher/src/rpc/webhooks.rpc.ts',
+  'apps/webhook-dispatcher/src/events/webhook-events.consumer.ts',
+];
 
 const nodeGlobals = Object.fromEntries(
   [
@@ -90,34 +109,8 @@ export default defineConfig(
     files: ['tools/**', 'tests/**'],
     rules: { '@nx/enforce-module-boundaries': 'off' },
   },
-  {
-    name: 'sluice/pure-domain',
-    files: ['apps/*/src/domain/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: [
-                '@grpc/*',
-                '@mikro-orm/*',
-                'fastify',
-                'fastify/*',
-                '@fastify/*',
-                '@nats-io/*',
-                'pg',
-                'pg/*',
-                'pg-*',
-              ],
-              message:
-                'domain/ holds pure rules: no gRPC, ORM, HTTP, NATS or Postgres imports (see docs/development.md).',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // Layer directions inside a service (tools/lint/layers.mjs).
+  ...layers.map((l) => ({ ...l, ignores: [...l.ignores, ...LAYERS_PENDING] })),
   {
     name: 'sluice/tests',
     files: ['**/*.spec.ts', '**/test/**/*.ts', 'tests/**/*.ts'],

@@ -46,7 +46,13 @@ describe('EMBEDDED_WALLET internal accounts', () => {
     const customerId = h.customer(platformId);
     await h.client.ensureCustomerAccounts({ platformId, customerId, currencies: ['EUR'], environment: SANDBOX });
     expect(await wallets(platformId, customerId)).toHaveLength(0);
-    await publish('PLATFORM_CONFIG.UPDATED', platformId, { supportedCurrencies: ['EUR'], embeddedWalletCurrencies: ['USDC'] });
+    await publish('PLATFORM_CONFIG.UPDATED', platformId, {
+      supportedCurrencies: ['EUR'],
+      embeddedWalletCurrencies: ['USDC'],
+      umaDomain: null,
+      webhookEndpoint: null,
+      webhookSigningSecretRotated: false,
+    });
     const w = await eventually(async () => {
       const list = await wallets(platformId, customerId);
       return list.length === 1 ? list : undefined;

@@ -82,6 +82,9 @@ describe('identity events consumer (durable accounts-identity)', () => {
     await publish('PLATFORM_CONFIG.UPDATED', platformId, {
       supportedCurrencies: ['USD', 'MXN'],
       embeddedWalletCurrencies: [],
+      umaDomain: null,
+      webhookEndpoint: null,
+      webhookSigningSecretRotated: false,
     });
     const accounts = await eventually(async () => {
       const r = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.PLATFORM });

@@ -6,3 +6,5 @@ export * from './pagination.js';
 export * from './poll-loop.js';
 export * from './vocabulary.js';
 export * from './pix.js';
+export * from './validation.js';
+export * from './uma.js';

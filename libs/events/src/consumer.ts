@@ -2,8 +2,25 @@ import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import { withContext, type Logger } from '@sluice/logging';
+import type { EventContract, EventData } from '@sluice/api';
 import type { Bus } from './nats.js';
 import type { EventEnvelope } from './envelope.js';
+import { contractCheck } from './contract-check.js';
+
+/** What a consumer does with one event type: the contract it expects and its handler. */
+export interface EventHandler<C extends EventContract = EventContract> {
+  contract: C;
+  /** Runs inside the transaction that records the event in the inbox; `data` satisfies the contract. */
+  handle(em: EntityManager, data: EventData<C>, event: EventEnvelope<EventData<C>>): Promise<void>;
+}
+
+/** A typed handler of one event contract. */
+export function on<C extends EventContract>(
+  contract: C,
+  handle: (em: EntityManager, data: EventData<C>, event: EventEnvelope<EventData<C>>) => Promise<void>,
+): EventHandler {
+  return { contract, handle } as unknown as EventHandler;
+}
 
 export interface ConsumerOptions {
   bus: Bus;
@@ -14,11 +31,20 @@ export interface ConsumerOptions {
   durable: string;
   filterSubjects: string[];
   /**
-   * Handles one event inside a transaction that also records the event id in
-   * the inbox; a redelivered event whose id is already there is acked without
-   * calling the handler again.
+   * The event types this consumer handles, each with its contract. An event is
+   * handled inside a transaction that also records its id in the inbox; a
+   * redelivered event whose id is already there is acked without calling the
+   * handler again. Events of other types on the filtered subjects are acked
+   * untouched; an event whose data breaks its contract is dead-lettered
+   * (terminated, logged), never cast.
    */
-  handle: (em: EntityManager, event: EventEnvelope) => Promise<void>;
+  handlers: EventHandler[];
+  /**
+   * Events of a type without a handler: run in the inbox transaction like a
+   * handler (a relay such as the webhook-dispatcher forwards them untouched);
+   * without it they are acked untouched.
+   */
+  others?: (em: EntityManager, event: EventEnvelope<unknown>) => Promise<void>;
   /** Deliveries before an event is given up (terminated and logged). Default 50. */
   maxDeliver?: number;
 }
@@ -36,7 +62,11 @@ export class EventConsumer {
   private messages: { stop(): void; close(): Promise<void | Error> } | undefined;
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly o: ConsumerOptions) {}
+  private readonly handlers: ReadonlyMap<string, EventHandler>;
+
+  constructor(private readonly o: ConsumerOptions) {
+    this.handlers = new Map(o.handlers.map((h) => [h.contract.type, h]));
+  }
 
   async start(): Promise<void> {
     const { jsm, js } = this.o.bus;
@@ -79,7 +109,27 @@ export class EventConsumer {
       event = m.json<EventEnvelope>();
     } catch (err) {
       this.o.logger.error({ err, subject: m.subject }, 'undecodable event; terminating it');
-      m.term('undecodable');
+      m.term(); // no reason: NATS 2.9 servers ignore a +TERM that carries one
+      return;
+    }
+    const handler = this.handlers.get(event.type);
+    let handle: (em: EntityManager) => Promise<void>;
+    if (handler) {
+      const problem = contractCheck(handler.contract).firstError(event.data);
+      if (problem) {
+        this.o.logger.error(
+          { eventId: event.id, type: event.type, subject: m.subject, problem },
+          'event breaks its contract; dead-lettered (terminated)',
+        );
+        m.term(); // no reason: NATS 2.9 servers ignore a +TERM that carries one
+        return;
+      }
+      handle = (em) => handler.handle(em, event.data, event);
+    } else if (this.o.others) {
+      const others = this.o.others;
+      handle = (em) => others(em, event);
+    } else {
+      m.ack(); // a type this consumer does not handle
       return;
     }
     await withContext({ requestId: event.requestId, platformId: event.platformId, eventId: event.id }, async () => {
@@ -90,7 +140,7 @@ export class EventConsumer {
             [this.o.durable, event.id],
           );
           if (inserted.length === 0) return; // already handled
-          await this.o.handle(em, event);
+          await handle(em);
         });
         m.ack();
       } catch (err) {

@@ -1,3 +1,5 @@
+import { EVENT_DOMAINS, type EventDomain } from '@sluice/api';
+
 /**
  * The event envelope every service publishes (JSON, UTF-8):
  *
@@ -18,9 +20,9 @@ export interface EventEnvelope<D = Record<string, unknown>> {
   data: D;
 }
 
-/** Domains that publish events; each has its own stream. */
-export const DOMAINS = ['identity', 'accounts', 'payments', 'wallet_auth', 'compliance', 'agents', 'webhooks'] as const;
-export type Domain = (typeof DOMAINS)[number];
+/** Domains that publish events (the owners of the catalogue, `@sluice/api`); each has its own stream. */
+export const DOMAINS = EVENT_DOMAINS;
+export type Domain = EventDomain;
 
 export function subjectFor(prefix: string, domain: Domain, type: string): string {
   return `${prefix}.${domain}.${type.toLowerCase().replace(/[^a-z0-9_.]/g, '_')}`;

@@ -2,3 +2,4 @@ export * from './envelope.js';
 export * from './nats.js';
 export * from './outbox.js';
 export * from './consumer.js';
+export * from './contract-check.js';

@@ -4,7 +4,9 @@ import { newId, PollLoop } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import type { EventContract, EventData } from '@sluice/api';
 import { subjectFor, toJson, type Domain, type EventEnvelope } from './envelope.js';
+import { contractCheck } from './contract-check.js';
 
 /** Creates the outbox and inbox tables in the service's schema. Include it in every service's migrations. */
 export class EventTablesMigration extends Migration {
@@ -41,15 +43,26 @@ export class Outbox {
     private readonly domain: Domain,
   ) {}
 
-  async add<D extends Record<string, unknown>>(
+  /**
+   * Writes one event of the catalogue. The contract must be one this service
+   * owns, and the data must satisfy its schema: a producer that drifts from its
+   * contract fails here, in its own transaction, rather than in every consumer.
+   */
+  async add<C extends EventContract>(
     em: EntityManager,
-    event: { type: string; platformId: string; data: D; occurredAt?: Date },
-  ): Promise<EventEnvelope<D>> {
+    contract: C,
+    event: { platformId: string; data: EventData<C>; occurredAt?: Date },
+  ): Promise<EventEnvelope<EventData<C>>> {
+    if (contract.owner !== this.domain) {
+      throw new Error(`${this.domain} does not own ${contract.type} (its owner is ${contract.owner})`);
+    }
+    const problem = contractCheck(contract).firstError(event.data);
+    if (problem) throw new Error(`${contract.type} data breaks its contract: ${problem}`);
     const occurredAt = (event.occurredAt ?? new Date()).toISOString();
     const { requestId } = currentContext();
-    const envelope: EventEnvelope<D> = {
+    const envelope: EventEnvelope<EventData<C>> = {
       id: newId('Event'),
-      type: event.type,
+      type: contract.type,
       occurredAt,
       platformId: event.platformId,
       ...(requestId ? { requestId } : {}),
@@ -57,7 +70,7 @@ export class Outbox {
     };
     await em.execute(
       `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES (?, ?, ?, ?, ?::jsonb, ?)`,
-      [envelope.id, subjectFor(this.prefix, this.domain, event.type), event.type, event.platformId, toJson(envelope), occurredAt],
+      [envelope.id, subjectFor(this.prefix, this.domain, contract.type), contract.type, event.platformId, toJson(envelope), occurredAt],
     );
     return envelope;
   }

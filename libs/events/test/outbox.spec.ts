@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { createLogger } from '@sluice/logging';
-import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATION, Outbox, OutboxRelay, streamName, type Bus, type EventEnvelope } from '../src/index.js';
+import { Type } from '@sinclair/typebox';
+import type { EventContract } from '@sluice/api';
+import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATION, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
+
+/** A contract of the test's own (the kit does not care which catalogue a contract comes from). */
+const THING_HAPPENED: EventContract = {
+  type: 'THING.HAPPENED',
+  owner: 'accounts',
+  data: Type.Object({ i: Type.Integer(), amount: Type.Optional(Type.Any()) }),
+  webhook: false,
+  description: 'a test event',
+};
 
 const logger = createLogger('events-test', 'silent');
 
@@ -32,12 +43,12 @@ describe('outbox → relay → JetStream → consumer', () => {
   it('publishes only committed events, once each, and consumers handle each once', async () => {
     const outbox = new Outbox(prefix, 'accounts');
     await transactional(orm, async (em) => {
-      for (let i = 0; i < 30; i++) await outbox.add(em, { type: 'THING.HAPPENED', platformId: 'Platform:x', data: { i, amount: 5n } });
+      for (let i = 0; i < 30; i++) await outbox.add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i, amount: 5n } });
     });
     // A rolled-back transaction leaves no event behind.
     await expect(
       transactional(orm, async (em) => {
-        await outbox.add(em, { type: 'THING.HAPPENED', platformId: 'Platform:x', data: { i: -1 } });
+        await outbox.add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: -1 } });
         throw new Error('rollback');
       }),
     ).rejects.toThrow('rollback');
@@ -60,7 +71,7 @@ describe('outbox → relay → JetStream → consumer', () => {
     await new OutboxRelay(orm, bus.js, logger).publishBatch();
     expect((await bus.jsm.streams.info(stream)).state.messages).toBe(30);
 
-    const seen: EventEnvelope[] = [];
+    const seen: EventEnvelope<unknown>[] = [];
     let failOnce = true;
     const consumer = new EventConsumer({
       bus,
@@ -69,13 +80,15 @@ describe('outbox → relay → JetStream → consumer', () => {
       stream,
       durable: 'test-consumer',
       filterSubjects: [`${prefix}.accounts.>`],
-      handle: async (_em, ev) => {
-        if (failOnce && (ev.data as { i: number }).i === 3) {
-          failOnce = false;
-          throw new Error('transient');
-        }
-        seen.push(ev);
-      },
+      handlers: [
+        on(THING_HAPPENED, async (_em, data, ev) => {
+          if (failOnce && (data as { i: number }).i === 3) {
+            failOnce = false;
+            throw new Error('transient');
+          }
+          seen.push(ev);
+        }),
+      ],
     });
     await consumer.start();
     await eventually(async () => seen.length === 30, 20_000);
@@ -86,5 +99,52 @@ describe('outbox → relay → JetStream → consumer', () => {
     expect(seen[0]!.data).toMatchObject({ amount: 5 });
     const inbox = await orm.em.fork().execute<{ n: string }[]>('SELECT count(*) AS n FROM inbox');
     expect(Number(inbox[0]!.n)).toBe(30);
+  });
+
+  it('refuses, in the producer’s transaction, an event of another owner or data that breaks its contract', async () => {
+    const outbox = new Outbox(prefix, 'payments');
+    await expect(
+      transactional(orm, (em) => outbox.add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 1 } })),
+    ).rejects.toThrow('payments does not own THING.HAPPENED');
+    const own = new Outbox(prefix, 'accounts');
+    await expect(
+      transactional(orm, (em) =>
+        own.add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 'one' } as never }),
+      ),
+    ).rejects.toThrow('THING.HAPPENED data breaks its contract: /i');
+  });
+
+  it('dead-letters an event whose data breaks its contract (never hands it to the handler) and goes on', async () => {
+    const stream = streamName(prefix, 'accounts');
+    const subject = subjectFor(prefix, 'accounts', THING_HAPPENED.type);
+    const envelope = (id: string, data: unknown) =>
+      JSON.stringify({ id, type: THING_HAPPENED.type, occurredAt: new Date().toISOString(), platformId: 'Platform:x', data });
+    await bus.js.publish(subject, envelope('Event:bad', { i: 'not a number' }), { msgID: 'Event:bad' });
+    await bus.js.publish(subject, envelope('Event:good', { i: 1000 }), { msgID: 'Event:good' });
+    const handled: unknown[] = [];
+    const consumer = new EventConsumer({
+      bus,
+      orm,
+      logger,
+      stream,
+      durable: 'test-dead-letter',
+      filterSubjects: [subject],
+      handlers: [on(THING_HAPPENED, async (_em, data) => void handled.push(data))],
+    });
+    await consumer.start();
+    // Both are consumed: the good one handled, the bad one terminated (nothing pending, nothing redelivered).
+    await eventually(async () => handled.some((d) => (d as { i: number }).i === 1000), 20_000);
+    await eventually(async () => {
+      const info = await bus.jsm.consumers.info(stream, 'test-dead-letter');
+      return info.num_pending === 0 && info.num_ack_pending === 0;
+    }, 20_000);
+    await consumer.stop();
+    expect(handled.filter((d) => typeof (d as { i: unknown }).i !== 'number')).toEqual([]);
+    const inbox = await orm.em.fork().execute<{ event_id: string }[]>(
+      `SELECT event_id FROM inbox WHERE consumer = 'test-dead-letter'`,
+    );
+    const ids = inbox.map((r) => r.event_id);
+    expect(ids).toContain('Event:good');
+    expect(ids).not.toContain('Event:bad');
   });
 });

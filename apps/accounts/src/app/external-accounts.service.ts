@@ -9,7 +9,7 @@ import {
 } from '../domain/external-account.js';
 import type { BeneficiaryVerifier } from '../domain/beneficiary-verification.js';
 import type { Environment } from '../domain/internal-account.js';
-import { ACCOUNTS_EVENTS, type ExternalAccountEventData } from '../events/event-types.js';
+import { EVENTS, type EventData } from '@sluice/api';
 import {
   ExternalAccountRepository,
   type ExternalAccountFilter,
@@ -27,7 +27,7 @@ export interface NewExternalAccount {
   defaultUmaDepositAccount: boolean;
 }
 
-function eventData(a: ExternalAccountRecord): ExternalAccountEventData {
+function eventData(a: ExternalAccountRecord): EventData<typeof EVENTS.EXTERNAL_ACCOUNT_CREATED> {
   return {
     externalAccountId: a.id,
     ...(a.customerId ? { customerId: a.customerId } : {}),
@@ -106,10 +106,9 @@ export class ExternalAccountsService {
           `This ${info.accountType} account is already registered for this ${account.customerId ? 'customer' : 'platform'} in ${account.currency}`,
           { field: primaryField },
         );
-      await this.outbox.add(em, {
-        type: ACCOUNTS_EVENTS.EXTERNAL_ACCOUNT_CREATED,
+      await this.outbox.add(em, EVENTS.EXTERNAL_ACCOUNT_CREATED, {
         platformId: account.platformId,
-        data: { ...eventData(account) },
+        data: eventData(account),
         occurredAt: now,
       });
       return account;
@@ -129,10 +128,9 @@ export class ExternalAccountsService {
     return transactional(this.orm, async (em) => {
       const account = await this.repo.softDelete(em, platformId, accountId, now);
       if (!account) throw externalAccountNotFound(accountId);
-      await this.outbox.add(em, {
-        type: ACCOUNTS_EVENTS.EXTERNAL_ACCOUNT_DELETED,
+      await this.outbox.add(em, EVENTS.EXTERNAL_ACCOUNT_DELETED, {
         platformId,
-        data: { ...eventData(account) },
+        data: eventData(account),
         occurredAt: now,
       });
       return account;

@@ -5,7 +5,6 @@ import { invalidInput } from '@sluice/core';
 import { accountNotFound, fail, holdAlreadyResolved, holdNotFound } from '../domain/errors.js';
 import {
   MAX_BALANCE,
-  toPublicInternalAccount,
   type InternalAccountRecord,
 } from '../domain/internal-account.js';
 import {
@@ -26,7 +25,7 @@ import {
   type JournalLine,
   type LedgerAccountRef,
 } from '../domain/ledger.js';
-import { ACCOUNTS_EVENTS } from '../events/event-types.js';
+import { publishBalanceUpdated } from '../events/internal-account.events.js';
 import { InternalAccountRepository } from '../store/internal-account.repository.js';
 import { LedgerRepository, type TotalsMismatch } from '../store/ledger.repository.js';
 
@@ -143,12 +142,7 @@ export class LedgerService {
       for (const id of moved) {
         const account = await this.accounts.get(em, entry.platformId, id);
         if (!account) throw new Error(`ledger line on ${id} has no internal account`);
-        await this.outbox.add(em, {
-          type: ACCOUNTS_EVENTS.BALANCE_UPDATED,
-          platformId: entry.platformId,
-          data: toPublicInternalAccount(account),
-          occurredAt: now,
-        });
+        await publishBalanceUpdated(this.outbox, em, account, now);
       }
     }
     return { applied: true };

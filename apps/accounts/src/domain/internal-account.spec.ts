@@ -4,7 +4,6 @@ import {
   availableBalance,
   holdingAccountType,
   normalizeCurrencies,
-  toPublicInternalAccount,
   type InternalAccountRecord,
 } from './internal-account.js';
 
@@ -54,32 +53,7 @@ describe('currency rules', () => {
   });
 });
 
-describe('public InternalAccount', () => {
-  it('has the API shape, with the posted balance and the full currency', () => {
-    const pub = toPublicInternalAccount(base);
-    expect(Object.keys(pub).sort()).toEqual([
-      'balance',
-      'createdAt',
-      'customerId',
-      'fundingPaymentInstructions',
-      'id',
-      'type',
-      'updatedAt',
-    ]);
-    expect(pub.balance).toEqual({
-      amount: 12_550n,
-      currency: { code: 'USD', name: 'United States Dollar', symbol: '$', decimals: 2 },
-    });
-    expect(pub.createdAt).toBe('2026-01-02T03:04:05.678Z');
-    expect(pub.fundingPaymentInstructions).toHaveLength(1);
-  });
-
-  it('omits customerId for platform accounts', () => {
-    const pub = toPublicInternalAccount({ ...base, owner: 'PLATFORM', customerId: undefined });
-    expect('customerId' in pub).toBe(false);
-    expect(pub.fundingPaymentInstructions[0]!.isPlatformAccount).toBe(true);
-  });
-
+describe('balances', () => {
   it('available balance is posted minus pending debits', () => {
     expect(availableBalance(base)).toBe(12_000n);
   });

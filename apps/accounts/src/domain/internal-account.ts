@@ -1,12 +1,10 @@
 import {
   currency as currencyOf,
-  currencyView,
   invalidInput,
   isCurrencyCode,
   MAX_AMOUNT,
   type FieldError,
 } from '@sluice/core';
-import { fundingInstructions, type FundingInstruction } from './funding-instructions.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
@@ -70,28 +68,3 @@ export function availableBalance(a: Pick<InternalAccountRecord, 'postedBalance' 
   return a.postedBalance - a.pendingDebits;
 }
 
-/** An internal account as the API shows it (amounts as bigint; the event kit and the gateway write them as JSON integers). */
-export type PublicInternalAccount = {
-  id: string;
-  customerId?: string;
-  type: InternalAccountType;
-  balance: { amount: bigint; currency: { code: string; name: string; symbol: string; decimals: number } };
-  fundingPaymentInstructions: FundingInstruction[];
-  privateEnabled?: boolean;
-  createdAt: string;
-  updatedAt: string;
-};
-
-/** The public InternalAccount JSON (REST response and INTERNAL_ACCOUNT.BALANCE_UPDATED data). */
-export function toPublicInternalAccount(a: InternalAccountRecord): PublicInternalAccount {
-  return {
-    id: a.id,
-    ...(a.customerId ? { customerId: a.customerId } : {}),
-    type: a.type,
-    balance: { amount: a.postedBalance, currency: currencyView(a.currency) },
-    fundingPaymentInstructions: fundingInstructions(a),
-    ...(a.type === 'EMBEDDED_WALLET' ? { privateEnabled: a.privateEnabled ?? false } : {}),
-    createdAt: a.createdAt.toISOString(),
-    updatedAt: a.updatedAt.toISOString(),
-  };
-}

@@ -1,10 +1,10 @@
 import { isCurrencyCode, isId } from '@sluice/core';
-import { EventConsumer, streamName, type Bus, type EventEnvelope } from '@sluice/events';
+import { EVENTS, type EventData } from '@sluice/api';
+import { EventConsumer, on, streamName, type Bus, type EventEnvelope, type EventHandler } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { EntityManager, MikroORM } from '@sluice/store';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
 import type { PlatformDirectory } from '../app/platform-directory.js';
-import { IDENTITY_EVENTS, type CustomerEventData, type PlatformConfigEventData } from './event-types.js';
 
 /** Durable consumer name, shared by every replica of the accounts service. */
 export const IDENTITY_CONSUMER = 'accounts-identity';
@@ -24,41 +24,29 @@ export class IdentityEventsHandler {
     private readonly logger: Logger,
   ) {}
 
-  async handle(em: EntityManager, event: EventEnvelope): Promise<void> {
-    switch (event.type) {
-      case IDENTITY_EVENTS.CUSTOMER_CREATED:
-      case IDENTITY_EVENTS.CUSTOMER_UPDATED: {
-        const data = event.data as unknown as CustomerEventData;
-        if (!isId(data.customerId, 'Customer')) {
-          this.logger.warn(
-            { type: event.type, eventId: event.id },
-            'customer event without a customer id; skipped',
-          );
-          return;
-        }
-        await this.provision(
-          em,
-          event,
-          { platformId: event.platformId, owner: 'CUSTOMER', customerId: data.customerId },
-          data.currencies,
-          (await this.platforms.embeddedWalletCurrencies?.(event.platformId)) ?? [],
-        );
+  /** The identity events accounts handles, each typed by its contract. */
+  handlers(): EventHandler[] {
+    const customerChanged = async (em: EntityManager, data: EventData<typeof EVENTS.CUSTOMER_CREATED>, event: EventEnvelope) => {
+      if (!isId(data.customerId, 'Customer')) {
+        this.logger.warn({ type: event.type, eventId: event.id }, 'customer event without a customer id; skipped');
         return;
       }
-      case IDENTITY_EVENTS.PLATFORM_CONFIG_UPDATED: {
-        const data = event.data as unknown as PlatformConfigEventData;
-        await this.provision(
-          em,
-          event,
-          { platformId: event.platformId, owner: 'PLATFORM' },
-          data.supportedCurrencies,
-        );
+      await this.provision(
+        em,
+        event,
+        { platformId: event.platformId, owner: 'CUSTOMER', customerId: data.customerId },
+        data.currencies,
+        (await this.platforms.embeddedWalletCurrencies?.(event.platformId)) ?? [],
+      );
+    };
+    return [
+      on(EVENTS.CUSTOMER_CREATED, customerChanged),
+      on(EVENTS.CUSTOMER_UPDATED, customerChanged),
+      on(EVENTS.PLATFORM_CONFIG_UPDATED, async (em, data, event) => {
+        await this.provision(em, event, { platformId: event.platformId, owner: 'PLATFORM' }, data.supportedCurrencies);
         await this.provisionEmbeddedWallets(em, event, data.embeddedWalletCurrencies);
-        return;
-      }
-      default:
-        return; // other identity events do not concern accounts
-    }
+      }),
+    ];
   }
 
   /** Existing customers get an EMBEDDED_WALLET account per embedded-wallet currency. */
@@ -100,8 +88,7 @@ export class IdentityEventsHandler {
 
 /**
  * The durable JetStream consumer of identity events (`<prefix>.identity.>`,
- * durable `accounts-identity`); `onStop` runs after it stopped (closing the
- * identity client it used).
+ * durable `accounts-identity`).
  */
 export class IdentityConsumer extends EventConsumer {
   constructor(o: { bus: Bus; orm: MikroORM; logger: Logger; prefix: string; handler: IdentityEventsHandler }) {
@@ -112,7 +99,7 @@ export class IdentityConsumer extends EventConsumer {
       stream: streamName(o.prefix, 'identity'),
       durable: IDENTITY_CONSUMER,
       filterSubjects: [`${o.prefix}.identity.>`],
-      handle: (em, event) => o.handler.handle(em, event),
+      handlers: o.handler.handlers(),
     });
   }
 }

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { subjectFor, type EventEnvelope } from '@sluice/events';
+import { EVENTS } from '@sluice/api';
+import { contractCheck, subjectFor, type EventEnvelope } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { CredentialCache } from './credential.cache.js';
 
@@ -18,7 +19,8 @@ export function subscribeTokenRevocations(
   cache: CredentialCache,
   logger: Logger,
 ): { subject: string; close(): void } {
-  const subject = subjectFor(prefix, 'identity', 'TOKEN.DELETED');
+  const contract = EVENTS.TOKEN_DELETED;
+  const subject = subjectFor(prefix, contract.owner, contract.type);
   const sub = nc.subscribe(subject, {
     callback: (err, msg) => {
       if (err) {
@@ -27,11 +29,13 @@ export function subscribeTokenRevocations(
         return;
       }
       try {
-        const event = msg.json<EventEnvelope<{ tokenId?: unknown }>>();
-        if (typeof event.data?.tokenId !== 'string') throw new Error('event without data.tokenId');
-        cache.revoke(event.data.tokenId);
+        const event = msg.json<EventEnvelope<unknown>>();
+        const problem = contractCheck(contract).firstError(event.data);
+        if (problem) throw new Error(`TOKEN.DELETED breaks its contract: ${problem}`);
+        const { tokenId } = event.data as { tokenId: string };
+        cache.revoke(tokenId);
         logger.info(
-          { tokenId: event.data.tokenId, eventId: event.id },
+          { tokenId, eventId: event.id },
           'API token revoked; dropped from the credential cache',
         );
       } catch (e) {

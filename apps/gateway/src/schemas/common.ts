@@ -1,23 +1,9 @@
 import type { common } from '@sluice/contracts';
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
 /** Shared REST schemas. Every route declares request and response schemas built from these. */
 
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 date-time' });
-export const DateOnly = Type.String({ format: 'date', description: 'ISO 8601 calendar date' });
-
-export const Currency = Type.Object(
-  {
-    code: Type.String({ description: 'ISO 4217 code (or a stablecoin code such as USDC)' }),
-    name: Type.String(),
-    symbol: Type.String(),
-    decimals: Type.Integer({ minimum: 0 }),
-  },
-  { $id: 'Currency' },
-);
-
-/** Money on the wire: an integer in the currency's smallest unit. */
-export const Amount = Type.Integer({ description: 'amount in the smallest unit of the currency' });
+export { Amount, Currency, DateOnly, Id, Page, Timestamp, iso } from '@sluice/api';
 
 /** `limit` and `cursor` of every list endpoint. */
 export const PageQuery = {
@@ -26,19 +12,6 @@ export const PageQuery = {
   ),
   cursor: Type.Optional(Type.String({ minLength: 1, description: 'nextCursor of the previous page' })),
 };
-
-/** The list envelope: `data`, `hasMore`, `nextCursor` (only when hasMore), `totalCount`. */
-export function Page<T extends TSchema>(item: T, name: string) {
-  return Type.Object(
-    {
-      data: Type.Array(item),
-      hasMore: Type.Boolean(),
-      nextCursor: Type.Optional(Type.String()),
-      totalCount: Type.Integer({ minimum: 0 }),
-    },
-    { $id: name },
-  );
-}
 
 export const ErrorBody = Type.Object(
   {
@@ -52,19 +25,6 @@ export const ErrorBody = Type.Object(
   },
   { $id: 'Error' },
 );
-
-/** `<Type>:<uuid>` path/query id. */
-export function Id(type: string) {
-  return Type.String({
-    pattern: `^${type}:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`,
-    description: `${type} id (\`${type}:<uuid>\`)`,
-  });
-}
-
-/** Converts a proto Timestamp (ts-proto Date) to the API string. */
-export function iso(d: Date | undefined | null): string | undefined {
-  return d ? d.toISOString() : undefined;
-}
 
 /** The `page` of a list call: the query's `limit` and `cursor` (absent when not given). */
 export function pageOf(q: { limit?: number; cursor?: string }): common.PageRequest {

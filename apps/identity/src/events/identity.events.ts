@@ -1,36 +1,15 @@
+import { EVENTS, type EventData } from '@sluice/api';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { Environment, Permission } from '../domain/token.js';
 
 /**
- * Events the identity service publishes (domain `identity`, so subjects
- * `<prefix>.identity.<type lowercased>`); every envelope carries the platformId.
+ * The data of the events identity publishes (domain `identity`, subjects
+ * `<prefix>.identity.<type lowercased>`), typed by their contracts in the
+ * catalogue (`@sluice/api` EVENTS); every envelope carries the platformId.
  */
-export const IdentityEventType = {
-  /** {name, environment} — a platform was created (bootstrap). */
-  PLATFORM_CREATED: 'PLATFORM.CREATED',
-  /** {supportedCurrencies, embeddedWalletCurrencies, umaDomain, webhookEndpoint, webhookSigningSecretRotated}. */
-  PLATFORM_CONFIG_UPDATED: 'PLATFORM_CONFIG.UPDATED',
-  /** {tokenId, name, permissions}. */
-  TOKEN_CREATED: 'TOKEN.CREATED',
-  /** {tokenId} — the token no longer authenticates; caches must drop it. */
-  TOKEN_DELETED: 'TOKEN.DELETED',
-  CUSTOMER_CREATED: 'CUSTOMER.CREATED',
-  CUSTOMER_UPDATED: 'CUSTOMER.UPDATED',
-  /** {customerId}. */
-  CUSTOMER_DELETED: 'CUSTOMER.DELETED',
-} as const;
 
-/** Data of CUSTOMER.CREATED and CUSTOMER.UPDATED. */
-export interface CustomerEventData extends Record<string, unknown> {
-  customerId: string;
-  customerType: string;
-  platformCustomerId: string;
-  currencies: string[];
-  umaAddress: string;
-}
-
-export function customerEventData(c: Customer): CustomerEventData {
+export function customerEventData(c: Customer): EventData<typeof EVENTS.CUSTOMER_CREATED> {
   return {
     customerId: c.id,
     customerType: c.customerType,
@@ -40,19 +19,11 @@ export function customerEventData(c: Customer): CustomerEventData {
   };
 }
 
-/** Data of PLATFORM_CONFIG.UPDATED (never carries secrets). */
-export interface PlatformConfigEventData extends Record<string, unknown> {
-  supportedCurrencies: string[];
-  embeddedWalletCurrencies: string[];
-  umaDomain: string | null;
-  webhookEndpoint: string | null;
-  webhookSigningSecretRotated: boolean;
-}
-
+/** Never carries secrets: only whether the webhook signing secret was rotated. */
 export function platformConfigEventData(
   s: PlatformSettings,
   webhookSigningSecretRotated = false,
-): PlatformConfigEventData {
+): EventData<typeof EVENTS.PLATFORM_CONFIG_UPDATED> {
   return {
     supportedCurrencies: s.supportedCurrencies.map((c) => c.currencyCode),
     embeddedWalletCurrencies: [...(s.embeddedWalletConfig?.currencies ?? [])],
@@ -62,7 +33,10 @@ export function platformConfigEventData(
   };
 }
 
-export function platformCreatedEventData(name: string, environment: Environment): Record<string, unknown> {
+export function platformCreatedEventData(
+  name: string,
+  environment: Environment,
+): EventData<typeof EVENTS.PLATFORM_CREATED> {
   return { name, environment };
 }
 
@@ -70,6 +44,6 @@ export function tokenCreatedEventData(
   tokenId: string,
   name: string,
   permissions: Permission[],
-): Record<string, unknown> {
+): EventData<typeof EVENTS.TOKEN_CREATED> {
   return { tokenId, name, permissions };
 }

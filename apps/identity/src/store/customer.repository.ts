@@ -1,3 +1,4 @@
+import { EVENTS } from '@sluice/api';
 import { LockMode } from '@mikro-orm/core';
 import { idUuid, invalidInput, isId, newId, type Clock, type Page } from '@sluice/core';
 import { isUniqueViolation, transactional, type EntityManager, type MikroORM } from '@sluice/store';
@@ -15,7 +16,7 @@ import {
 } from '../domain/customer.js';
 import { supportedCurrencyCodes } from '../domain/platform-config.js';
 import { generateUmaAddress } from '../domain/uma-address.js';
-import { customerEventData, IdentityEventType } from '../events/identity.events.js';
+import { customerEventData } from '../events/identity.events.js';
 import { CustomerEntity, type CustomerRecord } from './entities.js';
 import { customerFromRecord, customerToRecord } from './mappers.js';
 import { afterCursor, between, pageOf, pageSize } from './keyset.js';
@@ -90,8 +91,7 @@ export class CustomerRepository {
         });
         await em.flush();
         const customer = customerFromRecord(row);
-        await this.outbox.add(em, {
-          type: IdentityEventType.CUSTOMER_CREATED,
+        await this.outbox.add(em, EVENTS.CUSTOMER_CREATED, {
           platformId,
           data: customerEventData(customer),
           occurredAt: now,
@@ -163,8 +163,7 @@ export class CustomerRepository {
         next.updatedAt = now;
         customerToRecord(next, row);
         await em.flush();
-        await this.outbox.add(em, {
-          type: IdentityEventType.CUSTOMER_UPDATED,
+        await this.outbox.add(em, EVENTS.CUSTOMER_UPDATED, {
           platformId,
           data: customerEventData(next),
           occurredAt: now,
@@ -186,8 +185,7 @@ export class CustomerRepository {
       row.deletedAt = now;
       row.updatedAt = now;
       await em.flush();
-      await this.outbox.add(em, {
-        type: IdentityEventType.CUSTOMER_DELETED,
+      await this.outbox.add(em, EVENTS.CUSTOMER_DELETED, {
         platformId,
         data: { customerId: row.id },
         occurredAt: now,

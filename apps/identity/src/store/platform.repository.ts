@@ -1,3 +1,4 @@
+import { EVENTS } from '@sluice/api';
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import { idUuid, isId, newId, type Clock } from '@sluice/core';
@@ -21,7 +22,6 @@ import {
 } from '../domain/token.js';
 import { activeSecrets, generateWebhookSecret, WEBHOOK_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
 import {
-  IdentityEventType,
   platformConfigEventData,
   platformCreatedEventData,
   tokenCreatedEventData,
@@ -146,8 +146,7 @@ export class PlatformRepository {
         deletedAt: null,
       });
       await em.flush();
-      await this.outbox.add(em, {
-        type: IdentityEventType.TOKEN_CREATED,
+      await this.outbox.add(em, EVENTS.TOKEN_CREATED, {
         platformId: platform.id,
         data: tokenCreatedEventData(input.tokenId, 'bootstrap', [...PERMISSIONS]),
         occurredAt: now,
@@ -186,14 +185,12 @@ export class PlatformRepository {
       expiresAt: null,
     });
     await em.flush();
-    await this.outbox.add(em, {
-      type: IdentityEventType.PLATFORM_CREATED,
+    await this.outbox.add(em, EVENTS.PLATFORM_CREATED, {
       platformId: platform.id,
       data: platformCreatedEventData(name, environment),
       occurredAt: now,
     });
-    await this.outbox.add(em, {
-      type: IdentityEventType.PLATFORM_CONFIG_UPDATED,
+    await this.outbox.add(em, EVENTS.PLATFORM_CONFIG_UPDATED, {
       platformId: platform.id,
       data: platformConfigEventData(settings),
       occurredAt: now,
@@ -223,8 +220,7 @@ export class PlatformRepository {
         const now = this.clock.now();
         Object.assign(config, settingsToRecord(next), { updatedAt: now });
         await em.flush();
-        await this.outbox.add(em, {
-          type: IdentityEventType.PLATFORM_CONFIG_UPDATED,
+        await this.outbox.add(em, EVENTS.PLATFORM_CONFIG_UPDATED, {
           platformId,
           data: platformConfigEventData(next),
           occurredAt: now,
@@ -263,8 +259,7 @@ export class PlatformRepository {
       });
       config.updatedAt = now;
       await em.flush();
-      await this.outbox.add(em, {
-        type: IdentityEventType.PLATFORM_CONFIG_UPDATED,
+      await this.outbox.add(em, EVENTS.PLATFORM_CONFIG_UPDATED, {
         platformId,
         data: platformConfigEventData(settingsFromRecord(config), true),
         occurredAt: now,

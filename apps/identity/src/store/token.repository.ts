@@ -1,3 +1,4 @@
+import { EVENTS } from '@sluice/api';
 import { LockMode } from '@mikro-orm/core';
 import { newId, type Clock, type Page } from '@sluice/core';
 import { transactional, type MikroORM } from '@sluice/store';
@@ -12,7 +13,7 @@ import {
   type NewToken,
   type TokenFilter,
 } from '../domain/token.js';
-import { IdentityEventType, tokenCreatedEventData } from '../events/identity.events.js';
+import { tokenCreatedEventData } from '../events/identity.events.js';
 import { ApiTokenEntity, PlatformEntity } from './entities.js';
 import { tokenFromRecord } from './mappers.js';
 import { afterCursor, between, pageOf, pageSize } from './keyset.js';
@@ -44,8 +45,7 @@ export class TokenRepository {
         deletedAt: null,
       });
       await em.flush();
-      await this.outbox.add(em, {
-        type: IdentityEventType.TOKEN_CREATED,
+      await this.outbox.add(em, EVENTS.TOKEN_CREATED, {
         platformId,
         data: tokenCreatedEventData(row.id, row.name, input.permissions),
         occurredAt: now,
@@ -119,8 +119,7 @@ export class TokenRepository {
       row.deletedAt = now;
       row.updatedAt = now;
       await em.flush();
-      await this.outbox.add(em, {
-        type: IdentityEventType.TOKEN_DELETED,
+      await this.outbox.add(em, EVENTS.TOKEN_DELETED, {
         platformId,
         data: { tokenId: id },
         occurredAt: now,

@@ -23,14 +23,12 @@ import {
 import {
   failureReasonFor,
   newReference,
-  refundWebhookType,
-  transactionJson,
-  webhookTypeFor,
   type FailureDetail,
   type Refund,
   type Transaction,
 } from '../domain/transaction.js';
 import { QuoteRepository } from '../store/quote.repository.js';
+import { publishTransactionChange, publishTransactionCreated } from '../events/transaction.events.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import { TransactionRepository, type TransactionFilter } from '../store/transaction.repository.js';
 import type { Environment } from './receiver-lookups.service.js';
@@ -232,31 +230,11 @@ export class TransfersService {
     return next;
   }
 
-  private async publish(em: EntityManager, t: Transaction): Promise<void> {
-    const type = webhookTypeFor(t.type, t.status);
-    if (type) {
-      await this.deps.outbox.add(em, {
-        type,
-        platformId: t.platformId,
-        data: transactionJson(t),
-        occurredAt: t.updatedAt,
-      });
-    }
-  }
-
   private async write(em: EntityManager, prev: Transaction, next: Transaction): Promise<void> {
     if (!(await this.repo.updateStatus(em, next, prev.status))) {
       throw new Error(`transaction ${prev.id} changed concurrently (expected ${prev.status})`);
     }
-    if (next.status !== prev.status) await this.publish(em, next);
-    if (next.refund && next.refund.status !== prev.refund?.status) {
-      await this.deps.outbox.add(em, {
-        type: refundWebhookType(next.refund.status),
-        platformId: next.platformId,
-        data: transactionJson(next),
-        occurredAt: next.updatedAt,
-      });
-    }
+    await publishTransactionChange(this.deps.outbox, em, prev, next);
   }
 
   /** The first transaction of this request key, if any; the same key with another request is refused. */
@@ -361,7 +339,7 @@ export class TransfersService {
     try {
       await transactional(this.orm, async (em) => {
         await this.repo.insert(em, t);
-        await this.publish(em, t);
+        await publishTransactionCreated(this.deps.outbox, em, t);
         await this.deps.scheduler.schedule(
           {
             kind: TRANSFER_JOBS.submit,

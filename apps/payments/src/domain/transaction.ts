@@ -1,6 +1,5 @@
-import { currencyView } from '@sluice/core';
 import type { RateDetails } from './pricing.js';
-import { toDecimalString, type Ratio } from './ratio.js';
+import type { Ratio } from './ratio.js';
 import type { TransactionStatus, TransactionType } from './state-machines.js';
 
 /** One side of a transaction. */
@@ -137,75 +136,6 @@ export function webhookTypeFor(type: TransactionType, status: TransactionStatus)
     EXPIRED: 'INCOMING_PAYMENT.FAILED',
   };
   return (type === 'OUTGOING' ? outgoing : incoming)[status];
-}
-
-function endpointJson(e: TransactionEndpoint, side: 'source' | 'destination'): Record<string, unknown> {
-  const typeKey = side === 'source' ? 'sourceType' : 'destinationType';
-  return {
-    [typeKey]: e.kind,
-    ...(e.accountId ? { accountId: e.accountId } : {}),
-    ...(e.umaAddress ? { umaAddress: e.umaAddress } : {}),
-    currency: e.currency,
-  };
-}
-
-/**
- * The public Transaction JSON (REST responses and webhook `data`): the
- * OUTGOING or INCOMING variant of the reference. Amounts are JSON numbers (all
- * are at most 9e15, exact in a double); for the platform's own accounts
- * customerId and platformCustomerId are the platform id.
- */
-export function transactionJson(t: Transaction): Record<string, unknown> {
-  const base: Record<string, unknown> = {
-    id: t.id,
-    status: t.status,
-    type: t.type,
-    source: endpointJson(t.source, 'source'),
-    destination: endpointJson(t.destination, 'destination'),
-    customerId: t.customerId ?? t.platformId,
-    platformCustomerId: t.platformCustomerId ?? t.platformId,
-    receivedAmount: { amount: Number(t.receivedAmount), currency: currencyView(t.destination.currency) },
-    reconciliationInstructions: { reference: t.reference },
-    counterpartyInformation: t.counterpartyInformation,
-    ...(t.settledAt ? { settledAt: t.settledAt.toISOString() } : {}),
-    createdAt: t.createdAt.toISOString(),
-    updatedAt: t.updatedAt.toISOString(),
-    ...(t.description !== undefined ? { description: t.description } : {}),
-    ...(t.failureReason ? { failureReason: t.failureReason } : {}),
-    ...(t.failureDetail ? { failureDetail: t.failureDetail } : {}),
-  };
-  if (t.type === 'OUTGOING') {
-    base.sentAmount = { amount: Number(t.sentAmount), currency: currencyView(t.source.currency) };
-    base.exchangeRate = t.exchangeRate ? Number(toDecimalString(t.exchangeRate)) : 1;
-    base.fees = Number(t.fees);
-    if (t.quoteId) base.quoteId = t.quoteId;
-    if (t.rateDetails) base.rateDetails = rateDetailsJson(t.rateDetails);
-    if (t.refund) base.refund = refundJson(t.refund);
-  }
-  return base;
-}
-
-/** The public rateDetails (OutgoingRateDetails): ratios as JSON numbers, amounts as integers. */
-export function rateDetailsJson(d: RateDetails): Record<string, number> {
-  return {
-    counterpartyMultiplier: Number(toDecimalString(d.counterpartyMultiplier)),
-    counterpartyFixedFee: Number(d.counterpartyFixedFee),
-    gridApiMultiplier: Number(toDecimalString(d.gridApiMultiplier)),
-    gridApiFixedFee: Number(d.gridApiFixedFee),
-    gridApiVariableFeeRate: Number(toDecimalString(d.gridApiVariableFeeRate)),
-    gridApiVariableFeeAmount: Number(d.gridApiVariableFeeAmount),
-  };
-}
-
-/** The public Refund. */
-export function refundJson(r: Refund): Record<string, unknown> {
-  return {
-    reference: r.reference,
-    initiatedAt: r.initiatedAt.toISOString(),
-    ...(r.settledAt ? { settledAt: r.settledAt.toISOString() } : {}),
-    status: r.status,
-    reason: r.reason,
-  };
 }
 
 const BASE32 = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';

@@ -28,7 +28,7 @@ export function durableName(domain: Domain): string {
  */
 export async function handleEvent(
   em: EntityManager,
-  event: EventEnvelope,
+  event: EventEnvelope<unknown>,
   deps: { repo: DeliveryRepository; clock: Clock; logger: Logger },
 ): Promise<boolean> {
   if (!isPublicWebhookType(event.type)) return false;
@@ -78,7 +78,9 @@ export function webhookEventConsumers(deps: {
         stream: streamName(deps.prefix, domain),
         durable: durableName(domain),
         filterSubjects: [`${deps.prefix}.${domain}.>`],
-        handle: async (em, event) => {
+        // A relay: it forwards the data its producer wrote (and checked against the catalogue) untouched.
+        handlers: [],
+        others: async (em, event) => {
           if (await handleEvent(em, event, deps)) {
             // The inbox transaction commits right after the handler; look for it shortly after.
             if (deps.onQueued) setTimeout(deps.onQueued, 20).unref();

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { EVENT_CONTRACTS, EVENTS, WEBHOOK_EVENT_TYPES, contractsOf, eventContract } from './catalogue.js';
+import { InternalAccount } from '../resources/internal-account.js';
+import { Transaction } from '../resources/transaction.js';
+
+describe('event catalogue', () => {
+  it('names each type once, as RESOURCE.VERB, under the constant of its name', () => {
+    const types = Object.values(EVENTS).map((c) => c.type);
+    expect(new Set(types).size).toBe(types.length);
+    for (const [name, c] of Object.entries(EVENTS)) {
+      expect(c.type).toMatch(/^[A-Z_]+\.[A-Z_]+$/);
+      expect(name).toBe(c.type.replace('.', '_'));
+    }
+    expect(EVENT_CONTRACTS.size).toBe(types.length);
+  });
+
+  it('gives every webhook type the public resource as data', () => {
+    for (const type of WEBHOOK_EVENT_TYPES) {
+      const c = eventContract(type)!;
+      expect([Transaction, InternalAccount]).toContain(c.data);
+    }
+    expect(WEBHOOK_EVENT_TYPES).toContain('INTERNAL_ACCOUNT.BALANCE_UPDATED');
+    expect(WEBHOOK_EVENT_TYPES).not.toContain('TOKEN.DELETED');
+  });
+
+  it('lists what each domain owns', () => {
+    expect(contractsOf('identity').map((c) => c.type)).toContain('TOKEN.DELETED');
+    expect(contractsOf('payments').every((c) => c.webhook)).toBe(true);
+    expect(eventContract('NO.SUCH')).toBeUndefined();
+  });
+});

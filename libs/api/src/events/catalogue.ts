@@ -1,0 +1,165 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { InternalAccount } from '../resources/internal-account.js';
+import { Transaction } from '../resources/transaction.js';
+import { stringEnum } from '../schema.js';
+
+/**
+ * The catalogue of events between services: one typed contract per event type,
+ * imported by its producer (the outbox checks the data against the type) and by
+ * every consumer (which parses against the schema and dead-letters what does not
+ * match). An event whose contract is a webhook carries, as `data`, the public
+ * resource exactly as the REST API returns it (the same schema and mapper), and
+ * the webhook-dispatcher delivers it to the platform.
+ */
+
+/** Event domains: the service that owns a type publishes it on its domain's stream. */
+export const EVENT_DOMAINS = [
+  'identity',
+  'accounts',
+  'payments',
+  'wallet_auth',
+  'compliance',
+  'agents',
+  'webhooks',
+] as const;
+export type EventDomain = (typeof EVENT_DOMAINS)[number];
+
+/** One event type: its name (`RESOURCE.VERB`), owner, payload schema and whether it is a public webhook. */
+export interface EventContract<T extends string = string, S extends TSchema = TSchema> {
+  type: T;
+  owner: EventDomain;
+  data: S;
+  /** A public webhook type: `data` is the public resource and the dispatcher delivers it. */
+  webhook: boolean;
+  description: string;
+}
+
+/** The `data` type of an event contract. */
+export type EventData<C extends EventContract> = Static<C['data']>;
+
+function event<T extends string, S extends TSchema>(
+  type: T,
+  o: { owner: EventDomain; data: S; webhook?: boolean; description: string },
+): EventContract<T, S> {
+  return { type, owner: o.owner, data: o.data, webhook: o.webhook ?? false, description: o.description };
+}
+
+const Environment = stringEnum(['SANDBOX', 'PRODUCTION'] as const);
+
+const CustomerChange = Type.Object({
+  customerId: Type.String(),
+  customerType: Type.String(),
+  platformCustomerId: Type.String(),
+  currencies: Type.Array(Type.String()),
+  umaAddress: Type.String(),
+});
+
+const ExternalAccountChange = Type.Object({
+  externalAccountId: Type.String(),
+  /** Absent for platform-owned accounts. */
+  customerId: Type.Optional(Type.String()),
+  currency: Type.String(),
+  accountType: Type.String(),
+  beneficiaryVerificationStatus: Type.String(),
+  platformAccountId: Type.Optional(Type.String()),
+});
+
+const outgoing = <T extends string>(type: T, description: string) =>
+  event(type, { owner: 'payments', data: Transaction, webhook: true, description });
+const incoming = <T extends string>(type: T, description: string) =>
+  event(type, { owner: 'payments', data: Transaction, webhook: true, description });
+
+/** Every event type of the system, by a constant name. */
+export const EVENTS = {
+  // identity
+  PLATFORM_CREATED: event('PLATFORM.CREATED', {
+    owner: 'identity',
+    data: Type.Object({ name: Type.String(), environment: Environment }),
+    description: 'A platform was created (bootstrap).',
+  }),
+  PLATFORM_CONFIG_UPDATED: event('PLATFORM_CONFIG.UPDATED', {
+    owner: 'identity',
+    data: Type.Object({
+      supportedCurrencies: Type.Array(Type.String()),
+      embeddedWalletCurrencies: Type.Array(Type.String()),
+      umaDomain: Type.Union([Type.String(), Type.Null()]),
+      webhookEndpoint: Type.Union([Type.String(), Type.Null()]),
+      webhookSigningSecretRotated: Type.Boolean(),
+    }),
+    description: 'A platform’s configuration changed (never carries secrets).',
+  }),
+  TOKEN_CREATED: event('TOKEN.CREATED', {
+    owner: 'identity',
+    data: Type.Object({ tokenId: Type.String(), name: Type.String(), permissions: Type.Array(Type.String()) }),
+    description: 'An API token was created.',
+  }),
+  TOKEN_DELETED: event('TOKEN.DELETED', {
+    owner: 'identity',
+    data: Type.Object({ tokenId: Type.String() }),
+    description: 'An API token no longer authenticates; credential caches drop it at once.',
+  }),
+  CUSTOMER_CREATED: event('CUSTOMER.CREATED', {
+    owner: 'identity',
+    data: CustomerChange,
+    description: 'A customer was created.',
+  }),
+  CUSTOMER_UPDATED: event('CUSTOMER.UPDATED', {
+    owner: 'identity',
+    data: CustomerChange,
+    description: 'A customer changed.',
+  }),
+  CUSTOMER_DELETED: event('CUSTOMER.DELETED', {
+    owner: 'identity',
+    data: Type.Object({ customerId: Type.String() }),
+    description: 'A customer was deleted (soft).',
+  }),
+  // accounts
+  INTERNAL_ACCOUNT_BALANCE_UPDATED: event('INTERNAL_ACCOUNT.BALANCE_UPDATED', {
+    owner: 'accounts',
+    data: InternalAccount,
+    webhook: true,
+    description: 'The posted balance of an internal account changed; data is the account.',
+  }),
+  EXTERNAL_ACCOUNT_CREATED: event('EXTERNAL_ACCOUNT.CREATED', {
+    owner: 'accounts',
+    data: ExternalAccountChange,
+    description: 'An external account was registered (no account numbers: consumers ask accounts for them).',
+  }),
+  EXTERNAL_ACCOUNT_DELETED: event('EXTERNAL_ACCOUNT.DELETED', {
+    owner: 'accounts',
+    data: ExternalAccountChange,
+    description: 'An external account was deleted.',
+  }),
+  // payments
+  OUTGOING_PAYMENT_PENDING: outgoing('OUTGOING_PAYMENT.PENDING', 'An outgoing payment awaits its funds or execution.'),
+  OUTGOING_PAYMENT_PROCESSING: outgoing('OUTGOING_PAYMENT.PROCESSING', 'An outgoing payment was sent to its rail.'),
+  OUTGOING_PAYMENT_COMPLETED: outgoing('OUTGOING_PAYMENT.COMPLETED', 'An outgoing payment completed.'),
+  OUTGOING_PAYMENT_FAILED: outgoing('OUTGOING_PAYMENT.FAILED', 'An outgoing payment failed or was rejected.'),
+  OUTGOING_PAYMENT_EXPIRED: outgoing('OUTGOING_PAYMENT.EXPIRED', 'The quote of an outgoing payment expired unexecuted.'),
+  OUTGOING_PAYMENT_REFUND_PENDING: outgoing('OUTGOING_PAYMENT.REFUND_PENDING', 'Money of a failed payment is on its way back.'),
+  OUTGOING_PAYMENT_REFUND_COMPLETED: outgoing('OUTGOING_PAYMENT.REFUND_COMPLETED', 'The refund arrived; the payment is REFUNDED.'),
+  OUTGOING_PAYMENT_REFUND_FAILED: outgoing('OUTGOING_PAYMENT.REFUND_FAILED', 'The refund failed; the funds wait for an operator.'),
+  INCOMING_PAYMENT_PENDING: incoming('INCOMING_PAYMENT.PENDING', 'An incoming payment awaits approval or settlement.'),
+  INCOMING_PAYMENT_COMPLETED: incoming('INCOMING_PAYMENT.COMPLETED', 'An incoming payment was credited.'),
+  INCOMING_PAYMENT_FAILED: incoming('INCOMING_PAYMENT.FAILED', 'An incoming payment failed, was rejected or expired.'),
+} as const;
+
+/** Every contract, by its type name. */
+export const EVENT_CONTRACTS: ReadonlyMap<string, EventContract> = new Map(
+  Object.values(EVENTS).map((c) => [c.type, c as EventContract]),
+);
+
+/** The contract of a type name, if the catalogue has one. */
+export function eventContract(type: string): EventContract | undefined {
+  return EVENT_CONTRACTS.get(type);
+}
+
+/** The event types that are public webhooks (besides TEST, which the dispatcher makes itself). */
+export const WEBHOOK_EVENT_TYPES: readonly string[] = [...EVENT_CONTRACTS.values()]
+  .filter((c) => c.webhook)
+  .map((c) => c.type);
+
+/** The contracts a domain owns (the types its stream carries). */
+export function contractsOf(owner: EventDomain): EventContract[] {
+  return [...EVENT_CONTRACTS.values()].filter((c) => c.owner === owner);
+}

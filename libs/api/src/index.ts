@@ -1,0 +1,9 @@
+/**
+ * The public API model: one schema and one mapper per public resource (REST
+ * responses and webhook payloads alike, feeding the OpenAPI document), and the
+ * catalogue of events between services (one typed contract per event type).
+ */
+export * from './schema.js';
+export * from './resources/transaction.js';
+export * from './resources/internal-account.js';
+export * from './events/catalogue.js';
