@@ -1,4 +1,6 @@
-import { isDomainError } from '@sluice/core';
+import { FieldErrors, isDomainError } from '@sluice/core';
+import type { Environment } from './environment.js';
+import { checkAmount, checkCurrency, checkEnvironment, checkId } from './field-rules.js';
 import type { ExchangeRateProvider } from './exchange-rates.js';
 import { amountLimits, computeQuoteAmounts, type FeeSchedule } from './pricing.js';
 import type { Ratio } from './ratio.js';
@@ -85,4 +87,35 @@ export function corridorRates(
     }
   }
   return out;
+}
+
+/** GET /exchange-rates, valid. */
+export interface RatesQuery {
+  platformId: string;
+  environment: Environment;
+  sourceCurrency?: string;
+  destinationCurrencies: string[];
+  sendingAmount?: bigint;
+}
+
+/**
+ * A valid exchange-rate query, or INVALID_INPUT: currencies the environment prices
+ * (`supported`), a sending amount from 0 to MAX_AMOUNT.
+ */
+export function parseRatesQuery(
+  input: Omit<RatesQuery, 'environment'> & { environment: Environment | undefined },
+  supported: (environment: Environment) => readonly string[],
+): RatesQuery {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', input.platformId, 'Platform');
+  checkEnvironment(errors, input.environment);
+  const env = input.environment;
+  if (env) {
+    const codes = () => supported(env);
+    checkCurrency(errors, 'sourceCurrency', input.sourceCurrency, codes);
+    for (const d of input.destinationCurrencies) checkCurrency(errors, 'destinationCurrency', d, codes);
+  }
+  checkAmount(errors, 'sendingAmount', input.sendingAmount, 0n);
+  errors.throwIfAny();
+  return { ...input, environment: env! };
 }
