@@ -33,12 +33,12 @@ interface QuotePaymentJob {
 }
 
 /** Where the quote's money comes from. */
-export function fundingOf(q: Quote): QuoteFunding {
+function fundingOf(q: Quote): QuoteFunding {
   return q.source.kind === 'REALTIME_FUNDING' ? { kind: 'REALTIME_FUNDING' } : { kind: 'ACCOUNT', accountId: q.source.accountId! };
 }
 
 /** Where the quote's money goes: an internal account (booked at once) or outside through a rail. */
-export function payeeOf(q: Quote): QuotePayee {
+function payeeOf(q: Quote): QuotePayee {
   const d = q.destination;
   return d.kind === 'ACCOUNT' && isId(d.accountId, 'InternalAccount') ? { kind: 'INTERNAL', accountId: d.accountId } : { kind: 'OUTSIDE' };
 }

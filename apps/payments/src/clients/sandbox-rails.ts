@@ -16,13 +16,13 @@ import { sandboxReceiverBehavior } from '../domain/uma.js';
 // adapters (RAIL_UNAVAILABLE) until a real network is connected behind the same ports.
 
 /** Sandbox settlement time of a successful or bank-rejected payment (before SANDBOX_TIME_SCALE). */
-export const SANDBOX_SETTLE_MS = 1_000;
+const SANDBOX_SETTLE_MS = 1_000;
 /** Sandbox time a 005 transfer stays pending before it fails. */
-export const SANDBOX_LONG_PENDING_MS = 30_000;
+const SANDBOX_LONG_PENDING_MS = 30_000;
 /** Sandbox time a quote payout to an account ending in 003 (or a long-pending UMA receiver) stays pending. */
-export const SANDBOX_QUOTE_SLOW_MS = 360_000;
+const SANDBOX_QUOTE_SLOW_MS = 360_000;
 /** Sandbox time after which a delivered 005 payout is returned by the receiving bank. */
-export const SANDBOX_RETURN_AFTER_MS = 5_000;
+const SANDBOX_RETURN_AFTER_MS = 5_000;
 
 /** The last three digits of an identifier (digits only; for `user@domain` the end of the username). */
 export function sandboxSuffix(identifier: string): string | undefined {

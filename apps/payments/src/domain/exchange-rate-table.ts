@@ -2,19 +2,21 @@ import { FieldErrors, isDomainError } from '@sluice/core';
 import type { Environment } from './environment.js';
 import { checkAmount, checkCurrency, checkEnvironment, checkId } from './field-rules.js';
 import type { ExchangeRateProvider } from './exchange-rates.js';
+import { paymentRailFor } from './payment-rails.js';
 import { amountLimits, computeQuoteAmounts, type FeeSchedule } from './pricing.js';
 import type { Ratio } from './ratio.js';
 
-/** The payment rail a receiving currency is paid out on (sandbox corridors). */
-export const DESTINATION_RAILS: Readonly<Record<string, string>> = {
-  USD: 'ACH',
-  EUR: 'SEPA_INSTANT',
-  GBP: 'FASTER_PAYMENTS',
-  MXN: 'SPEI',
-  BRL: 'PIX',
-  USDC: 'SOLANA',
-  BTC: 'LIGHTNING',
-};
+/** The network each crypto currency of the sandbox corridors is paid out on. */
+const CRYPTO_NETWORKS: Readonly<Record<string, string>> = { USDC: 'SOLANA', BTC: 'LIGHTNING' };
+
+/**
+ * What a corridor's receiving currency is paid out on (public ExchangeRate.destinationPaymentRail):
+ * the default payment rail of a bank account in that currency (domain/payment-rails.ts), else the
+ * currency's crypto network, else BANK_TRANSFER.
+ */
+function destinationRail(currency: string): string {
+  return paymentRailFor(`${currency}_ACCOUNT`, undefined).rail ?? CRYPTO_NETWORKS[currency] ?? 'BANK_TRANSFER';
+}
 
 /** One corridor of GET /exchange-rates. */
 export interface CorridorRate {
@@ -36,7 +38,7 @@ export interface CorridorRate {
 }
 
 /** Default sendingAmount of GET /exchange-rates (reference: 10000 minor units). */
-export const DEFAULT_SENDING_AMOUNT = 10_000n;
+const DEFAULT_SENDING_AMOUNT = 10_000n;
 
 /**
  * Every corridor between the provider's currencies (source ≠ destination),
@@ -74,7 +76,7 @@ export function corridorRates(
       out.push({
         sourceCurrency: from,
         destinationCurrency: to,
-        destinationPaymentRail: DESTINATION_RAILS[to] ?? 'BANK_TRANSFER',
+        destinationPaymentRail: destinationRail(to),
         sendingAmount,
         minSendingAmount: limits.min,
         maxSendingAmount: limits.max,

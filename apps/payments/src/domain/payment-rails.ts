@@ -13,7 +13,7 @@ export type PaymentRail = (typeof PAYMENT_RAILS)[number];
  * and when absent the default is used and shown on the quote. Wallet and Lightning destinations
  * move on their own networks, not on a payment rail; internal accounts are booked in the ledger.
  */
-export const ACCOUNT_TYPE_PAYMENT_RAILS: Readonly<Record<string, readonly PaymentRail[]>> = {
+const ACCOUNT_TYPE_PAYMENT_RAILS: Readonly<Record<string, readonly PaymentRail[]>> = {
   USD_ACCOUNT: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
   EUR_ACCOUNT: ['SEPA_INSTANT', 'SEPA'],
   GBP_ACCOUNT: ['FASTER_PAYMENTS'],

@@ -24,7 +24,7 @@ export function environmentFromPb(e: common.Environment | undefined): Environmen
 }
 
 /** A currency code as the proto Currency (code, name, symbol, decimals). */
-export const currencyToPb = (code: string): pb.Currency => currencyView(code);
+const currencyToPb = (code: string): pb.Currency => currencyView(code);
 
 const BEHAVIOR: Record<SandboxReceiverBehavior, pb.SandboxReceiverBehavior> = {
   SUCCESS: pb.SandboxReceiverBehavior.SUCCESS,
@@ -87,7 +87,7 @@ export function providerToPb(p: UmaProvider): pb.UmaProvider {
 }
 
 /** A fee and rate breakdown as the proto QuoteRateDetails (ratios as decimal strings). */
-export function rateDetailsToPb(d: RateDetails): pb.QuoteRateDetails {
+function rateDetailsToPb(d: RateDetails): pb.QuoteRateDetails {
   return {
     counterpartyMultiplier: toDecimalString(d.counterpartyMultiplier),
     counterpartyFixedFee: d.counterpartyFixedFee,

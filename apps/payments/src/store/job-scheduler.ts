@@ -40,6 +40,7 @@ type Registered =
   | { mode: 'transaction'; run: JobHandler<never> }
   | { mode: 'lease'; run: LeasedJobHandler<never> };
 
+/** How a JobScheduler runs (defaults in the constructor). */
 export interface JobSchedulerOptions {
   /** Multiplies every delay given to `schedule` (SANDBOX_TIME_SCALE). */
   timeScale?: number;
@@ -49,9 +50,10 @@ export interface JobSchedulerOptions {
   /** Jobs claimed per pass. */
   batchSize?: number;
   /**
-   * Jobs run at once. Each running job holds a database connection for its
-   * transaction (and a handler may take one more for reads), so this must stay
-   * well below the connection pool: see `maxJobConcurrency`.
+   * Jobs run at once. A running job may hold a database connection for its
+   * transaction (a `register` job for its whole run, a leased one for its reads
+   * and its short completing transaction) and take one more for a read, so this
+   * must stay well below the connection pool: see `maxJobConcurrency`.
    */
   concurrency?: number;
   /** After this many failed attempts a job is dead (failed_at set, never run again). */
