@@ -44,22 +44,12 @@ export class ReceiverLookupsService {
         supported: rates.currencies(),
       });
     }
-    const now = this.clock.now();
-    const lookup: ReceiverLookup = {
-      id: newId('Lookup'),
-      platformId: req.platformId,
+    return this.store(req, sender?.address, {
       kind: 'EXTERNAL_ACCOUNT',
       externalAccountId: account.id,
-      ...(sender ? { senderUmaAddress: sender.address } : {}),
-      ...(req.customerId ? { customerId: req.customerId } : {}),
-      sendingCurrency: req.sendingCurrency,
       supportedCurrencies: currencyPreferences({ currencies: [account.currency] }, req.sendingCurrency, rates),
       requiredPayerDataFields: [],
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + this.deps.ttlMs),
-    };
-    await transactional(this.orm, (em) => this.deps.lookups.insert(em, lookup));
-    return lookup;
+    });
   }
 
   /** A UMA receiver as its institution describes it (INVALID_UMA_ADDRESS, UMA_RECEIVER_NOT_FOUND otherwise). */
@@ -73,19 +63,30 @@ export class ReceiverLookupsService {
         receiverUmaAddress: address.address,
       });
     }
-    const now = this.clock.now();
-    const lookup: ReceiverLookup = {
-      id: newId('Lookup'),
-      platformId: req.platformId,
+    return this.store(req, sender?.address, {
       kind: 'UMA',
       receiverUmaAddress: profile.address,
-      ...(sender ? { senderUmaAddress: sender.address } : {}),
-      ...(req.customerId ? { customerId: req.customerId } : {}),
-      sendingCurrency: req.sendingCurrency,
       supportedCurrencies: currencyPreferences(profile, req.sendingCurrency, this.deps.rates[req.environment]),
       requiredPayerDataFields: profile.requiredPayerDataFields,
       ...(profile.sandboxBehavior ? { sandboxBehavior: profile.sandboxBehavior } : {}),
       counterpartyName: profile.counterpartyName,
+    });
+  }
+
+  /** Stores what was found about a receiver as a new lookup, usable for LOOKUP_TTL_SECONDS. */
+  private async store(
+    req: LookupRequest,
+    senderUmaAddress: string | undefined,
+    found: Omit<ReceiverLookup, 'id' | 'platformId' | 'senderUmaAddress' | 'customerId' | 'sendingCurrency' | 'createdAt' | 'expiresAt'>,
+  ): Promise<ReceiverLookup> {
+    const now = this.clock.now();
+    const lookup: ReceiverLookup = {
+      id: newId('Lookup'),
+      platformId: req.platformId,
+      ...found,
+      ...(senderUmaAddress ? { senderUmaAddress } : {}),
+      ...(req.customerId ? { customerId: req.customerId } : {}),
+      sendingCurrency: req.sendingCurrency,
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.deps.ttlMs),
     };

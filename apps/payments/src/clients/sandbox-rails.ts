@@ -132,32 +132,23 @@ export class SandboxUmaPayoutRail implements PayoutRail {
   }
 }
 
-const NO_RAIL = 'No payment rail is configured for production platforms yet';
-
-/** Production has no transfer rail connected yet: RAIL_UNAVAILABLE (503) rather than a simulated outcome. */
-export class UnconfiguredTransferRail implements TransferRail {
-  readonly configured = false;
-  async submit(): Promise<RailSubmission> {
-    throw fail('RAIL_UNAVAILABLE', NO_RAIL);
-  }
-  async status(): Promise<TransferStatus> {
-    throw fail('RAIL_UNAVAILABLE', NO_RAIL);
-  }
+/** What every call to a rail adapter that is not connected answers: RAIL_UNAVAILABLE (503). */
+async function unavailable(): Promise<never> {
+  throw fail('RAIL_UNAVAILABLE', 'No payment rail is configured for production platforms yet');
 }
 
-/** Production has no payout rail connected yet: RAIL_UNAVAILABLE (503) rather than a simulated outcome. */
+/** Production has no transfer rail connected yet: RAIL_UNAVAILABLE rather than a simulated outcome. */
+export class UnconfiguredTransferRail implements TransferRail {
+  readonly configured = false;
+  readonly submit = unavailable;
+  readonly status = unavailable;
+}
+
+/** Production has no payout rail connected yet: RAIL_UNAVAILABLE rather than a simulated outcome. */
 export class UnconfiguredPayoutRail implements PayoutRail {
   readonly configured = false;
-  async submit(): Promise<RailSubmission> {
-    throw fail('RAIL_UNAVAILABLE', NO_RAIL);
-  }
-  async status(): Promise<PayoutStatus> {
-    throw fail('RAIL_UNAVAILABLE', NO_RAIL);
-  }
-  async returned(): Promise<undefined> {
-    throw fail('RAIL_UNAVAILABLE', NO_RAIL);
-  }
-  async refund(): Promise<RefundStatus> {
-    throw fail('RAIL_UNAVAILABLE', NO_RAIL);
-  }
+  readonly submit = unavailable;
+  readonly status = unavailable;
+  readonly returned = unavailable;
+  readonly refund = unavailable;
 }

@@ -153,10 +153,7 @@ const WALLET_SIGNATURE_MAX_LENGTH = 4096;
 export function parseExecuteQuoteRequest(
   input: Omit<ExecuteQuoteRequest, 'environment'> & { environment: Environment | undefined },
 ): ExecuteQuoteRequest {
-  const errors = new FieldErrors();
-  checkId(errors, 'platformId', input.platformId, 'Platform');
-  checkEnvironment(errors, input.environment);
-  checkId(errors, 'quoteId', input.quoteId, 'Quote');
+  const errors = quoteCallErrors(input);
   checkId(errors, 'Request-Id', input.requestId, 'Request', true);
   if (input.signature !== undefined && input.signature.length > WALLET_SIGNATURE_MAX_LENGTH) {
     errors.add('Service-Wallet-Signature', `must be at most ${WALLET_SIGNATURE_MAX_LENGTH} characters`);
@@ -185,10 +182,7 @@ export interface SandboxSendRequest {
 export function parseSandboxSendRequest(
   input: Omit<SandboxSendRequest, 'environment'> & { environment: Environment | undefined },
 ): SandboxSendRequest {
-  const errors = new FieldErrors();
-  checkId(errors, 'platformId', input.platformId, 'Platform');
-  checkEnvironment(errors, input.environment);
-  checkId(errors, 'quoteId', input.quoteId, 'Quote');
+  const errors = quoteCallErrors(input);
   checkCurrency(errors, 'currencyCode', input.currencyCode);
   checkAmount(errors, 'currencyAmount', input.amount);
   errors.throwIfAny();
@@ -202,6 +196,15 @@ export function parseQuoteRef(platformId: string, quoteId: string): { platformId
   checkId(errors, 'quoteId', quoteId, 'Quote');
   errors.throwIfAny();
   return { platformId, quoteId };
+}
+
+/** The problems of a call on a quote of a platform in its environment (execute, sandbox payment). */
+function quoteCallErrors(input: { platformId: string; environment: Environment | undefined; quoteId: string }): FieldErrors {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', input.platformId, 'Platform');
+  checkEnvironment(errors, input.environment);
+  checkId(errors, 'quoteId', input.quoteId, 'Quote');
+  return errors;
 }
 
 function isPurposeOfPayment(v: string): v is PurposeOfPayment {
