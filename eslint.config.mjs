@@ -21,11 +21,6 @@ const LAYERS_PENDING = [
   'apps/identity/src/store/customer.repository.ts',
   'apps/identity/src/store/platform.repository.ts',
   'apps/identity/src/store/token.repository.ts',
-  'apps/payments/src/app/transfers.service.ts',
-  'apps/payments/src/app/incoming.service.ts',
-  'apps/payments/src/rpc/quotes.rpc.ts',
-  'apps/payments/src/rpc/incoming.rpc.ts',
-  'apps/payments/src/rpc/accounts-ledger.ts',
   'apps/webhook-dispatcher/src/rpc/webhooks.rpc.ts',
   'apps/webhook-dispatcher/src/events/webhook-events.consumer.ts',
 ];

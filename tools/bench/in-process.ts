@@ -36,14 +36,14 @@ import type { HolderDirectory } from '../../apps/accounts/src/app/holder-directo
 import { validateAccountInfo } from '../../apps/accounts/src/domain/external-account.js';
 // payments
 import { definePaymentsService } from '../../apps/payments/src/service.js';
-import type { AccountsPort, CustomerDirectory, Ledger } from '../../apps/payments/src/app/ports.js';
 import type {
-  InternalAccountType,
-  InternalAccountTypes,
+  AccountsPort,
+  CustomerDirectory,
+  CustomerRef,
+  InternalAccountInfo,
+  Ledger,
   WalletSignatures,
-} from '../../apps/payments/src/app/quotes.service.js';
-import type { ExternalAccountDirectory } from '../../apps/payments/src/app/receiver-lookups.service.js';
-import type { IncomingDirectory } from '../../apps/payments/src/app/incoming.service.js';
+} from '../../apps/payments/src/app/ports.js';
 import { generateCredential } from '../lib/credentials.js';
 import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
 
@@ -53,20 +53,20 @@ const outsideAnyCall = AsyncLocalStorage.snapshot();
 /**
  * Runs a call into another service as across a process boundary: only the
  * request context (request id, platform id: the gRPC metadata) crosses.
- * Over gRPC the callee works on its own connection whatever transaction the
- * caller holds open (the settle job calls PostHold inside the job's
- * transaction); in one process, MikroORM's transaction context (an
- * AsyncLocalStorage shared by every ORM, all named 'default') would make the
- * callee's `transactional` join the caller's transaction, on the caller's
- * connection and schema.
+ * Over gRPC the callee starts from a clean context; in one process, anything
+ * the caller's async context carries would leak into the callee — MikroORM's
+ * transaction context (an AsyncLocalStorage shared by every ORM, all named
+ * 'default') would make the callee's `transactional` join a transaction of the
+ * caller, on the caller's connection and schema. Payments makes no call while a
+ * transaction is open; this keeps the baseline honest should one ever slip in.
  */
 function acrossServices<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = currentContext();
   return outsideAnyCall(() => withContext(ctx, fn));
 }
 
-/** payments' AccountsPort, Ledger, InternalAccountTypes and lookups' ExternalAccountDirectory over the accounts app services. */
-class InProcessAccounts implements AccountsPort, Ledger, InternalAccountTypes, ExternalAccountDirectory {
+/** payments' AccountsPort and Ledger (what its accounts client serves) over the accounts app services. */
+class InProcessAccounts implements AccountsPort, Ledger {
   constructor(
     private readonly internal: InternalAccountsService,
     private readonly external: ExternalAccountsService,
@@ -95,8 +95,9 @@ class InProcessAccounts implements AccountsPort, Ledger, InternalAccountTypes, E
     };
   }
 
-  async typeOf(platformId: string, accountId: string): Promise<InternalAccountType> {
-    return (await acrossServices(() => this.internal.get(platformId, accountId))).type;
+  /** The benchmark pays external accounts only: no incoming payment ever looks up a receiver's account. */
+  async customerAccount(): Promise<InternalAccountInfo | undefined> {
+    throw new Error('the baseline has no incoming payments');
   }
 
   async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
@@ -142,12 +143,17 @@ class InProcessAccounts implements AccountsPort, Ledger, InternalAccountTypes, E
   }
 }
 
-/** payments' CustomerDirectory over identity's customer repository (the read GetCustomer makes). */
+/** payments' CustomerDirectory (what its identity client serves) over identity's customer repository (the read GetCustomer makes). */
 class InProcessCustomers implements CustomerDirectory, HolderDirectory {
   constructor(private readonly customers: CustomerRepository) {}
 
   async platformCustomerId(platformId: string, customerId: string): Promise<string> {
     return (await acrossServices(() => this.customers.get(platformId, customerId))).platformCustomerId;
+  }
+
+  /** The benchmark pays external accounts only: no incoming payment ever looks up a receiver. */
+  async customerByUmaAddress(): Promise<CustomerRef | undefined> {
+    throw new Error('the baseline has no incoming payments');
   }
 
   async customer(platformId: string, customerId: string) {
@@ -164,12 +170,6 @@ class InProcessCustomers implements CustomerDirectory, HolderDirectory {
 const noWalletSignatures: WalletSignatures = {
   challenge: () => Promise.reject(new Error('the baseline has no wallet-auth')),
   verify: () => Promise.reject(new Error('the baseline has no wallet-auth')),
-};
-
-/** The benchmark pays external accounts only: no incoming payment ever looks up a receiver. */
-const noIncomingDirectory: IncomingDirectory = {
-  customerByUmaAddress: () => Promise.reject(new Error('the baseline has no incoming payments')),
-  customerAccount: () => Promise.reject(new Error('the baseline has no incoming payments')),
 };
 
 export async function startInProcessSystem(o: {
@@ -211,15 +211,13 @@ export async function startInProcessSystem(o: {
           accounts: accountsPort,
           ledger: accountsPort,
           customers,
-          accountTypes: accountsPort,
           walletSignatures: noWalletSignatures,
-          incomingDirectory: noIncomingDirectory,
         }),
         o.paymentsPoolMax ? { ...env, DATABASE_POOL_MAX: String(o.paymentsPoolMax) } : env,
         inProcess,
       )
     ).graph;
-    const quotes = pay.quotes;
+    const { quoteCreation, quoteExecution } = pay;
 
     // The platform, as the stack's bootstrap makes it (identity EnsurePlatformCredential).
     const credential = generateCredential();
@@ -274,7 +272,7 @@ export async function startInProcessSystem(o: {
           const t0 = performance.now();
           let quoteId: string;
           try {
-            const q = await quotes.create({
+            const q = await quoteCreation.create({
               platformId,
               environment: 'SANDBOX',
               source: { kind: 'ACCOUNT', accountId: payer.accountId },
@@ -295,7 +293,7 @@ export async function startInProcessSystem(o: {
           const t1 = performance.now();
           try {
             // Internal-account sources: the outcome is always the quote, never a signing challenge.
-            const { quote: q } = await quotes.execute(platformId, 'SANDBOX', quoteId);
+            const { quote: q } = await quoteExecution.executeQuote({ platformId, environment: 'SANDBOX', quoteId });
             const t2 = performance.now();
             return {
               ok: true,

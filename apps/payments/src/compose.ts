@@ -1,74 +1,99 @@
 import type { Composition, ServiceDeps, Worker } from '@sluice/runtime';
 import type { PaymentsConfig } from './service.js';
-import {
-  ReceiverLookupsService,
-  type EnvironmentAdapters,
-  type Environment,
-} from './app/receiver-lookups.service.js';
-import { SandboxExchangeRateProvider, UnconfiguredExchangeRateProvider } from './domain/exchange-rates.js';
-import { SandboxFeeSchedule } from './domain/pricing.js';
-import { approvalThresholds } from './domain/approval-thresholds.js';
-import { SandboxUmaCounterparty, UnconfiguredUmaCounterparty } from './domain/uma.js';
-import { SandboxUmaProviderDirectory, type UmaProviderDirectory } from './domain/uma-providers.js';
-import type { AccountsPort, CustomerDirectory, Ledger } from './app/ports.js';
+import type {
+  AccountsPort,
+  CustomerDirectory,
+  Ledger,
+  PayoutRails,
+  TransferRail,
+  UmaCounterparty,
+  UmaProviderDirectory,
+  WalletSignatures,
+} from './app/ports.js';
+import { ExchangeRatesService } from './app/exchange-rates.service.js';
+import { IncomingService } from './app/incoming.service.js';
+import { QuoteCreationService } from './app/quote-creation.service.js';
+import { QuoteExecutionService } from './app/quote-execution.service.js';
+import { QuoteExpiryService } from './app/quote-expiry.service.js';
+import { QuoteParties } from './app/quote-parties.js';
+import { QuotePaymentsService } from './app/quote-payments.service.js';
+import { ReceiverLookupsService } from './app/receiver-lookups.service.js';
+import { TransactionLifecycle } from './app/transaction-lifecycle.js';
+import { TransactionsService } from './app/transactions.service.js';
 import { TransfersService } from './app/transfers.service.js';
-import { IncomingService, type IncomingDirectory } from './app/incoming.service.js';
-import { GrpcIncomingDirectory } from './rpc/incoming.rpc.js';
-import { QuotesService, type InternalAccountTypes, type WalletSignatures } from './app/quotes.service.js';
-import { AccountsInternalAccountTypes, WalletAuthSignatures } from './rpc/quotes.rpc.js';
-import { SandboxQuoteRail, SandboxUmaRail, UnconfiguredPayoutRail, type PayoutRail } from './domain/quote-rail.js';
-import { QuotePaymentsService, type PayoutRails } from './app/quote-payments.service.js';
-import { SandboxPaymentRail, UnconfiguredPaymentRail, type PaymentRail } from './domain/payment-rail.js';
-import { AccountsLedgerClient, IdentityCustomerDirectory } from './rpc/accounts-ledger.js';
+import { UmaProvidersService } from './app/uma-providers.service.js';
+import { AccountsClient } from './clients/accounts.client.js';
+import { IdentityClient } from './clients/identity.client.js';
+import {
+  SandboxAccountPayoutRail,
+  SandboxTransferRail,
+  SandboxUmaPayoutRail,
+  UnconfiguredPayoutRail,
+  UnconfiguredTransferRail,
+} from './clients/sandbox-rails.js';
+import {
+  EmptyUmaProviderDirectory,
+  SandboxUmaCounterparty,
+  SandboxUmaProviderDirectory,
+  UnconfiguredUmaCounterparty,
+} from './clients/sandbox-uma.js';
+import { WalletAuthClient } from './clients/wallet-auth.client.js';
+import { approvalThresholds } from './domain/approval-thresholds.js';
+import type { Environment } from './domain/environment.js';
+import {
+  SandboxExchangeRateProvider,
+  UnconfiguredExchangeRateProvider,
+  type ExchangeRateProvider,
+} from './domain/exchange-rates.js';
+import { JOB_KINDS, jobIds } from './domain/jobs.js';
+import { SandboxFeeSchedule } from './domain/pricing.js';
+import { TransactionEventPublisher } from './events/transaction.events.js';
 import { paymentsRpc } from './rpc/payments.rpc.js';
+import { IncomingApprovalRepository } from './store/incoming-approval.repository.js';
 import { JobScheduler, maxJobConcurrency } from './store/job-scheduler.js';
+import { QuoteRepository } from './store/quote.repository.js';
+import { ReceiverLookupRepository } from './store/receiver-lookup.repository.js';
+import { TransactionRepository } from './store/transaction.repository.js';
 
 /**
- * Adapters a test (or the benchmark's one-process baseline) may replace: the
- * accounts reads and ledger, the customer directory and the payment rails.
- * Defaults: gRPC to accounts, identity and wallet-auth, the sandbox rails for
- * sandbox platforms and none for production.
+ * Adapters a test (or the benchmark's one-process baseline) may replace; each port of
+ * app/ports.ts left out is served by its default: the one gRPC client per remote service
+ * (accounts for `accounts` and `ledger`, identity for `customers`, wallet-auth for
+ * `walletSignatures`), opened only if some port needs it, and the sandbox rail adapters for
+ * sandbox platforms (none for production).
  */
 export interface PaymentsAdapters {
   accounts?: AccountsPort;
   ledger?: Ledger;
   customers?: CustomerDirectory;
-  rails?: Partial<Record<Environment, PaymentRail>>;
-  /** Payout rails of quote payments (external accounts, UMA addresses). */
-  payoutRails?: Partial<Record<Environment, PayoutRails>>;
-  /** Receivers of incoming payments (identity customers by UMA address, their internal accounts). */
-  incomingDirectory?: IncomingDirectory;
-  /** Internal account types (EMBEDDED_WALLET quote sources need the wallet signature). */
-  accountTypes?: InternalAccountTypes;
-  /** The wallet signature of EMBEDDED_WALLET quote executions (wallet-auth signed retry). */
+  /** The wallet signature of EMBEDDED_WALLET quote executions (wallet-auth's signed retry). */
   walletSignatures?: WalletSignatures;
+  /** The rail adapters of same-currency transfers. */
+  transferRails?: Partial<Record<Environment, TransferRail>>;
+  /** The rail adapters of quote payouts (external accounts, UMA addresses). */
+  payoutRails?: Partial<Record<Environment, PayoutRails>>;
 }
 
 /** The object graph of a running payments service. */
 export interface PaymentsGraph extends Composition {
   scheduler: JobScheduler;
   lookups: ReceiverLookupsService;
+  rates: ExchangeRatesService;
+  providers: UmaProvidersService;
+  transactions: TransactionsService;
+  lifecycle: TransactionLifecycle;
   transfers: TransfersService;
+  quoteCreation: QuoteCreationService;
+  quoteExecution: QuoteExecutionService;
+  quoteExpiry: QuoteExpiryService;
   quotePayments: QuotePaymentsService;
-  quotes: QuotesService;
   incoming: IncomingService;
-}
-
-/** Removes receiver lookups expired for more than a day; reschedules itself hourly. */
-const PURGE_LOOKUPS = 'receiver-lookups.purge';
-
-/** Sandbox platforms see the simulated world; production has no rate feed or UMA client configured yet. */
-function environmentAdapters(sandboxUmaDomain: string): Record<Environment, EnvironmentAdapters> {
-  return {
-    SANDBOX: { rates: new SandboxExchangeRateProvider(), uma: new SandboxUmaCounterparty(sandboxUmaDomain) },
-    PRODUCTION: { rates: new UnconfiguredExchangeRateProvider(), uma: new UnconfiguredUmaCounterparty() },
-  };
 }
 
 /** The composition root of payments: every object of the service, built once. */
 export function composePayments(
   { orm, clock, logger, outbox, config: c }: ServiceDeps<PaymentsConfig>,
-  overrides: PaymentsAdapters = {},
+  adapters: PaymentsAdapters = {},
 ): PaymentsGraph {
   if (c.JOB_CONCURRENCY > maxJobConcurrency(c.DATABASE_POOL_MAX)) {
     // Jobs could hold every connection and wait for more: refuse rather than stall under load.
@@ -76,25 +101,45 @@ export function composePayments(
       `JOB_CONCURRENCY=${c.JOB_CONCURRENCY} needs DATABASE_POOL_MAX of at least ${3 * c.JOB_CONCURRENCY} (it is ${c.DATABASE_POOL_MAX})`,
     );
   }
-  // Outbound clients, opened only where no adapter replaces them.
-  const accountsClient = overrides.accounts && overrides.ledger ? undefined : new AccountsLedgerClient(c.ACCOUNTS_GRPC_URL);
-  const identityClient = overrides.customers ? undefined : new IdentityCustomerDirectory(c.IDENTITY_GRPC_URL);
-  const accountTypesClient = overrides.accountTypes ? undefined : new AccountsInternalAccountTypes(c.ACCOUNTS_GRPC_URL);
-  const walletSignaturesClient = overrides.walletSignatures ? undefined : new WalletAuthSignatures(c.WALLET_AUTH_GRPC_URL);
-  const incomingDirectoryClient = overrides.incomingDirectory
-    ? undefined
-    : new GrpcIncomingDirectory(c.IDENTITY_GRPC_URL, c.ACCOUNTS_GRPC_URL);
-  const accounts = overrides.accounts ?? accountsClient!;
-  const ledger = overrides.ledger ?? accountsClient!;
-  const customers = overrides.customers ?? identityClient!;
 
-  const envAdapters = environmentAdapters(c.SANDBOX_UMA_DOMAIN);
-  const fees = new SandboxFeeSchedule();
-  const rails: Record<Environment, PaymentRail> = {
-    SANDBOX: overrides.rails?.SANDBOX ?? new SandboxPaymentRail(),
-    PRODUCTION: overrides.rails?.PRODUCTION ?? new UnconfiguredPaymentRail(),
+  // Outbound clients: one per remote service, opened only where no adapter replaces every port it serves.
+  const accountsClient = adapters.accounts && adapters.ledger ? undefined : new AccountsClient(c.ACCOUNTS_GRPC_URL);
+  const identityClient = adapters.customers ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
+  const walletAuthClient = adapters.walletSignatures ? undefined : new WalletAuthClient(c.WALLET_AUTH_GRPC_URL);
+  const accounts = adapters.accounts ?? accountsClient!;
+  const ledger = adapters.ledger ?? accountsClient!;
+  const customers = adapters.customers ?? identityClient!;
+  const walletSignatures = adapters.walletSignatures ?? walletAuthClient!;
+
+  // Per environment: sandbox platforms see the simulated world; production has no rate feed,
+  // UMA client, registry or rail configured yet.
+  const rates: Record<Environment, ExchangeRateProvider> = {
+    SANDBOX: new SandboxExchangeRateProvider(),
+    PRODUCTION: new UnconfiguredExchangeRateProvider(),
   };
-  const unconfigured: PayoutRail = new UnconfiguredPayoutRail();
+  const counterparties: Record<Environment, UmaCounterparty> = {
+    SANDBOX: new SandboxUmaCounterparty(c.SANDBOX_UMA_DOMAIN),
+    PRODUCTION: new UnconfiguredUmaCounterparty(),
+  };
+  const directories: Record<Environment, UmaProviderDirectory> = {
+    SANDBOX: new SandboxUmaProviderDirectory(c.SANDBOX_UMA_DOMAIN),
+    PRODUCTION: new EmptyUmaProviderDirectory(),
+  };
+  const transferRails: Record<Environment, TransferRail> = {
+    SANDBOX: adapters.transferRails?.SANDBOX ?? new SandboxTransferRail(),
+    PRODUCTION: adapters.transferRails?.PRODUCTION ?? new UnconfiguredTransferRail(),
+  };
+  const noPayoutRail = new UnconfiguredPayoutRail();
+  const payoutRails: Record<Environment, PayoutRails> = {
+    // Quote payouts follow the specification's quote table (external accounts) and sandbox receivers (UMA).
+    SANDBOX: adapters.payoutRails?.SANDBOX ?? { account: new SandboxAccountPayoutRail(), uma: new SandboxUmaPayoutRail() },
+    PRODUCTION: adapters.payoutRails?.PRODUCTION ?? { account: noPayoutRail, uma: noPayoutRail },
+  };
+  const fees = new SandboxFeeSchedule();
+
+  // Storage, the scheduler and the transaction lifecycle every use case shares.
+  const transactionRepository = new TransactionRepository();
+  const quoteRepository = new QuoteRepository();
   const scheduler = new JobScheduler(orm, clock, {
     timeScale: c.SANDBOX_TIME_SCALE,
     pollMs: c.JOB_POLL_MS,
@@ -102,33 +147,71 @@ export function composePayments(
     concurrency: c.JOB_CONCURRENCY,
     logger,
   });
-  const lookups = new ReceiverLookupsService(orm, clock, envAdapters, c.LOOKUP_TTL_SECONDS * 1000, accounts);
-  const transfers = new TransfersService(orm, clock, { accounts, ledger, customers, rails, scheduler, outbox, logger });
-  const quotePayments = new QuotePaymentsService(orm, clock, {
+  const transactions = new TransactionsService(orm, transactionRepository);
+  const lifecycle = new TransactionLifecycle(clock, {
+    transactions: transactionRepository,
+    quotes: quoteRepository,
+    events: new TransactionEventPublisher(outbox),
+  });
+
+  // Use cases.
+  const lookups = new ReceiverLookupsService(orm, clock, {
+    accounts,
+    rates,
+    counterparties,
+    lookups: new ReceiverLookupRepository(),
+    ttlMs: c.LOOKUP_TTL_SECONDS * 1000,
+  });
+  const transfers = new TransfersService(orm, clock, {
+    accounts,
     ledger,
-    transfers,
-    rails: {
-      // Quote payouts follow the specification's quote table (external accounts) and sandbox receivers (UMA).
-      SANDBOX: overrides.payoutRails?.SANDBOX ?? { account: new SandboxQuoteRail(), uma: new SandboxUmaRail() },
-      PRODUCTION: overrides.payoutRails?.PRODUCTION ?? { account: unconfigured, uma: unconfigured },
-    },
+    customers,
+    rails: transferRails,
+    transactions,
+    lifecycle,
     scheduler,
     logger,
   });
-  const quotes = new QuotesService(orm, clock, {
-    accountTypes: overrides.accountTypes ?? accountTypesClient!,
-    walletSignatures: overrides.walletSignatures ?? walletSignaturesClient!,
-    accounts,
-    lookups,
-    adapters: envAdapters,
-    fees,
-    scheduler,
+  const quotePayments = new QuotePaymentsService(orm, clock, {
     ledger,
-    customers,
-    transfers,
-    quotePayments,
-    ttlMs: c.QUOTE_TTL_SECONDS * 1000,
+    rails: payoutRails,
+    transactions,
+    quotes: quoteRepository,
+    lifecycle,
+    scheduler,
     logger,
+  });
+  const quoteExpiry = new QuoteExpiryService(orm, clock, {
+    ledger,
+    quotes: quoteRepository,
+    transactions,
+    lifecycle,
+    scheduler,
+    logger,
+  });
+  const parties = new QuoteParties({ accounts, customers, lookups });
+  const quoteExecution = new QuoteExecutionService(orm, clock, {
+    parties,
+    walletSignatures,
+    ledger,
+    quotes: quoteRepository,
+    expiry: quoteExpiry,
+    transactions,
+    lifecycle,
+    quotePayments,
+    scheduler,
+    logger,
+  });
+  const quoteCreation = new QuoteCreationService(orm, clock, {
+    parties,
+    rates,
+    fees,
+    walletSignatures,
+    quotes: quoteRepository,
+    lifecycle,
+    scheduler,
+    execution: quoteExecution,
+    ttlMs: c.QUOTE_TTL_SECONDS * 1000,
   });
   const incoming = new IncomingService(
     orm,
@@ -138,58 +221,80 @@ export function composePayments(
       approvalWindowMs: c.INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
     },
     {
-      transfers,
-      directory: overrides.incomingDirectory ?? incomingDirectoryClient!,
+      accounts,
+      customers,
       ledger,
-      rails,
+      transactions,
+      approvals: new IncomingApprovalRepository(),
+      lifecycle,
       scheduler,
       logger,
     },
   );
+  const exchangeRates = new ExchangeRatesService({ rates, fees });
+  const providers = new UmaProvidersService(directories);
 
   // Every timed transition's handler is registered before the scheduler starts claiming jobs.
   transfers.registerJobs();
   quotePayments.registerJobs();
-  quotes.registerJobs();
+  quoteExpiry.registerJobs();
   incoming.registerJobs();
-  scheduler.register(PURGE_LOOKUPS, async (_job, em) => {
-    const purged = await lookups.purgeExpired();
+  const hourOf = (at: Date) => Math.floor(at.getTime() / 3_600_000);
+  scheduler.register(JOB_KINDS.lookupsPurge, async (_job, em) => {
+    const purged = await lookups.purgeExpired(em);
     if (purged) logger.info({ purged }, 'expired receiver lookups purged');
-    // The next run: a fresh id per hour, so concurrent replicas schedule it once.
-    const hour = Math.floor(clock.now().getTime() / 3_600_000) + 1;
+    // The next run: one job id per hour, so concurrent replicas schedule it once.
+    const next = hourOf(clock.now()) + 1;
     await scheduler.schedule(
-      { kind: PURGE_LOOKUPS, id: `${PURGE_LOOKUPS}:${hour}`, delayMs: hour * 3_600_000 - clock.now().getTime(), realTime: true },
+      {
+        kind: JOB_KINDS.lookupsPurge,
+        id: jobIds.lookupsPurge(next),
+        delayMs: next * 3_600_000 - clock.now().getTime(),
+        realTime: true,
+      },
       em,
     );
   });
   const schedulerWorker: Worker = {
     start: async () => {
-      const hour = Math.floor(clock.now().getTime() / 3_600_000);
-      await scheduler.schedule({ kind: PURGE_LOOKUPS, id: `${PURGE_LOOKUPS}:${hour}` });
+      await scheduler.schedule({ kind: JOB_KINDS.lookupsPurge, id: jobIds.lookupsPurge(hourOf(clock.now())) });
       scheduler.start();
     },
     stop: () => scheduler.stop(),
   };
 
-  const directories: Record<Environment, UmaProviderDirectory> = {
-    SANDBOX: new SandboxUmaProviderDirectory(c.SANDBOX_UMA_DOMAIN),
-    PRODUCTION: { providers: async () => [] },
-  };
   return {
     scheduler,
     lookups,
+    rates: exchangeRates,
+    providers,
+    transactions,
+    lifecycle,
     transfers,
+    quoteCreation,
+    quoteExecution,
+    quoteExpiry,
     quotePayments,
-    quotes,
     incoming,
     workers: [schedulerWorker],
-    rpc: [paymentsRpc({ lookups, adapters: envAdapters, fees, directories, transfers, incoming, quotes, logger })],
+    rpc: [
+      paymentsRpc({
+        lookups,
+        rates: exchangeRates,
+        providers,
+        transfers,
+        transactions,
+        incoming,
+        quoteCreation,
+        quoteExecution,
+        quoteExpiry,
+        logger,
+      }),
+    ],
     close: () => {
       accountsClient?.close();
       identityClient?.close();
-      accountTypesClient?.close();
-      walletSignaturesClient?.close();
-      incomingDirectoryClient?.close();
+      walletAuthClient?.close();
     },
   };
 }

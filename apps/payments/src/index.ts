@@ -3,8 +3,12 @@ export { composePayments, type PaymentsAdapters, type PaymentsGraph } from './co
 export type {
   AccountsPort,
   CustomerDirectory,
-  Ledger,
+  CustomerRef,
   ExternalAccountInfo,
   InternalAccountInfo,
+  Ledger,
+  PayoutRail,
+  SigningChallenge,
+  TransferRail,
+  WalletSignatures,
 } from './app/ports.js';
-export type { PaymentRail } from './domain/payment-rail.js';

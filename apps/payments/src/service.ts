@@ -59,7 +59,7 @@ const config = Type.Object({
 /** The validated configuration of payments. */
 export type PaymentsConfig = ServiceConfig<typeof config>;
 
-/** The payments service with some adapters replaced (tests, the benchmark's one-process baseline). */
+/** The payments service with some of its ports served by other adapters (tests, the benchmark's one-process baseline). */
 export function definePaymentsService(adapters: PaymentsAdapters = {}) {
   return defineService({
     name: 'payments',
@@ -73,7 +73,8 @@ export function definePaymentsService(adapters: PaymentsAdapters = {}) {
 
 /**
  * The payments service: exchange rates, fees and quote amounts, receiver
- * lookups (UMA), the UMA provider directory, same-currency transfers and
- * transactions, and the durable scheduler that drives timed transitions.
+ * lookups (UMA), the UMA provider directory, quotes and their payments,
+ * same-currency transfers, incoming payments and every transaction, and the
+ * durable scheduler that drives timed transitions.
  */
 export const paymentsService = definePaymentsService();

@@ -12,15 +12,9 @@ import {
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
-import {
-  definePaymentsService,
-  type AccountsPort,
-  type CustomerDirectory,
-  type Ledger,
-  type PaymentsConfig,
-  type PaymentsGraph,
-} from '../src/index.js';
-import type { IncomingDirectory } from '../src/app/incoming.service.js';
+import { definePaymentsService, type Ledger, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
+import { FakeAccounts } from './support/fake-accounts.js';
+import { FakeCustomers } from './support/fake-customers.js';
 
 // Incoming payments (sandbox UMA receive, approve, reject, approval timeout) over real gRPC
 // and Postgres; identity/accounts replaced by in-memory fakes. Credits are recorded by entry id,
@@ -55,25 +49,12 @@ const ledger: Ledger = {
     throw new Error('not used');
   },
 };
-const accountsFake: AccountsPort = {
-  async getInternalAccount() {
-    throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', 'not found');
-  },
-  async getExternalAccount() {
-    throw new DomainError('NOT_FOUND', 'EXTERNAL_ACCOUNT_NOT_FOUND', 'not found');
-  },
-};
-const customersFake: CustomerDirectory = { platformCustomerId: async () => 'alice-1' };
-const directory: IncomingDirectory = {
-  async customerByUmaAddress(p, address) {
-    return p === platformId && address === ALICE ? { customerId, platformCustomerId: 'alice-1' } : undefined;
-  },
-  async customerAccount(p, c, currency) {
-    return p === platformId && c === customerId && currency === 'USD'
-      ? { id: usdAccount, customerId, currency: 'USD' }
-      : undefined;
-  },
-};
+// Alice, found by her UMA address on the platform, with her USD account.
+const accountsFake = new FakeAccounts();
+accountsFake.internal.set(usdAccount, { id: usdAccount, platformId, customerId, currency: 'USD' });
+const customersFake = new FakeCustomers(
+  new Map([[customerId, { platformCustomerId: 'alice-1', platformId, umaAddress: ALICE }]]),
+);
 
 let db: TestDatabase;
 let prefix: string;
@@ -89,7 +70,6 @@ beforeAll(async () => {
       accounts: accountsFake,
       ledger,
       customers: customersFake,
-      incomingDirectory: directory,
     }),
     {
       DATABASE_URL: db.url,

@@ -14,15 +14,14 @@ import {
 } from '@sluice/testing';
 import {
   definePaymentsService,
-  type AccountsPort,
-  type CustomerDirectory,
   type ExternalAccountInfo,
-  type InternalAccountInfo,
   type PaymentsConfig,
   type PaymentsGraph,
 } from '../src/index.js';
-import { FakeLedger } from './fake-ledger.js';
-import type { WalletSignatures } from '../src/app/quotes.service.js';
+import { FakeAccounts } from './support/fake-accounts.js';
+import { FakeCustomers } from './support/fake-customers.js';
+import { FakeLedger } from './support/fake-ledger.js';
+import { FakeWalletSignatures } from './support/fake-wallet-signatures.js';
 
 // Quotes over real gRPC and Postgres; accounts, ledger and identity are in-memory fakes.
 
@@ -33,66 +32,15 @@ const customerId = newId('Customer');
 const otherCustomerId = newId('Customer');
 const UMA_DOMAIN = 'sandbox.sluice.local';
 
-const internal = new Map<string, InternalAccountInfo & { platformId: string }>();
-const external = new Map<string, ExternalAccountInfo & { platformId: string }>();
-const accountsFake: AccountsPort = {
-  async getInternalAccount(p, id) {
-    const a = internal.get(id);
-    if (!a || a.platformId !== p)
-      throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', `${id} not found`);
-    return a;
-  },
-  async getExternalAccount(p, id) {
-    const a = external.get(id);
-    if (!a || a.platformId !== p)
-      throw new DomainError('NOT_FOUND', 'EXTERNAL_ACCOUNT_NOT_FOUND', `${id} not found`);
-    return a;
-  },
-};
+const accountsFake = new FakeAccounts();
+const { internal, external, embeddedWallets } = accountsFake;
 const ledgerFake = new FakeLedger();
-const customersFake: CustomerDirectory = {
-  async platformCustomerId(_p, id) {
-    if (id !== customerId && id !== otherCustomerId)
-      throw new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', `${id} not found`);
-    return 'pc-1';
-  },
-};
-const embeddedWallets = new Set<string>();
-const accountTypesFake = {
-  typeOf: async (_p: string, id: string) =>
-    (embeddedWallets.has(id) ? 'EMBEDDED_WALLET' : 'INTERNAL_FIAT') as never,
-};
-
-/** The fake wallet-auth signed retry: single-use requests; the valid stamp of a request is `stamp:<requestId>`. */
-class FakeWalletSignatures implements WalletSignatures {
-  readonly requests = new Map<string, { accountId: string; bodyJson: string; used: boolean }>();
-  verifyCalls = 0;
-  async challenge(_p: string, accountId: string, bodyJson: string) {
-    const requestId = newId('Request');
-    this.requests.set(requestId, { accountId, bodyJson, used: false });
-    const expiresAt = new Date(Date.now() + 5 * 60_000);
-    return { requestId, payloadToSign: JSON.stringify({ requestId, accountId, bodyJson }), expiresAt };
-  }
-  async verify(
-    _p: string,
-    accountId: string,
-    signed: { bodyJson: string; signature?: string; requestId?: string },
-  ): Promise<void> {
-    this.verifyCalls += 1;
-    const deny = (code: string) =>
-      new DomainError('UNAUTHENTICATED', code, 'Invalid Service-Wallet-Signature', {
-        reason: 'Invalid Service-Wallet-Signature',
-      });
-    if (!signed.signature) throw deny('WALLET_SIGNATURE_MISSING');
-    const r = signed.requestId ? this.requests.get(signed.requestId) : undefined;
-    if (!r) throw deny('SIGNING_REQUEST_UNKNOWN');
-    if (r.accountId !== accountId) throw deny('SIGNING_REQUEST_MISMATCH');
-    if (r.used) throw deny('SIGNING_REQUEST_REUSED');
-    if (r.bodyJson !== signed.bodyJson) throw deny('SIGNED_BODY_MISMATCH');
-    if (signed.signature !== `stamp:${signed.requestId}`) throw deny('WALLET_SIGNATURE_INVALID');
-    r.used = true;
-  }
-}
+const customersFake = new FakeCustomers(
+  new Map([
+    [customerId, { platformCustomerId: 'pc-1' }],
+    [otherCustomerId, { platformCustomerId: 'pc-1' }],
+  ]),
+);
 const walletSignaturesFake = new FakeWalletSignatures();
 
 function addInternal(
@@ -139,7 +87,6 @@ beforeAll(async () => {
       accounts: accountsFake,
       ledger: ledgerFake,
       customers: customersFake,
-      accountTypes: accountTypesFake,
       walletSignatures: walletSignaturesFake,
     }),
     {

@@ -271,6 +271,50 @@ describe('JobScheduler', () => {
     expect(await running).toBe(1);
   });
 
+  it('a leased job calls with no transaction open, then writes its outcome with the completion — unless its lease was lost', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const orm = await replicaOrm();
+    // Whether the job's row is free while the handler makes its calls (a transaction holding it would lock it).
+    const rowFree = async (id: string) => {
+      const c = await sql.connect();
+      try {
+        await c.query('BEGIN');
+        await c.query('SELECT id FROM payments.scheduled_jobs WHERE id = $1 FOR UPDATE NOWAIT', [id]);
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+    };
+    const free: boolean[] = [];
+    const s = new JobScheduler(orm, clock, { logger }).registerLeased('call', async (job) => {
+      free.push(await rowFree(job.id));
+      // The same job retired by a request meanwhile: complete() leaves a held lease alone.
+      await transactional(orm, (em) => s.complete(em, job.id));
+      if (job.id === 'call:lost') {
+        // Another worker took the job over (this worker outlived its lease): its outcome must not be written.
+        await sql.query(`UPDATE payments.scheduled_jobs SET locked_by = 'other:x' WHERE id = $1`, [job.id]);
+      }
+      return async (em) => {
+        await em.execute('INSERT INTO job_effects (job_id) VALUES (?)', [job.id]);
+      };
+    });
+    await s.schedule({ kind: 'call', id: 'call:kept' });
+    await s.schedule({ kind: 'call', id: 'call:lost' });
+    expect(await s.runDue()).toBe(1);
+    expect(free).toEqual([true, true]);
+    expect(await effects('call:%')).toEqual([{ job_id: 'call:kept', n: '1' }]);
+    const rows = (
+      await sql.query(`SELECT id, done_at IS NOT NULL AS done FROM payments.scheduled_jobs WHERE id LIKE 'call:%' ORDER BY id`)
+    ).rows;
+    expect(rows).toEqual([
+      { id: 'call:kept', done: true },
+      { id: 'call:lost', done: false },
+    ]);
+  });
+
   it('runs jobs outside the context of the request that scheduled them (no inherited deadline or request id)', async () => {
     const clock = new ManualClock('2026-03-01T00:00:00Z');
     const seen: { deadline?: number; requestId?: string }[] = [];

@@ -14,14 +14,13 @@ import {
 } from '@sluice/testing';
 import {
   definePaymentsService,
-  type AccountsPort,
-  type CustomerDirectory,
   type ExternalAccountInfo,
-  type InternalAccountInfo,
   type PaymentsConfig,
   type PaymentsGraph,
 } from '../src/index.js';
-import { FakeLedger } from './fake-ledger.js';
+import { FakeAccounts } from './support/fake-accounts.js';
+import { FakeCustomers } from './support/fake-customers.js';
+import { FakeLedger } from './support/fake-ledger.js';
 
 // Transfers and transactions over real gRPC and Postgres, with the accounts service
 // (reads + two-phase ledger) and identity replaced by in-memory fakes that keep the
@@ -33,27 +32,14 @@ const otherPlatformId = newId('Platform');
 const customerId = newId('Customer');
 const otherCustomerId = newId('Customer');
 
-const internal = new Map<string, InternalAccountInfo & { platformId: string }>();
-const external = new Map<string, ExternalAccountInfo & { platformId: string }>();
-const accountsFake: AccountsPort = {
-  async getInternalAccount(p, id) {
-    const a = internal.get(id);
-    if (!a || a.platformId !== p)
-      throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', `${id} not found`);
-    return a;
-  },
-  async getExternalAccount(p, id) {
-    const a = external.get(id);
-    if (!a || a.platformId !== p)
-      throw new DomainError('NOT_FOUND', 'EXTERNAL_ACCOUNT_NOT_FOUND', `${id} not found`);
-    return a;
-  },
-};
-const customersFake: CustomerDirectory = {
-  async platformCustomerId(_p, id) {
-    return id === customerId ? 'cust-1' : 'cust-2';
-  },
-};
+const accountsFake = new FakeAccounts();
+const { internal, external } = accountsFake;
+const customersFake = new FakeCustomers(
+  new Map([
+    [customerId, { platformCustomerId: 'cust-1' }],
+    [otherCustomerId, { platformCustomerId: 'cust-2' }],
+  ]),
+);
 
 const ledger = new FakeLedger();
 let db: TestDatabase;
@@ -551,10 +537,10 @@ describe('the state machine guards every status change', () => {
   it('refuses an illegal transition (COMPLETED → PROCESSING) and leaves the row and outbox unchanged', async () => {
     const { transaction: t } = await out(addInternal(), addExternal('000000000400'), 100n);
     await settled(t!.id, 'COMPLETED');
-    const transfers = running.graph.transfers;
+    const lifecycle = running.graph.lifecycle;
     const em = running.deps.orm.em.fork();
-    const current = await transfers.get(platformId, t!.id);
-    const e = await rejection(em.transactional((tem) => transfers.move(tem as never, current, 'PROCESSING')));
+    const current = await running.graph.transactions.get(platformId, t!.id);
+    const e = await rejection(em.transactional((tem) => lifecycle.move(tem as never, current, 'PROCESSING')));
     expect(e.code).toBe('ILLEGAL_STATE_TRANSITION');
     expect((await statusOf(t!.id)).status).toBe('COMPLETED');
     expect((await eventsOf(t!.id)).map((x) => x.type)).toHaveLength(3);

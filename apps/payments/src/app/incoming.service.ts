@@ -3,42 +3,15 @@ import { invalidInput, isPermanentRefusal, newId, type Clock } from '@sluice/cor
 import type { Logger } from '@sluice/logging';
 import { isUniqueViolation, transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import { fail } from '../domain/errors.js';
-import type { PaymentRail } from '../domain/payment-rail.js';
+import { incomingCreditEntryId } from '../domain/ids.js';
+import type { ApprovalRequest, RejectionRequest, UmaReceiveRequest } from '../domain/incoming-request.js';
+import { JOB_KINDS, jobIds } from '../domain/jobs.js';
 import { failureReasonFor, newReference, type Transaction } from '../domain/transaction.js';
+import type { ApprovalDecision, IncomingApprovalRepository } from '../store/incoming-approval.repository.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
-import { TransactionRepository } from '../store/transaction.repository.js';
-import type { Environment } from './receiver-lookups.service.js';
-import type { InternalAccountInfo, Ledger } from './ports.js';
-import type { TransfersService } from './transfers.service.js';
-
-/** A platform customer found by UMA address. */
-export interface UmaRecipient {
-  customerId: string;
-  platformCustomerId: string;
-}
-
-/** Who receives an incoming UMA payment (identity customers, accounts' internal accounts). */
-export interface IncomingDirectory {
-  /** The platform's (not deleted) customer with this UMA address, if any. */
-  customerByUmaAddress(platformId: string, umaAddress: string): Promise<UmaRecipient | undefined>;
-  /** The customer's internal account in `currency`, if it has one. */
-  customerAccount(
-    platformId: string,
-    customerId: string,
-    currency: string,
-  ): Promise<InternalAccountInfo | undefined>;
-}
-
-/** POST /sandbox/uma/receive, validated. */
-export interface UmaReceiveRequest {
-  platformId: string;
-  environment: Environment;
-  requestKey: string;
-  senderUmaAddress: string;
-  receiverUmaAddress: string;
-  currency: string;
-  amount: bigint;
-}
+import type { AccountsPort, CustomerDirectory, Ledger } from './ports.js';
+import type { TransactionLifecycle } from './transaction-lifecycle.js';
+import type { TransactionsService } from './transactions.service.js';
 
 /** Rules of incoming payments (service configuration). */
 export interface IncomingRules {
@@ -52,22 +25,10 @@ export interface IncomingRules {
   approvalWindowMs: number;
 }
 
-/** Job kinds of incoming payments. */
-export const INCOMING_JOBS = {
-  /** Credits an incoming payment that is PENDING without approval, or PROCESSING (approved / resumed). */
-  complete: 'incoming.complete',
-  /** Fails a payment still awaiting approval when its window elapses. */
-  approvalTimeout: 'incoming.approval-timeout',
-} as const;
-
-type JobPayload = {
+/** The payload of the incoming-payment jobs. */
+interface IncomingJob {
   platformId: string;
   transactionId: string;
-};
-
-interface ApprovalRow {
-  decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT' | null;
-  expires_at: Date;
 }
 
 /**
@@ -78,21 +39,22 @@ interface ApprovalRow {
  * threshold wait in PENDING for the platform: approve → credited, reject →
  * REJECTED, the window elapsing → FAILED (PAYMENT_APPROVAL_TIMED_OUT). Each
  * step is a row-locked state change plus an outbox event in one database
- * transaction; the credit's ledger entry id is derived from the transaction,
- * so a re-run (job retry after a crash, concurrent approve) never credits twice.
+ * transaction; the credit is a ledger call between two of them, with an entry
+ * id derived from the transaction, so a re-run (job retry after a crash,
+ * concurrent approve) never credits twice.
  */
 export class IncomingService {
-  private readonly repo = new TransactionRepository();
-
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly rules: IncomingRules,
     private readonly deps: {
-      transfers: TransfersService;
-      directory: IncomingDirectory;
+      accounts: AccountsPort;
+      customers: CustomerDirectory;
       ledger: Ledger;
-      rails: Record<Environment, PaymentRail>;
+      transactions: TransactionsService;
+      approvals: IncomingApprovalRepository;
+      lifecycle: TransactionLifecycle;
       scheduler: JobScheduler;
       logger: Logger;
     },
@@ -100,16 +62,18 @@ export class IncomingService {
 
   /** Registers the incoming-payment jobs on the scheduler. */
   registerJobs(): void {
-    this.deps.scheduler.register<JobPayload>(INCOMING_JOBS.complete, async (job) => {
+    // The credit calls the ledger: leased (it writes its own short transactions).
+    this.deps.scheduler.registerLeased<IncomingJob>(JOB_KINDS.incomingComplete, async (job) => {
       await this.complete(job.payload.platformId, job.payload.transactionId);
     });
-    this.deps.scheduler.register<JobPayload>(INCOMING_JOBS.approvalTimeout, async (job, em) => {
-      const t = await this.repo.get(em, job.payload.platformId, job.payload.transactionId, true);
+    // The time-out only writes this database: in the job's transaction.
+    this.deps.scheduler.register<IncomingJob>(JOB_KINDS.incomingApprovalTimeout, async (job, em) => {
+      const t = await this.deps.transactions.find(job.payload.platformId, job.payload.transactionId, em, true);
       if (!t || t.status !== 'PENDING') return;
-      const approval = await this.approval(em, t.id);
-      if (!approval || approval.decision !== null) return;
+      const approval = await this.deps.approvals.get(em, t.id);
+      if (!approval || approval.decision) return;
       await this.decide(em, t.id, 'TIMED_OUT');
-      await this.deps.transfers.move(em, t, 'FAILED', { failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+      await this.deps.lifecycle.move(em, t, 'FAILED', { failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
       this.deps.logger.info({ transactionId: t.id }, 'incoming payment approval timed out');
     });
   }
@@ -118,30 +82,19 @@ export class IncomingService {
   async receiveUma(req: UmaReceiveRequest): Promise<{ transaction: Transaction; replayed: boolean }> {
     const replay = await this.replay(req);
     if (replay) return { transaction: replay, replayed: true };
-    if ((this.deps.rails[req.environment] as { configured?: boolean }).configured === false) {
+    if (req.environment !== 'SANDBOX') {
       throw fail('RAIL_UNAVAILABLE', 'Incoming UMA payments are simulated for sandbox platforms only');
     }
-    const recipient = await this.deps.directory.customerByUmaAddress(req.platformId, req.receiverUmaAddress);
+    const recipient = await this.deps.customers.customerByUmaAddress(req.platformId, req.receiverUmaAddress);
     if (!recipient) {
-      throw fail(
-        'UMA_RECEIVER_NOT_FOUND',
-        `No customer of this platform has UMA address ${req.receiverUmaAddress}`,
-        {
-          field: 'receiverUmaAddress',
-        },
-      );
+      throw fail('UMA_RECEIVER_NOT_FOUND', `No customer of this platform has UMA address ${req.receiverUmaAddress}`, {
+        field: 'receiverUmaAddress',
+      });
     }
-    const account = await this.deps.directory.customerAccount(
-      req.platformId,
-      recipient.customerId,
-      req.currency,
-    );
+    const account = await this.deps.accounts.customerAccount(req.platformId, recipient.customerId, req.currency);
     if (!account) {
       throw invalidInput([
-        {
-          field: 'receivingCurrencyCode',
-          message: `the receiver has no internal account in ${req.currency}`,
-        },
+        { field: 'receivingCurrencyCode', message: `the receiver has no internal account in ${req.currency}` },
       ]);
     }
     const now = this.clock.now();
@@ -169,29 +122,21 @@ export class IncomingService {
     let pending: Transaction;
     try {
       pending = await transactional(this.orm, async (em) => {
-        await this.repo.insert(em, t);
-        const moved = await this.deps.transfers.move(em, t, 'PENDING');
-        const payload: JobPayload = { platformId: t.platformId, transactionId: t.id };
+        await this.deps.lifecycle.record(em, t);
+        const moved = await this.deps.lifecycle.move(em, t, 'PENDING');
+        const payload = { platformId: t.platformId, transactionId: t.id } satisfies IncomingJob;
         if (needsApproval) {
           // The window ends when its timeout job falls due (× SANDBOX_TIME_SCALE): one instant for both.
           const closes = this.deps.scheduler.dueAt(this.rules.approvalWindowMs);
-          await em.execute(
-            `INSERT INTO incoming_approvals (transaction_id, platform_id, expires_at, created_at) VALUES (?, ?, ?, ?)`,
-            [t.id, t.platformId, closes, now],
-          );
+          await this.deps.approvals.insert(em, { transactionId: t.id, platformId: t.platformId, expiresAt: closes, createdAt: now });
           await this.deps.scheduler.schedule(
-            {
-              kind: INCOMING_JOBS.approvalTimeout,
-              id: `${INCOMING_JOBS.approvalTimeout}:${t.id}`,
-              payload,
-              at: closes,
-            },
+            { kind: JOB_KINDS.incomingApprovalTimeout, id: jobIds.incomingApprovalTimeout(t.id), payload, at: closes },
             em,
           );
         } else {
           // The safety net: credits the payment if this process dies before doing it below.
           await this.deps.scheduler.schedule(
-            { kind: INCOMING_JOBS.complete, id: `${INCOMING_JOBS.complete}:${t.id}`, payload, delayMs: 0 },
+            { kind: JOB_KINDS.incomingComplete, id: jobIds.incomingComplete(t.id), payload, delayMs: 0 },
             em,
           );
         }
@@ -212,26 +157,22 @@ export class IncomingService {
    * credited. Approving an approved payment returns it as it is (idempotent);
    * anything else not awaiting approval is TRANSACTION_NOT_AWAITING_APPROVAL.
    */
-  async approve(
-    platformId: string,
-    transactionId: string,
-    receiverCustomerInfo?: Record<string, unknown>,
-  ): Promise<Transaction> {
+  async approve(req: ApprovalRequest): Promise<Transaction> {
+    const { platformId, transactionId } = req;
     await transactional(this.orm, async (em) => {
       const t = await this.awaiting(em, platformId, transactionId, 'APPROVED');
       if (t.repeat) return; // finish (or return) the approved payment
-      await this.decide(em, t.t.id, 'APPROVED', undefined, receiverCustomerInfo);
-      const moved = await this.deps.transfers.move(em, t.t, 'PROCESSING');
+      await this.decide(em, t.t.id, 'APPROVED', undefined, req.receiverCustomerInfo);
+      await this.deps.lifecycle.move(em, t.t, 'PROCESSING');
       await this.deps.scheduler.schedule(
         {
-          kind: INCOMING_JOBS.complete,
-          id: `${INCOMING_JOBS.complete}:${t.t.id}`,
-          payload: { platformId, transactionId } satisfies JobPayload,
+          kind: JOB_KINDS.incomingComplete,
+          id: jobIds.incomingComplete(t.t.id),
+          payload: { platformId, transactionId } satisfies IncomingJob,
           delayMs: 0,
         },
         em,
       );
-      return moved;
     });
     return this.complete(platformId, transactionId);
   }
@@ -240,12 +181,12 @@ export class IncomingService {
    * POST /transactions/{id}/reject: REJECTED (webhook INCOMING_PAYMENT.FAILED),
    * nothing credited. Rejecting a rejected payment returns it as it is.
    */
-  async reject(platformId: string, transactionId: string, reason?: string): Promise<Transaction> {
+  async reject(req: RejectionRequest): Promise<Transaction> {
     return transactional(this.orm, async (em) => {
-      const t = await this.awaiting(em, platformId, transactionId, 'REJECTED');
+      const t = await this.awaiting(em, req.platformId, req.transactionId, 'REJECTED');
       if (t.repeat) return t.t;
-      await this.decide(em, t.t.id, 'REJECTED', reason);
-      return this.deps.transfers.move(em, t.t, 'REJECTED');
+      await this.decide(em, t.t.id, 'REJECTED', req.reason);
+      return this.deps.lifecycle.move(em, t.t, 'REJECTED');
     });
   }
 
@@ -253,22 +194,23 @@ export class IncomingService {
    * Credits an incoming payment (idempotent, safe to run concurrently and to
    * re-run after a crash): PENDING without a pending approval → PROCESSING;
    * PROCESSING → ledger credit from settlement (entry id derived from the
-   * transaction) → COMPLETED. Other states are returned as they are.
+   * transaction, no database transaction open) → COMPLETED. Other states are
+   * returned as they are.
    */
   async complete(platformId: string, transactionId: string): Promise<Transaction> {
-    let t = await transactional(this.orm, async (em) => {
-      const cur = await this.repo.get(em, platformId, transactionId, true);
+    const t = await transactional(this.orm, async (em) => {
+      const cur = await this.deps.transactions.find(platformId, transactionId, em, true);
       if (!cur) throw fail('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} not found`);
       if (cur.type !== 'INCOMING' || cur.status !== 'PENDING') return cur;
-      const approval = await this.approval(em, cur.id);
+      const approval = await this.deps.approvals.get(em, cur.id);
       if (approval && approval.decision !== 'APPROVED') return cur; // still the platform's call
-      return this.deps.transfers.move(em, cur, 'PROCESSING');
+      return this.deps.lifecycle.move(em, cur, 'PROCESSING');
     });
     if (t.type !== 'INCOMING' || t.status !== 'PROCESSING') return t;
     try {
       await this.deps.ledger.creditFromOutside({
         platformId,
-        entryId: `incoming:${t.id.slice('Transaction:'.length)}`,
+        entryId: incomingCreditEntryId(t.id),
         accountId: t.destination.accountId!,
         amount: t.receivedAmount,
         currency: t.destination.currency,
@@ -280,22 +222,27 @@ export class IncomingService {
       // instead of staying PROCESSING while its job retries in vain. Outages still retry.
       if (!isPermanentRefusal(err)) throw err;
       this.deps.logger.warn({ transactionId, code: err.code }, 'incoming payment credit refused');
-      return transactional(this.orm, async (em) => {
-        const cur = await this.repo.get(em, platformId, transactionId, true);
-        if (!cur || cur.status !== 'PROCESSING') return cur ?? t;
-        return this.deps.transfers.move(em, cur, 'FAILED', {
+      return this.whileProcessing(t, (em, cur) =>
+        this.deps.lifecycle.move(em, cur, 'FAILED', {
           failureReason: failureReasonFor('INCOMING', 'CREDIT_REFUSED'),
           failureDetail: 'CREDIT_REFUSED',
-        });
-      });
+        }),
+      );
     }
-    t = await transactional(this.orm, async (em) => {
-      const cur = await this.repo.get(em, platformId, transactionId, true);
+    const done = await this.whileProcessing(t, (em, cur) =>
+      this.deps.lifecycle.move(em, cur, 'COMPLETED', { settledAt: this.clock.now() }),
+    );
+    this.deps.logger.info({ transactionId, status: done.status }, 'incoming payment credited');
+    return done;
+  }
+
+  /** `write` on the payment under its row lock if it is still PROCESSING, else the payment as it is. */
+  private whileProcessing(t: Transaction, write: (em: EntityManager, cur: Transaction) => Promise<Transaction>): Promise<Transaction> {
+    return transactional(this.orm, async (em) => {
+      const cur = await this.deps.transactions.find(t.platformId, t.id, em, true);
       if (!cur || cur.status !== 'PROCESSING') return cur ?? t;
-      return this.deps.transfers.move(em, cur, 'COMPLETED', { settledAt: this.clock.now() });
+      return write(em, cur);
     });
-    this.deps.logger.info({ transactionId, status: t.status }, 'incoming payment credited');
-    return t;
   }
 
   /**
@@ -309,11 +256,9 @@ export class IncomingService {
     transactionId: string,
     want: 'APPROVED' | 'REJECTED',
   ): Promise<{ t: Transaction; repeat: boolean }> {
-    const t = await this.repo.get(em, platformId, transactionId, true);
-    if (!t) {
-      throw fail('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} not found`, { transactionId });
-    }
-    const approval = t.type === 'INCOMING' ? await this.approval(em, t.id) : undefined;
+    const t = await this.deps.transactions.find(platformId, transactionId, em, true);
+    if (!t) throw fail('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} not found`, { transactionId });
+    const approval = t.type === 'INCOMING' ? await this.deps.approvals.get(em, t.id) : undefined;
     const notAwaiting = (why: string) =>
       fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} ${why}`, {
         transactionId,
@@ -323,52 +268,36 @@ export class IncomingService {
     if (!approval) throw notAwaiting('is not an incoming payment awaiting approval');
     if (approval.decision === want) return { t, repeat: true };
     if (approval.decision === 'TIMED_OUT') throw notAwaiting('was not decided within its approval window');
-    if (approval.decision !== null) throw notAwaiting(`was already ${approval.decision.toLowerCase()}`);
+    if (approval.decision) throw notAwaiting(`was already ${approval.decision.toLowerCase()}`);
     if (t.status !== 'PENDING') throw notAwaiting(`is ${t.status}`);
-    if (new Date(approval.expires_at).getTime() <= this.clock.now().getTime()) {
+    if (approval.expiresAt.getTime() <= this.clock.now().getTime()) {
       throw notAwaiting('is past its approval window (it fails with PAYMENT_APPROVAL_TIMED_OUT)');
     }
     return { t, repeat: false };
   }
 
-  /** Refuses a decision that contradicts the one already taken (the caller handles a repeat of it). */
+  /** Records the decision; one contradicting the decision already taken is refused (the caller handles a repeat of it). */
   private async decide(
     em: EntityManager,
     transactionId: string,
-    decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT',
+    decision: ApprovalDecision,
     reason?: string,
     receiverCustomerInfo?: Record<string, unknown>,
   ): Promise<void> {
-    const res = await em.execute(
-      `UPDATE incoming_approvals SET decision = ?, reason = ?, receiver_customer_info = ?::jsonb, decided_at = ?
-       WHERE transaction_id = ? AND decision IS NULL`,
-      [
-        decision,
-        reason ?? null,
-        receiverCustomerInfo ? JSON.stringify(receiverCustomerInfo) : null,
-        this.clock.now(),
-        transactionId,
-      ],
-      'run',
-    );
-    if (((res as { affectedRows?: number }).affectedRows ?? 0) !== 1) {
-      throw fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} was already decided`, {
-        transactionId,
-      });
+    const decided = await this.deps.approvals.decide(em, transactionId, {
+      decision,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(receiverCustomerInfo ? { receiverCustomerInfo } : {}),
+      at: this.clock.now(),
+    });
+    if (!decided) {
+      throw fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} was already decided`, { transactionId });
     }
-  }
-
-  private async approval(em: EntityManager, transactionId: string): Promise<ApprovalRow | undefined> {
-    const rows = await em.execute<ApprovalRow[]>(
-      `SELECT decision, expires_at FROM incoming_approvals WHERE transaction_id = ?`,
-      [transactionId],
-    );
-    return rows[0];
   }
 
   /** The first payment of this request key; the key reused for another payment is refused. */
   private async replay(req: UmaReceiveRequest): Promise<Transaction | undefined> {
-    const t = await this.repo.byRequestKey(this.orm.em.fork(), req.platformId, req.requestKey);
+    const t = await this.deps.transactions.byRequestKey(req.platformId, req.requestKey);
     if (!t) return undefined;
     if (
       t.type !== 'INCOMING' ||
@@ -376,9 +305,7 @@ export class IncomingService {
       t.receivedAmount !== req.amount ||
       t.destination.currency !== req.currency
     ) {
-      throw fail('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was used for a different payment', {
-        transactionId: t.id,
-      });
+      throw fail('IDEMPOTENCY_KEY_REUSED', 'This idempotency key was used for a different payment', { transactionId: t.id });
     }
     return t;
   }

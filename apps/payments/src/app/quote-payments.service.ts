@@ -1,9 +1,10 @@
-import { isPermanentRefusal, type Clock, type DomainError } from '@sluice/core';
+import { isId, isPermanentRefusal, type Clock, type DomainError } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import type { RailPayment } from '../domain/payment-rail.js';
+import type { Environment } from '../domain/environment.js';
+import { quoteLedgerIds, refundReference } from '../domain/ids.js';
+import { JOB_KINDS, jobIds, type QuotePaymentJobKind } from '../domain/jobs.js';
 import type { Quote } from '../domain/quote.js';
-import type { PayoutRail } from '../domain/quote-rail.js';
 import { quoteEntries, type QuoteFunding, type QuotePayee } from '../domain/quote-ledger.js';
 import {
   failureReasonFor,
@@ -12,37 +13,19 @@ import {
   type RefundReason,
   type Transaction,
 } from '../domain/transaction.js';
-import type { JobScheduler } from '../store/job-scheduler.js';
-import { QuoteRepository } from '../store/quote.repository.js';
-import { TransactionRepository } from '../store/transaction.repository.js';
-import type { Ledger } from './ports.js';
-import type { Environment } from './receiver-lookups.service.js';
-import type { TransfersService } from './transfers.service.js';
-
-/** The payout rails of one environment: to external accounts and to UMA addresses. */
-export interface PayoutRails {
-  account: PayoutRail;
-  uma: PayoutRail;
-}
-
-/** Job kinds of quote payments (registered on the scheduler). */
-export const QUOTE_PAYMENT_JOBS = {
-  /** Drives a claimed payment (transaction PENDING) to its rail or books it; the safety net after a crash. */
-  submit: 'quote-payment.submit',
-  /** Asks the rail for the outcome of a PROCESSING payout and captures or releases the funds. */
-  settle: 'quote-payment.settle',
-  /** Asks the rail whether a delivered payout came back (sandbox suffix 005). */
-  returnCheck: 'quote-payment.return-check',
-  /** Completes the refund of a payment whose money came back (or a real-time funding that cannot be used). */
-  refund: 'quote-payment.refund',
-} as const;
+import type { JobOutcome, JobScheduler } from '../store/job-scheduler.js';
+import type { QuoteRepository } from '../store/quote.repository.js';
+import type { Ledger, PayoutRail, PayoutRails, RailPayment } from './ports.js';
+import type { TransactionLifecycle } from './transaction-lifecycle.js';
+import type { TransactionsService } from './transactions.service.js';
 
 /** How long after a claim the safety-net submission runs if the request did not finish it (real time). */
-export const SUBMIT_SAFETY_NET_MS = 30_000;
+const SUBMIT_SAFETY_NET_MS = 30_000;
 /** Sandbox time a refund takes (before SANDBOX_TIME_SCALE). */
 const REFUND_CHECK_MS = 1_000;
 
-interface JobPayload {
+/** The payload of the quote payment jobs. */
+interface QuotePaymentJob {
   platformId: string;
   transactionId: string;
   environment: Environment;
@@ -50,18 +33,14 @@ interface JobPayload {
 }
 
 /** Where the quote's money comes from. */
-export function fundingOf(q: Quote): QuoteFunding {
-  return q.source.kind === 'REALTIME_FUNDING'
-    ? { kind: 'REALTIME_FUNDING' }
-    : { kind: 'ACCOUNT', accountId: q.source.accountId! };
+function fundingOf(q: Quote): QuoteFunding {
+  return q.source.kind === 'REALTIME_FUNDING' ? { kind: 'REALTIME_FUNDING' } : { kind: 'ACCOUNT', accountId: q.source.accountId! };
 }
 
 /** Where the quote's money goes: an internal account (booked at once) or outside through a rail. */
-export function payeeOf(q: Quote): QuotePayee {
+function payeeOf(q: Quote): QuotePayee {
   const d = q.destination;
-  return d.kind === 'ACCOUNT' && d.accountId?.startsWith('InternalAccount:')
-    ? { kind: 'INTERNAL', accountId: d.accountId }
-    : { kind: 'OUTSIDE' };
+  return d.kind === 'ACCOUNT' && isId(d.accountId, 'InternalAccount') ? { kind: 'INTERNAL', accountId: d.accountId } : { kind: 'OUTSIDE' };
 }
 
 /**
@@ -69,8 +48,8 @@ export function payeeOf(q: Quote): QuotePayee {
  *
  * - to an internal account: the conversion is booked at once (capture) and the
  *   payment is COMPLETED in the same request;
- * - to an external account or a UMA address: the payout is handed to the rail
- *   (PROCESSING); delivered → captured, COMPLETED; failed before any money
+ * - to an external account or a UMA address: the payout is handed to the payout
+ *   rail (PROCESSING); delivered → captured, COMPLETED; failed before any money
  *   left → the funds are released (the hold voided, or real-time funds
  *   refunded), FAILED; money that left and came back → captured, returned and
  *   refunded (FAILED, then REFUNDED — or FAILED with a FAILED refund);
@@ -78,50 +57,45 @@ export function payeeOf(q: Quote): QuotePayee {
  *   then refunded.
  *
  * The ledger entries are `quoteEntries` (domain/quote-ledger.ts), with ids derived
- * from the quote, so every step is a no-op when a job or a request repeats it.
- * Status changes go through TransfersService.move (state machine, webhook in the
- * same database transaction, the quote following its transaction).
+ * from the quote (domain/ids.ts), so every step is a no-op when a job or a request
+ * repeats it. Ledger and rail calls are made with no database transaction open:
+ * each step reads, calls, then writes its status change (TransactionLifecycle) in
+ * a short transaction that re-checks the status under the row lock.
  */
 export class QuotePaymentsService {
-  private readonly transactions = new TransactionRepository();
-  private readonly quotes = new QuoteRepository();
-
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly deps: {
       ledger: Ledger;
-      transfers: TransfersService;
       rails: Record<Environment, PayoutRails>;
+      transactions: TransactionsService;
+      quotes: QuoteRepository;
+      lifecycle: TransactionLifecycle;
       scheduler: JobScheduler;
       logger: Logger;
     },
   ) {}
 
-  /** Registers the quote payment jobs on the scheduler. */
+  /** Registers the quote payment jobs on the scheduler (they all call the ledger or a rail: leased). */
   registerJobs(): void {
-    this.deps.scheduler.register<JobPayload>(QUOTE_PAYMENT_JOBS.submit, async (job) => {
+    const s = this.deps.scheduler;
+    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentSubmit, async (job) => {
       await this.submit(job.payload.platformId, job.payload.transactionId, job.payload.environment);
     });
-    this.deps.scheduler.register<JobPayload>(QUOTE_PAYMENT_JOBS.settle, (job, em) =>
-      this.settle(em, job.payload),
-    );
-    this.deps.scheduler.register<JobPayload>(QUOTE_PAYMENT_JOBS.returnCheck, (job, em) =>
-      this.checkReturn(em, job.payload),
-    );
-    this.deps.scheduler.register<JobPayload>(QUOTE_PAYMENT_JOBS.refund, (job, em) =>
-      this.refund(em, job.payload),
-    );
+    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentSettle, (job) => this.settle(job.payload));
+    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentReturnCheck, (job) => this.checkReturn(job.payload));
+    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentRefund, (job) => this.refund(job.payload));
   }
 
   /** Schedules the safety-net submission of a claimed payment, in the claim's database transaction. */
   async scheduleSubmit(em: EntityManager, t: Transaction, environment: Environment): Promise<void> {
-    await this.schedule(em, QUOTE_PAYMENT_JOBS.submit, t, environment, 0, SUBMIT_SAFETY_NET_MS, true);
+    await this.schedule(em, JOB_KINDS.quotePaymentSubmit, t, environment, 0, SUBMIT_SAFETY_NET_MS, true);
   }
 
   /** The payment moved past PENDING: its safety-net submission has nothing left to do. */
   private async submitted(em: EntityManager, t: Transaction): Promise<void> {
-    await this.deps.scheduler.complete(em, `${QUOTE_PAYMENT_JOBS.submit}:${t.id}:0`);
+    await this.deps.scheduler.complete(em, jobIds.quotePayment(JOB_KINDS.quotePaymentSubmit, t.id, 0));
   }
 
   /**
@@ -130,15 +104,16 @@ export class QuotePaymentsService {
    * real-time-funding quote), is returned as it is.
    */
   async submit(platformId: string, transactionId: string, environment: Environment): Promise<Transaction> {
-    const t = await this.deps.transfers.get(platformId, transactionId);
+    const t = await this.deps.transactions.get(platformId, transactionId);
     if (t.status !== 'PENDING' || !t.quoteId) return t;
-    const q = await this.quotes.get(this.orm.em.fork(), platformId, t.quoteId);
+    const q = await this.deps.quotes.get(this.orm.em.fork(), platformId, t.quoteId);
     if (!q || q.status === 'PENDING' || q.status === 'EXPIRED') return t;
+    const ids = quoteLedgerIds(q.id);
     const funding = fundingOf(q);
     if (funding.kind === 'REALTIME_FUNDING') {
       await this.deps.ledger.postEntry({
         platformId,
-        entryId: `${quoteEntries.base(q.id)}:funding`,
+        entryId: ids.funding,
         lines: quoteEntries.funding(q.amounts),
         kind: 'QUOTE_FUNDING',
         description: `Real-time funding of ${q.id} (${t.reference})`,
@@ -155,150 +130,149 @@ export class QuotePaymentsService {
         // the payment fails instead of its safety-net job retrying in vain.
         this.deps.logger.warn({ transactionId, code: err.refusal.code }, 'quote payment credit refused');
         await this.release(q, funding);
-        return transactional(this.orm, async (em) => {
-          const cur = await this.transactions.get(em, platformId, transactionId, true);
-          if (!cur || cur.status !== 'PENDING') return cur ?? t;
+        return this.whilePending(t, async (em, cur) => {
           await this.submitted(em, cur);
           return this.failed(em, cur, funding, environment, 'CREDIT_REFUSED');
         });
       }
-      return transactional(this.orm, async (em) => {
-        const cur = await this.transactions.get(em, platformId, transactionId, true);
-        if (!cur || cur.status !== 'PENDING') return cur ?? t;
-        const processing = await this.deps.transfers.move(em, cur, 'PROCESSING');
+      return this.whilePending(t, async (em, cur) => {
+        const processing = await this.deps.lifecycle.move(em, cur, 'PROCESSING');
         await this.submitted(em, cur);
-        return this.deps.transfers.move(em, processing, 'COMPLETED', { settledAt: this.clock.now() });
+        return this.deps.lifecycle.move(em, processing, 'COMPLETED', { settledAt: this.clock.now() });
       });
     }
     const submission = await this.railOf(environment, q).submit(this.payment(t));
     if (!submission.accepted) await this.release(q, funding);
-    return transactional(this.orm, async (em) => {
-      const cur = await this.transactions.get(em, platformId, transactionId, true);
-      if (!cur || cur.status !== 'PENDING') return cur ?? t;
+    return this.whilePending(t, async (em, cur) => {
       await this.submitted(em, cur);
       if (!submission.accepted) return this.failed(em, cur, funding, environment, submission.detail);
-      const moved = await this.deps.transfers.move(em, cur, 'PROCESSING');
-      await this.schedule(em, QUOTE_PAYMENT_JOBS.settle, moved, environment, 1, submission.checkAfterMs);
+      const moved = await this.deps.lifecycle.move(em, cur, 'PROCESSING');
+      await this.schedule(em, JOB_KINDS.quotePaymentSettle, moved, environment, 1, submission.checkAfterMs);
       return moved;
     });
   }
 
-  /** The settle job: the rail's outcome of a PROCESSING payout. */
-  private async settle(em: EntityManager, p: JobPayload): Promise<void> {
-    const found = await this.load(em, p, 'PROCESSING');
+  /** A submission's write: `write` on the transaction under its row lock if it is still PENDING, else it as it is. */
+  private whilePending(t: Transaction, write: (em: EntityManager, cur: Transaction) => Promise<Transaction>): Promise<Transaction> {
+    return transactional(this.orm, async (em) => {
+      const cur = await this.deps.transactions.find(t.platformId, t.id, em, true);
+      if (!cur || cur.status !== 'PENDING') return cur ?? t;
+      return write(em, cur);
+    });
+  }
+
+  /** The settle job: the rail's outcome of a PROCESSING payout; the money moves before the status is written. */
+  private async settle(p: QuotePaymentJob): Promise<JobOutcome | void> {
+    const found = await this.load(p, 'PROCESSING');
     if (!found) return;
     const { t, q } = found;
     const funding = fundingOf(q);
-    const status = await this.railOf(p.environment, q).status(
-      this.payment(t),
-      this.clock.now().getTime() - t.createdAt.getTime(),
-    );
+    const status = await this.railOf(p.environment, q).status(this.payment(t), this.clock.now().getTime() - t.createdAt.getTime());
     switch (status.state) {
       case 'PENDING':
-        await this.schedule(
-          em,
-          QUOTE_PAYMENT_JOBS.settle,
-          t,
-          p.environment,
-          (p.check ?? 1) + 1,
-          status.checkAfterMs,
+        return this.ifStill(p, 'PROCESSING', (em, cur) =>
+          this.schedule(em, JOB_KINDS.quotePaymentSettle, cur, p.environment, (p.check ?? 1) + 1, status.checkAfterMs),
         );
-        return;
       case 'FAILED':
         await this.release(q, funding);
-        await this.failed(em, t, funding, p.environment, status.detail);
-        return;
-      case 'SETTLED': {
+        return this.ifStill(p, 'PROCESSING', (em, cur) => this.failed(em, cur, funding, p.environment, status.detail));
+      case 'SETTLED':
         await this.capture(q, funding, { kind: 'OUTSIDE' });
-        const done = await this.deps.transfers.move(em, t, 'COMPLETED', { settledAt: this.clock.now() });
-        if (status.returnCheckAfterMs !== undefined) {
-          await this.schedule(
-            em,
-            QUOTE_PAYMENT_JOBS.returnCheck,
-            done,
-            p.environment,
-            1,
-            status.returnCheckAfterMs,
-          );
-        }
-        this.deps.logger.info({ transactionId: t.id, quoteId: q.id }, 'quote payout delivered');
-        return;
-      }
+        return this.ifStill(p, 'PROCESSING', async (em, cur) => {
+          const done = await this.deps.lifecycle.move(em, cur, 'COMPLETED', { settledAt: this.clock.now() });
+          if (status.returnCheckAfterMs !== undefined) {
+            await this.schedule(em, JOB_KINDS.quotePaymentReturnCheck, done, p.environment, 1, status.returnCheckAfterMs);
+          }
+          this.deps.logger.info({ transactionId: t.id, quoteId: q.id }, 'quote payout delivered');
+        });
       case 'RETURNED':
         // The money left (captured) and came back (returned): refund it to the payer.
         await this.capture(q, funding, { kind: 'OUTSIDE' });
-        await this.returned(em, t, q, p.environment, status.detail, status.reason);
-        return;
+        await this.postReturn(q);
+        return this.ifStill(p, 'PROCESSING', (em, cur) => this.returned(em, cur, p.environment, status.detail, status.reason));
     }
   }
 
   /** The return-check job: a delivered payout the receiving bank sent back. */
-  private async checkReturn(em: EntityManager, p: JobPayload): Promise<void> {
-    const found = await this.load(em, p, 'COMPLETED');
+  private async checkReturn(p: QuotePaymentJob): Promise<JobOutcome | void> {
+    const found = await this.load(p, 'COMPLETED');
     if (!found) return;
     const r = await this.railOf(p.environment, found.q).returned(this.payment(found.t));
-    if (r) await this.returned(em, found.t, found.q, p.environment, r.detail, r.reason);
+    if (!r) return;
+    await this.postReturn(found.q);
+    return this.ifStill(p, 'COMPLETED', (em, cur) => this.returned(em, cur, p.environment, r.detail, r.reason));
   }
 
   /** The refund job: the payer gets the money back (REFUNDED), or the refund fails (FAILED stays). */
-  private async refund(em: EntityManager, p: JobPayload): Promise<void> {
-    const found = await this.load(em, p, 'FAILED');
-    if (!found || found.t.refund?.status !== 'PENDING') return;
+  private async refund(p: QuotePaymentJob): Promise<JobOutcome | void> {
+    const found = await this.load(p, 'FAILED');
+    const refund = found?.t.refund;
+    if (!found || refund?.status !== 'PENDING') return;
     const { t, q } = found;
-    const refund = t.refund!;
     const status = await this.railOf(p.environment, q).refund(this.payment(t));
+    const whileRefundPending = (write: (em: EntityManager, cur: Transaction, refund: Refund) => Promise<unknown>) =>
+      this.ifStill(p, 'FAILED', (em, cur) => (cur.refund?.status === 'PENDING' ? write(em, cur, cur.refund) : Promise.resolve()));
     if (status.state === 'PENDING') {
-      await this.schedule(
-        em,
-        QUOTE_PAYMENT_JOBS.refund,
-        t,
-        p.environment,
-        (p.check ?? 1) + 1,
-        status.checkAfterMs,
+      return whileRefundPending((em, cur) =>
+        this.schedule(em, JOB_KINDS.quotePaymentRefund, cur, p.environment, (p.check ?? 1) + 1, status.checkAfterMs),
       );
-      return;
     }
-    const now = this.clock.now();
     if (status.state === 'FAILED') {
       // The money stays in CLEARING, owed to the payer: an operator resolves it.
-      await this.deps.transfers.updateRefund(em, t, { ...refund, status: 'FAILED' });
-      this.deps.logger.warn({ transactionId: t.id, quoteId: q.id }, 'refund failed: funds wait in CLEARING');
-      return;
+      return whileRefundPending(async (em, cur, refund) => {
+        await this.deps.lifecycle.updateRefund(em, cur, { ...refund, status: 'FAILED' });
+        this.deps.logger.warn({ transactionId: t.id, quoteId: q.id }, 'refund failed: funds wait in CLEARING');
+      });
     }
     await this.deps.ledger.postEntry({
       platformId: t.platformId,
-      entryId: `${quoteEntries.base(q.id)}:refund`,
+      entryId: quoteLedgerIds(q.id).refund,
       lines: quoteEntries.refund(q.amounts, fundingOf(q)),
       kind: 'QUOTE_REFUND',
       description: `Refund of ${q.id} (${refund.reference})`,
     });
-    await this.deps.transfers.move(em, t, 'REFUNDED', {
-      refund: { ...refund, status: 'COMPLETED', settledAt: now },
-    });
+    return whileRefundPending((em, cur, refund) =>
+      this.deps.lifecycle.move(em, cur, 'REFUNDED', { refund: { ...refund, status: 'COMPLETED', settledAt: this.clock.now() } }),
+    );
   }
 
-  /** A payout whose money came back: the capture reversed, FAILED with a PENDING refund. */
-  private async returned(
-    em: EntityManager,
-    t: Transaction,
-    q: Quote,
-    environment: Environment,
-    detail: FailureDetail,
-    reason: RefundReason,
-  ): Promise<void> {
+  /** A job's outcome: `write` on the transaction under its row lock, if it is still in `status`. */
+  private ifStill(
+    p: QuotePaymentJob,
+    status: Transaction['status'],
+    write: (em: EntityManager, t: Transaction) => Promise<unknown>,
+  ): JobOutcome {
+    return async (em) => {
+      const cur = await this.deps.transactions.find(p.platformId, p.transactionId, em, true);
+      if (cur?.status === status) await write(em, cur);
+    };
+  }
+
+  /** A payout whose money came back: the capture reversed in the ledger (the return entry). */
+  private async postReturn(q: Quote): Promise<void> {
     await this.deps.ledger.postEntry({
-      platformId: t.platformId,
-      entryId: `${quoteEntries.base(q.id)}:return`,
+      platformId: q.platformId,
+      entryId: quoteLedgerIds(q.id).return,
       lines: quoteEntries.return(q.amounts, { kind: 'OUTSIDE' }),
       kind: 'QUOTE_RETURN',
       description: `Payout of ${q.id} returned`,
     });
-    const failed = await this.deps.transfers.move(em, t, 'FAILED', {
+  }
+
+  /** A returned payout's status: FAILED with a PENDING refund, and the refund job. */
+  private async returned(
+    em: EntityManager,
+    t: Transaction,
+    environment: Environment,
+    detail: FailureDetail,
+    reason: RefundReason,
+  ): Promise<void> {
+    const failed = await this.deps.lifecycle.move(em, t, 'FAILED', {
       failureReason: failureReasonFor(t.type, detail),
       failureDetail: detail,
       refund: this.newRefund(t, reason),
     });
-    await this.schedule(em, QUOTE_PAYMENT_JOBS.refund, failed, environment, 1, REFUND_CHECK_MS);
+    await this.schedule(em, JOB_KINDS.quotePaymentRefund, failed, environment, 1, REFUND_CHECK_MS);
   }
 
   /**
@@ -313,20 +287,17 @@ export class QuotePaymentsService {
     detail: FailureDetail,
   ): Promise<Transaction> {
     const patch = { failureReason: failureReasonFor(t.type, detail), failureDetail: detail };
-    if (funding.kind === 'ACCOUNT') return this.deps.transfers.move(em, t, 'FAILED', patch);
-    const failed = await this.deps.transfers.move(em, t, 'FAILED', {
-      ...patch,
-      refund: this.newRefund(t, 'TRANSACTION_FAILED'),
-    });
-    await this.schedule(em, QUOTE_PAYMENT_JOBS.refund, failed, environment, 1, REFUND_CHECK_MS);
+    if (funding.kind === 'ACCOUNT') return this.deps.lifecycle.move(em, t, 'FAILED', patch);
+    const failed = await this.deps.lifecycle.move(em, t, 'FAILED', { ...patch, refund: this.newRefund(t, 'TRANSACTION_FAILED') });
+    await this.schedule(em, JOB_KINDS.quotePaymentRefund, failed, environment, 1, REFUND_CHECK_MS);
     return failed;
   }
 
   /** Releases funds that never left: voids an internal-account source's hold (no-op for real-time funds). */
   private async release(q: Quote, funding: QuoteFunding): Promise<void> {
     if (funding.kind !== 'ACCOUNT') return;
-    const holdId = quoteEntries.base(q.id);
-    await this.deps.ledger.voidHold({ platformId: q.platformId, holdId, voidId: `${holdId}:void` });
+    const ids = quoteLedgerIds(q.id);
+    await this.deps.ledger.voidHold({ platformId: q.platformId, holdId: ids.hold, voidId: ids.void });
   }
 
   /**
@@ -338,11 +309,11 @@ export class QuotePaymentsService {
    * job or request completes the pair.
    */
   private async capture(q: Quote, funding: QuoteFunding, payee: QuotePayee): Promise<void> {
-    const base = quoteEntries.base(q.id);
+    const ids = quoteLedgerIds(q.id);
     try {
       await this.deps.ledger.postEntry({
         platformId: q.platformId,
-        entryId: `${base}:capture`,
+        entryId: ids.capture,
         lines: quoteEntries.capture(q.amounts, payee),
         kind: 'QUOTE_CAPTURE',
         ...(q.description ? { description: q.description } : {}),
@@ -352,22 +323,19 @@ export class QuotePaymentsService {
       throw err;
     }
     if (funding.kind === 'ACCOUNT') {
-      await this.deps.ledger.postHold({ platformId: q.platformId, holdId: base, postId: `${base}:post` });
+      await this.deps.ledger.postHold({ platformId: q.platformId, holdId: ids.hold, postId: ids.post });
     }
   }
 
   private newRefund(t: Transaction, reason: RefundReason): Refund {
-    return { reference: `${t.reference}-REFUND`, initiatedAt: this.clock.now(), status: 'PENDING', reason };
+    return { reference: refundReference(t.reference), initiatedAt: this.clock.now(), status: 'PENDING', reason };
   }
 
-  private async load(
-    em: EntityManager,
-    p: JobPayload,
-    status: Transaction['status'],
-  ): Promise<{ t: Transaction; q: Quote } | undefined> {
-    const t = await this.transactions.get(em, p.platformId, p.transactionId, true);
+  /** The transaction and its quote, read without a lock, if the transaction is in `status`. */
+  private async load(p: QuotePaymentJob, status: Transaction['status']): Promise<{ t: Transaction; q: Quote } | undefined> {
+    const t = await this.deps.transactions.find(p.platformId, p.transactionId);
     if (!t || t.status !== status || !t.quoteId) return undefined;
-    const q = await this.quotes.get(em, p.platformId, t.quoteId);
+    const q = await this.deps.quotes.get(this.orm.em.fork(), p.platformId, t.quoteId);
     return q ? { t, q } : undefined;
   }
 
@@ -388,19 +356,18 @@ export class QuotePaymentsService {
 
   private async schedule(
     em: EntityManager,
-    kind: string,
+    kind: QuotePaymentJobKind,
     t: Transaction,
     environment: Environment,
     check: number,
     delayMs: number,
     realTime = false,
   ): Promise<void> {
-    const payload: JobPayload = { platformId: t.platformId, transactionId: t.id, environment, check };
     await this.deps.scheduler.schedule(
       {
         kind,
-        id: `${kind}:${t.id}:${check}`,
-        payload: { ...payload },
+        id: jobIds.quotePayment(kind, t.id, check),
+        payload: { platformId: t.platformId, transactionId: t.id, environment, check } satisfies QuotePaymentJob,
         delayMs,
         ...(realTime ? { realTime } : {}),
       },

@@ -1,42 +1,26 @@
 import { newId, type Clock } from '@sluice/core';
-import { transactional, type MikroORM } from '@sluice/store';
+import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import type { Environment } from '../domain/environment.js';
 import { fail } from '../domain/errors.js';
 import type { ExchangeRateProvider } from '../domain/exchange-rates.js';
-import { currencyPreferences, type ReceiverLookup } from '../domain/receiver-lookup.js';
-import { parseUmaAddress, type UmaCounterparty } from '../domain/uma.js';
-import { ReceiverLookupRepository } from '../store/receiver-lookup.repository.js';
+import { currencyPreferences, type LookupRequest, type ReceiverLookup } from '../domain/receiver-lookup.js';
+import { parseUmaAddress } from '../domain/uma.js';
+import type { ReceiverLookupRepository } from '../store/receiver-lookup.repository.js';
+import type { AccountsPort, UmaCounterparty } from './ports.js';
 
-export type Environment = 'SANDBOX' | 'PRODUCTION';
-
-/** Per-environment adapters: sandbox platforms talk to the simulated world only. */
-export interface EnvironmentAdapters {
-  rates: ExchangeRateProvider;
-  uma: UmaCounterparty;
-}
-
-/** What payments needs to know about an external account (answered by the accounts service). */
-export interface ExternalAccountSummary {
-  id: string;
-  currency: string;
-  customerId?: string;
-  status: 'ACTIVE' | 'PENDING' | 'UNDER_REVIEW' | 'INACTIVE' | 'UNKNOWN';
-}
-
-/** Port to the accounts service; throws EXTERNAL_ACCOUNT_NOT_FOUND for an unknown, deleted or foreign account. */
-export interface ExternalAccountDirectory {
-  getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountSummary>;
-}
-
-/** Receiver lookups: ask the counterparty, store the answer with an expiry, read it back for quotes. */
+/** Receiver lookups: ask the counterparty (or accounts), store the answer with an expiry, read it back for quotes. */
 export class ReceiverLookupsService {
-  private readonly repo = new ReceiverLookupRepository();
-
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
-    private readonly adapters: Record<Environment, EnvironmentAdapters>,
-    private readonly ttlMs: number,
-    private readonly externalAccounts?: ExternalAccountDirectory,
+    private readonly deps: {
+      accounts: AccountsPort;
+      rates: Record<Environment, ExchangeRateProvider>;
+      counterparties: Record<Environment, UmaCounterparty>;
+      lookups: ReceiverLookupRepository;
+      /** How long a lookup stays usable (LOOKUP_TTL_SECONDS). */
+      ttlMs: number;
+    },
   ) {}
 
   /**
@@ -44,118 +28,87 @@ export class ReceiverLookupsService {
    * with the estimated rate and limits. No payer data is required (the sender is
    * the platform's own, already verified customer).
    */
-  async lookupExternalAccount(req: {
-    platformId: string;
-    environment: Environment;
-    accountId: string;
-    senderUmaAddress?: string;
-    customerId?: string;
-    sendingCurrency: string;
-  }): Promise<ReceiverLookup> {
-    const sender = req.senderUmaAddress
-      ? parseUmaAddress(req.senderUmaAddress, 'senderUmaAddress')
-      : undefined;
-    if (!this.externalAccounts) throw new Error('no external-account directory configured');
-    const account = await this.externalAccounts.getExternalAccount(req.platformId, req.accountId);
+  async lookupExternalAccount(req: LookupRequest & { accountId: string }): Promise<ReceiverLookup> {
+    const sender = req.senderUmaAddress ? parseUmaAddress(req.senderUmaAddress, 'senderUmaAddress') : undefined;
+    const account = await this.deps.accounts.getExternalAccount(req.platformId, req.accountId);
     if (account.status !== 'ACTIVE') {
-      throw fail(
-        'EXTERNAL_ACCOUNT_NOT_USABLE',
-        `External account ${account.id} is ${account.status.toLowerCase()}, not active`,
-        {
-          field: 'accountId',
-          status: account.status,
-        },
-      );
+      throw fail('EXTERNAL_ACCOUNT_NOT_USABLE', `External account ${account.id} is ${account.status.toLowerCase()}, not active`, {
+        field: 'accountId',
+        status: account.status,
+      });
     }
-    const { rates } = this.adapters[req.environment];
+    const rates = this.deps.rates[req.environment];
     if (!rates.currencies().includes(account.currency)) {
       throw fail('UNSUPPORTED_CURRENCY', `Payments in ${account.currency} are not supported`, {
         field: 'accountId',
         supported: rates.currencies(),
       });
     }
-    const now = this.clock.now();
-    const lookup: ReceiverLookup = {
-      id: newId('Lookup'),
-      platformId: req.platformId,
+    return this.store(req, sender?.address, {
       kind: 'EXTERNAL_ACCOUNT',
       externalAccountId: account.id,
-      ...(sender ? { senderUmaAddress: sender.address } : {}),
-      ...(req.customerId ? { customerId: req.customerId } : {}),
-      sendingCurrency: req.sendingCurrency,
-      supportedCurrencies: currencyPreferences(
-        { currencies: [account.currency] },
-        req.sendingCurrency,
-        rates,
-      ),
+      supportedCurrencies: currencyPreferences({ currencies: [account.currency] }, req.sendingCurrency, rates),
       requiredPayerDataFields: [],
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + this.ttlMs),
-    };
-    await transactional(this.orm, (em) => this.repo.insert(em, lookup));
-    return lookup;
+    });
   }
 
-  async lookupUma(req: {
-    platformId: string;
-    environment: Environment;
-    receiverUmaAddress: string;
-    senderUmaAddress?: string;
-    customerId?: string;
-    sendingCurrency: string;
-  }): Promise<ReceiverLookup> {
+  /** A UMA receiver as its institution describes it (INVALID_UMA_ADDRESS, UMA_RECEIVER_NOT_FOUND otherwise). */
+  async lookupUma(req: LookupRequest & { receiverUmaAddress: string }): Promise<ReceiverLookup> {
     const address = parseUmaAddress(req.receiverUmaAddress, 'receiverUmaAddress');
-    const sender = req.senderUmaAddress
-      ? parseUmaAddress(req.senderUmaAddress, 'senderUmaAddress')
-      : undefined;
-    const { rates, uma } = this.adapters[req.environment];
-    const profile = await uma.lookupReceiver(address);
+    const sender = req.senderUmaAddress ? parseUmaAddress(req.senderUmaAddress, 'senderUmaAddress') : undefined;
+    const profile = await this.deps.counterparties[req.environment].lookupReceiver(address);
     if (!profile) {
       throw fail('UMA_RECEIVER_NOT_FOUND', `No receiver ${address.address} at ${address.domain}`, {
         field: 'receiverUmaAddress',
         receiverUmaAddress: address.address,
       });
     }
+    return this.store(req, sender?.address, {
+      kind: 'UMA',
+      receiverUmaAddress: profile.address,
+      supportedCurrencies: currencyPreferences(profile, req.sendingCurrency, this.deps.rates[req.environment]),
+      requiredPayerDataFields: profile.requiredPayerDataFields,
+      ...(profile.sandboxBehavior ? { sandboxBehavior: profile.sandboxBehavior } : {}),
+      counterpartyName: profile.counterpartyName,
+    });
+  }
+
+  /** Stores what was found about a receiver as a new lookup, usable for LOOKUP_TTL_SECONDS. */
+  private async store(
+    req: LookupRequest,
+    senderUmaAddress: string | undefined,
+    found: Omit<ReceiverLookup, 'id' | 'platformId' | 'senderUmaAddress' | 'customerId' | 'sendingCurrency' | 'createdAt' | 'expiresAt'>,
+  ): Promise<ReceiverLookup> {
     const now = this.clock.now();
     const lookup: ReceiverLookup = {
       id: newId('Lookup'),
       platformId: req.platformId,
-      kind: 'UMA',
-      receiverUmaAddress: profile.address,
-      ...(sender ? { senderUmaAddress: sender.address } : {}),
+      ...found,
+      ...(senderUmaAddress ? { senderUmaAddress } : {}),
       ...(req.customerId ? { customerId: req.customerId } : {}),
       sendingCurrency: req.sendingCurrency,
-      supportedCurrencies: currencyPreferences(profile, req.sendingCurrency, rates),
-      requiredPayerDataFields: profile.requiredPayerDataFields,
-      ...(profile.sandboxBehavior ? { sandboxBehavior: profile.sandboxBehavior } : {}),
-      counterpartyName: profile.counterpartyName,
       createdAt: now,
-      expiresAt: new Date(now.getTime() + this.ttlMs),
+      expiresAt: new Date(now.getTime() + this.deps.ttlMs),
     };
-    await transactional(this.orm, (em) => this.repo.insert(em, lookup));
+    await transactional(this.orm, (em) => this.deps.lookups.insert(em, lookup));
     return lookup;
   }
 
   /** The platform's lookup; LOOKUP_NOT_FOUND (also for another platform's), LOOKUP_EXPIRED past expiresAt unless asked. */
   async get(platformId: string, id: string, includeExpired = false): Promise<ReceiverLookup> {
-    const lookup = await this.repo.find(this.orm.em.fork(), platformId, id);
+    const lookup = await this.deps.lookups.find(this.orm.em.fork(), platformId, id);
     if (!lookup) throw fail('LOOKUP_NOT_FOUND', `Lookup ${id} not found`, { field: 'lookupId' });
     if (!includeExpired && lookup.expiresAt.getTime() <= this.clock.now().getTime()) {
-      throw fail(
-        'LOOKUP_EXPIRED',
-        `Lookup ${id} expired at ${lookup.expiresAt.toISOString()}; look the receiver up again`,
-        {
-          field: 'lookupId',
-          expiresAt: lookup.expiresAt.toISOString(),
-        },
-      );
+      throw fail('LOOKUP_EXPIRED', `Lookup ${id} expired at ${lookup.expiresAt.toISOString()}; look the receiver up again`, {
+        field: 'lookupId',
+        expiresAt: lookup.expiresAt.toISOString(),
+      });
     }
     return lookup;
   }
 
-  /** Deletes lookups expired for more than a day (scheduled job). */
-  async purgeExpired(): Promise<number> {
-    const before = new Date(this.clock.now().getTime() - 86_400_000);
-    return transactional(this.orm, (em) => this.repo.purgeExpired(em, before));
+  /** Deletes lookups expired for more than a day, in `em` (the purge job's transaction). */
+  async purgeExpired(em: EntityManager): Promise<number> {
+    return this.deps.lookups.purgeExpired(em, new Date(this.clock.now().getTime() - 86_400_000));
   }
 }

@@ -1,18 +1,22 @@
-import { isDomainError } from '@sluice/core';
+import { FieldErrors, isDomainError } from '@sluice/core';
+import type { Environment } from './environment.js';
+import { checkAmount, checkCurrency, checkEnvironment, checkId } from './field-rules.js';
 import type { ExchangeRateProvider } from './exchange-rates.js';
+import { paymentRailFor } from './payment-rails.js';
 import { amountLimits, computeQuoteAmounts, type FeeSchedule } from './pricing.js';
 import type { Ratio } from './ratio.js';
 
-/** The payment rail a receiving currency is paid out on (sandbox corridors). */
-export const DESTINATION_RAILS: Readonly<Record<string, string>> = {
-  USD: 'ACH',
-  EUR: 'SEPA_INSTANT',
-  GBP: 'FASTER_PAYMENTS',
-  MXN: 'SPEI',
-  BRL: 'PIX',
-  USDC: 'SOLANA',
-  BTC: 'LIGHTNING',
-};
+/** The network each crypto currency of the sandbox corridors is paid out on. */
+const CRYPTO_NETWORKS: Readonly<Record<string, string>> = { USDC: 'SOLANA', BTC: 'LIGHTNING' };
+
+/**
+ * What a corridor's receiving currency is paid out on (public ExchangeRate.destinationPaymentRail):
+ * the default payment rail of a bank account in that currency (domain/payment-rails.ts), else the
+ * currency's crypto network, else BANK_TRANSFER.
+ */
+function destinationRail(currency: string): string {
+  return paymentRailFor(`${currency}_ACCOUNT`, undefined).rail ?? CRYPTO_NETWORKS[currency] ?? 'BANK_TRANSFER';
+}
 
 /** One corridor of GET /exchange-rates. */
 export interface CorridorRate {
@@ -34,7 +38,7 @@ export interface CorridorRate {
 }
 
 /** Default sendingAmount of GET /exchange-rates (reference: 10000 minor units). */
-export const DEFAULT_SENDING_AMOUNT = 10_000n;
+const DEFAULT_SENDING_AMOUNT = 10_000n;
 
 /**
  * Every corridor between the provider's currencies (source ≠ destination),
@@ -72,7 +76,7 @@ export function corridorRates(
       out.push({
         sourceCurrency: from,
         destinationCurrency: to,
-        destinationPaymentRail: DESTINATION_RAILS[to] ?? 'BANK_TRANSFER',
+        destinationPaymentRail: destinationRail(to),
         sendingAmount,
         minSendingAmount: limits.min,
         maxSendingAmount: limits.max,
@@ -85,4 +89,35 @@ export function corridorRates(
     }
   }
   return out;
+}
+
+/** GET /exchange-rates, valid. */
+export interface RatesQuery {
+  platformId: string;
+  environment: Environment;
+  sourceCurrency?: string;
+  destinationCurrencies: string[];
+  sendingAmount?: bigint;
+}
+
+/**
+ * A valid exchange-rate query, or INVALID_INPUT: currencies the environment prices
+ * (`supported`), a sending amount from 0 to MAX_AMOUNT.
+ */
+export function parseRatesQuery(
+  input: Omit<RatesQuery, 'environment'> & { environment: Environment | undefined },
+  supported: (environment: Environment) => readonly string[],
+): RatesQuery {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', input.platformId, 'Platform');
+  checkEnvironment(errors, input.environment);
+  const env = input.environment;
+  if (env) {
+    const codes = () => supported(env);
+    checkCurrency(errors, 'sourceCurrency', input.sourceCurrency, codes);
+    for (const d of input.destinationCurrencies) checkCurrency(errors, 'destinationCurrency', d, codes);
+  }
+  checkAmount(errors, 'sendingAmount', input.sendingAmount, 0n);
+  errors.throwIfAny();
+  return { ...input, environment: env! };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeQuoteAmounts, SandboxFeeSchedule, type FeeSchedule } from './pricing.js';
 import { SandboxExchangeRateProvider } from './exchange-rates.js';
+import { quoteLedgerIds } from './ids.js';
 import {
   isBalanced,
   quoteEntries,
@@ -124,7 +125,7 @@ describe('quote ledger entries', () => {
   });
 
   it('derives every id from the quote', () => {
-    expect(quoteEntries.base('Quote:0196a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')).toBe(
+    expect(quoteLedgerIds('Quote:0196a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b').hold).toBe(
       'quote:0196a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b',
     );
   });

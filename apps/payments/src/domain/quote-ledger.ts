@@ -39,7 +39,7 @@ const nonZero = (lines: LedgerLine[]): LedgerLine[] => lines.filter((l) => l.amo
  * feesIncluded, C = T − F the converted part, R = totalReceivingAmount; A and
  * B the sending and receiving currencies). The money of a payment always
  * passes through CLEARING(A), so every path is a few balanced entries with ids
- * derived from the quote (a retry of any step is a no-op):
+ * derived from the quote (domain/ids.ts quoteLedgerIds: a retry of any step is a no-op):
  *
  * | step | lines |
  * |---|---|
@@ -54,11 +54,6 @@ const nonZero = (lines: LedgerLine[]): LedgerLine[] => lines.filter((l) => l.amo
  * visible in reconciliation, for an operator to resolve.
  */
 export const quoteEntries = {
-  /** Id prefix of every entry of a quote: `quote:<uuid>` (also the hold's id). */
-  base(quoteId: string): string {
-    return `quote:${quoteId.slice(quoteId.indexOf(':') + 1)}`;
-  },
-
   /** Real-time funding arrived from outside: SETTLEMENT → CLEARING. */
   funding(a: Pick<QuoteAmounts, 'sendingCurrency' | 'totalSendingAmount'>): LedgerLine[] {
     return [

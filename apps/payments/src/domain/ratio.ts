@@ -83,7 +83,3 @@ function leadingZeros(r: Ratio): number {
   }
   return n;
 }
-
-/** Number form for JSON display only (never fed back into amounts). */
-export const toDisplayNumber = (r: Ratio, significant = 12): number =>
-  Number(toDecimalString(r, significant));

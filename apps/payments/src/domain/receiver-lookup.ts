@@ -1,4 +1,7 @@
+import { FieldErrors } from '@sluice/core';
+import type { Environment } from './environment.js';
 import type { ExchangeRateProvider } from './exchange-rates.js';
+import { checkCurrency, checkEnvironment, checkId } from './field-rules.js';
 import { amountLimits } from './pricing.js';
 import { div, ratio, type Ratio } from './ratio.js';
 import type { PayerDataField, ReceiverProfile, SandboxReceiverBehavior } from './uma.js';
@@ -82,4 +85,85 @@ export function missingPayerData(
   info: Record<string, unknown> | undefined,
 ): string[] {
   return payerDataProblems(lookup, info).map((p) => p.name);
+}
+
+/** A receiver lookup request (LookupUmaReceiver, LookupExternalAccountReceiver), valid. */
+export interface LookupRequest {
+  platformId: string;
+  environment: Environment;
+  /** The payer, when the platform names one. */
+  senderUmaAddress?: string;
+  customerId?: string;
+  /** The currency the rates are estimated from (USD unless given). */
+  sendingCurrency: string;
+}
+
+/** A lookup request as it arrives. */
+export interface LookupInput {
+  platformId: string;
+  environment: Environment | undefined;
+  senderUmaAddress?: string;
+  customerId?: string;
+  sendingCurrency?: string;
+}
+
+/** The currencies an environment prices (its rate provider's). */
+export type SupportedCurrencies = (environment: Environment) => readonly string[];
+
+/**
+ * A valid lookup of a UMA receiver, or INVALID_INPUT. The addresses' grammar is checked by the
+ * lookup itself (INVALID_UMA_ADDRESS naming the field).
+ */
+export function parseUmaLookup(
+  input: LookupInput & { receiverUmaAddress: string },
+  supported: SupportedCurrencies,
+): LookupRequest & { receiverUmaAddress: string } {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', input.platformId, 'Platform');
+  checkEnvironment(errors, input.environment);
+  checkId(errors, 'customerId', input.customerId, 'Customer', true);
+  if (!input.receiverUmaAddress) errors.add('receiverUmaAddress', 'is required');
+  checkSendingCurrency(errors, input, supported);
+  errors.throwIfAny();
+  return { ...lookupRequest(input), receiverUmaAddress: input.receiverUmaAddress };
+}
+
+/** A valid lookup of an external account as a receiver, or INVALID_INPUT. */
+export function parseExternalAccountLookup(
+  input: LookupInput & { accountId: string },
+  supported: SupportedCurrencies,
+): LookupRequest & { accountId: string } {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', input.platformId, 'Platform');
+  checkEnvironment(errors, input.environment);
+  checkId(errors, 'accountId', input.accountId, 'ExternalAccount');
+  checkId(errors, 'customerId', input.customerId, 'Customer', true);
+  checkSendingCurrency(errors, input, supported);
+  errors.throwIfAny();
+  return { ...lookupRequest(input), accountId: input.accountId };
+}
+
+/** A valid reference to a stored lookup, or INVALID_INPUT. */
+export function parseLookupRef(platformId: string, lookupId: string): { platformId: string; lookupId: string } {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', platformId, 'Platform');
+  checkId(errors, 'lookupId', lookupId, 'Lookup');
+  errors.throwIfAny();
+  return { platformId, lookupId };
+}
+
+/** The sending currency must be one the environment prices (asked only once the environment is known). */
+function checkSendingCurrency(errors: FieldErrors, input: LookupInput, supported: SupportedCurrencies): void {
+  const env = input.environment;
+  if (env) checkCurrency(errors, 'sendingCurrency', input.sendingCurrency, () => supported(env));
+}
+
+function lookupRequest(input: LookupInput): LookupRequest {
+  return {
+    platformId: input.platformId,
+    environment: input.environment!,
+    ...(input.senderUmaAddress ? { senderUmaAddress: input.senderUmaAddress } : {}),
+    ...(input.customerId ? { customerId: input.customerId } : {}),
+    sendingCurrency: input.sendingCurrency ?? 'USD',
+  };
 }

@@ -1,3 +1,4 @@
+import type { PaymentRail } from './payment-rails.js';
 import type { RateDetails } from './pricing.js';
 import type { Ratio } from './ratio.js';
 import type { TransactionStatus, TransactionType } from './state-machines.js';
@@ -8,8 +9,8 @@ export interface TransactionEndpoint {
   accountId?: string;
   umaAddress?: string;
   currency: string;
-  /** The payout rail of an external-account destination (domain/payout-rails.ts). */
-  paymentRail?: string;
+  /** The payment rail of an external-account destination (domain/payment-rails.ts). */
+  paymentRail?: PaymentRail;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { missingPayerData, payerDataProblems } from './receiver-lookup.js';
-import { parseUmaAddress, SandboxUmaCounterparty, SANDBOX_RECEIVER_LOCAL_PARTS } from './uma.js';
-import { pageUmaProviders, SandboxUmaProviderDirectory } from './uma-providers.js';
+import { parseUmaAddress } from './uma.js';
+import { pageUmaProviders, sandboxUmaProviders } from './uma-providers.js';
 
 describe('UMA addresses', () => {
   it('normalizes valid addresses to lower case', () => {
@@ -32,23 +32,6 @@ describe('UMA addresses', () => {
   });
 });
 
-describe('sandbox UMA counterparty', () => {
-  it('knows exactly the five sandbox receivers at its domain', async () => {
-    const uma = new SandboxUmaCounterparty('sandbox.sluice.local');
-    expect(SANDBOX_RECEIVER_LOCAL_PARTS).toEqual([
-      'success.usd',
-      'success.eur',
-      'success.mxn',
-      'pending.long.usd',
-      'fail.compliance.usd',
-    ]);
-    const pending = await uma.lookupReceiver(parseUmaAddress('$pending.long.usd@sandbox.sluice.local'));
-    expect(pending).toMatchObject({ currencies: ['USD'], sandboxBehavior: 'LONG_PENDING' });
-    expect(await uma.lookupReceiver(parseUmaAddress('$success.usd@other.example'))).toBeUndefined();
-    expect(await uma.lookupReceiver(parseUmaAddress('$success.gbp@sandbox.sluice.local'))).toBeUndefined();
-  });
-});
-
 describe('payer data', () => {
   it('names every mandatory field missing or blank, ignoring optional ones', () => {
     const lookup = {
@@ -73,7 +56,7 @@ describe('payer data', () => {
 
 describe('UMA provider paging', () => {
   it('walks every provider exactly once in both orders, for every page size', async () => {
-    const all = await new SandboxUmaProviderDirectory('sandbox.sluice.local').providers();
+    const all = sandboxUmaProviders('sandbox.sluice.local');
     for (const sortOrder of ['asc', 'desc'] as const) {
       for (let limit = 1; limit <= 11; limit++) {
         const seen: string[] = [];

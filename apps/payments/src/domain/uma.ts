@@ -1,5 +1,5 @@
+import { CUSTOMER_INFO_FIELDS, parseUmaAddress as parseUmaGrammar, UMA_ADDRESS_RULE, type FieldErrors } from '@sluice/core';
 import { fail } from './errors.js';
-import { CUSTOMER_INFO_FIELDS } from '@sluice/core';
 
 /** A parsed UMA address `$<localPart>@<domain>` (lower-cased). */
 export interface UmaAddress {
@@ -9,30 +9,25 @@ export interface UmaAddress {
   address: string;
 }
 
-const LOCAL = /^[a-z0-9._+-]{1,64}$/;
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-
 /**
- * Parses a UMA address (UMA: `$` + local part of letters, digits, `.`, `_`, `+`,
- * `-`, at most 64 characters, `@` + a domain name with at least two labels;
- * case-insensitive). Throws INVALID_UMA_ADDRESS naming `field`.
+ * Parses a UMA address with the one grammar of `@sluice/core` (surrounding blanks ignored,
+ * case-insensitive, stored in lower case). Throws INVALID_UMA_ADDRESS naming `field`.
  */
 export function parseUmaAddress(value: string, field = 'receiverUmaAddress'): UmaAddress {
-  const bad = (why: string) =>
-    fail('INVALID_UMA_ADDRESS', `${field}: ${why}`, { field, errors: [{ field, message: why }] });
-  const s = value.trim().toLowerCase();
-  if (!s.startsWith('$')) throw bad('a UMA address starts with "$" ($alice@example.com)');
-  const at = s.lastIndexOf('@');
-  if (at < 0 || s.indexOf('@') !== at) throw bad('a UMA address has exactly one "@"');
-  const localPart = s.slice(1, at);
-  const domain = s.slice(at + 1);
-  if (!LOCAL.test(localPart))
-    throw bad('the part before "@" must be 1 to 64 letters, digits, ".", "_", "+" or "-"');
-  const labels = domain.split('.');
-  if (domain.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l))) {
-    throw bad('the part after "@" must be a domain name such as example.com');
+  const parsed = parseUmaGrammar(value.trim());
+  if (!parsed) {
+    throw fail('INVALID_UMA_ADDRESS', `${field}: ${UMA_ADDRESS_RULE}`, {
+      field,
+      errors: [{ field, message: UMA_ADDRESS_RULE }],
+    });
   }
-  return { localPart, domain, address: `$${localPart}@${domain}` };
+  return { localPart: parsed.user, domain: parsed.domain, address: parsed.address };
+}
+
+/** A UMA address (required) as an INVALID_INPUT field error rather than INVALID_UMA_ADDRESS. */
+export function checkUmaAddress(errors: FieldErrors, field: string, value: string | undefined): void {
+  if (!value) errors.add(field, 'is required');
+  else if (!parseUmaGrammar(value.trim())) errors.add(field, UMA_ADDRESS_RULE);
 }
 
 /** Field names a receiver may require about the payer (reference: CustomerInfoFieldName). */
@@ -63,15 +58,6 @@ export interface ReceiverProfile {
   sandboxBehavior?: SandboxReceiverBehavior;
 }
 
-/**
- * A UMA counterparty: resolves a receiver at another institution (UMA LNURLP
- * lookup in production). Returns undefined when the institution says the
- * receiver does not exist.
- */
-export interface UmaCounterparty {
-  lookupReceiver(address: UmaAddress): Promise<ReceiverProfile | undefined>;
-}
-
 const SANDBOX_RECEIVERS: Readonly<
   Record<string, { currencies: string[]; behavior: SandboxReceiverBehavior }>
 > = {
@@ -94,39 +80,24 @@ export function sandboxReceiverBehavior(address: string): SandboxReceiverBehavio
 export const SANDBOX_RECEIVER_LOCAL_PARTS = Object.keys(SANDBOX_RECEIVERS);
 
 /**
- * The sandbox counterparty: the fixed receivers of the specification at the
- * sandbox UMA domain; every other address is unknown. Each requires the payer's
- * FULL_NAME (mandatory) and NATIONALITY (optional); the compliance-failure
- * receiver also requires BIRTH_DATE.
+ * The specification's sandbox receivers, at the sandbox UMA domain only (any other address is
+ * unknown: undefined). Each requires the payer's FULL_NAME (mandatory) and NATIONALITY
+ * (optional); the compliance-failure receiver also requires BIRTH_DATE.
  */
-export class SandboxUmaCounterparty implements UmaCounterparty {
-  constructor(private readonly sandboxDomain: string) {}
-
-  async lookupReceiver(address: UmaAddress): Promise<ReceiverProfile | undefined> {
-    if (address.domain !== this.sandboxDomain.toLowerCase()) return undefined;
-    const r = SANDBOX_RECEIVERS[address.localPart];
-    if (!r) return undefined;
-    const fields: PayerDataField[] = [
-      { name: 'FULL_NAME', mandatory: true },
-      { name: 'NATIONALITY', mandatory: false },
-    ];
-    if (r.behavior === 'COMPLIANCE_FAILURE') fields.push({ name: 'BIRTH_DATE', mandatory: true });
-    return {
-      address: address.address,
-      counterpartyName: 'Sluice Sandbox UMA',
-      currencies: r.currencies,
-      requiredPayerDataFields: fields,
-      sandboxBehavior: r.behavior,
-    };
-  }
-}
-
-/** Production placeholder until a UMA client is configured: every lookup is a counterparty outage. */
-export class UnconfiguredUmaCounterparty implements UmaCounterparty {
-  async lookupReceiver(): Promise<ReceiverProfile | undefined> {
-    throw fail(
-      'UMA_COUNTERPARTY_UNAVAILABLE',
-      'UMA payments to other institutions are not enabled on this deployment',
-    );
-  }
+export function sandboxReceiverProfile(address: UmaAddress, sandboxDomain: string): ReceiverProfile | undefined {
+  if (address.domain !== sandboxDomain.toLowerCase()) return undefined;
+  const r = SANDBOX_RECEIVERS[address.localPart];
+  if (!r) return undefined;
+  const fields: PayerDataField[] = [
+    { name: 'FULL_NAME', mandatory: true },
+    { name: 'NATIONALITY', mandatory: false },
+  ];
+  if (r.behavior === 'COMPLIANCE_FAILURE') fields.push({ name: 'BIRTH_DATE', mandatory: true });
+  return {
+    address: address.address,
+    counterpartyName: 'Sluice Sandbox UMA',
+    currencies: r.currencies,
+    requiredPayerDataFields: fields,
+    sandboxBehavior: r.behavior,
+  };
 }

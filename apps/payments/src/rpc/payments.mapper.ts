@@ -5,8 +5,16 @@ import { toDecimalString } from '../domain/ratio.js';
 import type { ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { SandboxReceiverBehavior } from '../domain/uma.js';
 import type { UmaProvider } from '../domain/uma-providers.js';
-import type { Environment } from '../app/receiver-lookups.service.js';
+import type { Environment } from '../domain/environment.js';
+import type { RateDetails } from '../domain/pricing.js';
+import type { Quote } from '../domain/quote.js';
+import type { Transaction } from '../domain/transaction.js';
 
+// The one mapping of the service's domain values to and from its proto messages
+// (proto/sluice/payments/v1/payments.proto). The webhook data is built from these
+// messages too (events/transaction.events.ts), so REST and webhooks agree.
+
+/** The environment of a request; undefined for ENVIRONMENT_UNSPECIFIED (refused by the request's parser). */
 export function environmentFromPb(e: common.Environment | undefined): Environment | undefined {
   return e === common.Environment.SANDBOX
     ? 'SANDBOX'
@@ -15,7 +23,8 @@ export function environmentFromPb(e: common.Environment | undefined): Environmen
       : undefined;
 }
 
-export const currencyToPb = (code: string): pb.Currency => currencyView(code);
+/** A currency code as the proto Currency (code, name, symbol, decimals). */
+const currencyToPb = (code: string): pb.Currency => currencyView(code);
 
 const BEHAVIOR: Record<SandboxReceiverBehavior, pb.SandboxReceiverBehavior> = {
   SUCCESS: pb.SandboxReceiverBehavior.SUCCESS,
@@ -23,6 +32,7 @@ const BEHAVIOR: Record<SandboxReceiverBehavior, pb.SandboxReceiverBehavior> = {
   COMPLIANCE_FAILURE: pb.SandboxReceiverBehavior.COMPLIANCE_FAILURE,
 };
 
+/** A stored receiver lookup as the proto ReceiverLookup. */
 export function lookupToPb(l: ReceiverLookup): pb.ReceiverLookup {
   return {
     id: l.id,
@@ -46,6 +56,7 @@ export function lookupToPb(l: ReceiverLookup): pb.ReceiverLookup {
   };
 }
 
+/** One corridor of GET /exchange-rates as the proto ExchangeRate. */
 export function corridorToPb(c: CorridorRate): pb.ExchangeRate {
   return {
     sourceCurrency: currencyToPb(c.sourceCurrency),
@@ -62,6 +73,7 @@ export function corridorToPb(c: CorridorRate): pb.ExchangeRate {
   };
 }
 
+/** A UMA provider as the proto UmaProvider. */
 export function providerToPb(p: UmaProvider): pb.UmaProvider {
   return {
     name: p.name,
@@ -71,5 +83,101 @@ export function providerToPb(p: UmaProvider): pb.UmaProvider {
     ...(p.logoUrl ? { logoUrl: p.logoUrl } : {}),
     ...(p.lei ? { lei: p.lei } : {}),
     allowListStatus: p.allowListStatus,
+  };
+}
+
+/** A fee and rate breakdown as the proto QuoteRateDetails (ratios as decimal strings). */
+function rateDetailsToPb(d: RateDetails): pb.QuoteRateDetails {
+  return {
+    counterpartyMultiplier: toDecimalString(d.counterpartyMultiplier),
+    counterpartyFixedFee: d.counterpartyFixedFee,
+    gridApiMultiplier: toDecimalString(d.gridApiMultiplier),
+    gridApiFixedFee: d.gridApiFixedFee,
+    gridApiVariableFeeRate: toDecimalString(d.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: d.gridApiVariableFeeAmount,
+  };
+}
+
+/** The proto Transaction of a domain transaction. */
+export function transactionToPb(t: Transaction): pb.Transaction {
+  const ep = (e: Transaction['source']): pb.TransactionEndpoint => ({
+    kind: e.kind,
+    ...(e.accountId ? { accountId: e.accountId } : {}),
+    ...(e.umaAddress ? { umaAddress: e.umaAddress } : {}),
+    currency: e.currency,
+    ...(e.paymentRail ? { paymentRail: e.paymentRail } : {}),
+  });
+  return {
+    id: t.id,
+    platformId: t.platformId,
+    type: t.type,
+    status: t.status,
+    source: ep(t.source),
+    destination: ep(t.destination),
+    customerId: t.customerId ?? t.platformId,
+    platformCustomerId: t.platformCustomerId ?? t.platformId,
+    sentAmount: t.sentAmount,
+    receivedAmount: t.receivedAmount,
+    fees: t.fees,
+    exchangeRate: t.exchangeRate ? toDecimalString(t.exchangeRate) : '1',
+    reference: t.reference,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.failureReason ? { failureReason: t.failureReason } : {}),
+    ...(t.failureDetail ? { failureDetail: t.failureDetail } : {}),
+    counterpartyInformation: t.counterpartyInformation,
+    ...(t.quoteId ? { quoteId: t.quoteId } : {}),
+    ...(t.settledAt ? { settledAt: t.settledAt } : {}),
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    ...(t.rateDetails ? { rateDetails: rateDetailsToPb(t.rateDetails) } : {}),
+    ...(t.refund
+      ? {
+          refund: {
+            reference: t.refund.reference,
+            initiatedAt: t.refund.initiatedAt,
+            ...(t.refund.settledAt ? { settledAt: t.refund.settledAt } : {}),
+            status: t.refund.status,
+            reason: t.refund.reason,
+          },
+        }
+      : {}),
+  };
+}
+
+/** The public Quote as the gRPC message. */
+export function quoteToPb(q: Quote): pb.Quote {
+  const a = q.amounts;
+  return {
+    id: q.id,
+    platformId: q.platformId,
+    status: q.status,
+    source: q.source,
+    destination: q.destination,
+    ...(q.customerId ? { customerId: q.customerId } : {}),
+    lockedCurrencySide: a.lockedCurrencySide,
+    lockedCurrencyAmount: a.lockedCurrencyAmount,
+    totalSendingAmount: a.totalSendingAmount,
+    totalReceivingAmount: a.totalReceivingAmount,
+    exchangeRate: toDecimalString(a.exchangeRate),
+    feesIncluded: a.feesIncluded,
+    rateDetails: rateDetailsToPb(a.rateDetails),
+    ...(q.transactionId ? { transactionId: q.transactionId } : {}),
+    ...(q.lookupId ? { lookupId: q.lookupId } : {}),
+    ...(q.description !== undefined ? { description: q.description } : {}),
+    ...(q.purposeOfPayment ? { purposeOfPayment: q.purposeOfPayment } : {}),
+    counterpartyInformation: q.counterpartyInformation,
+    ...(q.payloadToSign ? { payloadToSign: q.payloadToSign } : {}),
+    ...(q.signingRequestId ? { signingRequestId: q.signingRequestId } : {}),
+    paymentInstructions: (q.paymentInstructions ?? []).map((i) => ({
+      accountOrWalletInfo: {
+        ...i.accountOrWalletInfo,
+        paymentRails: i.accountOrWalletInfo.paymentRails ?? [],
+      },
+      instructionsNotes: i.instructionsNotes,
+      isPlatformAccount: i.isPlatformAccount,
+    })),
+    createdAt: q.createdAt,
+    expiresAt: q.expiresAt,
+    updatedAt: q.updatedAt,
   };
 }

@@ -4,6 +4,7 @@ import { transactional, type EntityManager, type MikroORM } from '@sluice/store'
 import type { Clock } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import type { Worker } from '@sluice/runtime';
+import { fromJson } from './sql.js';
 
 /** A claimed job as its handler sees it. */
 export interface Job<P = Record<string, unknown>> {
@@ -17,13 +18,29 @@ export interface Job<P = Record<string, unknown>> {
 }
 
 /**
- * Runs a job. Called inside a transaction (`em`) that also marks the job done:
- * writes made through `em` commit exactly once together with the completion. A
- * handler that calls other services must pass `job.id` (or a key derived from
- * it) as their idempotency key, because a crash after such a call re-runs it.
+ * Runs a job that only touches this database, inside the transaction that also marks the job
+ * done: its writes commit exactly once, together with the completion. It must call no other
+ * service (no remote call while a database transaction is open): see `LeasedJobHandler`.
  */
 export type JobHandler<P = Record<string, unknown>> = (job: Job<P>, em: EntityManager) => Promise<void>;
 
+/** The writes that conclude a leased job, run in the short transaction that marks it done. */
+export type JobOutcome = (em: EntityManager) => Promise<void>;
+
+/**
+ * Runs a job that calls other services: under the job's lease and outside any database
+ * transaction, it reads, makes its calls, and returns the outcome to write (if any), which
+ * commits in one short transaction together with the job's completion — only while this worker
+ * still holds the lease. A worker that dies (or outlives its lease) leaves the job to run again,
+ * so every call must be idempotent: pass `job.id` or an id derived from the payment (domain/ids.ts).
+ */
+export type LeasedJobHandler<P = Record<string, unknown>> = (job: Job<P>) => Promise<JobOutcome | void>;
+
+type Registered =
+  | { mode: 'transaction'; run: JobHandler<never> }
+  | { mode: 'lease'; run: LeasedJobHandler<never> };
+
+/** How a JobScheduler runs (defaults in the constructor). */
 export interface JobSchedulerOptions {
   /** Multiplies every delay given to `schedule` (SANDBOX_TIME_SCALE). */
   timeScale?: number;
@@ -33,9 +50,10 @@ export interface JobSchedulerOptions {
   /** Jobs claimed per pass. */
   batchSize?: number;
   /**
-   * Jobs run at once. Each running job holds a database connection for its
-   * transaction (and a handler may take one more for reads), so this must stay
-   * well below the connection pool: see `maxJobConcurrency`.
+   * Jobs run at once. A running job may hold a database connection for its
+   * transaction (a `register` job for its whole run, a leased one for its reads
+   * and its short completing transaction) and take one more for a read, so this
+   * must stay well below the connection pool: see `maxJobConcurrency`.
    */
   concurrency?: number;
   /** After this many failed attempts a job is dead (failed_at set, never run again). */
@@ -47,13 +65,25 @@ export interface JobSchedulerOptions {
   logger?: Logger;
 }
 
+/** A claimed row of `payments.scheduled_jobs` (the columns a run needs). */
 interface JobRow {
   id: string;
   kind: string;
-  payload: Record<string, unknown>;
+  payload: Record<string, unknown> | string;
   run_at: Date | string;
   attempts: number;
   locked_by: string;
+}
+
+/** The one mapper of a claimed `payments.scheduled_jobs` row: the Job its handler sees. */
+function jobOf(row: JobRow): Job {
+  return {
+    id: row.id,
+    kind: row.kind,
+    payload: fromJson(row.payload),
+    runAt: new Date(row.run_at),
+    attempt: row.attempts,
+  };
 }
 
 /**
@@ -70,11 +100,13 @@ export function maxJobConcurrency(poolMax: number): number {
  * `payments.scheduled_jobs`, claimed with `FOR UPDATE SKIP LOCKED` under a lease
  * so any number of replicas share the work without running a job twice; jobs
  * survive restarts (they are rows); each job's completion commits in the same
- * transaction as its handler's writes. Delays are multiplied by the sandbox time
- * scale. Also the runtime Worker that polls for due jobs.
+ * transaction as its handler's writes (`register`), or, for a job that calls other
+ * services, as the outcome its handler returns after the calls (`registerLeased`).
+ * Delays are multiplied by the sandbox time scale. Also the runtime Worker that
+ * polls for due jobs.
  */
 export class JobScheduler implements Worker {
-  private readonly handlers = new Map<string, JobHandler<never>>();
+  private readonly handlers = new Map<string, Registered>();
   private readonly timeScale: number;
   private readonly leaseMs: number;
   private readonly pollMs: number;
@@ -113,10 +145,22 @@ export class JobScheduler implements Worker {
 
   private readonly logger: Logger | undefined;
 
-  /** Registers the handler of a job kind (one per kind). */
+  /** Registers the handler of a job kind that only touches this database (one handler per kind). */
   register<P>(kind: string, handler: JobHandler<P>): this {
+    return this.add(kind, { mode: 'transaction', run: handler });
+  }
+
+  /**
+   * Registers the handler of a job kind that calls other services (one handler per kind): it runs
+   * under the lease, outside any transaction, and returns the outcome to write with the completion.
+   */
+  registerLeased<P>(kind: string, handler: LeasedJobHandler<P>): this {
+    return this.add(kind, { mode: 'lease', run: handler });
+  }
+
+  private add(kind: string, registered: Registered): this {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} already has a handler`);
-    this.handlers.set(kind, handler as JobHandler<never>);
+    this.handlers.set(kind, registered);
     return this;
   }
 
@@ -189,40 +233,40 @@ export class JobScheduler implements Worker {
   /**
    * Marks a job done without running it because its purpose was met (a payment's
    * safety-net submission once the payment has moved on), in the caller's
-   * transaction. A job a worker holds right now is left alone (`SKIP LOCKED`: no
-   * waiting on it); its handler finds nothing to do.
+   * transaction. A job a worker holds right now (its lease runs, or its row is
+   * locked: `SKIP LOCKED`, no waiting on it) is left alone; its handler finds
+   * nothing to do.
    */
   async complete(em: EntityManager, id: string): Promise<void> {
+    const now = this.clock.now();
     await em.execute(
       `UPDATE scheduled_jobs SET done_at = ?, locked_until = NULL
        WHERE id IN (SELECT id FROM scheduled_jobs WHERE id = ? AND done_at IS NULL AND failed_at IS NULL
+                      AND (locked_until IS NULL OR locked_until <= ?)
                     FOR UPDATE SKIP LOCKED)`,
-      [this.clock.now(), id],
+      [now, id, now],
     );
   }
 
   private async runOne(row: JobRow): Promise<boolean> {
-    const handler = this.handlers.get(row.kind);
-    const job: Job = {
-      id: row.id,
-      kind: row.kind,
-      payload:
-        typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
-      runAt: new Date(row.run_at),
-      attempt: row.attempts,
-    };
+    const registered = this.handlers.get(row.kind);
     try {
-      if (!handler) throw new Error(`no handler for job kind ${row.kind}`);
+      if (!registered) throw new Error(`no handler for job kind ${row.kind}`);
+      const job = jobOf(row);
+      if (registered.mode === 'transaction') {
+        // The handler's writes commit with the completion or not at all.
+        return await transactional(this.orm, async (em) => {
+          if (!(await this.completeClaimed(em, row))) return false;
+          await registered.run(job as never, em);
+          return true;
+        });
+      }
+      // Read, call, then write: the calls run under the lease with no transaction open; the
+      // outcome commits with the completion.
+      const outcome = await registered.run(job as never);
       return await transactional(this.orm, async (em) => {
-        // Locks the row and completes it only if our lease still holds; the handler's
-        // writes commit with the completion or not at all.
-        const mine = await em.execute<{ id: string }[]>(
-          `UPDATE scheduled_jobs SET done_at = ?, locked_until = NULL, last_error = NULL
-           WHERE id = ? AND locked_by = ? AND done_at IS NULL AND failed_at IS NULL RETURNING id`,
-          [this.clock.now(), row.id, row.locked_by],
-        );
-        if (mine.length === 0) return false;
-        await handler(job as never, em);
+        if (!(await this.completeClaimed(em, row))) return false;
+        if (outcome) await outcome(em);
         return true;
       });
     } catch (err) {
@@ -250,6 +294,19 @@ export class JobScheduler implements Worker {
         .catch((e: unknown) => this.logger?.error({ job: row.id, err: e }, 'could not record job failure'));
       return false;
     }
+  }
+
+  /**
+   * Marks a claimed job done, in `em` (locking its row), only if this pass still holds it:
+   * false when the lease was lost (another worker claimed it since, or it was retired).
+   */
+  private async completeClaimed(em: EntityManager, row: JobRow): Promise<boolean> {
+    const mine = await em.execute<{ id: string }[]>(
+      `UPDATE scheduled_jobs SET done_at = ?, locked_until = NULL, last_error = NULL
+       WHERE id = ? AND locked_by = ? AND done_at IS NULL AND failed_at IS NULL RETURNING id`,
+      [this.clock.now(), row.id, row.locked_by],
+    );
+    return mine.length > 0;
   }
 
   start(): void {

@@ -5,7 +5,7 @@ import type { Constructor } from '@mikro-orm/core';
  * Durable scheduler: one row per timed job. A job is due when run_at <= now and
  * it is neither done nor dead; a worker claims it by setting a lease
  * (locked_until, locked_by) with FOR UPDATE SKIP LOCKED, and marks it done in
- * the same transaction as the handler's writes.
+ * the same transaction as the handler's writes (store/job-scheduler.ts).
  */
 class ScheduledJobsMigration extends Migration {
   override async up(): Promise<void> {
@@ -205,7 +205,7 @@ class QuoteSourceWalletMigration extends Migration {
   }
 }
 
-/** The payout rail of a quote payment to an external account (domain/payout-rails.ts; NULL otherwise). */
+/** The payment rail of a quote payment to an external account (domain/payment-rails.ts; NULL otherwise). */
 class TransactionPaymentRailMigration extends Migration {
   override async up(): Promise<void> {
     this.addSql(`ALTER TABLE transactions ADD COLUMN destination_payment_rail text`);

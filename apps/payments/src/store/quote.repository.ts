@@ -5,10 +5,12 @@ import type { Ratio } from '../domain/ratio.js';
 import { predecessors, QUOTE_TRANSITIONS, type QuoteStatus } from '../domain/state-machines.js';
 import type { PaymentInstruction } from '../domain/payment-instructions.js';
 import type { TransactionEndpoint } from '../domain/transaction.js';
+import { fromJson, insertRow } from './sql.js';
 
 type Json = Record<string, unknown>;
 
-interface Row {
+/** A row of `payments.quotes` (the locked amounts exact in jsonb: bigints and ratios as text). */
+interface QuoteRow {
   id: string;
   platform_id: string;
   status: QuoteStatus;
@@ -29,9 +31,21 @@ interface Row {
   created_at: Date | string;
   expires_at: Date | string;
   updated_at: Date | string;
+  /** Copies of the amounts' currencies and totals, for constraints and queries. */
+  sending_currency: string;
+  receiving_currency: string;
+  total_sending_amount: string;
+  total_receiving_amount: string;
 }
 
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+const JSONB = new Set([
+  'source',
+  'destination',
+  'amounts',
+  'sender_customer_info',
+  'counterparty_information',
+  'payment_instructions',
+]);
 const ratioOut = (r: Ratio) => ({ num: r.num.toString(), den: r.den.toString() });
 const ratioIn = (r: unknown): Ratio => {
   const o = r as { num: string; den: string };
@@ -88,69 +102,71 @@ function amountsIn(j: Json): QuoteAmounts {
   };
 }
 
-function fromRow(r: Row): Quote {
-  return {
-    id: r.id,
-    platformId: r.platform_id,
-    status: r.status,
-    source: json<TransactionEndpoint>(r.source),
-    destination: json<TransactionEndpoint>(r.destination),
-    ...(r.customer_id ? { customerId: r.customer_id } : {}),
-    amounts: amountsIn(json<Json>(r.amounts)),
-    ...(r.lookup_id ? { lookupId: r.lookup_id } : {}),
-    ...(r.description !== null ? { description: r.description } : {}),
-    ...(r.purpose_of_payment ? { purposeOfPayment: r.purpose_of_payment } : {}),
-    senderCustomerInfo: json<Json>(r.sender_customer_info),
-    counterpartyInformation: json<Record<string, string>>(r.counterparty_information),
-    ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
-    ...(r.signing_request_id ? { signingRequestId: r.signing_request_id } : {}),
-    ...(r.payload_to_sign ? { payloadToSign: r.payload_to_sign } : {}),
-    ...(r.source_embedded_wallet !== null && r.source_embedded_wallet !== undefined
-      ? { sourceEmbeddedWallet: r.source_embedded_wallet }
-      : {}),
-    ...(r.payment_instructions
-      ? { paymentInstructions: json<PaymentInstruction[]>(r.payment_instructions) }
-      : {}),
-    createdAt: new Date(r.created_at),
-    expiresAt: new Date(r.expires_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
+/** The one mapper of `payments.quotes`: Quote ↔ QuoteRow. */
+const quoteRow = {
+  to(q: Quote): QuoteRow {
+    return {
+      id: q.id,
+      platform_id: q.platformId,
+      status: q.status,
+      source: JSON.stringify(q.source),
+      destination: JSON.stringify(q.destination),
+      customer_id: q.customerId ?? null,
+      sending_currency: q.amounts.sendingCurrency,
+      receiving_currency: q.amounts.receivingCurrency,
+      total_sending_amount: q.amounts.totalSendingAmount.toString(),
+      total_receiving_amount: q.amounts.totalReceivingAmount.toString(),
+      amounts: JSON.stringify(amountsOut(q.amounts)),
+      lookup_id: q.lookupId ?? null,
+      description: q.description ?? null,
+      purpose_of_payment: q.purposeOfPayment ?? null,
+      sender_customer_info: JSON.stringify(q.senderCustomerInfo),
+      counterparty_information: JSON.stringify(q.counterpartyInformation),
+      transaction_id: q.transactionId ?? null,
+      signing_request_id: q.signingRequestId ?? null,
+      payload_to_sign: q.payloadToSign ?? null,
+      payment_instructions: q.paymentInstructions ? JSON.stringify(q.paymentInstructions) : null,
+      source_embedded_wallet: q.sourceEmbeddedWallet ?? null,
+      created_at: q.createdAt,
+      expires_at: q.expiresAt,
+      updated_at: q.updatedAt,
+    };
+  },
 
-/** Quotes in `payments.quotes`. */
+  from(r: QuoteRow): Quote {
+    return {
+      id: r.id,
+      platformId: r.platform_id,
+      status: r.status,
+      source: fromJson<TransactionEndpoint>(r.source),
+      destination: fromJson<TransactionEndpoint>(r.destination),
+      ...(r.customer_id ? { customerId: r.customer_id } : {}),
+      amounts: amountsIn(fromJson<Json>(r.amounts)),
+      ...(r.lookup_id ? { lookupId: r.lookup_id } : {}),
+      ...(r.description !== null ? { description: r.description } : {}),
+      ...(r.purpose_of_payment ? { purposeOfPayment: r.purpose_of_payment } : {}),
+      senderCustomerInfo: fromJson<Json>(r.sender_customer_info),
+      counterpartyInformation: fromJson<Record<string, string>>(r.counterparty_information),
+      ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
+      ...(r.signing_request_id ? { signingRequestId: r.signing_request_id } : {}),
+      ...(r.payload_to_sign ? { payloadToSign: r.payload_to_sign } : {}),
+      ...(r.source_embedded_wallet !== null && r.source_embedded_wallet !== undefined
+        ? { sourceEmbeddedWallet: r.source_embedded_wallet }
+        : {}),
+      ...(r.payment_instructions
+        ? { paymentInstructions: fromJson<PaymentInstruction[]>(r.payment_instructions) }
+        : {}),
+      createdAt: new Date(r.created_at),
+      expiresAt: new Date(r.expires_at),
+      updatedAt: new Date(r.updated_at),
+    };
+  },
+};
+
+/** Quotes in `payments.quotes` (exact SQL: guarded status changes that race executions against expiry). */
 export class QuoteRepository {
   async insert(em: EntityManager, q: Quote): Promise<void> {
-    await em.execute(
-      `INSERT INTO quotes (id, platform_id, status, source, destination, customer_id, sending_currency,
-        receiving_currency, total_sending_amount, total_receiving_amount, amounts, lookup_id, description,
-        purpose_of_payment, sender_customer_info, counterparty_information, transaction_id, payment_instructions,
-        source_embedded_wallet, created_at, expires_at, updated_at)
-       VALUES (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?)`,
-      [
-        q.id,
-        q.platformId,
-        q.status,
-        JSON.stringify(q.source),
-        JSON.stringify(q.destination),
-        q.customerId ?? null,
-        q.amounts.sendingCurrency,
-        q.amounts.receivingCurrency,
-        q.amounts.totalSendingAmount.toString(),
-        q.amounts.totalReceivingAmount.toString(),
-        JSON.stringify(amountsOut(q.amounts)),
-        q.lookupId ?? null,
-        q.description ?? null,
-        q.purposeOfPayment ?? null,
-        JSON.stringify(q.senderCustomerInfo),
-        JSON.stringify(q.counterpartyInformation),
-        q.transactionId ?? null,
-        q.paymentInstructions ? JSON.stringify(q.paymentInstructions) : null,
-        q.sourceEmbeddedWallet ?? null,
-        q.createdAt,
-        q.expiresAt,
-        q.updatedAt,
-      ],
-    );
+    await em.execute(...insertRow('quotes', quoteRow.to(q), JSONB));
   }
 
   /** The platform's quote, or undefined (also for another platform's id). */
@@ -160,11 +176,17 @@ export class QuoteRepository {
     id: string,
     forUpdate = false,
   ): Promise<Quote | undefined> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<QuoteRow[]>(
       `SELECT * FROM quotes WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
       [id, platformId],
     );
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? quoteRow.from(rows[0]) : undefined;
+  }
+
+  /** A quote by id whatever its platform (for jobs, which carry only the id). */
+  async find(em: EntityManager, id: string): Promise<Quote | undefined> {
+    const rows = await em.execute<QuoteRow[]>(`SELECT * FROM quotes WHERE id = ?`, [id]);
+    return rows[0] ? quoteRow.from(rows[0]) : undefined;
   }
 
   /**
@@ -196,8 +218,8 @@ export class QuoteRepository {
       where += ' AND expires_at <= ?';
       params.push(o.expiredAt);
     }
-    const rows = await em.execute<Row[]>(`UPDATE quotes SET ${set} WHERE ${where} RETURNING *`, params);
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    const rows = await em.execute<QuoteRow[]>(`UPDATE quotes SET ${set} WHERE ${where} RETURNING *`, params);
+    return rows[0] ? quoteRow.from(rows[0]) : undefined;
   }
 
   /**
@@ -221,10 +243,10 @@ export class QuoteRepository {
     signing: { requestId: string; payloadToSign: string },
     now: Date,
   ): Promise<Quote | undefined> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<QuoteRow[]>(
       `UPDATE quotes SET signing_request_id = ?, payload_to_sign = ?, updated_at = ? WHERE id = ? RETURNING *`,
       [signing.requestId, signing.payloadToSign, now, id],
     );
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? quoteRow.from(rows[0]) : undefined;
   }
 }

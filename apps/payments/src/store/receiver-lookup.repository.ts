@@ -1,8 +1,10 @@
 import type { EntityManager } from '@sluice/store';
 import type { CurrencyPreference, ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { PayerDataField, SandboxReceiverBehavior } from '../domain/uma.js';
+import { fromJson, insertRow } from './sql.js';
 
-interface Row {
+/** A row of `payments.receiver_lookups`. */
+interface ReceiverLookupRow {
   id: string;
   platform_id: string;
   kind: 'UMA' | 'EXTERNAL_ACCOUNT';
@@ -27,79 +29,82 @@ interface StoredPreference {
   max: string;
 }
 
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+const JSONB = new Set(['supported_currencies', 'required_payer_data_fields']);
 
-function fromRow(r: Row): ReceiverLookup {
-  return {
-    id: r.id,
-    platformId: r.platform_id,
-    kind: r.kind,
-    ...(r.receiver_uma_address ? { receiverUmaAddress: r.receiver_uma_address } : {}),
-    ...(r.external_account_id ? { externalAccountId: r.external_account_id } : {}),
-    ...(r.sender_uma_address ? { senderUmaAddress: r.sender_uma_address } : {}),
-    ...(r.customer_id ? { customerId: r.customer_id } : {}),
-    sendingCurrency: r.sending_currency,
-    supportedCurrencies: json(r.supported_currencies).map((p): CurrencyPreference => ({
-      currency: p.currency,
-      estimatedExchangeRate: { num: BigInt(p.rate[0]), den: BigInt(p.rate[1]) },
-      min: BigInt(p.min),
-      max: BigInt(p.max),
-    })),
-    requiredPayerDataFields: json(r.required_payer_data_fields),
-    ...(r.sandbox_behavior ? { sandboxBehavior: r.sandbox_behavior } : {}),
-    ...(r.counterparty_name ? { counterpartyName: r.counterparty_name } : {}),
-    createdAt: new Date(r.created_at),
-    expiresAt: new Date(r.expires_at),
-  };
-}
-
-/** Receiver lookups in `payments.receiver_lookups`. */
-export class ReceiverLookupRepository {
-  async insert(em: EntityManager, l: ReceiverLookup): Promise<void> {
+/** The one mapper of `payments.receiver_lookups`: ReceiverLookup ↔ ReceiverLookupRow. */
+const receiverLookupRow = {
+  to(l: ReceiverLookup): ReceiverLookupRow {
     const prefs: StoredPreference[] = l.supportedCurrencies.map((p) => ({
       currency: p.currency,
       rate: [p.estimatedExchangeRate.num.toString(), p.estimatedExchangeRate.den.toString()],
       min: p.min.toString(),
       max: p.max.toString(),
     }));
-    await em.execute(
-      `INSERT INTO receiver_lookups (id, platform_id, kind, receiver_uma_address, external_account_id, sender_uma_address, customer_id,
-         sending_currency, supported_currencies, required_payer_data_fields, sandbox_behavior, counterparty_name, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)`,
-      [
-        l.id,
-        l.platformId,
-        l.kind,
-        l.receiverUmaAddress ?? null,
-        l.externalAccountId ?? null,
-        l.senderUmaAddress ?? null,
-        l.customerId ?? null,
-        l.sendingCurrency,
-        JSON.stringify(prefs),
-        JSON.stringify(l.requiredPayerDataFields),
-        l.sandboxBehavior ?? null,
-        l.counterpartyName ?? null,
-        l.createdAt,
-        l.expiresAt,
-      ],
-    );
+    return {
+      id: l.id,
+      platform_id: l.platformId,
+      kind: l.kind,
+      receiver_uma_address: l.receiverUmaAddress ?? null,
+      external_account_id: l.externalAccountId ?? null,
+      sender_uma_address: l.senderUmaAddress ?? null,
+      customer_id: l.customerId ?? null,
+      sending_currency: l.sendingCurrency,
+      supported_currencies: JSON.stringify(prefs),
+      required_payer_data_fields: JSON.stringify(l.requiredPayerDataFields),
+      sandbox_behavior: l.sandboxBehavior ?? null,
+      counterparty_name: l.counterpartyName ?? null,
+      created_at: l.createdAt,
+      expires_at: l.expiresAt,
+    };
+  },
+
+  from(r: ReceiverLookupRow): ReceiverLookup {
+    return {
+      id: r.id,
+      platformId: r.platform_id,
+      kind: r.kind,
+      ...(r.receiver_uma_address ? { receiverUmaAddress: r.receiver_uma_address } : {}),
+      ...(r.external_account_id ? { externalAccountId: r.external_account_id } : {}),
+      ...(r.sender_uma_address ? { senderUmaAddress: r.sender_uma_address } : {}),
+      ...(r.customer_id ? { customerId: r.customer_id } : {}),
+      sendingCurrency: r.sending_currency,
+      supportedCurrencies: fromJson(r.supported_currencies).map(
+        (p): CurrencyPreference => ({
+          currency: p.currency,
+          estimatedExchangeRate: { num: BigInt(p.rate[0]), den: BigInt(p.rate[1]) },
+          min: BigInt(p.min),
+          max: BigInt(p.max),
+        }),
+      ),
+      requiredPayerDataFields: fromJson(r.required_payer_data_fields),
+      ...(r.sandbox_behavior ? { sandboxBehavior: r.sandbox_behavior } : {}),
+      ...(r.counterparty_name ? { counterpartyName: r.counterparty_name } : {}),
+      createdAt: new Date(r.created_at),
+      expiresAt: new Date(r.expires_at),
+    };
+  },
+};
+
+/** Receiver lookups in `payments.receiver_lookups`. */
+export class ReceiverLookupRepository {
+  async insert(em: EntityManager, l: ReceiverLookup): Promise<void> {
+    await em.execute(...insertRow('receiver_lookups', receiverLookupRow.to(l), JSONB));
   }
 
   /** The platform's lookup, or undefined (also for another platform's id). */
   async find(em: EntityManager, platformId: string, id: string): Promise<ReceiverLookup | undefined> {
-    const rows = await em.execute<Row[]>(`SELECT * FROM receiver_lookups WHERE id = ? AND platform_id = ?`, [
-      id,
-      platformId,
-    ]);
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    const rows = await em.execute<ReceiverLookupRow[]>(
+      `SELECT * FROM receiver_lookups WHERE id = ? AND platform_id = ?`,
+      [id, platformId],
+    );
+    return rows[0] ? receiverLookupRow.from(rows[0]) : undefined;
   }
 
   /** Deletes lookups that expired before `before`; returns how many. */
   async purgeExpired(em: EntityManager, before: Date): Promise<number> {
-    const rows = await em.execute<{ id: string }[]>(
-      `DELETE FROM receiver_lookups WHERE expires_at < ? RETURNING id`,
-      [before],
-    );
+    const rows = await em.execute<{ id: string }[]>(`DELETE FROM receiver_lookups WHERE expires_at < ? RETURNING id`, [
+      before,
+    ]);
     return rows.length;
   }
 }

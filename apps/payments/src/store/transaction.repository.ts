@@ -1,10 +1,15 @@
+import { PAYMENT_RAILS } from '@sluice/core';
 import type { EntityManager } from '@sluice/store';
-import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
+import { isPaymentRail } from '../domain/payment-rails.js';
 import type { RateDetails } from '../domain/pricing.js';
 import { ratio, type Ratio } from '../domain/ratio.js';
+import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
 import type { FailureDetail, Refund, Transaction, TransactionEndpoint } from '../domain/transaction.js';
+import type { TransactionQuery } from '../domain/transaction-query.js';
+import { affectedRows, fromJson, insertRow } from './sql.js';
 
-interface Row {
+/** A row of `payments.transactions` (bigints as decimal text, as pg returns them). */
+interface TransactionRow {
   id: string;
   platform_id: string;
   type: TransactionType;
@@ -33,23 +38,117 @@ interface Row {
   hold_id: string | null;
   counterparty_identifier: string | null;
   settled_at: Date | string | null;
+  /** Exact, as `num/den`. */
   exchange_rate: string | null;
-  rate_details: Record<string, string> | string | null;
-  refund: Record<string, string> | string | null;
+  rate_details: StoredRateDetails | string | null;
+  refund: StoredRefund | string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
 
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+/** RateDetails in jsonb: ratios as `num/den`, bigints as decimal text. */
+type StoredRateDetails = Record<keyof RateDetails, string>;
 
-/** A ratio as text `num/den` (exact). */
+/** A Refund in jsonb: instants as ISO text. */
+interface StoredRefund {
+  reference: string;
+  initiatedAt: string;
+  settledAt?: string;
+  status: Refund['status'];
+  reason: Refund['reason'];
+}
+
+const JSONB = new Set(['counterparty_information', 'rate_details', 'refund']);
+
 const ratioText = (r: Ratio): string => `${r.num}/${r.den}`;
 function parseRatio(s: string): Ratio {
   const [n, d] = s.split('/');
   return ratio(BigInt(n!), BigInt(d ?? '1'));
 }
 
-function rateDetailsOut(d: RateDetails): Record<string, string> {
+/** The one mapper of `payments.transactions`: Transaction ↔ TransactionRow. */
+const transactionRow = {
+  to(t: Transaction): TransactionRow {
+    return {
+      id: t.id,
+      platform_id: t.platformId,
+      type: t.type,
+      status: t.status,
+      source_kind: t.source.kind,
+      source_account_id: t.source.accountId ?? null,
+      source_uma_address: t.source.umaAddress ?? null,
+      source_currency: t.source.currency,
+      destination_kind: t.destination.kind,
+      destination_account_id: t.destination.accountId ?? null,
+      destination_uma_address: t.destination.umaAddress ?? null,
+      destination_currency: t.destination.currency,
+      destination_payment_rail: t.destination.paymentRail ?? null,
+      customer_id: t.customerId ?? null,
+      platform_customer_id: t.platformCustomerId ?? null,
+      sent_amount: t.sentAmount.toString(),
+      received_amount: t.receivedAmount.toString(),
+      fees: t.fees.toString(),
+      reference: t.reference,
+      description: t.description ?? null,
+      failure_reason: t.failureReason ?? null,
+      failure_detail: t.failureDetail ?? null,
+      counterparty_information: JSON.stringify(t.counterpartyInformation),
+      quote_id: t.quoteId ?? null,
+      request_key: t.requestKey ?? null,
+      hold_id: t.holdId ?? null,
+      counterparty_identifier: t.counterpartyIdentifier ?? null,
+      settled_at: t.settledAt ?? null,
+      exchange_rate: t.exchangeRate ? ratioText(t.exchangeRate) : null,
+      rate_details: t.rateDetails ? JSON.stringify(rateDetailsOut(t.rateDetails)) : null,
+      refund: refundOut(t.refund),
+      created_at: t.createdAt,
+      updated_at: t.updatedAt,
+    };
+  },
+
+  from(r: TransactionRow): Transaction {
+    const endpoint = (kind: TransactionEndpoint['kind'], acc: string | null, uma: string | null, currency: string) => ({
+      kind,
+      ...(acc ? { accountId: acc } : {}),
+      ...(uma ? { umaAddress: uma } : {}),
+      currency,
+    });
+    const rail = r.destination_payment_rail;
+    return {
+      id: r.id,
+      platformId: r.platform_id,
+      type: r.type,
+      status: r.status,
+      source: endpoint(r.source_kind, r.source_account_id, r.source_uma_address, r.source_currency),
+      destination: {
+        ...endpoint(r.destination_kind, r.destination_account_id, r.destination_uma_address, r.destination_currency),
+        ...(rail && isPaymentRail(rail, PAYMENT_RAILS) ? { paymentRail: rail } : {}),
+      },
+      ...(r.customer_id ? { customerId: r.customer_id } : {}),
+      ...(r.platform_customer_id ? { platformCustomerId: r.platform_customer_id } : {}),
+      sentAmount: BigInt(r.sent_amount),
+      receivedAmount: BigInt(r.received_amount),
+      fees: BigInt(r.fees),
+      reference: r.reference,
+      ...(r.description !== null ? { description: r.description } : {}),
+      ...(r.failure_reason ? { failureReason: r.failure_reason } : {}),
+      ...(r.failure_detail ? { failureDetail: r.failure_detail } : {}),
+      counterpartyInformation: fromJson(r.counterparty_information),
+      ...(r.quote_id ? { quoteId: r.quote_id } : {}),
+      ...(r.request_key ? { requestKey: r.request_key } : {}),
+      ...(r.hold_id ? { holdId: r.hold_id } : {}),
+      ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
+      ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),
+      ...(r.exchange_rate ? { exchangeRate: parseRatio(r.exchange_rate) } : {}),
+      ...(r.rate_details ? { rateDetails: rateDetailsIn(fromJson(r.rate_details)) } : {}),
+      ...(r.refund ? { refund: refundIn(fromJson(r.refund)) } : {}),
+      createdAt: new Date(r.created_at),
+      updatedAt: new Date(r.updated_at),
+    };
+  },
+};
+
+function rateDetailsOut(d: RateDetails): StoredRateDetails {
   return {
     counterpartyMultiplier: ratioText(d.counterpartyMultiplier),
     counterpartyFixedFee: d.counterpartyFixedFee.toString(),
@@ -60,149 +159,49 @@ function rateDetailsOut(d: RateDetails): Record<string, string> {
   };
 }
 
-function rateDetailsIn(j: Record<string, string>): RateDetails {
+function rateDetailsIn(j: StoredRateDetails): RateDetails {
   return {
-    counterpartyMultiplier: parseRatio(j.counterpartyMultiplier!),
-    counterpartyFixedFee: BigInt(j.counterpartyFixedFee!),
-    gridApiMultiplier: parseRatio(j.gridApiMultiplier!),
-    gridApiFixedFee: BigInt(j.gridApiFixedFee!),
-    gridApiVariableFeeRate: parseRatio(j.gridApiVariableFeeRate!),
-    gridApiVariableFeeAmount: BigInt(j.gridApiVariableFeeAmount!),
+    counterpartyMultiplier: parseRatio(j.counterpartyMultiplier),
+    counterpartyFixedFee: BigInt(j.counterpartyFixedFee),
+    gridApiMultiplier: parseRatio(j.gridApiMultiplier),
+    gridApiFixedFee: BigInt(j.gridApiFixedFee),
+    gridApiVariableFeeRate: parseRatio(j.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: BigInt(j.gridApiVariableFeeAmount),
   };
 }
 
 function refundOut(r: Refund | undefined): string | null {
   if (!r) return null;
-  return JSON.stringify({
+  const stored: StoredRefund = {
     reference: r.reference,
     initiatedAt: r.initiatedAt.toISOString(),
     ...(r.settledAt ? { settledAt: r.settledAt.toISOString() } : {}),
     status: r.status,
     reason: r.reason,
-  });
+  };
+  return JSON.stringify(stored);
 }
 
-function refundIn(j: Record<string, string>): Refund {
+function refundIn(j: StoredRefund): Refund {
   return {
-    reference: j.reference!,
-    initiatedAt: new Date(j.initiatedAt!),
+    reference: j.reference,
+    initiatedAt: new Date(j.initiatedAt),
     ...(j.settledAt ? { settledAt: new Date(j.settledAt) } : {}),
-    status: j.status as Refund['status'],
-    reason: j.reason as Refund['reason'],
+    status: j.status,
+    reason: j.reason,
   };
 }
 
-function endpoint(kind: TransactionEndpoint['kind'], acc: string | null, uma: string | null, cur: string) {
-  return { kind, ...(acc ? { accountId: acc } : {}), ...(uma ? { umaAddress: uma } : {}), currency: cur };
-}
-
-function fromRow(r: Row): Transaction {
-  return {
-    id: r.id,
-    platformId: r.platform_id,
-    type: r.type,
-    status: r.status,
-    source: endpoint(r.source_kind, r.source_account_id, r.source_uma_address, r.source_currency),
-    destination: {
-      ...endpoint(
-        r.destination_kind,
-        r.destination_account_id,
-        r.destination_uma_address,
-        r.destination_currency,
-      ),
-      ...(r.destination_payment_rail ? { paymentRail: r.destination_payment_rail } : {}),
-    },
-    ...(r.customer_id ? { customerId: r.customer_id } : {}),
-    ...(r.platform_customer_id ? { platformCustomerId: r.platform_customer_id } : {}),
-    sentAmount: BigInt(r.sent_amount),
-    receivedAmount: BigInt(r.received_amount),
-    fees: BigInt(r.fees),
-    reference: r.reference,
-    ...(r.description !== null ? { description: r.description } : {}),
-    ...(r.failure_reason ? { failureReason: r.failure_reason } : {}),
-    ...(r.failure_detail ? { failureDetail: r.failure_detail } : {}),
-    counterpartyInformation:
-      typeof r.counterparty_information === 'string'
-        ? (JSON.parse(r.counterparty_information) as Record<string, string>)
-        : r.counterparty_information,
-    ...(r.quote_id ? { quoteId: r.quote_id } : {}),
-    ...(r.request_key ? { requestKey: r.request_key } : {}),
-    ...(r.hold_id ? { holdId: r.hold_id } : {}),
-    ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
-    ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),
-    ...(r.exchange_rate ? { exchangeRate: parseRatio(r.exchange_rate) } : {}),
-    ...(r.rate_details ? { rateDetails: rateDetailsIn(json(r.rate_details)) } : {}),
-    ...(r.refund ? { refund: refundIn(json(r.refund)) } : {}),
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
-
-/** Filters of GET /transactions (all optional, combined with AND). */
-export interface TransactionFilter {
-  platformId: string;
-  /** A customer id; `null` selects the platform's own transactions. */
-  customerId?: string | null;
-  platformCustomerId?: string;
-  accountIdentifier?: string;
-  senderAccountIdentifier?: string;
-  receiverAccountIdentifier?: string;
-  status?: TransactionStatus;
-  type?: TransactionType;
-  reference?: string;
-  startDate?: Date;
-  endDate?: Date;
-  sortOrder: 'asc' | 'desc';
+/** GET /transactions as the repository runs it: a page size and the keyset position after the cursor. */
+export type TransactionFilter = Omit<TransactionQuery, 'limit' | 'cursor'> & {
   limit: number;
   after?: { createdAt: Date; id: string };
-}
+};
 
-/** Transactions in `payments.transactions`. */
+/** Transactions in `payments.transactions` (exact SQL: guarded status changes, row locks, keyset pages). */
 export class TransactionRepository {
   async insert(em: EntityManager, t: Transaction): Promise<void> {
-    await em.execute(
-      `INSERT INTO transactions (id, platform_id, type, status, source_kind, source_account_id, source_uma_address,
-        source_currency, destination_kind, destination_account_id, destination_uma_address, destination_currency,
-        customer_id, platform_customer_id, sent_amount, received_amount, fees, reference, description,
-        failure_reason, failure_detail, counterparty_information, quote_id, request_key, hold_id, counterparty_identifier, settled_at,
-        exchange_rate, rate_details, refund, created_at, updated_at, destination_payment_rail)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?)`,
-      [
-        t.id,
-        t.platformId,
-        t.type,
-        t.status,
-        t.source.kind,
-        t.source.accountId ?? null,
-        t.source.umaAddress ?? null,
-        t.source.currency,
-        t.destination.kind,
-        t.destination.accountId ?? null,
-        t.destination.umaAddress ?? null,
-        t.destination.currency,
-        t.customerId ?? null,
-        t.platformCustomerId ?? null,
-        t.sentAmount.toString(),
-        t.receivedAmount.toString(),
-        t.fees.toString(),
-        t.reference,
-        t.description ?? null,
-        t.failureReason ?? null,
-        t.failureDetail ?? null,
-        JSON.stringify(t.counterpartyInformation),
-        t.quoteId ?? null,
-        t.requestKey ?? null,
-        t.holdId ?? null,
-        t.counterpartyIdentifier ?? null,
-        t.settledAt ?? null,
-        t.exchangeRate ? ratioText(t.exchangeRate) : null,
-        t.rateDetails ? JSON.stringify(rateDetailsOut(t.rateDetails)) : null,
-        refundOut(t.refund),
-        t.createdAt,
-        t.updatedAt,
-        t.destination.paymentRail ?? null,
-      ],
-    );
+    await em.execute(...insertRow('transactions', transactionRow.to(t), JSONB));
   }
 
   /**
@@ -211,23 +210,15 @@ export class TransactionRepository {
    * status for a refund-only change). Returns false when it was not.
    */
   async updateStatus(em: EntityManager, t: Transaction, from: TransactionStatus): Promise<boolean> {
+    const row = transactionRow.to(t);
     const res = await em.execute(
       `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, refund = ?::jsonb,
          updated_at = ?
        WHERE id = ? AND status = ?`,
-      [
-        t.status,
-        t.failureReason ?? null,
-        t.failureDetail ?? null,
-        t.settledAt ?? null,
-        refundOut(t.refund),
-        t.updatedAt,
-        t.id,
-        from,
-      ],
+      [row.status, row.failure_reason, row.failure_detail, row.settled_at, row.refund, row.updated_at, row.id, from],
       'run',
     );
-    return ((res as { affectedRows?: number }).affectedRows ?? 0) === 1;
+    return affectedRows(res) === 1;
   }
 
   /** Removes a transfer that never got past CREATED (its hold was refused); no webhook was ever sent for it. */
@@ -235,29 +226,21 @@ export class TransactionRepository {
     await em.execute(`DELETE FROM transactions WHERE id = ? AND status = 'CREATED'`, [id]);
   }
 
-  async get(
-    em: EntityManager,
-    platformId: string,
-    id: string,
-    forUpdate = false,
-  ): Promise<Transaction | undefined> {
-    const rows = await em.execute<Row[]>(
+  /** The platform's transaction, or undefined (also another platform's); `forUpdate` locks its row. */
+  async get(em: EntityManager, platformId: string, id: string, forUpdate = false): Promise<Transaction | undefined> {
+    const rows = await em.execute<TransactionRow[]>(
       `SELECT * FROM transactions WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
       [id, platformId],
     );
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? transactionRow.from(rows[0]) : undefined;
   }
 
-  async byRequestKey(
-    em: EntityManager,
-    platformId: string,
-    requestKey: string,
-  ): Promise<Transaction | undefined> {
-    const rows = await em.execute<Row[]>(
+  async byRequestKey(em: EntityManager, platformId: string, requestKey: string): Promise<Transaction | undefined> {
+    const rows = await em.execute<TransactionRow[]>(
       `SELECT * FROM transactions WHERE platform_id = ? AND request_key = ?`,
       [platformId, requestKey],
     );
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? transactionRow.from(rows[0]) : undefined;
   }
 
   /** One page (limit + 1 rows, to tell whether more follow) and the total matching the filters. */
@@ -282,11 +265,7 @@ export class TransactionRepository {
       );
     }
     if (f.senderAccountIdentifier !== undefined) {
-      add(
-        '(source_account_id = ? OR source_uma_address = ?)',
-        f.senderAccountIdentifier,
-        f.senderAccountIdentifier,
-      );
+      add('(source_account_id = ? OR source_uma_address = ?)', f.senderAccountIdentifier, f.senderAccountIdentifier);
     }
     if (f.receiverAccountIdentifier !== undefined) {
       add(
@@ -311,10 +290,10 @@ export class TransactionRepository {
       pageWhere.push(`(created_at, id) ${f.sortOrder === 'asc' ? '>' : '<'} (?, ?)`);
       pageParams.push(f.after.createdAt, f.after.id);
     }
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<TransactionRow[]>(
       `SELECT * FROM transactions WHERE ${pageWhere.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`,
       [...pageParams, f.limit + 1],
     );
-    return { rows: rows.map(fromRow), total: Number(totalRows[0]?.n ?? 0) };
+    return { rows: rows.map(transactionRow.from), total: Number(totalRows[0]?.n ?? 0) };
   }
 }

@@ -1,12 +1,6 @@
-import { accounts, identity } from '@sluice/contracts';
+import { accounts } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import type {
-  AccountsPort,
-  CustomerDirectory,
-  ExternalAccountInfo,
-  InternalAccountInfo,
-  Ledger,
-} from '../app/ports.js';
+import type { AccountsPort, ExternalAccountInfo, InternalAccountInfo, Ledger } from '../app/ports.js';
 import type { LedgerAccountRef, SystemAccount } from '../domain/quote-ledger.js';
 
 const STATUS: Record<string, ExternalAccountInfo['status']> = {
@@ -15,8 +9,6 @@ const STATUS: Record<string, ExternalAccountInfo['status']> = {
   [accounts.ExternalAccountStatus.UNDER_REVIEW]: 'UNDER_REVIEW',
   [accounts.ExternalAccountStatus.INACTIVE]: 'INACTIVE',
 };
-
-const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
 
 const INTERNAL_TYPE: Record<string, InternalAccountInfo['type']> = {
   [accounts.InternalAccountType.INTERNAL_FIAT]: 'INTERNAL_FIAT',
@@ -31,15 +23,28 @@ const SYSTEM: Record<SystemAccount, accounts.SystemAccount> = {
   CLEARING: accounts.SystemAccount.CLEARING,
 };
 
+const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
+
 /** A ledger account reference as the accounts proto's LedgerAccountRef. */
 function refToPb(r: LedgerAccountRef): accounts.LedgerAccountRef {
-  return 'internalAccountId' in r
-    ? { internalAccountId: r.internalAccountId }
-    : { systemAccount: SYSTEM[r.system] };
+  return 'internalAccountId' in r ? { internalAccountId: r.internalAccountId } : { systemAccount: SYSTEM[r.system] };
 }
 
-/** Accounts reads and the two-phase ledger over gRPC (accounts' DomainErrors pass through unchanged). */
-export class AccountsLedgerClient implements AccountsPort, Ledger {
+function internalAccount(a: accounts.InternalAccount): InternalAccountInfo {
+  return {
+    id: a.id,
+    currency: a.currency,
+    ...(a.customerId ? { customerId: a.customerId } : {}),
+    type: INTERNAL_TYPE[a.type] ?? 'UNKNOWN',
+  };
+}
+
+/**
+ * The one client of payments to the accounts service (`sluice.accounts.v1.AccountsService`):
+ * account reads and the two-phase ledger (PlaceHold, PostHold, VoidHold, PostTransfer).
+ * Accounts' DomainErrors pass through unchanged.
+ */
+export class AccountsClient implements AccountsPort, Ledger {
   private readonly client: PromiseClient<accounts.AccountsServiceClient>;
 
   constructor(address: string, deadlineMs = 5000) {
@@ -48,13 +53,7 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
 
   async getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo> {
     const { account } = await this.client.getInternalAccount({ platformId, accountId });
-    const type = INTERNAL_TYPE[account!.type];
-    return {
-      id: account!.id,
-      currency: account!.currency,
-      ...(account!.customerId ? { customerId: account!.customerId } : {}),
-      ...(type ? { type } : {}),
-    };
+    return internalAccount(account!);
   }
 
   async getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountInfo> {
@@ -67,6 +66,17 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
       accountType: account!.accountInfo?.accountType ?? '',
       primaryIdentifier: account!.primaryIdentifier,
     };
+  }
+
+  async customerAccount(platformId: string, customerId: string, currency: string): Promise<InternalAccountInfo | undefined> {
+    const { accounts: list } = await this.client.listInternalAccounts({
+      platformId,
+      owner: accounts.Owner.CUSTOMERS,
+      customerId,
+      currency,
+      page: { limit: 1 },
+    });
+    return list[0] ? internalAccount(list[0]) : undefined;
   }
 
   async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
@@ -82,11 +92,11 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
     });
   }
 
-  async postHold(h: { platformId: string; holdId: string; postId: string }): Promise<void> {
+  async postHold(h: Parameters<Ledger['postHold']>[0]): Promise<void> {
     await this.client.postHold(h);
   }
 
-  async voidHold(h: { platformId: string; holdId: string; voidId: string }): Promise<void> {
+  async voidHold(h: Parameters<Ledger['voidHold']>[0]): Promise<void> {
     await this.client.voidHold(h);
   }
 
@@ -111,24 +121,6 @@ export class AccountsLedgerClient implements AccountsPort, Ledger {
       kind: e.kind,
       ...(e.description ? { description: e.description } : {}),
     });
-  }
-
-  close(): void {
-    this.client.close();
-  }
-}
-
-/** platformCustomerId from identity GetCustomer (CUSTOMER_NOT_FOUND passes through). */
-export class IdentityCustomerDirectory implements CustomerDirectory {
-  private readonly client: PromiseClient<identity.IdentityServiceClient>;
-
-  constructor(address: string, deadlineMs = 5000) {
-    this.client = createRpcClient(identity.IdentityServiceClient, address, { defaultDeadlineMs: deadlineMs });
-  }
-
-  async platformCustomerId(platformId: string, customerId: string): Promise<string> {
-    const { customer } = await this.client.getCustomer({ platformId, customerId });
-    return customer!.platformCustomerId;
   }
 
   close(): void {

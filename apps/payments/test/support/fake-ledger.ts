@@ -1,6 +1,6 @@
 import { DomainError } from '@sluice/core';
-import type { Ledger } from '../src/index.js';
-import { isBalanced, type LedgerAccountRef, type LedgerLine } from '../src/domain/quote-ledger.js';
+import type { Ledger } from '../../src/index.js';
+import { isBalanced, type LedgerAccountRef, type LedgerLine } from '../../src/domain/quote-ledger.js';
 
 type Hold = {
   accountId: string;

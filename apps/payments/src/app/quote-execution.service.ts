@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { invalidInput, newId, type Clock } from '@sluice/core';
+import type { Logger } from '@sluice/logging';
+import { transactional, type MikroORM } from '@sluice/store';
+import type { Environment } from '../domain/environment.js';
+import { fail } from '../domain/errors.js';
+import { quoteLedgerIds } from '../domain/ids.js';
+import { jobIds } from '../domain/jobs.js';
+import type { Quote } from '../domain/quote.js';
+import type { ExecuteQuoteRequest, SandboxSendRequest } from '../domain/quote-request.js';
+import { checkSandboxPayment, quoteExpired, quoteTransaction } from '../domain/quote-rules.js';
+import { newReference, type Transaction } from '../domain/transaction.js';
+import type { JobScheduler } from '../store/job-scheduler.js';
+import type { QuoteRepository } from '../store/quote.repository.js';
+import type { Ledger, SigningChallenge, WalletSignatures } from './ports.js';
+import type { QuoteExpiryService } from './quote-expiry.service.js';
+import type { QuoteParties } from './quote-parties.js';
+import type { QuotePaymentsService } from './quote-payments.service.js';
+import type { TransactionLifecycle } from './transaction-lifecycle.js';
+import type { TransactionsService } from './transactions.service.js';
+
+/**
+ * What an execute answers: the quote as it is after the call, or, for an EMBEDDED_WALLET source executed
+ * without signature headers, a fresh signing challenge (nothing moved).
+ */
+export type ExecuteOutcome = { quote: Quote; challenge?: never } | { challenge: SigningChallenge; quote?: never };
+
+/** The body an EXECUTE_QUOTE signing request binds. */
+export const executeQuoteBody = (quoteId: string): string => JSON.stringify({ quoteId });
+
+/**
+ * The claim of a quote, exactly once whatever the retries: an execution (POST
+ * /quotes/{id}/execute, an internal-account source) or the arrival of its funds (POST
+ * /sandbox/send, a REALTIME_FUNDING source) moves it PENDING → PROCESSING, guarded against
+ * its expiry, and hands its payment to QuotePaymentsService.
+ */
+export class QuoteExecutionService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly deps: {
+      parties: QuoteParties;
+      walletSignatures: WalletSignatures;
+      ledger: Ledger;
+      quotes: QuoteRepository;
+      expiry: QuoteExpiryService;
+      transactions: TransactionsService;
+      lifecycle: TransactionLifecycle;
+      quotePayments: QuotePaymentsService;
+      scheduler: JobScheduler;
+      logger: Logger;
+    },
+  ) {}
+
+  /**
+   * POST /quotes/{id}/execute. Exactly once per quote, whatever the retries:
+   * 1. the hold `quote:<uuid>` on the source for totalSendingAmount towards CLEARING
+   *    (idempotent by id: concurrent executes place one hold; INSUFFICIENT_FUNDS is
+   *    thrown and the quote stays PENDING);
+   * 2. the claim: `UPDATE quotes SET status = 'PROCESSING', transaction_id = ? WHERE
+   *    status = 'PENDING' AND expires_at > now` in the same database transaction as
+   *    the OUTGOING transaction's insert (one winner; transaction_id and the
+   *    transaction's request key are unique) and its safety-net submission job;
+   * 3. QuotePaymentsService books it (internal account) or hands it to the rail
+   *    (external account, UMA address). A claim lost to the expiry releases the hold.
+   * An EMBEDDED_WALLET source first needs wallet-auth to verify (and consume) the
+   * wallet signature: its 401 passes through before anything is held; without any
+   * signature header the answer is a fresh signing challenge (202). A quote already
+   * executed is returned as it is. A REALTIME_FUNDING quote is not executed this way:
+   * it executes when its funds arrive (POST /sandbox/send in the sandbox).
+   */
+  async executeQuote(req: ExecuteQuoteRequest): Promise<ExecuteOutcome> {
+    const { platformId, environment, quoteId } = req;
+    const q = await this.deps.expiry.read(platformId, quoteId);
+    if (q.status === 'EXPIRED') throw quoteExpired(q);
+    if (q.source.kind === 'REALTIME_FUNDING') {
+      throw fail(
+        'QUOTE_NOT_EXECUTABLE',
+        'A REALTIME_FUNDING quote executes when its paymentInstructions are paid (in the sandbox: POST /sandbox/send)',
+        { quoteId: q.id, sourceType: 'REALTIME_FUNDING' },
+      );
+    }
+    if (q.status !== 'PENDING') return { quote: q };
+    if (environment !== 'SANDBOX') {
+      throw fail('RAIL_UNAVAILABLE', 'No payment rail is configured for production platforms yet');
+    }
+    const sourceAccountId = q.source.accountId!;
+    // Recorded at creation; quotes older than that record ask accounts.
+    const embeddedWallet =
+      q.sourceEmbeddedWallet ?? (await this.deps.parties.isEmbeddedWallet(platformId, sourceAccountId));
+    if (embeddedWallet && !req.signature && !req.requestId) {
+      // The signed retry's step 1: a fresh signing request for this execution. The client stamps its
+      // payloadToSign and repeats the execute with both headers. This is also how a client gets a new
+      // request after a signed execute whose hold was refused (that request was consumed).
+      return { challenge: await this.deps.walletSignatures.challenge(platformId, sourceAccountId, executeQuoteBody(q.id)) };
+    }
+    // The destination is read again (a deleted or deactivated account is not paid), with the customer's id.
+    const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
+      this.deps.parties.counterpartyOf(platformId, q.destination),
+      this.deps.parties.platformCustomerId(platformId, q.customerId),
+    ]);
+    const customer = q.customerId && platformCustomerId ? { customerId: q.customerId, platformCustomerId } : undefined;
+    if (embeddedWallet) {
+      // Embedded-wallet funds move only with the wallet owner's signature: wallet-auth verifies and
+      // consumes the signing request (single use) before anything is held; its 401 passes through.
+      const requestId = req.requestId ?? q.signingRequestId;
+      await this.deps.walletSignatures.verify(platformId, sourceAccountId, {
+        bodyJson: executeQuoteBody(q.id),
+        ...(req.signature ? { signature: req.signature } : {}),
+        ...(requestId ? { requestId } : {}),
+      });
+    }
+    const holdId = quoteLedgerIds(q.id).hold;
+    await this.deps.ledger.placeHold({
+      platformId,
+      holdId,
+      accountId: sourceAccountId,
+      amount: q.amounts.totalSendingAmount,
+      currency: q.source.currency,
+      counter: { system: 'CLEARING' },
+      kind: 'QUOTE_EXECUTION',
+      ...(q.description ? { description: q.description } : {}),
+    });
+    const transactionId = newId('Transaction');
+    const claimed = await transactional(this.orm, async (em) => {
+      const now = this.clock.now();
+      const won = await this.deps.quotes.transition(em, q.id, 'PENDING', 'PROCESSING', now, {
+        notExpiredAt: now,
+        transactionId,
+      });
+      if (!won) return undefined;
+      const t = quoteTransaction(won, {
+        id: transactionId,
+        reference: newReference((n) => randomBytes(n)),
+        now,
+        holdId,
+        counterpartyIdentifier,
+        customer,
+      });
+      await this.deps.lifecycle.record(em, t);
+      // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING).
+      const pending = await this.deps.lifecycle.move(em, t, 'PENDING');
+      await this.deps.quotePayments.scheduleSubmit(em, pending, environment);
+      // Claimed: the expiry job has nothing left to do.
+      await this.deps.scheduler.complete(em, jobIds.quoteExpire(q.id));
+      return won;
+    });
+    if (!claimed) {
+      const cur = (await this.deps.quotes.get(this.orm.em.fork(), platformId, quoteId))!;
+      if (cur.transactionId) return { quote: cur };
+      // Not claimed by anyone: the quote expired meanwhile; expiring it releases the hold placed above.
+      await this.deps.expiry.expire(cur.id);
+      throw quoteExpired(cur);
+    }
+    await this.handOff(platformId, transactionId, environment, quoteId);
+    return { quote: await this.deps.expiry.read(platformId, quoteId) };
+  }
+
+  /**
+   * POST /sandbox/send: the payer pays a REALTIME_FUNDING quote's instructions. The
+   * funds arriving claim the quote (PENDING → PROCESSING, guarded against expiry) and
+   * the payment proceeds as an execution (funding entry SETTLEMENT → CLEARING, then
+   * the payout or booking). A quote already funded is answered with its transaction
+   * as it is (nothing moves twice). Returns the OUTGOING transaction.
+   */
+  async sandboxSend(req: SandboxSendRequest): Promise<Transaction> {
+    if (req.environment !== 'SANDBOX') {
+      throw fail('RAIL_UNAVAILABLE', 'POST /sandbox/send simulates a payer for sandbox platforms only');
+    }
+    const q = await this.deps.expiry.read(req.platformId, req.quoteId);
+    if (q.source.kind !== 'REALTIME_FUNDING' || !q.transactionId) {
+      throw invalidInput([
+        {
+          field: 'quoteId',
+          message: 'is not funded in real time (its source is an internal account): execute it with POST /quotes/{quoteId}/execute',
+        },
+      ]);
+    }
+    if (q.status === 'EXPIRED') throw quoteExpired(q);
+    checkSandboxPayment(q, req);
+    const transactionId = q.transactionId;
+    if (q.status === 'PENDING') {
+      const claimed = await transactional(this.orm, async (em) => {
+        const now = this.clock.now();
+        const won = await this.deps.quotes.transition(em, q.id, 'PENDING', 'PROCESSING', now, { notExpiredAt: now });
+        if (!won) return false;
+        const t = await this.deps.transactions.find(q.platformId, transactionId, em, true);
+        if (t) await this.deps.quotePayments.scheduleSubmit(em, t, req.environment);
+        await this.deps.scheduler.complete(em, jobIds.quoteExpire(q.id));
+        return true;
+      });
+      if (!claimed) {
+        const cur = await this.deps.expiry.read(req.platformId, req.quoteId);
+        if (cur.status === 'EXPIRED') throw quoteExpired(cur);
+      }
+      await this.handOff(req.platformId, transactionId, req.environment, q.id);
+    }
+    return this.deps.transactions.get(req.platformId, transactionId);
+  }
+
+  /** Hands a claimed payment on; a failure is left to its safety-net job. */
+  private async handOff(platformId: string, transactionId: string, environment: Environment, quoteId: string): Promise<void> {
+    try {
+      await this.deps.quotePayments.submit(platformId, transactionId, environment);
+    } catch (err) {
+      // The transaction exists and its submit safety-net job retries the hand-off.
+      this.deps.logger.warn({ err, quoteId, transactionId }, 'payment hand-off failed; the submit job retries');
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import type { Clock } from '@sluice/core';
+import type { EntityManager } from '@sluice/store';
+import { quoteStatusFor, transitionTransaction, type TransactionStatus } from '../domain/state-machines.js';
+import type { Refund, Transaction } from '../domain/transaction.js';
+import type { QuoteRepository } from '../store/quote.repository.js';
+import type { TransactionRepository } from '../store/transaction.repository.js';
+import type { TransactionEvents } from './ports.js';
+
+/** What a status change may set besides the status. */
+export type TransactionPatch = Partial<Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt' | 'refund'>>;
+
+/**
+ * The life of every transaction — transfers, quote payments, incoming payments — in one place:
+ * its first row (`record`, or `discard` of one refused before its first event), each status change (`move`: the state machine's guard, a guarded row
+ * update, the webhook event in the same database transaction, a quote payment's quote following
+ * it) and a refund's own changes (`updateRefund`). Use cases decide when; this decides how.
+ */
+export class TransactionLifecycle {
+  constructor(
+    private readonly clock: Clock,
+    private readonly deps: { transactions: TransactionRepository; quotes: QuoteRepository; events: TransactionEvents },
+  ) {}
+
+  /** Inserts a new transaction, in the caller's transaction, with the event of its first status (if any). */
+  async record(em: EntityManager, t: Transaction): Promise<void> {
+    await this.deps.transactions.insert(em, t);
+    await this.deps.events.created(em, t);
+  }
+
+  /** Removes a transaction that never got past CREATED (its hold was refused): no event was ever written for it. */
+  async discard(em: EntityManager, id: string): Promise<void> {
+    await this.deps.transactions.deleteCreated(em, id);
+  }
+
+  /**
+   * Moves a transaction to `to` under its state machine (ILLEGAL_STATE_TRANSITION
+   * otherwise) and writes the status webhook event (and, when the refund's status
+   * changes, its OUTGOING_PAYMENT.REFUND_* event), in the caller's transaction.
+   * A quote's payment carries its quote along (COMPLETED, FAILED, EXPIRED; see
+   * quoteStatusFor) in the same database transaction.
+   */
+  async move(em: EntityManager, t: Transaction, to: TransactionStatus, patch: TransactionPatch = {}): Promise<Transaction> {
+    transitionTransaction(t.type, t.status, to);
+    const next: Transaction = { ...t, ...patch, status: to, updatedAt: this.clock.now() };
+    await this.write(em, t, next);
+    if (next.quoteId) {
+      const quoteStatus = quoteStatusFor(to);
+      if (quoteStatus) await this.deps.quotes.follow(em, next.quoteId, quoteStatus, next.updatedAt);
+    }
+    return next;
+  }
+
+  /** Records a change of the refund alone (the status stays), with its OUTGOING_PAYMENT.REFUND_* event. */
+  async updateRefund(em: EntityManager, t: Transaction, refund: Refund): Promise<Transaction> {
+    const next: Transaction = { ...t, refund, updatedAt: this.clock.now() };
+    await this.write(em, t, next);
+    return next;
+  }
+
+  private async write(em: EntityManager, prev: Transaction, next: Transaction): Promise<void> {
+    if (!(await this.deps.transactions.updateStatus(em, next, prev.status))) {
+      throw new Error(`transaction ${prev.id} changed concurrently (expected ${prev.status})`);
+    }
+    await this.deps.events.changed(em, prev, next);
+  }
+}

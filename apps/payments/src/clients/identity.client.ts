@@ -1,0 +1,40 @@
+import { identity } from '@sluice/contracts';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import type { CustomerDirectory, CustomerRef } from '../app/ports.js';
+
+/**
+ * The one client of payments to the identity service (`sluice.identity.v1.IdentityService`):
+ * customers. CUSTOMER_NOT_FOUND passes through.
+ */
+export class IdentityClient implements CustomerDirectory {
+  private readonly client: PromiseClient<identity.IdentityServiceClient>;
+
+  constructor(address: string, deadlineMs = 5000) {
+    this.client = createRpcClient(identity.IdentityServiceClient, address, { defaultDeadlineMs: deadlineMs });
+  }
+
+  async platformCustomerId(platformId: string, customerId: string): Promise<string> {
+    const { customer } = await this.client.getCustomer({ platformId, customerId });
+    return customer!.platformCustomerId;
+  }
+
+  /** Asks for the address as given, then in lower case (identity stores it as the platform wrote it). */
+  async customerByUmaAddress(platformId: string, umaAddress: string): Promise<CustomerRef | undefined> {
+    for (const address of new Set([umaAddress, umaAddress.toLowerCase()])) {
+      const { customers } = await this.client.listCustomers({
+        platformId,
+        customerType: identity.CustomerType.UNSPECIFIED,
+        umaAddress: address,
+        isIncludingDeleted: false,
+        page: { limit: 1 },
+      });
+      const c = customers[0];
+      if (c) return { customerId: c.id, platformCustomerId: c.platformCustomerId };
+    }
+    return undefined;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
