@@ -26,7 +26,7 @@ import { startService } from '@sluice/runtime';
 import { dropStreams } from '@sluice/testing';
 // identity
 import { identityService } from '../../apps/identity/src/service.js';
-import type { CustomerRepository } from '../../apps/identity/src/store/customer.repository.js';
+import type { CustomersService } from '../../apps/identity/src/app/customers.service.js';
 // accounts
 import { defineAccountsService } from '../../apps/accounts/src/service.js';
 import type { InternalAccountsService } from '../../apps/accounts/src/app/internal-accounts.service.js';
@@ -142,9 +142,9 @@ class InProcessAccounts implements AccountsPort, Ledger, InternalAccountTypes, E
   }
 }
 
-/** payments' CustomerDirectory over identity's customer repository (the read GetCustomer makes). */
+/** payments' CustomerDirectory over identity's customers use cases (what GetCustomer calls). */
 class InProcessCustomers implements CustomerDirectory, HolderDirectory {
-  constructor(private readonly customers: CustomerRepository) {}
+  constructor(private readonly customers: CustomersService) {}
 
   async platformCustomerId(platformId: string, customerId: string): Promise<string> {
     return (await acrossServices(() => this.customers.get(platformId, customerId))).platformCustomerId;
