@@ -3,7 +3,7 @@ import { accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { subjectFor, toJson, type EventEnvelope } from '@sluice/events';
 import { eventually } from '@sluice/testing';
-import { SANDBOX, startHarness, type Harness } from './harness.js';
+import { SANDBOX, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 
