@@ -18,7 +18,7 @@ import { IdentityPlatformDirectory } from './rpc/identity-directory.js';
 export interface AccountsAdapters {
   /** Customers and platforms as holders of external accounts. */
   holders?: HolderDirectory;
-  /** Platforms' environments and embedded-wallet currencies. */
+  /** Platforms' embedded-wallet currencies. */
   platforms?: PlatformDirectory;
 }
 
@@ -65,7 +65,7 @@ export function composeAccounts(
         orm,
         logger,
         prefix: config.EVENT_SUBJECT_PREFIX,
-        handler: new IdentityEventsHandler(internalAccounts, platforms, logger),
+        handler: new IdentityEventsHandler(internalAccounts, logger),
       }),
     ],
     close: () => {

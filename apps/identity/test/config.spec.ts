@@ -109,6 +109,7 @@ describe('platform config', () => {
       umaDomain: 'pay.example.com',
       webhookEndpoint: 'https://hooks.example.com/sluice?x=1',
       webhookSigningSecretRotated: false,
+      environment: 'SANDBOX',
     });
     expect((await h.client.getWebhookTarget({ platformId: p.id })).webhookEndpoint).toBe(
       'https://hooks.example.com/sluice?x=1',

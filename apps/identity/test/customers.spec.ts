@@ -100,6 +100,8 @@ describe('creating customers', () => {
             platformCustomerId: 'ind-9f84e0c2',
             currencies: ['USD', 'USDC'],
             umaAddress: c.umaAddress,
+            environment: 'SANDBOX',
+            embeddedWalletCurrencies: [],
           },
         }),
       },
@@ -472,6 +474,8 @@ describe('updating and deleting customers', () => {
         platformCustomerId: c.platformCustomerId,
         currencies: ['USD', 'USDC'],
         umaAddress: '$jane.smith@pay.example.com',
+        environment: 'SANDBOX',
+        embeddedWalletCurrencies: [],
       },
     ]);
     h.clock.advance(5000);

@@ -40,6 +40,14 @@ export function normalizeCurrencies(codes: readonly string[], field = 'currencie
   return [...seen];
 }
 
+/** Splits currency codes from another service into known ones (deduplicated, first-seen order) and unknown ones. */
+export function knownCurrencies(codes: readonly string[]): { known: string[]; unknown: string[] } {
+  return {
+    known: [...new Set(codes.filter((c) => isCurrencyCode(c)))],
+    unknown: codes.filter((c) => !isCurrencyCode(c)),
+  };
+}
+
 /** What the store keeps about an internal account, with its ledger balances. */
 export interface InternalAccountRecord {
   id: string;

@@ -36,7 +36,7 @@ export function accountsRpc(o: {
       const currencies = normalizeCurrencies(req.currencies);
       let embedded: string[] = [];
       try {
-        embedded = (await o.platforms?.embeddedWalletCurrencies?.(req.platformId)) ?? [];
+        embedded = (await o.platforms?.embeddedWalletCurrencies(req.platformId)) ?? [];
       } catch (err) {
         // The CUSTOMER.CREATED consumer provisions them later.
         o.logger.warn({ err: (err as Error).message }, 'embedded-wallet currencies unavailable; EMBEDDED_WALLET accounts deferred');

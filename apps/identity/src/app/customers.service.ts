@@ -59,7 +59,10 @@ export class CustomersService {
           if (earlier) return { customer: earlier, replayed: true };
         }
         const platform = await requirePlatform(this.store.platforms, em, platformId);
-        const { settings } = await this.store.configs.get(em, platformId);
+        // Shared lock until commit: a config change waits for this transaction (or it for the
+        // change), so the embedded-wallet currencies CUSTOMER.CREATED carries are never older
+        // than a PLATFORM_CONFIG.UPDATED that comes after it in the stream.
+        const { settings } = await this.store.configs.get(em, platformId, 'share');
         const now = this.clock.now();
         const draft = validateNewCustomer(input, { supportedCurrencies: supportedCurrencyCodes(settings), today: now });
         const customer = newCustomer(draft, {
@@ -71,7 +74,7 @@ export class CustomersService {
           now,
         });
         await this.store.customers.insert(em, customer, requestKey);
-        await this.events.customerCreated(em, customer);
+        await this.events.customerCreated(em, customer, { environment: platform.environment, settings });
         return { customer, replayed: false };
       });
     } catch (err) {
@@ -110,7 +113,8 @@ export class CustomersService {
     try {
       return await transactional(this.orm, async (em) => {
         const current = await this.require(em, platformId, customerId, true);
-        const { settings } = await this.store.configs.get(em, platformId);
+        const platform = await requirePlatform(this.store.platforms, em, platformId);
+        const { settings } = await this.store.configs.get(em, platformId, 'share'); // as in create
         const now = this.clock.now();
         const next = applyCustomerUpdate(current, input, {
           supportedCurrencies: supportedCurrencyCodes(settings),
@@ -119,7 +123,7 @@ export class CustomersService {
         if (JSON.stringify(next) === JSON.stringify(current)) return current;
         next.updatedAt = now;
         await this.store.customers.update(em, next);
-        await this.events.customerUpdated(em, next);
+        await this.events.customerUpdated(em, next, { environment: platform.environment, settings });
         return next;
       });
     } catch (err) {

@@ -1,7 +1,13 @@
 import type { EntityManager } from '@sluice/store';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
-import type { ApiToken, Platform } from '../domain/platform.js';
+import type { ApiToken, Environment, Platform } from '../domain/platform.js';
+
+/** The customer's platform as a customer event describes it: its environment and its settings when the change was made. */
+export interface CustomerPlatform {
+  environment: Environment;
+  settings: PlatformSettings;
+}
 
 /**
  * Every outbound port of identity. Its only neighbour is the event stream: each
@@ -21,10 +27,10 @@ export interface IdentityEvents {
   tokenCreated(em: EntityManager, token: ApiToken): Promise<void>;
   /** TOKEN.DELETED (credential caches drop the token). */
   tokenDeleted(em: EntityManager, token: ApiToken): Promise<void>;
-  /** CUSTOMER.CREATED. */
-  customerCreated(em: EntityManager, customer: Customer): Promise<void>;
-  /** CUSTOMER.UPDATED. */
-  customerUpdated(em: EntityManager, customer: Customer): Promise<void>;
+  /** CUSTOMER.CREATED, with what consumers need of the customer's platform to provision its accounts. */
+  customerCreated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
+  /** CUSTOMER.UPDATED, with the same facts of its platform. */
+  customerUpdated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
   /** CUSTOMER.DELETED. */
   customerDeleted(em: EntityManager, customer: Customer): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { EVENTS, type EventData } from '@sluice/api';
 import type { Outbox } from '@sluice/events';
 import type { EntityManager } from '@sluice/store';
-import type { IdentityEvents } from '../app/ports.js';
+import type { CustomerPlatform, IdentityEvents } from '../app/ports.js';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { ApiToken, Platform } from '../domain/platform.js';
@@ -30,7 +30,7 @@ export class IdentityPublisher implements IdentityEvents {
   ): Promise<void> {
     await this.outbox.add(em, EVENTS.PLATFORM_CONFIG_UPDATED, {
       platformId: c.platform.id,
-      data: platformConfigData(c.settings, c.webhookSigningSecretRotated),
+      data: platformConfigData(c.platform, c.settings, c.webhookSigningSecretRotated),
       occurredAt: c.at,
     });
   }
@@ -51,18 +51,18 @@ export class IdentityPublisher implements IdentityEvents {
     });
   }
 
-  async customerCreated(em: EntityManager, c: Customer): Promise<void> {
+  async customerCreated(em: EntityManager, c: Customer, platform: CustomerPlatform): Promise<void> {
     await this.outbox.add(em, EVENTS.CUSTOMER_CREATED, {
       platformId: c.platformId,
-      data: customerData(c),
+      data: customerData(c, platform),
       occurredAt: c.createdAt,
     });
   }
 
-  async customerUpdated(em: EntityManager, c: Customer): Promise<void> {
+  async customerUpdated(em: EntityManager, c: Customer, platform: CustomerPlatform): Promise<void> {
     await this.outbox.add(em, EVENTS.CUSTOMER_UPDATED, {
       platformId: c.platformId,
-      data: customerData(c),
+      data: customerData(c, platform),
       occurredAt: c.updatedAt,
     });
   }
@@ -76,26 +76,35 @@ export class IdentityPublisher implements IdentityEvents {
   }
 }
 
-function customerData(c: Customer): EventData<typeof EVENTS.CUSTOMER_CREATED> {
+/** The customer, and its platform's environment and embedded-wallet currencies (accounts provisions from them). */
+function customerData(c: Customer, platform: CustomerPlatform): EventData<typeof EVENTS.CUSTOMER_CREATED> {
   return {
     customerId: c.id,
     customerType: c.customerType,
     platformCustomerId: c.platformCustomerId,
     currencies: [...c.currencies],
     umaAddress: c.umaAddress,
+    environment: platform.environment,
+    embeddedWalletCurrencies: embeddedWalletCurrencies(platform.settings),
   };
+}
+
+function embeddedWalletCurrencies(s: PlatformSettings): string[] {
+  return [...(s.embeddedWalletConfig?.currencies ?? [])];
 }
 
 /** Never carries secrets: only whether the webhook signing secret was rotated. */
 function platformConfigData(
+  platform: Platform,
   s: PlatformSettings,
   webhookSigningSecretRotated: boolean,
 ): EventData<typeof EVENTS.PLATFORM_CONFIG_UPDATED> {
   return {
     supportedCurrencies: s.supportedCurrencies.map((c) => c.currencyCode),
-    embeddedWalletCurrencies: [...(s.embeddedWalletConfig?.currencies ?? [])],
+    embeddedWalletCurrencies: embeddedWalletCurrencies(s),
     umaDomain: s.umaDomain ?? null,
     webhookEndpoint: s.webhookEndpoint ?? null,
     webhookSigningSecretRotated,
+    environment: platform.environment,
   };
 }
