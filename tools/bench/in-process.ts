@@ -32,7 +32,7 @@ import { defineAccountsService } from '../../apps/accounts/src/service.js';
 import type { InternalAccountsService } from '../../apps/accounts/src/app/internal-accounts.service.js';
 import type { ExternalAccountsService } from '../../apps/accounts/src/app/external-accounts.service.js';
 import type { LedgerService } from '../../apps/accounts/src/app/ledger.service.js';
-import type { HolderDirectory } from '../../apps/accounts/src/app/holder-directory.js';
+import type { HolderDirectory } from '../../apps/accounts/src/app/ports.js';
 import { validateAccountInfo } from '../../apps/accounts/src/domain/external-account.js';
 // payments
 import { definePaymentsService } from '../../apps/payments/src/service.js';

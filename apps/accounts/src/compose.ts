@@ -7,12 +7,10 @@ import {
   ProductionBeneficiaryVerifier,
   SandboxBeneficiaryVerifier,
 } from './domain/beneficiary-verification.js';
-import { IdentityHolderDirectory } from './rpc/identity-holders.js';
 import { IdentityConsumer, IdentityEventsHandler } from './events/identity.consumer.js';
 import { accountsRpc } from './rpc/accounts.rpc.js';
-import type { HolderDirectory } from './app/holder-directory.js';
-import type { PlatformDirectory } from './app/platform-directory.js';
-import { IdentityPlatformDirectory } from './rpc/identity-directory.js';
+import type { HolderDirectory, PlatformDirectory } from './app/ports.js';
+import { IdentityClient } from './clients/identity.client.js';
 
 /** Adapters a test or the benchmark's one-process baseline may replace (default: identity over gRPC). */
 export interface AccountsAdapters {
@@ -32,12 +30,13 @@ export interface AccountsGraph extends Composition {
 /** The composition root of accounts: every object of the service, built once. */
 export function composeAccounts(
   { orm, clock, outbox, bus, logger, config }: ServiceDeps<AccountsConfig>,
-  overrides: AccountsAdapters = {},
+  adapters: AccountsAdapters = {},
 ): AccountsGraph {
-  const holdersClient = overrides.holders ? undefined : new IdentityHolderDirectory(config.IDENTITY_GRPC_URL);
-  const platformsClient = overrides.platforms ? undefined : new IdentityPlatformDirectory(config.IDENTITY_GRPC_URL);
-  const holders = overrides.holders ?? holdersClient!;
-  const platforms = overrides.platforms ?? platformsClient!;
+  // One identity client serves every port the adapters leave to identity.
+  let identity: IdentityClient | undefined;
+  const identityClient = () => (identity ??= new IdentityClient(config.IDENTITY_GRPC_URL));
+  const holders = adapters.holders ?? identityClient();
+  const platforms = adapters.platforms ?? identityClient();
   const internalAccounts = new InternalAccountsService(orm, clock);
   const ledger = new LedgerService(orm, clock, outbox);
   const externalAccounts = new ExternalAccountsService(orm, clock, outbox, holders, {
@@ -68,9 +67,6 @@ export function composeAccounts(
         handler: new IdentityEventsHandler(internalAccounts, logger),
       }),
     ],
-    close: () => {
-      holdersClient?.close();
-      platformsClient?.close();
-    },
+    close: () => identity?.close(),
   };
 }

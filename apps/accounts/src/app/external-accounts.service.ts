@@ -14,7 +14,7 @@ import {
   ExternalAccountRepository,
   type ExternalAccountFilter,
 } from '../store/external-account.repository.js';
-import type { HolderDirectory } from './holder-directory.js';
+import type { HolderDirectory } from './ports.js';
 
 export interface NewExternalAccount {
   platformId: string;

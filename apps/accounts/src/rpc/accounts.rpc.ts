@@ -3,7 +3,7 @@ import { implement, pageInfo, type AsyncService, type RegisteredService } from '
 import type { Logger } from '@sluice/logging';
 import { invalidInput, isCurrencyCode } from '@sluice/core';
 import { normalizeCurrencies } from '../domain/internal-account.js';
-import type { PlatformDirectory } from '../app/platform-directory.js';
+import type { PlatformDirectory } from '../app/ports.js';
 import { checks } from '../domain/validation.js';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
 import type { LedgerService } from '../app/ledger.service.js';
