@@ -23,7 +23,13 @@ export interface IdentityGraph extends Composition {
 }
 
 /** The composition root of identity: every object of the service, built once. */
-export function composeIdentity({ orm, outbox, clock, logger, config }: ServiceDeps<IdentityConfig>): IdentityGraph {
+export function composeIdentity({
+  orm,
+  outbox,
+  clock,
+  logger,
+  config,
+}: ServiceDeps<IdentityConfig>): IdentityGraph {
   const store = {
     platforms: new PlatformRepository(),
     configs: new PlatformConfigRepository(),

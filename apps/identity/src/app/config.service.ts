@@ -34,7 +34,12 @@ export class ConfigService {
       const now = this.clock.now();
       const updated: PlatformConfig = { ...config, settings, updatedAt: now };
       await this.store.configs.update(em, updated);
-      await this.events.platformConfigUpdated(em, { platform, settings, webhookSigningSecretRotated: false, at: now });
+      await this.events.platformConfigUpdated(em, {
+        platform,
+        settings,
+        webhookSigningSecretRotated: false,
+        at: now,
+      });
       return this.view(em, platform, updated);
     });
   }
@@ -51,7 +56,11 @@ export class ConfigService {
       const config = await this.store.configs.get(em, platformId, 'update');
       const now = this.clock.now();
       await this.store.secrets.deleteExpired(em, platformId, now);
-      await this.store.secrets.expireCurrent(em, platformId, new Date(now.getTime() + WEBHOOK_SECRET_GRACE_MS));
+      await this.store.secrets.expireCurrent(
+        em,
+        platformId,
+        new Date(now.getTime() + WEBHOOK_SECRET_GRACE_MS),
+      );
       await this.store.secrets.insert(em, platformId, { secret: generateWebhookSecret(), createdAt: now });
       const updated: PlatformConfig = { ...config, updatedAt: now };
       await this.store.configs.update(em, updated);
@@ -79,7 +88,11 @@ export class ConfigService {
     };
   }
 
-  private async view(em: EntityManager, platform: Platform, config: PlatformConfig): Promise<PlatformConfigView> {
+  private async view(
+    em: EntityManager,
+    platform: Platform,
+    config: PlatformConfig,
+  ): Promise<PlatformConfigView> {
     const secrets = activeSecrets(await this.store.secrets.list(em, platform.id), this.clock.now());
     const current = secrets[0];
     if (!current) throw new Error(`platform ${platform.id} has no webhook signing secret`);

@@ -64,7 +64,10 @@ export class CustomersService {
         // than a PLATFORM_CONFIG.UPDATED that comes after it in the stream.
         const { settings } = await this.store.configs.get(em, platformId, 'share');
         const now = this.clock.now();
-        const draft = validateNewCustomer(input, { supportedCurrencies: supportedCurrencyCodes(settings), today: now });
+        const draft = validateNewCustomer(input, {
+          supportedCurrencies: supportedCurrencyCodes(settings),
+          today: now,
+        });
         const customer = newCustomer(draft, {
           id: newId('Customer'),
           platformId,
@@ -80,7 +83,11 @@ export class CustomersService {
     } catch (err) {
       if (requestKey && this.store.customers.uniqueKeyViolated(err) === 'REQUEST_KEY') {
         // A concurrent twin of this request won; answer what it created.
-        const earlier = await this.store.customers.findByRequestKey(this.orm.em.fork(), platformId, requestKey);
+        const earlier = await this.store.customers.findByRequestKey(
+          this.orm.em.fork(),
+          platformId,
+          requestKey,
+        );
         if (earlier) return { customer: earlier, replayed: true };
       }
       throw await this.conflict(err, platformId, input.platformCustomerId, input.umaAddress);
@@ -146,7 +153,12 @@ export class CustomersService {
     });
   }
 
-  private async require(em: EntityManager, platformId: string, customerId: string, forUpdate = false): Promise<Customer> {
+  private async require(
+    em: EntityManager,
+    platformId: string,
+    customerId: string,
+    forUpdate = false,
+  ): Promise<Customer> {
     const customer = await this.store.customers.find(em, platformId, customerId, { forUpdate });
     if (!customer) throw customerNotFound();
     return customer;
@@ -164,16 +176,28 @@ export class CustomersService {
       const existing =
         platformCustomerId === undefined
           ? undefined
-          : await this.store.customers.findLiveByPlatformCustomerId(this.orm.em.fork(), platformId, platformCustomerId);
-      return fail('CUSTOMER_ALREADY_EXISTS', `A customer with platformCustomerId ${platformCustomerId} already exists`, {
-        platformCustomerId,
-        ...(existing ? { customerId: existing.id } : {}),
-      });
+          : await this.store.customers.findLiveByPlatformCustomerId(
+              this.orm.em.fork(),
+              platformId,
+              platformCustomerId,
+            );
+      return fail(
+        'CUSTOMER_ALREADY_EXISTS',
+        `A customer with platformCustomerId ${platformCustomerId} already exists`,
+        {
+          platformCustomerId,
+          ...(existing ? { customerId: existing.id } : {}),
+        },
+      );
     }
     if (key === 'UMA_ADDRESS') {
-      return fail('UMA_ADDRESS_EXISTS', `Another customer already has the UMA address ${umaAddress?.toLowerCase()}`, {
-        umaAddress: umaAddress?.toLowerCase(),
-      });
+      return fail(
+        'UMA_ADDRESS_EXISTS',
+        `Another customer already has the UMA address ${umaAddress?.toLowerCase()}`,
+        {
+          umaAddress: umaAddress?.toLowerCase(),
+        },
+      );
     }
     return err;
   }

@@ -91,9 +91,15 @@ export class PlatformsService {
         if (!clientSecretMatches(input.clientSecret, token.secretHash))
           throw fail('CREDENTIAL_CONFLICT', `Token ${input.tokenId} exists with a different client secret`);
         if (token.deletedAt)
-          throw fail('CREDENTIAL_CONFLICT', `Token ${input.tokenId} has been revoked; configure a new credential`);
+          throw fail(
+            'CREDENTIAL_CONFLICT',
+            `Token ${input.tokenId} has been revoked; configure a new credential`,
+          );
         if (platform.environment !== input.environment)
-          throw fail('CREDENTIAL_CONFLICT', `Token ${input.tokenId} belongs to a ${platform.environment} platform`);
+          throw fail(
+            'CREDENTIAL_CONFLICT',
+            `Token ${input.tokenId} belongs to a ${platform.environment} platform`,
+          );
         return { platform, created: false };
       }
       const now = this.clock.now();
@@ -116,7 +122,12 @@ export class PlatformsService {
   }
 
   /** A new platform with the default config (USD, USDC) and a current webhook signing secret. */
-  private async create(em: EntityManager, name: string, environment: Environment, now: Date): Promise<Platform> {
+  private async create(
+    em: EntityManager,
+    name: string,
+    environment: Environment,
+    now: Date,
+  ): Promise<Platform> {
     const platform: Platform = { id: newId('Platform'), name, environment, createdAt: now };
     await this.store.platforms.insert(em, platform); // first: the other rows reference it
     const settings = defaultSettings();
@@ -129,7 +140,12 @@ export class PlatformsService {
     });
     await this.store.secrets.insert(em, platform.id, { secret: generateWebhookSecret(), createdAt: now });
     await this.events.platformCreated(em, platform);
-    await this.events.platformConfigUpdated(em, { platform, settings, webhookSigningSecretRotated: false, at: now });
+    await this.events.platformConfigUpdated(em, {
+      platform,
+      settings,
+      webhookSigningSecretRotated: false,
+      at: now,
+    });
     return platform;
   }
 }

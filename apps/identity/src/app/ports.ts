@@ -21,7 +21,12 @@ export interface IdentityEvents {
   /** PLATFORM_CONFIG.UPDATED: the settings as they now are (never secrets; only whether the signing secret was rotated). */
   platformConfigUpdated(
     em: EntityManager,
-    change: { platform: Platform; settings: PlatformSettings; webhookSigningSecretRotated: boolean; at: Date },
+    change: {
+      platform: Platform;
+      settings: PlatformSettings;
+      webhookSigningSecretRotated: boolean;
+      at: Date;
+    },
   ): Promise<void>;
   /** TOKEN.CREATED. */
   tokenCreated(em: EntityManager, token: ApiToken): Promise<void>;

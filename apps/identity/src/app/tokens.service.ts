@@ -89,7 +89,10 @@ export class TokensService {
       const token = platform ? await this.tokens.findLive(em, platformId, id) : undefined;
       if (!token) throw tokenNotFound();
       if ((await this.tokens.countLive(em, platformId)) <= 1)
-        throw fail('CANNOT_DELETE_LAST_TOKEN', 'A platform must keep at least one API token; create another one first');
+        throw fail(
+          'CANNOT_DELETE_LAST_TOKEN',
+          'A platform must keep at least one API token; create another one first',
+        );
       const now = this.clock.now();
       const revoked: StoredToken = { ...token, deletedAt: now, updatedAt: now };
       await this.tokens.update(em, revoked);

@@ -92,7 +92,11 @@ export function validateBootstrapCredential(input: {
  * The advisory-lock keys that serialize bootstraps (EnsurePlatformCredential) of one
  * platform name in an environment and of one token id, so concurrent starts agree.
  */
-export function bootstrapLockKeys(c: { environment: Environment; platformName: string; tokenId: string }): string[] {
+export function bootstrapLockKeys(c: {
+  environment: Environment;
+  platformName: string;
+  tokenId: string;
+}): string[] {
   return [`identity:bootstrap:${c.environment}:${c.platformName}`, `identity:bootstrap:${c.tokenId}`];
 }
 

@@ -23,7 +23,12 @@ export function validIds(...fields: IdField[]): void {
  * Checks a free-text field: non-blank, at most `max` characters, no control
  * characters. Returns the value when valid.
  */
-export function text(p: FieldErrors, field: string, value: string | undefined, max: number): string | undefined {
+export function text(
+  p: FieldErrors,
+  field: string,
+  value: string | undefined,
+  max: number,
+): string | undefined {
   if (value === undefined) return undefined;
   if (value.trim() === '') {
     p.add(field, 'must not be blank');

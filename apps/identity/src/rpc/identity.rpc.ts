@@ -81,7 +81,8 @@ export function identityHandlers({
       if (req.supportedCurrencies)
         input.supportedCurrencies = req.supportedCurrencies.currencies.map(currencyConfigFromPb);
       if (req.clearEmbeddedWalletConfig) input.clearEmbeddedWalletConfig = true;
-      if (req.embeddedWalletConfig) input.embeddedWalletConfig = embeddedWalletFromPb(req.embeddedWalletConfig);
+      if (req.embeddedWalletConfig)
+        input.embeddedWalletConfig = embeddedWalletFromPb(req.embeddedWalletConfig);
       return { config: configToPb(await config.update(req.platformId, input)) };
     },
 

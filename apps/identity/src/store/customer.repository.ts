@@ -35,7 +35,11 @@ export class CustomerRepository {
   }
 
   /** The customer a request with this Idempotency-Key created. */
-  async findByRequestKey(em: EntityManager, platformId: string, requestKey: string): Promise<Customer | undefined> {
+  async findByRequestKey(
+    em: EntityManager,
+    platformId: string,
+    requestKey: string,
+  ): Promise<Customer | undefined> {
     const row = await em.findOne(CustomerEntity, { platformId, requestKey });
     return row ? customerFromRow(row) : undefined;
   }
@@ -96,6 +100,8 @@ export class CustomerRepository {
 
   /** The unique key a failed write collided with, if that is why it failed. */
   uniqueKeyViolated(err: unknown): CustomerUniqueKey | undefined {
-    return (Object.keys(UNIQUE_INDEXES) as CustomerUniqueKey[]).find((k) => isUniqueViolation(err, UNIQUE_INDEXES[k]));
+    return (Object.keys(UNIQUE_INDEXES) as CustomerUniqueKey[]).find((k) =>
+      isUniqueViolation(err, UNIQUE_INDEXES[k]),
+    );
   }
 }

@@ -1,4 +1,10 @@
-import type { Address, BusinessInfo, Customer, CustomerType, VerificationStatus } from '../domain/customer.js';
+import type {
+  Address,
+  BusinessInfo,
+  Customer,
+  CustomerType,
+  VerificationStatus,
+} from '../domain/customer.js';
 import type {
   CurrencyConfig,
   CustomerInfoField,
@@ -33,29 +39,34 @@ export function platformFromRow(r: PlatformRecord): Platform {
 
 /** A platform never changes after its creation: updated_at stays created_at. */
 export function platformToRow(p: Platform): PlatformRecord {
-  return { id: p.id, name: p.name, environment: p.environment, createdAt: p.createdAt, updatedAt: p.createdAt };
+  return {
+    id: p.id,
+    name: p.name,
+    environment: p.environment,
+    createdAt: p.createdAt,
+    updatedAt: p.createdAt,
+  };
 }
 
 // platform_configs
 
 export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
   const settings: PlatformSettings = {
-    supportedCurrencies: r.supportedCurrencies.map(
-      (c): CurrencyConfig => ({
-        currencyCode: c.currencyCode,
-        minAmount: BigInt(c.minAmount),
-        maxAmount: BigInt(c.maxAmount),
-        requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({
-          name: f.name as CustomerInfoField,
-          mandatory: f.mandatory,
-        })),
-        enabledTransactionTypes: c.enabledTransactionTypes as TransactionType[],
-      }),
-    ),
+    supportedCurrencies: r.supportedCurrencies.map((c): CurrencyConfig => ({
+      currencyCode: c.currencyCode,
+      minAmount: BigInt(c.minAmount),
+      maxAmount: BigInt(c.maxAmount),
+      requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({
+        name: f.name as CustomerInfoField,
+        mandatory: f.mandatory,
+      })),
+      enabledTransactionTypes: c.enabledTransactionTypes as TransactionType[],
+    })),
   };
   if (r.umaDomain) settings.umaDomain = r.umaDomain;
   if (r.webhookEndpoint) settings.webhookEndpoint = r.webhookEndpoint;
-  if (r.embeddedWalletConfig) settings.embeddedWalletConfig = r.embeddedWalletConfig as unknown as EmbeddedWalletConfig;
+  if (r.embeddedWalletConfig)
+    settings.embeddedWalletConfig = r.embeddedWalletConfig as unknown as EmbeddedWalletConfig;
   return {
     platformId: r.platformId,
     settings,
@@ -71,15 +82,16 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
     platformId: c.platformId,
     umaDomain: s.umaDomain ?? null,
     webhookEndpoint: s.webhookEndpoint ?? null,
-    supportedCurrencies: s.supportedCurrencies.map(
-      (cc): CurrencyConfigJson => ({
-        currencyCode: cc.currencyCode,
-        minAmount: cc.minAmount.toString(),
-        maxAmount: cc.maxAmount.toString(),
-        requiredCounterpartyFields: cc.requiredCounterpartyFields.map((f) => ({ name: f.name, mandatory: f.mandatory })),
-        enabledTransactionTypes: [...cc.enabledTransactionTypes],
-      }),
-    ),
+    supportedCurrencies: s.supportedCurrencies.map((cc): CurrencyConfigJson => ({
+      currencyCode: cc.currencyCode,
+      minAmount: cc.minAmount.toString(),
+      maxAmount: cc.maxAmount.toString(),
+      requiredCounterpartyFields: cc.requiredCounterpartyFields.map((f) => ({
+        name: f.name,
+        mandatory: f.mandatory,
+      })),
+      enabledTransactionTypes: [...cc.enabledTransactionTypes],
+    })),
     embeddedWalletConfig: s.embeddedWalletConfig
       ? (JSON.parse(JSON.stringify(s.embeddedWalletConfig)) as Record<string, unknown>)
       : null,

@@ -13,7 +13,11 @@ export class PlatformConfigRepository {
    */
   async get(em: EntityManager, platformId: string, lock?: 'share' | 'update'): Promise<PlatformConfig> {
     const lockMode =
-      lock === 'update' ? LockMode.PESSIMISTIC_WRITE : lock === 'share' ? LockMode.PESSIMISTIC_READ : undefined;
+      lock === 'update'
+        ? LockMode.PESSIMISTIC_WRITE
+        : lock === 'share'
+          ? LockMode.PESSIMISTIC_READ
+          : undefined;
     const row = await em.findOne(PlatformConfigEntity, { platformId }, lockMode ? { lockMode } : {});
     if (!row) throw new Error(`platform ${platformId} has no config row`);
     return platformConfigFromRow(row);

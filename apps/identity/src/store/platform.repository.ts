@@ -8,7 +8,11 @@ import { platformFromRow, platformToRow } from './mappers.js';
 /** The `platforms` table, and the advisory locks that serialize bootstraps. */
 export class PlatformRepository {
   /** The platform, or undefined (a malformed id finds none). `forUpdate` locks its row. */
-  async find(em: EntityManager, platformId: string, o: { forUpdate?: boolean } = {}): Promise<Platform | undefined> {
+  async find(
+    em: EntityManager,
+    platformId: string,
+    o: { forUpdate?: boolean } = {},
+  ): Promise<Platform | undefined> {
     if (!isId(platformId, 'Platform')) return undefined;
     const row = await em.findOne(
       PlatformEntity,
@@ -20,7 +24,11 @@ export class PlatformRepository {
 
   /** The oldest platform of that environment with that name. */
   async findByName(em: EntityManager, environment: Environment, name: string): Promise<Platform | undefined> {
-    const row = await em.findOne(PlatformEntity, { environment, name }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const row = await em.findOne(
+      PlatformEntity,
+      { environment, name },
+      { orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
     return row ? platformFromRow(row) : undefined;
   }
 

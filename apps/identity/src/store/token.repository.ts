@@ -26,7 +26,10 @@ export class TokenRepository {
    * `platforms`: exact SQL, since it runs on every API request the gateway has not
    * cached. Each half of the row is read by its table's mapper.
    */
-  async findWithPlatform(em: EntityManager, tokenId: string): Promise<{ token: StoredToken; platform: Platform } | undefined> {
+  async findWithPlatform(
+    em: EntityManager,
+    tokenId: string,
+  ): Promise<{ token: StoredToken; platform: Platform } | undefined> {
     const rows = await em.execute<TokenJoinedToPlatform[]>(
       `SELECT t.id, t.platform_id, t.name, t.permissions, t.secret_hash, t.created_at, t.updated_at, t.deleted_at,
               p.id AS p_id, p.name AS p_name, p.environment AS p_environment, p.created_at AS p_created_at,
@@ -38,7 +41,13 @@ export class TokenRepository {
     const row = rows[0];
     if (!row) return undefined;
     const { p_id, p_name, p_environment, p_created_at, p_updated_at, ...token } = row;
-    const platform = { id: p_id, name: p_name, environment: p_environment, created_at: p_created_at, updated_at: p_updated_at };
+    const platform = {
+      id: p_id,
+      name: p_name,
+      environment: p_environment,
+      created_at: p_created_at,
+      updated_at: p_updated_at,
+    };
     return {
       token: tokenFromRow(em.map(ApiTokenEntity, token)),
       platform: platformFromRow(em.map(PlatformEntity, platform)),
