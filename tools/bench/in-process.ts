@@ -19,7 +19,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { isDomainError, systemClock } from '@sluice/core';
+import { isDomainError } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { Lifecycle } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
@@ -33,7 +33,6 @@ import type { InternalAccountsService } from '../../apps/accounts/src/app/intern
 import type { ExternalAccountsService } from '../../apps/accounts/src/app/external-accounts.service.js';
 import type { LedgerService } from '../../apps/accounts/src/app/ledger.service.js';
 import type { HolderDirectory } from '../../apps/accounts/src/app/ports.js';
-import { validateAccountInfo } from '../../apps/accounts/src/domain/external-account.js';
 // payments
 import { definePaymentsService } from '../../apps/payments/src/service.js';
 import type { AccountsPort, CustomerDirectory, Ledger } from '../../apps/payments/src/app/ports.js';
@@ -196,7 +195,6 @@ export async function startInProcessSystem(o: {
   };
   const inProcess = { lifecycle: life, serve: false, consume: false } as const;
   try {
-    const clock = systemClock;
     const identity = (await startService(identityService, env, inProcess)).graph;
     const customerRepo = identity.customers;
     const customers = new InProcessCustomers(customerRepo);
@@ -257,7 +255,7 @@ export async function startInProcessSystem(o: {
           environment: 'SANDBOX',
           customerId: customer.id,
           currency: 'EUR',
-          validated: validateAccountInfo('EUR', eurAccountInfo(index), clock.now()),
+          accountInfo: eurAccountInfo(index),
           defaultUmaDepositAccount: false,
         });
         const funded = await ledgerService.sandboxFund(platformId, account!.id, fund, `bench-fund-${index}`);

@@ -8,6 +8,7 @@ import {
   SandboxBeneficiaryVerifier,
 } from './domain/beneficiary-verification.js';
 import { IdentityConsumer, IdentityEventsHandler } from './events/identity.consumer.js';
+import { AccountsPublisher } from './events/accounts.events.js';
 import { accountsRpc } from './rpc/accounts.rpc.js';
 import type { HolderDirectory, PlatformDirectory } from './app/ports.js';
 import { IdentityClient } from './clients/identity.client.js';
@@ -37,9 +38,10 @@ export function composeAccounts(
   const identityClient = () => (identity ??= new IdentityClient(config.IDENTITY_GRPC_URL));
   const holders = adapters.holders ?? identityClient();
   const platforms = adapters.platforms ?? identityClient();
-  const internalAccounts = new InternalAccountsService(orm, clock);
-  const ledger = new LedgerService(orm, clock, outbox);
-  const externalAccounts = new ExternalAccountsService(orm, clock, outbox, holders, {
+  const events = new AccountsPublisher(outbox);
+  const internalAccounts = new InternalAccountsService(orm, clock, platforms, logger);
+  const ledger = new LedgerService(orm, clock, events);
+  const externalAccounts = new ExternalAccountsService(orm, clock, events, holders, {
     SANDBOX: new SandboxBeneficiaryVerifier(),
     // No beneficiary-verification partner yet: production reports UNSUPPORTED.
     PRODUCTION: new ProductionBeneficiaryVerifier(),
@@ -48,16 +50,7 @@ export function composeAccounts(
     internalAccounts,
     ledger,
     externalAccounts,
-    rpc: [
-      accountsRpc({
-        accounts: internalAccounts,
-        ledger,
-        externalAccounts,
-        logger,
-        now: () => clock.now(),
-        platforms,
-      }),
-    ],
+    rpc: [accountsRpc({ accounts: internalAccounts, ledger, externalAccounts, logger })],
     consumers: [
       new IdentityConsumer({
         bus,

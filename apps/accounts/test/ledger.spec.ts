@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
-import { newId, systemClock } from '@sluice/core';
+import { newId } from '@sluice/core';
 import { streamName, type EventEnvelope } from '@sluice/events';
 import { eventually } from '@sluice/testing';
 import { transactional, type MikroORM } from '@sluice/store';
-import { LedgerService, withLedgerErrors } from '../src/app/ledger.service.js';
+import { withLedgerErrors } from '../src/app/ledger.service.js';
 import { LedgerRepository } from '../src/store/ledger.repository.js';
 import { sandboxFundingAccountId, type JournalEntry } from '../src/domain/ledger.js';
 import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
@@ -258,7 +258,7 @@ describe('ledger guarantees in the database', () => {
   it('refuses lines in a currency other than the account’s, or on another platform’s account', async () => {
     const { platformId, account } = await newAccount('USD');
     const other = await newAccount('USD');
-    const service = new LedgerService(orm, systemClock, h.running.deps.outbox);
+    const service = h.running.graph.ledger;
     const entry = (lines: JournalEntry['lines']): JournalEntry => ({
       id: newId('JournalEntry'),
       platformId,
@@ -336,7 +336,7 @@ describe('two-phase holds (the shape issue 3 builds on)', () => {
     });
     const dest = platformAccounts.accounts[0]!.id;
     await h.client.sandboxFund({ platformId, accountId: account.id, amount: 1_000n });
-    const service = new LedgerService(orm, systemClock, h.running.deps.outbox);
+    const service = h.running.graph.ledger;
     const record = (e: JournalEntry) =>
       withLedgerErrors(() => transactional(orm, (em) => service.recordIn(em, e)));
     const transfer = (amount: bigint) => [

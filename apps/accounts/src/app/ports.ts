@@ -1,7 +1,11 @@
+import type { EntityManager } from '@sluice/store';
+import type { ExternalAccountRecord } from '../domain/external-account.js';
+import type { InternalAccountRecord } from '../domain/internal-account.js';
+
 /**
- * Every outbound port of accounts: what it needs of other services, implemented
- * by `clients/` (identity over gRPC) or by adapters a test or the benchmark
- * passes to compose.ts.
+ * Every outbound port of accounts: what it needs of other services (implemented by
+ * `clients/`, identity over gRPC, or by adapters a test or the benchmark passes to
+ * compose.ts) and the events it publishes (implemented by `events/`).
  */
 
 /** Where accounts learns about account holders (identity owns customers and platforms). */
@@ -23,4 +27,18 @@ export interface PlatformDirectory {
    * [] without embedded wallets or for an unknown platform. Throws when the directory is unreachable.
    */
   embeddedWalletCurrencies(platformId: string): Promise<string[]>;
+}
+
+/**
+ * Publishing accounts' events: each method writes one event of the catalogue to the
+ * outbox in the transaction of the change it reports (`em`), mapped from the domain
+ * by the publisher in `events/`.
+ */
+export interface AccountEvents {
+  /** INTERNAL_ACCOUNT.BALANCE_UPDATED: the account as it is right after its posted balance moved. */
+  balanceUpdated(em: EntityManager, account: InternalAccountRecord, occurredAt: Date): Promise<void>;
+  /** EXTERNAL_ACCOUNT.CREATED. */
+  externalAccountCreated(em: EntityManager, account: ExternalAccountRecord): Promise<void>;
+  /** EXTERNAL_ACCOUNT.DELETED. */
+  externalAccountDeleted(em: EntityManager, account: ExternalAccountRecord, occurredAt: Date): Promise<void>;
 }

@@ -7,7 +7,9 @@ import type { HolderDirectory, PlatformDirectory } from '../app/ports.js';
 /** True when identity answered that what was asked for does not exist (or cannot: a malformed id). */
 function isAbsent(err: unknown): boolean {
   if (isDomainError(err)) return err.kind === 'NOT_FOUND' || err.kind === 'INVALID_ARGUMENT';
-  return err instanceof RpcError && (err.grpcCode === status.NOT_FOUND || err.grpcCode === status.INVALID_ARGUMENT);
+  return (
+    err instanceof RpcError && (err.grpcCode === status.NOT_FOUND || err.grpcCode === status.INVALID_ARGUMENT)
+  );
 }
 
 /** True when identity does not implement the RPC (a version without it). */

@@ -16,6 +16,31 @@ export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
 export type Environment = 'SANDBOX' | 'PRODUCTION';
 export type Owner = 'CUSTOMER' | 'PLATFORM';
 
+export function isInternalAccountType(value: string): value is InternalAccountType {
+  return (INTERNAL_ACCOUNT_TYPES as readonly string[]).includes(value);
+}
+
+/** Whose accounts: the platform's own, or one customer's. */
+export interface AccountOwner {
+  platformId: string;
+  owner: Owner;
+  /** Set exactly when owner is CUSTOMER. */
+  customerId?: string;
+}
+
+/** Which accounts of a platform a listing asks for (internal and external accounts alike). */
+export interface AccountListFilter {
+  platformId: string;
+  owner: Owner;
+  customerId?: string;
+  currency?: string;
+}
+
+/** A listing of internal accounts, which may also ask for one type. */
+export interface AccountFilter extends AccountListFilter {
+  type?: InternalAccountType;
+}
+
 /** Largest balance an internal account may hold (keeps every amount a safe JSON integer). */
 export const MAX_BALANCE = MAX_AMOUNT;
 
@@ -75,4 +100,3 @@ export interface InternalAccountRecord {
 export function availableBalance(a: Pick<InternalAccountRecord, 'postedBalance' | 'pendingDebits'>): bigint {
   return a.postedBalance - a.pendingDebits;
 }
-

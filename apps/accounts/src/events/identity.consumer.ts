@@ -1,6 +1,13 @@
 import { isId } from '@sluice/core';
 import { EVENTS, type EventData } from '@sluice/api';
-import { EventConsumer, on, streamName, type Bus, type EventEnvelope, type EventHandler } from '@sluice/events';
+import {
+  EventConsumer,
+  on,
+  streamName,
+  type Bus,
+  type EventEnvelope,
+  type EventHandler,
+} from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { EntityManager, MikroORM } from '@sluice/store';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
@@ -34,7 +41,10 @@ export class IdentityEventsHandler {
       event: EventEnvelope,
     ) => {
       if (!isId(data.customerId, 'Customer')) {
-        this.logger.warn({ type: event.type, eventId: event.id }, 'customer event without a customer id; skipped');
+        this.logger.warn(
+          { type: event.type, eventId: event.id },
+          'customer event without a customer id; skipped',
+        );
         return;
       }
       if (!data.environment) return this.skipWithoutEnvironment(event);
@@ -48,7 +58,10 @@ export class IdentityEventsHandler {
         data.environment,
         embedded,
       );
-      this.logger.debug({ type: event.type, accounts: accounts.map((a) => a.id) }, 'accounts provisioned from event');
+      this.logger.debug(
+        { type: event.type, accounts: accounts.map((a) => a.id) },
+        'accounts provisioned from event',
+      );
     };
     return [
       on(EVENTS.CUSTOMER_CREATED, customerChanged),
@@ -63,12 +76,23 @@ export class IdentityEventsHandler {
             currencies,
             data.environment,
           );
-          this.logger.debug({ type: event.type, accounts: accounts.map((a) => a.id) }, 'accounts provisioned from event');
+          this.logger.debug(
+            { type: event.type, accounts: accounts.map((a) => a.id) },
+            'accounts provisioned from event',
+          );
         }
         const wallets = knownCurrencies(data.embeddedWalletCurrencies).known;
-        const customers = await this.accounts.ensureEmbeddedWalletsIn(em, event.platformId, wallets, data.environment);
+        const customers = await this.accounts.ensureEmbeddedWalletsIn(
+          em,
+          event.platformId,
+          wallets,
+          data.environment,
+        );
         if (wallets.length)
-          this.logger.debug({ type: event.type, customers, currencies: wallets }, 'embedded wallets provisioned from event');
+          this.logger.debug(
+            { type: event.type, customers, currencies: wallets },
+            'embedded wallets provisioned from event',
+          );
       }),
     ];
   }
@@ -76,7 +100,8 @@ export class IdentityEventsHandler {
   /** The known currency codes of an event's list; unknown ones are logged. */
   private known(event: EventEnvelope, codes: readonly string[]): string[] {
     const { known, unknown } = knownCurrencies(codes);
-    if (unknown.length) this.logger.warn({ type: event.type, eventId: event.id, unknown }, 'unknown currencies skipped');
+    if (unknown.length)
+      this.logger.warn({ type: event.type, eventId: event.id, unknown }, 'unknown currencies skipped');
     return known;
   }
 
@@ -93,7 +118,13 @@ export class IdentityEventsHandler {
  * durable `accounts-identity`).
  */
 export class IdentityConsumer extends EventConsumer {
-  constructor(o: { bus: Bus; orm: MikroORM; logger: Logger; prefix: string; handler: IdentityEventsHandler }) {
+  constructor(o: {
+    bus: Bus;
+    orm: MikroORM;
+    logger: Logger;
+    prefix: string;
+    handler: IdentityEventsHandler;
+  }) {
     super({
       bus: o.bus,
       orm: o.orm,

@@ -7,7 +7,10 @@ import { SANDBOX, type Harness } from './harness.js';
 export const SETTLEMENT = { systemAccount: pb.SystemAccount.SETTLEMENT };
 
 /** A new sandbox platform's customer USD account, funded with `amount` by SandboxFund. */
-export async function fundedAccount(h: Harness, amount: bigint): Promise<{ platformId: string; accountId: string }> {
+export async function fundedAccount(
+  h: Harness,
+  amount: bigint,
+): Promise<{ platformId: string; accountId: string }> {
   const platformId = h.platform();
   const { accounts } = await h.client.ensureCustomerAccounts({
     platformId,
@@ -21,7 +24,11 @@ export async function fundedAccount(h: Harness, amount: bigint): Promise<{ platf
 }
 
 /** The internal account as GetInternalAccount answers it now. */
-export async function internalAccount(h: Harness, platformId: string, accountId: string): Promise<pb.InternalAccount> {
+export async function internalAccount(
+  h: Harness,
+  platformId: string,
+  accountId: string,
+): Promise<pb.InternalAccount> {
   return (await h.client.getInternalAccount({ platformId, accountId })).account!;
 }
 
