@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, identity } from '@sluice/contracts';
-import { fieldsOf, newPlatform, outbox, rejection, startIdentity, type Harness } from './helpers.js';
+import { newPlatform, outbox, startIdentity, type Harness } from './support/harness.js';
+import { fieldsOf, rejection } from './support/errors.js';
 
 const { TransactionType } = identity;
 const { Environment } = common;
