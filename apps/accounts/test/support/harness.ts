@@ -1,7 +1,7 @@
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import pg from 'pg';
 import { common, accounts as pb, identity } from '@sluice/contracts';
-import { newId } from '@sluice/core';
+import { isDomainError, newId, type DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
@@ -139,14 +139,13 @@ export async function startHarness(label: string): Promise<Harness> {
   };
 }
 
-/** Runs `fn` and returns the DomainError it throws (fails the test if it does not throw). */
-export async function rejection(
-  fn: () => Promise<unknown>,
-): Promise<{ kind: string; code: string; message: string; details?: Record<string, unknown> }> {
+/** Runs `fn` and returns the DomainError it throws (fails the test if it does not throw one). */
+export async function rejection(fn: () => Promise<unknown>): Promise<DomainError> {
   try {
     await fn();
   } catch (e) {
-    return e as never;
+    if (isDomainError(e)) return e;
+    throw e;
   }
   throw new Error('expected a rejection');
 }

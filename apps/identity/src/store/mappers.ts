@@ -1,19 +1,6 @@
-import type {
-  Address,
-  BusinessInfo,
-  Customer,
-  CustomerType,
-  VerificationStatus,
-} from '../domain/customer.js';
-import type {
-  CurrencyConfig,
-  CustomerInfoField,
-  EmbeddedWalletConfig,
-  PlatformSettings,
-  TransactionType,
-} from '../domain/platform-config.js';
+import type { Customer } from '../domain/customer.js';
+import type { CurrencyConfig, PlatformSettings } from '../domain/platform-config.js';
 import type { Platform, PlatformConfig, StoredToken } from '../domain/platform.js';
-import type { Permission } from '../domain/token.js';
 import type { SigningSecret } from '../domain/webhook-secret.js';
 import type {
   ApiTokenRecord,
@@ -26,9 +13,7 @@ import type {
 
 /**
  * One mapper per table, between its row (`entities.ts`) and the domain: `<x>FromRow`
- * reads a row, `<x>ToRow` writes one. Values the columns hold as text (enums, jsonb)
- * were written by these mappers from validated domain values, so they are read back
- * as those types.
+ * reads a row, `<x>ToRow` writes one.
  */
 
 // platforms
@@ -57,16 +42,15 @@ export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
       minAmount: BigInt(c.minAmount),
       maxAmount: BigInt(c.maxAmount),
       requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({
-        name: f.name as CustomerInfoField,
+        name: f.name,
         mandatory: f.mandatory,
       })),
-      enabledTransactionTypes: c.enabledTransactionTypes as TransactionType[],
+      enabledTransactionTypes: [...c.enabledTransactionTypes],
     })),
   };
   if (r.umaDomain) settings.umaDomain = r.umaDomain;
   if (r.webhookEndpoint) settings.webhookEndpoint = r.webhookEndpoint;
-  if (r.embeddedWalletConfig)
-    settings.embeddedWalletConfig = r.embeddedWalletConfig as unknown as EmbeddedWalletConfig;
+  if (r.embeddedWalletConfig) settings.embeddedWalletConfig = r.embeddedWalletConfig;
   return {
     platformId: r.platformId,
     settings,
@@ -92,9 +76,7 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
       })),
       enabledTransactionTypes: [...cc.enabledTransactionTypes],
     })),
-    embeddedWalletConfig: s.embeddedWalletConfig
-      ? (JSON.parse(JSON.stringify(s.embeddedWalletConfig)) as Record<string, unknown>)
-      : null,
+    embeddedWalletConfig: s.embeddedWalletConfig ? structuredClone(s.embeddedWalletConfig) : null,
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
@@ -118,7 +100,7 @@ export function tokenFromRow(r: ApiTokenRecord): StoredToken {
     id: r.id,
     platformId: r.platformId,
     name: r.name,
-    permissions: r.permissions as Permission[],
+    permissions: [...r.permissions],
     secretHash: r.secretHash,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -146,10 +128,10 @@ export function customerFromRow(r: CustomerRecord): Customer {
     id: r.id,
     platformId: r.platformId,
     platformCustomerId: r.platformCustomerId,
-    customerType: r.customerType as CustomerType,
+    customerType: r.customerType,
     currencies: [...r.currencies],
     umaAddress: r.umaAddress,
-    verificationStatus: r.verificationStatus as VerificationStatus,
+    verificationStatus: r.verificationStatus,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -158,8 +140,8 @@ export function customerFromRow(r: CustomerRecord): Customer {
   if (r.fullName) c.fullName = r.fullName;
   if (r.birthDate) c.birthDate = r.birthDate;
   if (r.nationality) c.nationality = r.nationality;
-  if (r.address) c.address = r.address as unknown as Address;
-  if (r.businessInfo) c.businessInfo = r.businessInfo as unknown as BusinessInfo;
+  if (r.address) c.address = r.address;
+  if (r.businessInfo) c.businessInfo = r.businessInfo;
   if (r.deletedAt) c.deletedAt = r.deletedAt;
   return c;
 }
