@@ -1,10 +1,4 @@
-import {
-  currency as currencyOf,
-  invalidInput,
-  isCurrencyCode,
-  MAX_AMOUNT,
-  type FieldError,
-} from '@sluice/core';
+import { currency as currencyOf, FieldErrors, isCurrencyCode, MAX_AMOUNT } from '@sluice/core';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
@@ -54,14 +48,13 @@ export function holdingAccountType(currencyCode: string): Exclude<InternalAccoun
  * without duplicates, in first-seen order.
  */
 export function normalizeCurrencies(codes: readonly string[], field = 'currencies'): string[] {
-  const errors: FieldError[] = [];
+  const errors = new FieldErrors();
   const seen = new Set<string>();
   codes.forEach((code, i) => {
-    if (!isCurrencyCode(code))
-      errors.push({ field: `${field}[${i}]`, message: `unknown currency ${JSON.stringify(code)}` });
+    if (!isCurrencyCode(code)) errors.add(`${field}[${i}]`, `unknown currency ${JSON.stringify(code)}`);
     else seen.add(code);
   });
-  if (errors.length) throw invalidInput(errors);
+  errors.throwIfAny();
   return [...seen];
 }
 
