@@ -19,21 +19,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { isDomainError, systemClock } from '@sluice/core';
+import { isDomainError } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { Lifecycle } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
 import { dropStreams } from '@sluice/testing';
 // identity
 import { identityService } from '../../apps/identity/src/service.js';
-import type { CustomerRepository } from '../../apps/identity/src/store/customer.repository.js';
+import type { CustomersService } from '../../apps/identity/src/app/customers.service.js';
 // accounts
 import { defineAccountsService } from '../../apps/accounts/src/service.js';
 import type { InternalAccountsService } from '../../apps/accounts/src/app/internal-accounts.service.js';
 import type { ExternalAccountsService } from '../../apps/accounts/src/app/external-accounts.service.js';
 import type { LedgerService } from '../../apps/accounts/src/app/ledger.service.js';
-import type { HolderDirectory } from '../../apps/accounts/src/app/holder-directory.js';
-import { validateAccountInfo } from '../../apps/accounts/src/domain/external-account.js';
+import type { HolderDirectory } from '../../apps/accounts/src/app/ports.js';
 // payments
 import { definePaymentsService } from '../../apps/payments/src/service.js';
 import type {
@@ -143,9 +142,9 @@ class InProcessAccounts implements AccountsPort, Ledger {
   }
 }
 
-/** payments' CustomerDirectory (what its identity client serves) over identity's customer repository (the read GetCustomer makes). */
+/** payments' CustomerDirectory over identity's customers use cases (what GetCustomer calls). */
 class InProcessCustomers implements CustomerDirectory, HolderDirectory {
-  constructor(private readonly customers: CustomerRepository) {}
+  constructor(private readonly customers: CustomersService) {}
 
   async platformCustomerId(platformId: string, customerId: string): Promise<string> {
     return (await acrossServices(() => this.customers.get(platformId, customerId))).platformCustomerId;
@@ -196,7 +195,6 @@ export async function startInProcessSystem(o: {
   };
   const inProcess = { lifecycle: life, serve: false, consume: false } as const;
   try {
-    const clock = systemClock;
     const identity = (await startService(identityService, env, inProcess)).graph;
     const customerRepo = identity.customers;
     const customers = new InProcessCustomers(customerRepo);
@@ -255,7 +253,7 @@ export async function startInProcessSystem(o: {
           environment: 'SANDBOX',
           customerId: customer.id,
           currency: 'EUR',
-          validated: validateAccountInfo('EUR', eurAccountInfo(index), clock.now()),
+          accountInfo: eurAccountInfo(index),
           defaultUmaDepositAccount: false,
         });
         const funded = await ledgerService.sandboxFund(platformId, account!.id, fund, `bench-fund-${index}`);

@@ -7,18 +7,17 @@ import {
   ProductionBeneficiaryVerifier,
   SandboxBeneficiaryVerifier,
 } from './domain/beneficiary-verification.js';
-import { IdentityHolderDirectory } from './rpc/identity-holders.js';
 import { IdentityConsumer, IdentityEventsHandler } from './events/identity.consumer.js';
+import { AccountsPublisher } from './events/accounts.events.js';
 import { accountsRpc } from './rpc/accounts.rpc.js';
-import type { HolderDirectory } from './app/holder-directory.js';
-import type { PlatformDirectory } from './app/platform-directory.js';
-import { IdentityPlatformDirectory } from './rpc/identity-directory.js';
+import type { HolderDirectory, PlatformDirectory } from './app/ports.js';
+import { IdentityClient } from './clients/identity.client.js';
 
 /** Adapters a test or the benchmark's one-process baseline may replace (default: identity over gRPC). */
 export interface AccountsAdapters {
   /** Customers and platforms as holders of external accounts. */
   holders?: HolderDirectory;
-  /** Platforms' environments and embedded-wallet currencies. */
+  /** Platforms' embedded-wallet currencies. */
   platforms?: PlatformDirectory;
 }
 
@@ -32,15 +31,17 @@ export interface AccountsGraph extends Composition {
 /** The composition root of accounts: every object of the service, built once. */
 export function composeAccounts(
   { orm, clock, outbox, bus, logger, config }: ServiceDeps<AccountsConfig>,
-  overrides: AccountsAdapters = {},
+  adapters: AccountsAdapters = {},
 ): AccountsGraph {
-  const holdersClient = overrides.holders ? undefined : new IdentityHolderDirectory(config.IDENTITY_GRPC_URL);
-  const platformsClient = overrides.platforms ? undefined : new IdentityPlatformDirectory(config.IDENTITY_GRPC_URL);
-  const holders = overrides.holders ?? holdersClient!;
-  const platforms = overrides.platforms ?? platformsClient!;
-  const internalAccounts = new InternalAccountsService(orm, clock);
-  const ledger = new LedgerService(orm, clock, outbox);
-  const externalAccounts = new ExternalAccountsService(orm, clock, outbox, holders, {
+  // One identity client serves every port the adapters leave to identity.
+  let identity: IdentityClient | undefined;
+  const identityClient = () => (identity ??= new IdentityClient(config.IDENTITY_GRPC_URL));
+  const holders = adapters.holders ?? identityClient();
+  const platforms = adapters.platforms ?? identityClient();
+  const events = new AccountsPublisher(outbox);
+  const internalAccounts = new InternalAccountsService(orm, clock, platforms, logger);
+  const ledger = new LedgerService(orm, clock, events);
+  const externalAccounts = new ExternalAccountsService(orm, clock, events, holders, {
     SANDBOX: new SandboxBeneficiaryVerifier(),
     // No beneficiary-verification partner yet: production reports UNSUPPORTED.
     PRODUCTION: new ProductionBeneficiaryVerifier(),
@@ -49,28 +50,16 @@ export function composeAccounts(
     internalAccounts,
     ledger,
     externalAccounts,
-    rpc: [
-      accountsRpc({
-        accounts: internalAccounts,
-        ledger,
-        externalAccounts,
-        logger,
-        now: () => clock.now(),
-        platforms,
-      }),
-    ],
+    rpc: [accountsRpc({ accounts: internalAccounts, ledger, externalAccounts, logger })],
     consumers: [
       new IdentityConsumer({
         bus,
         orm,
         logger,
         prefix: config.EVENT_SUBJECT_PREFIX,
-        handler: new IdentityEventsHandler(internalAccounts, platforms, logger),
+        handler: new IdentityEventsHandler(internalAccounts, logger),
       }),
     ],
-    close: () => {
-      holdersClient?.close();
-      platformsClient?.close();
-    },
+    close: () => identity?.close(),
   };
 }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
-import { newId } from '@sluice/core';
-import { subjectFor, toJson, type EventEnvelope } from '@sluice/events';
+import { EVENTS } from '@sluice/api';
 import { eventually } from '@sluice/testing';
-import { rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+import { rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
+import { platformConfigChange, publishIdentityEvent } from './support/identity-events.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -12,12 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.stop();
 });
-
-async function publish(type: string, platformId: string, data: Record<string, unknown>): Promise<void> {
-  const id = newId('Event');
-  const envelope: EventEnvelope = { id, type, occurredAt: new Date().toISOString(), platformId, data };
-  await h.running.deps.bus.js.publish(subjectFor(h.prefix, 'identity', type), toJson(envelope), { msgID: id });
-}
 
 const wallets = async (platformId: string, customerId: string) =>
   (await h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, customerId, type: pb.InternalAccountType.EMBEDDED_WALLET })).accounts;
@@ -46,13 +40,12 @@ describe('EMBEDDED_WALLET internal accounts', () => {
     const customerId = h.customer(platformId);
     await h.client.ensureCustomerAccounts({ platformId, customerId, currencies: ['EUR'], environment: SANDBOX });
     expect(await wallets(platformId, customerId)).toHaveLength(0);
-    await publish('PLATFORM_CONFIG.UPDATED', platformId, {
-      supportedCurrencies: ['EUR'],
-      embeddedWalletCurrencies: ['USDC'],
-      umaDomain: null,
-      webhookEndpoint: null,
-      webhookSigningSecretRotated: false,
-    });
+    await publishIdentityEvent(
+      h,
+      EVENTS.PLATFORM_CONFIG_UPDATED,
+      platformId,
+      platformConfigChange(h, platformId, { supportedCurrencies: ['EUR'], embeddedWalletCurrencies: ['USDC'] }),
+    );
     const w = await eventually(async () => {
       const list = await wallets(platformId, customerId);
       return list.length === 1 ? list : undefined;

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
-import { subjectFor, toJson, type EventEnvelope } from '@sluice/events';
+import { EVENTS } from '@sluice/api';
 import { eventually } from '@sluice/testing';
-import { SANDBOX, startHarness, type Harness } from './harness.js';
+import { SANDBOX, startHarness, type Harness } from './support/harness.js';
+import { customerChange, platformConfigChange, publishIdentityEvent } from './support/identity-events.js';
 
 let h: Harness;
 
@@ -14,30 +15,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** Publishes an identity event to JetStream as identity's outbox relay would. */
-async function publish(
-  type: string,
-  platformId: string,
-  data: Record<string, unknown>,
-  id = newId('Event'),
-): Promise<string> {
-  const envelope: EventEnvelope = { id, type, occurredAt: new Date().toISOString(), platformId, data };
-  await h.running.deps.bus.js.publish(subjectFor(h.prefix, 'identity', type), toJson(envelope), {
-    msgID: `${id}:${Math.random()}`,
-  });
-  return id;
-}
-
-function customerData(customerId: string, currencies: string[]) {
-  return {
-    customerId,
-    customerType: 'INDIVIDUAL',
-    platformCustomerId: `pc-${customerId.slice(-6)}`,
-    currencies,
-    umaAddress: '$alice@sandbox.sluice.local',
-  };
-}
-
 async function customerAccounts(platformId: string, customerId: string) {
   return (await h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, customerId }))
     .accounts;
@@ -47,7 +24,7 @@ describe('identity events consumer (durable accounts-identity)', () => {
   it('provisions a customer’s accounts from CUSTOMER.CREATED, with the platform’s environment from identity', async () => {
     const platformId = h.platform('SANDBOX');
     const customerId = newId('Customer');
-    await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['USD', 'USDC']));
+    await publishIdentityEvent(h, EVENTS.CUSTOMER_CREATED, platformId, customerChange(h, platformId, customerId, ['USD', 'USDC']));
     const accounts = await eventually(async () => {
       const rows = await customerAccounts(platformId, customerId);
       return rows.length === 2 ? rows : undefined;
@@ -62,13 +39,13 @@ describe('identity events consumer (durable accounts-identity)', () => {
   it('adds accounts for new currencies on CUSTOMER.UPDATED and keeps the existing ones', async () => {
     const platformId = h.platform('PRODUCTION');
     const customerId = newId('Customer');
-    await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['EUR']));
+    await publishIdentityEvent(h, EVENTS.CUSTOMER_CREATED, platformId, customerChange(h, platformId, customerId, ['EUR']));
     const [eur] = await eventually(async () => {
       const rows = await customerAccounts(platformId, customerId);
       return rows.length === 1 ? rows : undefined;
     }, 15_000);
     expect(eur!.fundingPaymentInstructions).toEqual([]);
-    await publish('CUSTOMER.UPDATED', platformId, customerData(customerId, ['GBP', 'DOGE']));
+    await publishIdentityEvent(h, EVENTS.CUSTOMER_UPDATED, platformId, customerChange(h, platformId, customerId, ['GBP', 'DOGE']));
     const after = await eventually(async () => {
       const rows = await customerAccounts(platformId, customerId);
       return rows.length === 2 ? rows : undefined;
@@ -79,13 +56,12 @@ describe('identity events consumer (durable accounts-identity)', () => {
 
   it('provisions platform accounts from PLATFORM_CONFIG.UPDATED', async () => {
     const platformId = h.platform('SANDBOX');
-    await publish('PLATFORM_CONFIG.UPDATED', platformId, {
-      supportedCurrencies: ['USD', 'MXN'],
-      embeddedWalletCurrencies: [],
-      umaDomain: null,
-      webhookEndpoint: null,
-      webhookSigningSecretRotated: false,
-    });
+    await publishIdentityEvent(
+      h,
+      EVENTS.PLATFORM_CONFIG_UPDATED,
+      platformId,
+      platformConfigChange(h, platformId, { supportedCurrencies: ['USD', 'MXN'], embeddedWalletCurrencies: [] }),
+    );
     const accounts = await eventually(async () => {
       const r = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
       return r.accounts.length === 2 ? r.accounts : undefined;
@@ -105,13 +81,15 @@ describe('identity events consumer (durable accounts-identity)', () => {
       currencies: ['CAD'],
       environment: SANDBOX,
     });
-    const eventId = await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['CAD']));
-    await publish('CUSTOMER.CREATED', platformId, customerData(customerId, ['CAD']), eventId);
+    const created = customerChange(h, platformId, customerId, ['CAD']);
+    const eventId = await publishIdentityEvent(h, EVENTS.CUSTOMER_CREATED, platformId, created);
+    await publishIdentityEvent(h, EVENTS.CUSTOMER_CREATED, platformId, created, eventId);
     const unknownPlatform = newId('Platform');
-    const strayId = await publish(
-      'CUSTOMER.CREATED',
+    const strayId = await publishIdentityEvent(
+      h,
+      EVENTS.CUSTOMER_CREATED,
       unknownPlatform,
-      customerData(newId('Customer'), ['USD']),
+      customerChange(h, unknownPlatform, newId('Customer'), ['USD']),
     );
     const { accounts } = await sync;
     const inbox = await eventually(async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
-import { rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+import { rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
+import { fundedAccount, internalAccount, SETTLEMENT } from './support/ledger.js';
 
 /**
  * The two-phase ledger under concurrency, through real gRPC against real Postgres:
@@ -17,21 +18,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const SETTLEMENT = { systemAccount: pb.SystemAccount.SETTLEMENT };
 const AMOUNT = 1_000n;
-
-async function fundedAccount(amount: bigint): Promise<{ platformId: string; accountId: string }> {
-  const platformId = h.platform();
-  const { accounts } = await h.client.ensureCustomerAccounts({
-    platformId,
-    customerId: newId('Customer'),
-    currencies: ['USD'],
-    environment: SANDBOX,
-  });
-  const accountId = accounts[0]!.id;
-  await h.client.sandboxFund({ platformId, accountId, amount });
-  return { platformId, accountId };
-}
 
 /**
  * Every invariant of the ledger, for the whole database and through the ReconcileLedger RPC.
@@ -68,17 +55,13 @@ function refusal(e: unknown): string {
   return `gRPC status ${d.grpcCode ?? '?'}: ${d.message ?? String(e)}`;
 }
 
-async function account(platformId: string, accountId: string): Promise<pb.InternalAccount> {
-  return (await h.client.getInternalAccount({ platformId, accountId })).account!;
-}
-
 describe('200 concurrent holds against one account funded for 100', () => {
   let platformId: string;
   let accountId: string;
   const placed: string[] = [];
 
   it('exactly 100 succeed, the rest are INSUFFICIENT_FUNDS, available never below zero', async () => {
-    ({ platformId, accountId } = await fundedAccount(100n * AMOUNT));
+    ({ platformId, accountId } = await fundedAccount(h, 100n * AMOUNT));
     const ids = Array.from({ length: 200 }, (_, i) => `hold:${i}:${newId('JournalEntry')}`);
     const results = await Promise.allSettled(
       ids.map((holdId) =>
@@ -106,7 +89,7 @@ describe('200 concurrent holds against one account funded for 100', () => {
     // Each success saw a distinct available balance: the holds were serialized by the database.
     expect(new Set(ok.map(({ r }) => r.account!.availableAmount)).size).toBe(100);
     placed.push(...ok.map(({ id }) => id));
-    const a = await account(platformId, accountId);
+    const a = await internalAccount(h, platformId, accountId);
     expect([a.balance!.amount, a.availableAmount]).toEqual([100n * AMOUNT, 0n]);
     const entries = await h.sql.query(
       `SELECT count(*)::int AS n FROM accounts.journal_entries WHERE platform_id = $1 AND phase = 'PENDING'`,
@@ -181,7 +164,7 @@ describe('200 concurrent holds against one account funded for 100', () => {
       else expect(hold!.status).toBe(pb.HoldStatus.VOIDED);
     }
     expect(posted).toBeGreaterThan(0n);
-    const a = await account(platformId, accountId);
+    const a = await internalAccount(h, platformId, accountId);
     expect(a.balance!.amount).toBe(100n * AMOUNT - posted);
     expect(a.availableAmount).toBe(a.balance!.amount);
     // One balance event per posted hold (plus the funding), none for holds or voids.
@@ -199,7 +182,7 @@ describe('one id, many concurrent calls', () => {
   // Each platform is new, so the 20 placements also race to create its SETTLEMENT system account (see
   // ledger-insert-races.spec.ts for the interleaving that once made one of them INTERNAL).
   it('the same hold placed 20 times concurrently is one hold; 20 concurrent posts with one id post once', async () => {
-    const { platformId, accountId } = await fundedAccount(10n * AMOUNT);
+    const { platformId, accountId } = await fundedAccount(h, 10n * AMOUNT);
     const holdId = `hold:${newId('JournalEntry')}`;
     const place = () =>
       h.client.placeHold({
@@ -213,7 +196,7 @@ describe('one id, many concurrent calls', () => {
     const placedAll = await Promise.all(Array.from({ length: 20 }, place));
     expect(placedAll.filter((r) => !r.replayed)).toHaveLength(1);
     for (const r of placedAll) expect(r.hold).toMatchObject({ id: holdId, amount: 3n * AMOUNT });
-    expect((await account(platformId, accountId)).availableAmount).toBe(7n * AMOUNT);
+    expect((await internalAccount(h, platformId, accountId)).availableAmount).toBe(7n * AMOUNT);
 
     const postId = `post:${holdId}`;
     const posts = await Promise.all(
@@ -222,7 +205,7 @@ describe('one id, many concurrent calls', () => {
     expect(posts.filter((r) => !r.replayed)).toHaveLength(1);
     for (const r of posts)
       expect(r.hold).toMatchObject({ status: pb.HoldStatus.POSTED, postedAmount: 3n * AMOUNT });
-    const a = await account(platformId, accountId);
+    const a = await internalAccount(h, platformId, accountId);
     expect([a.balance!.amount, a.availableAmount]).toEqual([7n * AMOUNT, 7n * AMOUNT]);
     const n = await h.sql.query(
       `SELECT count(*)::int AS n FROM accounts.journal_entries WHERE platform_id = $1`,
@@ -233,7 +216,7 @@ describe('one id, many concurrent calls', () => {
   });
 
   it('concurrent immediate transfers out never overdraw; holds and transfers share the same guard', async () => {
-    const { platformId, accountId } = await fundedAccount(20n * AMOUNT);
+    const { platformId, accountId } = await fundedAccount(h, 20n * AMOUNT);
     await h.client.placeHold({
       platformId,
       holdId: `hold:${newId('JournalEntry')}`,
@@ -258,7 +241,7 @@ describe('one id, many concurrent calls', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(15);
     for (const r of results)
       if (r.status === 'rejected') expect(refusal(r.reason)).toBe('FAILED_PRECONDITION/INSUFFICIENT_FUNDS');
-    const a = await account(platformId, accountId);
+    const a = await internalAccount(h, platformId, accountId);
     expect([a.balance!.amount, a.availableAmount]).toEqual([5n * AMOUNT, 0n]);
     const e = await rejection(() =>
       h.client.placeHold({
@@ -277,7 +260,7 @@ describe('one id, many concurrent calls', () => {
 
 describe('crossing movements', () => {
   it('holds and posts in opposite directions between two accounts run concurrently without deadlock or drift', async () => {
-    const { platformId, accountId: a } = await fundedAccount(100n * AMOUNT);
+    const { platformId, accountId: a } = await fundedAccount(h, 100n * AMOUNT);
     const { accounts } = await h.client.ensureCustomerAccounts({
       platformId,
       customerId: newId('Customer'),
@@ -308,7 +291,7 @@ describe('crossing movements', () => {
     );
     // 30 each way: both balances are back where they started, nothing pending.
     for (const id of [a, b]) {
-      const acc = await account(platformId, id);
+      const acc = await internalAccount(h, platformId, id);
       expect([acc.balance!.amount, acc.availableAmount]).toEqual([100n * AMOUNT, 100n * AMOUNT]);
     }
     await expectInvariants(platformId);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
-import type { EventEnvelope } from '@sluice/events';
-import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
+import { balanceEvents, internalAccount, SETTLEMENT } from './support/ledger.js';
 
 /** The ledger RPCs one by one: holds (place, post, void, get), PostTransfer, ReconcileLedger, and their refusals. */
 
@@ -14,7 +14,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const SETTLEMENT = { systemAccount: pb.SystemAccount.SETTLEMENT };
 
 interface Setup {
   platformId: string;
@@ -59,10 +58,6 @@ async function setup(env: 'SANDBOX' | 'PRODUCTION' = 'SANDBOX'): Promise<Setup> 
   };
 }
 
-async function account(platformId: string, accountId: string): Promise<pb.InternalAccount> {
-  return (await h.client.getInternalAccount({ platformId, accountId })).account!;
-}
-
 async function counts(
   platformId: string,
 ): Promise<{ entries: number; lines: number; events: number; system: number }> {
@@ -74,14 +69,6 @@ async function counts(
     [platformId],
   );
   return r.rows[0];
-}
-
-async function balanceEvents(accountId: string): Promise<EventEnvelope[]> {
-  const r = await h.sql.query(
-    `SELECT envelope FROM accounts.outbox WHERE type = 'INTERNAL_ACCOUNT.BALANCE_UPDATED' AND envelope->'data'->>'id' = $1 ORDER BY seq`,
-    [accountId],
-  );
-  return r.rows.map((row) => row.envelope as EventEnvelope);
 }
 
 async function expectConsistent(platformId: string): Promise<void> {
@@ -121,8 +108,8 @@ describe('holds', () => {
     expect(placed.hold!.resolutionId).toBeUndefined();
     expect([placed.account!.balance!.amount, placed.account!.availableAmount]).toEqual([10_000n, 6_000n]);
     // A hold moves no posted balance: no BALANCE_UPDATED.
-    expect(await balanceEvents(s.accountId)).toHaveLength(1);
-    expect(await balanceEvents(s.platformAccountId)).toHaveLength(0);
+    expect(await balanceEvents(h, s.accountId)).toHaveLength(1);
+    expect(await balanceEvents(h, s.platformAccountId)).toHaveLength(0);
     expect((await h.client.getHold({ platformId: s.platformId, holdId })).hold!.status).toBe(
       pb.HoldStatus.PENDING,
     );
@@ -141,10 +128,10 @@ describe('holds', () => {
     });
     expect(posted.hold!.resolvedAt).toBeInstanceOf(Date);
     expect([posted.account!.balance!.amount, posted.account!.availableAmount]).toEqual([6_500n, 6_500n]);
-    expect((await account(s.platformId, s.platformAccountId)).balance!.amount).toBe(3_500n);
+    expect((await internalAccount(h, s.platformId, s.platformAccountId)).balance!.amount).toBe(3_500n);
     // Both internal accounts' balances moved: one event each, carrying the new balance.
-    const [, customerEvent] = await balanceEvents(s.accountId);
-    const [platformEvent] = await balanceEvents(s.platformAccountId);
+    const [, customerEvent] = await balanceEvents(h, s.accountId);
+    const [platformEvent] = await balanceEvents(h, s.platformAccountId);
     expect((customerEvent!.data as { balance: { amount: number } }).balance.amount).toBe(6_500);
     expect((platformEvent!.data as { balance: { amount: number } }).balance.amount).toBe(3_500);
     expect(customerEvent!.platformId).toBe(s.platformId);
@@ -162,12 +149,12 @@ describe('holds', () => {
       currency: 'USD',
       counterAccount: SETTLEMENT,
     });
-    expect((await account(s.platformId, s.accountId)).availableAmount).toBe(0n);
+    expect((await internalAccount(h, s.platformId, s.accountId)).availableAmount).toBe(0n);
     const voided = await h.client.voidHold({ platformId: s.platformId, holdId, voidId: `void:${holdId}` });
     expect(voided.hold).toMatchObject({ status: pb.HoldStatus.VOIDED, resolutionId: `void:${holdId}` });
     expect(voided.hold!.postedAmount).toBeUndefined();
     expect([voided.account!.balance!.amount, voided.account!.availableAmount]).toEqual([10_000n, 10_000n]);
-    expect(await balanceEvents(s.accountId)).toHaveLength(1);
+    expect(await balanceEvents(h, s.accountId)).toHaveLength(1);
     await expectConsistent(s.platformId);
   });
 
@@ -243,7 +230,7 @@ describe('holds', () => {
     const after = await counts(s.platformId);
     expect(after.entries).toBe(afterPost.entries + 1);
     expect(after.events).toBe(afterPost.events);
-    expect((await account(s.platformId, s.accountId)).balance!.amount).toBe(9_000n);
+    expect((await internalAccount(h, s.platformId, s.accountId)).balance!.amount).toBe(9_000n);
     await expectConsistent(s.platformId);
   });
 
@@ -367,8 +354,8 @@ describe('bad input changes nothing', () => {
     const tooMuch = await rejection(() => h.client.placeHold({ ...base, amount: 10_001n }));
     expect([tooMuch.kind, tooMuch.code]).toEqual(['FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS']);
     expect(await counts(s.platformId)).toEqual(before);
-    expect((await account(s.platformId, s.accountId)).availableAmount).toBe(10_000n);
-    expect((await account(foreign.platformId, foreign.accountId)).availableAmount).toBe(10_000n);
+    expect((await internalAccount(h, s.platformId, s.accountId)).availableAmount).toBe(10_000n);
+    expect((await internalAccount(h, foreign.platformId, foreign.accountId)).availableAmount).toBe(10_000n);
   });
 
   it('PostHold / VoidHold: bad ids and amounts beyond the hold', async () => {
@@ -450,7 +437,7 @@ describe('PostTransfer', () => {
       [s.accountId, 8_980n],
       [s.eurAccountId, 900n],
     ]);
-    expect(await balanceEvents(s.eurAccountId)).toHaveLength(1);
+    expect(await balanceEvents(h, s.eurAccountId)).toHaveLength(1);
     const before = await counts(s.platformId);
     const again = await h.client.postTransfer({
       platformId: s.platformId,
@@ -594,7 +581,7 @@ describe('PostTransfer', () => {
     );
     expect(cross.code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
     expect(await counts(s.platformId)).toEqual(before);
-    expect((await account(s.platformId, s.accountId)).balance!.amount).toBe(10_000n);
+    expect((await internalAccount(h, s.platformId, s.accountId)).balance!.amount).toBe(10_000n);
   });
 });
 

@@ -3,7 +3,8 @@ import pg from 'pg';
 import { accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { eventually } from '@sluice/testing';
-import { rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+import { rejection, startHarness, type Harness } from './support/harness.js';
+import { fundedAccount, SETTLEMENT } from './support/ledger.js';
 
 /**
  * Deterministic replays of the one interleaving behind the rare INTERNAL of concurrent
@@ -81,7 +82,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const SETTLEMENT = { systemAccount: pb.SystemAccount.SETTLEMENT };
 
 /** Lock waits in this test's database: advisory (a call at the gate) and others (a call behind it). */
 async function waiters(): Promise<{ advisory: number; other: number }> {
@@ -122,19 +122,6 @@ async function interleave<A, B>(
   return [...(await Promise.allSettled([a, b]))] as [PromiseSettledResult<A>, PromiseSettledResult<B>];
 }
 
-async function fundedAccount(): Promise<{ platformId: string; accountId: string }> {
-  const platformId = h.platform();
-  const { accounts } = await h.client.ensureCustomerAccounts({
-    platformId,
-    customerId: newId('Customer'),
-    currencies: ['USD'],
-    environment: SANDBOX,
-  });
-  const accountId = accounts[0]!.id;
-  await h.client.sandboxFund({ platformId, accountId, amount: 10_000n });
-  return { platformId, accountId };
-}
-
 function value<T>(r: PromiseSettledResult<T>): T {
   if (r.status === 'rejected') throw r.reason;
   return r.value;
@@ -147,7 +134,7 @@ async function expectConsistent(platformId: string): Promise<void> {
 
 describe('the same row inserted by two transactions that both pass the conflict check', () => {
   it('two PlaceHold with one id, both creating the SETTLEMENT system account on first use: one hold, one replay', async () => {
-    const { platformId, accountId } = await fundedAccount();
+    const { platformId, accountId } = await fundedAccount(h, 10_000n);
     const holdId = `hold:${newId('JournalEntry')}`;
     const place = () =>
       h.client.placeHold({
@@ -167,7 +154,7 @@ describe('the same row inserted by two transactions that both pass the conflict 
   });
 
   it('two PostHold with one post id: one post, one replay', async () => {
-    const { platformId, accountId } = await fundedAccount();
+    const { platformId, accountId } = await fundedAccount(h, 10_000n);
     const holdId = `hold:${newId('JournalEntry')}`;
     await h.client.placeHold({
       platformId,
@@ -198,7 +185,7 @@ describe('the same row inserted by two transactions that both pass the conflict 
   });
 
   it('a post and a void with other ids, both reading the hold unresolved: the loser is a JOURNAL_ENTRY_CONFLICT naming the winner', async () => {
-    const { platformId, accountId } = await fundedAccount();
+    const { platformId, accountId } = await fundedAccount(h, 10_000n);
     const holdId = `hold:${newId('JournalEntry')}`;
     await h.client.placeHold({
       platformId,

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
-import { newId, systemClock } from '@sluice/core';
+import { newId } from '@sluice/core';
 import { streamName, type EventEnvelope } from '@sluice/events';
 import { eventually } from '@sluice/testing';
 import { transactional, type MikroORM } from '@sluice/store';
-import { LedgerService, withLedgerErrors } from '../src/app/ledger.service.js';
+import { withLedgerErrors } from '../src/app/ledger.service.js';
 import { LedgerRepository } from '../src/store/ledger.repository.js';
 import { sandboxFundingAccountId, type JournalEntry } from '../src/domain/ledger.js';
-import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
+import { balanceEvents } from './support/ledger.js';
 
 let h: Harness;
 let orm: MikroORM;
@@ -46,14 +47,6 @@ async function journalCounts(): Promise<{ entries: number; lines: number; events
   return r.rows[0];
 }
 
-async function balanceEvents(accountId: string): Promise<EventEnvelope[]> {
-  const r = await h.sql.query(
-    `SELECT envelope FROM accounts.outbox WHERE type = 'INTERNAL_ACCOUNT.BALANCE_UPDATED' AND envelope->'data'->>'id' = $1 ORDER BY seq`,
-    [accountId],
-  );
-  return r.rows.map((row) => row.envelope as EventEnvelope);
-}
-
 async function expectInvariants(): Promise<void> {
   const em = orm.em.fork();
   expect(await ledgerRepo.unbalancedEntries(em)).toEqual([]);
@@ -89,7 +82,7 @@ describe('SandboxFund', () => {
   it('writes INTERNAL_ACCOUNT.BALANCE_UPDATED with the public InternalAccount in the same transaction, and the relay publishes it', async () => {
     const { platformId, account } = await newAccount('EUR');
     const r = await h.client.sandboxFund({ platformId, accountId: account.id, amount: 2_500n });
-    const events = await balanceEvents(account.id);
+    const events = await balanceEvents(h, account.id);
     expect(events).toHaveLength(1);
     const e = events[0]!;
     expect(e.type).toBe('INTERNAL_ACCOUNT.BALANCE_UPDATED');
@@ -143,7 +136,7 @@ describe('SandboxFund', () => {
     expect(concurrent.every((c) => c.replayed)).toBe(true);
     expect(await journalCounts()).toEqual(before);
     expect(await balanceOf(platformId, account.id)).toBe(700n);
-    expect(await balanceEvents(account.id)).toHaveLength(1);
+    expect(await balanceEvents(h, account.id)).toHaveLength(1);
 
     const conflict = await rejection(() =>
       h.client.sandboxFund({ platformId, accountId: account.id, amount: 701n, entryId }),
@@ -171,7 +164,7 @@ describe('SandboxFund', () => {
     const total = amounts.reduce((s, a) => s + a, 0n);
     expect(results.every((r) => !r.replayed)).toBe(true);
     expect(await balanceOf(platformId, account.id)).toBe(total);
-    const events = await balanceEvents(account.id);
+    const events = await balanceEvents(h, account.id);
     expect(events).toHaveLength(50);
     // Each event carries the balance right after its own entry: all distinct, the last one the total.
     const seen = events
@@ -265,7 +258,7 @@ describe('ledger guarantees in the database', () => {
   it('refuses lines in a currency other than the account’s, or on another platform’s account', async () => {
     const { platformId, account } = await newAccount('USD');
     const other = await newAccount('USD');
-    const service = new LedgerService(orm, systemClock, h.running.deps.outbox);
+    const service = h.running.graph.ledger;
     const entry = (lines: JournalEntry['lines']): JournalEntry => ({
       id: newId('JournalEntry'),
       platformId,
@@ -343,7 +336,7 @@ describe('two-phase holds (the shape issue 3 builds on)', () => {
     });
     const dest = platformAccounts.accounts[0]!.id;
     await h.client.sandboxFund({ platformId, accountId: account.id, amount: 1_000n });
-    const service = new LedgerService(orm, systemClock, h.running.deps.outbox);
+    const service = h.running.graph.ledger;
     const record = (e: JournalEntry) =>
       withLedgerErrors(() => transactional(orm, (em) => service.recordIn(em, e)));
     const transfer = (amount: bigint) => [

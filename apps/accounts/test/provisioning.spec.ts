@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
-import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './harness.js';
+import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
 

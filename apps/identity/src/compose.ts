@@ -2,31 +2,54 @@ import { implement } from '@sluice/rpc';
 import { identity } from '@sluice/contracts';
 import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { IdentityConfig } from './service.js';
+import { PlatformsService } from './app/platforms.service.js';
+import { ConfigService } from './app/config.service.js';
+import { TokensService } from './app/tokens.service.js';
+import { CustomersService } from './app/customers.service.js';
 import { PlatformRepository } from './store/platform.repository.js';
+import { PlatformConfigRepository } from './store/platform-config.repository.js';
+import { WebhookSecretRepository } from './store/webhook-secret.repository.js';
 import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
+import { IdentityPublisher } from './events/identity.events.js';
 import { identityHandlers } from './rpc/identity.rpc.js';
 
-/** The object graph of a running identity service. */
+/** The object graph of a running identity service: its use cases. */
 export interface IdentityGraph extends Composition {
-  platforms: PlatformRepository;
-  tokens: TokenRepository;
-  customers: CustomerRepository;
+  platforms: PlatformsService;
+  config: ConfigService;
+  tokens: TokensService;
+  customers: CustomersService;
 }
 
 /** The composition root of identity: every object of the service, built once. */
-export function composeIdentity({ orm, outbox, clock, logger, config }: ServiceDeps<IdentityConfig>): IdentityGraph {
-  const platforms = new PlatformRepository(orm, outbox, clock);
-  const tokens = new TokenRepository(orm, outbox, clock, platforms);
-  const customers = new CustomerRepository(orm, outbox, clock, platforms, config.SANDBOX_UMA_DOMAIN);
+export function composeIdentity({
+  orm,
+  outbox,
+  clock,
+  logger,
+  config,
+}: ServiceDeps<IdentityConfig>): IdentityGraph {
+  const store = {
+    platforms: new PlatformRepository(),
+    configs: new PlatformConfigRepository(),
+    secrets: new WebhookSecretRepository(),
+    tokens: new TokenRepository(),
+    customers: new CustomerRepository(),
+  };
+  const events = new IdentityPublisher(outbox);
+  const useCases = {
+    platforms: new PlatformsService(orm, clock, store, events),
+    config: new ConfigService(orm, clock, store, events),
+    tokens: new TokensService(orm, clock, store.platforms, store.tokens, events),
+    customers: new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
+  };
   return {
-    platforms,
-    tokens,
-    customers,
+    ...useCases,
     rpc: [
       implement<identity.IdentityServiceServer>(
         identity.IdentityServiceService,
-        identityHandlers({ platforms, tokens, customers }),
+        identityHandlers(useCases),
         logger,
         'sluice.identity.v1.IdentityService',
       ),

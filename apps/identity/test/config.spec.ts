@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, identity } from '@sluice/contracts';
-import { fieldsOf, newPlatform, outbox, rejection, startIdentity, type Harness } from './helpers.js';
+import { newPlatform, outbox, startIdentity, type Harness } from './support/harness.js';
+import { fieldsOf, rejection } from './support/errors.js';
 
 const { TransactionType } = identity;
 const { Environment } = common;
@@ -109,6 +110,7 @@ describe('platform config', () => {
       umaDomain: 'pay.example.com',
       webhookEndpoint: 'https://hooks.example.com/sluice?x=1',
       webhookSigningSecretRotated: false,
+      environment: 'SANDBOX',
     });
     expect((await h.client.getWebhookTarget({ platformId: p.id })).webhookEndpoint).toBe(
       'https://hooks.example.com/sluice?x=1',

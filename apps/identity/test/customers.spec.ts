@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, identity } from '@sluice/contracts';
-import {
-  fieldsOf,
-  newPlatform,
-  outbox,
-  rejection,
-  startIdentity,
-  type Harness,
-  type TestPlatform,
-} from './helpers.js';
+import { newPlatform, outbox, startIdentity, type Harness, type TestPlatform } from './support/harness.js';
+import { fieldsOf, rejection } from './support/errors.js';
 
 const { CustomerType, VerificationStatus } = identity;
 const { Environment } = common;
@@ -100,6 +93,8 @@ describe('creating customers', () => {
             platformCustomerId: 'ind-9f84e0c2',
             currencies: ['USD', 'USDC'],
             umaAddress: c.umaAddress,
+            environment: 'SANDBOX',
+            embeddedWalletCurrencies: [],
           },
         }),
       },
@@ -472,6 +467,8 @@ describe('updating and deleting customers', () => {
         platformCustomerId: c.platformCustomerId,
         currencies: ['USD', 'USDC'],
         umaAddress: '$jane.smith@pay.example.com',
+        environment: 'SANDBOX',
+        embeddedWalletCurrencies: [],
       },
     ]);
     h.clock.advance(5000);

@@ -11,7 +11,7 @@ import type { GatewayClients } from '../../gateway/src/http/types.js';
 import tokensRoutes from '../../gateway/src/routes/tokens.routes.js';
 import configRoutes from '../../gateway/src/routes/config.routes.js';
 import customersRoutes from '../../gateway/src/routes/customers.routes.js';
-import { newPlatform, startIdentity, type Harness, type TestPlatform } from './helpers.js';
+import { newPlatform, startIdentity, type Harness, type TestPlatform } from './support/harness.js';
 
 /**
  * The identity REST routes (tokens, config, customers) in the real gateway

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, identity } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { eventually } from '@sluice/testing';
-import { fieldsOf, newPlatform, outbox, rejection, startIdentity, type Harness } from './helpers.js';
+import { newPlatform, outbox, startIdentity, type Harness } from './support/harness.js';
+import { fieldsOf, rejection } from './support/errors.js';
 
 const { Permission } = identity;
 const { Environment } = common;

@@ -1,12 +1,7 @@
-import { isId, newId, type Clock } from '@sluice/core';
+import { invalidInput, isId, newId, type Clock } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import type { Outbox } from '@sluice/events';
-import { invalidInput } from '@sluice/core';
 import { accountNotFound, fail, holdAlreadyResolved, holdNotFound } from '../domain/errors.js';
-import {
-  MAX_BALANCE,
-  type InternalAccountRecord,
-} from '../domain/internal-account.js';
+import { MAX_BALANCE, type InternalAccountRecord } from '../domain/internal-account.js';
 import {
   assertPostWithinHold,
   assertValidEntry,
@@ -25,9 +20,20 @@ import {
   type JournalLine,
   type LedgerAccountRef,
 } from '../domain/ledger.js';
-import { publishBalanceUpdated } from '../events/internal-account.events.js';
+import {
+  validateHoldIds,
+  validatePlaceHold,
+  validatePlatformId,
+  validatePostHold,
+  validateSandboxFund,
+  validateTransfer,
+  validateVoidHold,
+  type PlaceHoldRequest,
+  type TransferRequest,
+} from '../domain/validation.js';
 import { InternalAccountRepository } from '../store/internal-account.repository.js';
 import { LedgerRepository, type TotalsMismatch } from '../store/ledger.repository.js';
+import type { AccountEvents } from './ports.js';
 
 export interface RecordResult {
   /** False when the entry already existed with the same content (a retry): nothing moved. */
@@ -39,13 +45,6 @@ export interface HoldResult {
   hold: Hold;
   account: InternalAccountRecord;
   replayed: boolean;
-}
-
-export interface TransferLine {
-  account: LedgerAccountRef;
-  currency: string;
-  /** > 0 credits, < 0 debits. */
-  amount: bigint;
 }
 
 export interface TransferResult {
@@ -84,7 +83,7 @@ export class LedgerService {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
-    private readonly outbox: Outbox,
+    private readonly events: AccountEvents,
     private readonly accounts = new InternalAccountRepository(),
     private readonly ledger = new LedgerRepository(),
   ) {}
@@ -142,19 +141,23 @@ export class LedgerService {
       for (const id of moved) {
         const account = await this.accounts.get(em, entry.platformId, id);
         if (!account) throw new Error(`ledger line on ${id} has no internal account`);
-        await publishBalanceUpdated(this.outbox, em, account, now);
+        await this.events.balanceUpdated(em, account, now);
       }
     }
     return { applied: true };
   }
 
-  /** Sandbox only: credits `amount` to the account from the platform's sandbox funding system account. */
-  sandboxFund(
+  /**
+   * Sandbox only: credits `amount` to the account from the platform's sandbox funding
+   * system account. `entryId` (default a new JournalEntry id) makes a retry a no-op.
+   */
+  async sandboxFund(
     platformId: string,
     accountId: string,
     amount: bigint,
     entryId?: string,
   ): Promise<SandboxFundResult> {
+    validateSandboxFund({ platformId, accountId, amount, ...(entryId !== undefined ? { entryId } : {}) });
     const id = entryId || newId('JournalEntry');
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
@@ -189,16 +192,8 @@ export class LedgerService {
    * Places a hold: one PENDING entry debiting the internal account towards the counter
    * account. The database refuses it when the available balance would go below zero.
    */
-  placeHold(o: {
-    platformId: string;
-    holdId: string;
-    accountId: string;
-    amount: bigint;
-    currency: string;
-    counterAccount: LedgerAccountRef;
-    kind: string;
-    description?: string;
-  }): Promise<HoldResult> {
+  async placeHold(request: PlaceHoldRequest): Promise<HoldResult> {
+    const o = validatePlaceHold(request);
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
         const account = await this.accounts.get(em, o.platformId, o.accountId);
@@ -223,7 +218,13 @@ export class LedgerService {
   }
 
   /** Posts `amount` (default: all) of a hold; resolves it once (another resolution id is a conflict). */
-  postHold(o: { platformId: string; holdId: string; postId: string; amount?: bigint }): Promise<HoldResult> {
+  async postHold(o: {
+    platformId: string;
+    holdId: string;
+    postId: string;
+    amount?: bigint;
+  }): Promise<HoldResult> {
+    validatePostHold(o);
     return this.resolveHold(o.platformId, o.holdId, o.postId, (hold) => {
       const amount = o.amount ?? hold.amount;
       if (amount > hold.amount)
@@ -235,27 +236,24 @@ export class LedgerService {
   }
 
   /** Voids a hold: releases it, nothing moves; resolves it once. */
-  voidHold(o: { platformId: string; holdId: string; voidId: string }): Promise<HoldResult> {
+  async voidHold(o: { platformId: string; holdId: string; voidId: string }): Promise<HoldResult> {
+    validateVoidHold(o);
     return this.resolveHold(o.platformId, o.holdId, o.voidId, (hold) => voidHoldEntry(hold, o.voidId));
   }
 
   /** The hold and its state; HOLD_NOT_FOUND when the platform has no hold with this id. */
   async getHold(platformId: string, holdId: string): Promise<Hold> {
+    validateHoldIds(platformId, holdId);
     return this.loadHold(this.orm.em.fork(), platformId, holdId);
   }
 
   /**
-   * Records one posted entry of balanced lines over internal and system accounts (the
-   * caller checked structure and balance; accounts are checked here). Internal accounts
-   * may not go below zero or above the balance limit.
+   * Records one posted entry of balanced lines over internal and system accounts
+   * (structure and balance checked first, the accounts in the transaction). Internal
+   * accounts may not go below zero or above the balance limit.
    */
-  postTransfer(o: {
-    platformId: string;
-    entryId: string;
-    lines: readonly TransferLine[];
-    kind: string;
-    description?: string;
-  }): Promise<TransferResult> {
+  async postTransfer(request: TransferRequest): Promise<TransferResult> {
+    const o = validateTransfer(request);
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
         const lines: JournalLine[] = [];
@@ -285,6 +283,7 @@ export class LedgerService {
 
   /** Recomputes the platform's ledger from its journal (read-only). */
   async reconcile(platformId: string): Promise<ReconcileReport> {
+    validatePlatformId(platformId);
     const em = this.orm.em.fork();
     const currencies = await this.ledger.currencyTotals(em, platformId);
     const mismatches = await this.ledger.reconcile(em, platformId);

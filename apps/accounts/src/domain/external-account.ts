@@ -1,4 +1,4 @@
-import { invalidInput, isCurrencyCode, type FieldError } from '@sluice/core';
+import { FieldErrors, invalidInput, isCurrencyCode } from '@sluice/core';
 import {
   checkAbaRoutingNumber,
   checkBic,
@@ -22,6 +22,7 @@ import {
   type PixKeyType,
 } from './bank-identifiers.js';
 import type { Environment, Owner } from './internal-account.js';
+import { checks } from './validation.js';
 
 /** The `accountInfo.accountType` variants the service accepts. */
 export const EXTERNAL_ACCOUNT_TYPES = [
@@ -210,11 +211,8 @@ function isBlank(v: unknown): boolean {
   return v === undefined || v === null || v === '';
 }
 
-class Collector {
-  readonly errors: FieldError[] = [];
-  add(field: string, message: string): void {
-    this.errors.push({ field, message });
-  }
+/** Core's field-error collector with the string rules of account info. */
+class Collector extends FieldErrors {
   /** A required string, trimmed; undefined (and an error) when missing or not a string. */
   required(field: string, v: unknown, max = 200): string | undefined {
     if (isBlank(v)) {
@@ -492,7 +490,7 @@ export function validateAccountInfo(currency: unknown, raw: unknown, now: Date):
   if (variant.fields.includes('bankName')) set('bankName', c.optional(`${P}.bankName`, a.bankName, 140));
   if (variant.fields.includes('beneficiary')) set('beneficiary', validateBeneficiary(c, a.beneficiary, now));
 
-  if (c.errors.length) throw invalidInput(c.errors);
+  c.throwIfAny();
 
   const primaryField: InfoField =
     accountType === 'LIGHTNING'
@@ -522,4 +520,49 @@ export function validatePlatformAccountId(v: unknown): string | undefined {
   if (typeof v !== 'string' || v.length > 255 || !/^[\x21-\x7e]+( [\x21-\x7e]+)*$/.test(v))
     throw invalidInput([{ field: 'platformAccountId', message: 'must be 1 to 255 printable characters' }]);
   return v;
+}
+
+/** CreateExternalAccount as requested (`accountInfo` unvalidated). */
+export interface NewExternalAccountRequest {
+  platformId: string;
+  environment: Environment | undefined;
+  /** Absent: a platform-owned account. */
+  customerId?: string;
+  currency: string;
+  accountInfo: AccountInfoInput | undefined;
+  platformAccountId?: string;
+  defaultUmaDepositAccount?: boolean;
+}
+
+/** A valid CreateExternalAccount. */
+export interface ValidNewExternalAccount {
+  platformId: string;
+  environment: Environment;
+  customerId?: string;
+  currency: string;
+  validated: ValidatedAccountInfo;
+  platformAccountId?: string;
+  defaultUmaDepositAccount: boolean;
+}
+
+/** Checks a creation request; the account info is validated as of `now` (birth dates). */
+export function validateNewExternalAccount(r: NewExternalAccountRequest, now: Date): ValidNewExternalAccount {
+  checks()
+    .id('platformId', r.platformId, 'Platform')
+    .optionalId('customerId', r.customerId, 'Customer')
+    .environment('environment', r.environment)
+    .done();
+  if (r.defaultUmaDepositAccount && !r.customerId)
+    checks().add('defaultUmaDepositAccount', 'applies to customer accounts only').done();
+  const platformAccountId = validatePlatformAccountId(r.platformAccountId);
+  const validated = validateAccountInfo(r.currency, r.accountInfo, now);
+  return {
+    platformId: r.platformId,
+    environment: r.environment!,
+    ...(r.customerId ? { customerId: r.customerId } : {}),
+    currency: r.currency,
+    validated,
+    ...(platformAccountId ? { platformAccountId } : {}),
+    defaultUmaDepositAccount: r.defaultUmaDepositAccount ?? false,
+  };
 }

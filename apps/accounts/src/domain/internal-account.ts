@@ -1,10 +1,4 @@
-import {
-  currency as currencyOf,
-  invalidInput,
-  isCurrencyCode,
-  MAX_AMOUNT,
-  type FieldError,
-} from '@sluice/core';
+import { currency as currencyOf, FieldErrors, isCurrencyCode, MAX_AMOUNT } from '@sluice/core';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
 export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
@@ -15,6 +9,31 @@ export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
 
 export type Environment = 'SANDBOX' | 'PRODUCTION';
 export type Owner = 'CUSTOMER' | 'PLATFORM';
+
+export function isInternalAccountType(value: string): value is InternalAccountType {
+  return (INTERNAL_ACCOUNT_TYPES as readonly string[]).includes(value);
+}
+
+/** Whose accounts: the platform's own, or one customer's. */
+export interface AccountOwner {
+  platformId: string;
+  owner: Owner;
+  /** Set exactly when owner is CUSTOMER. */
+  customerId?: string;
+}
+
+/** Which accounts of a platform a listing asks for (internal and external accounts alike). */
+export interface AccountListFilter {
+  platformId: string;
+  owner: Owner;
+  customerId?: string;
+  currency?: string;
+}
+
+/** A listing of internal accounts, which may also ask for one type. */
+export interface AccountFilter extends AccountListFilter {
+  type?: InternalAccountType;
+}
 
 /** Largest balance an internal account may hold (keeps every amount a safe JSON integer). */
 export const MAX_BALANCE = MAX_AMOUNT;
@@ -29,15 +48,22 @@ export function holdingAccountType(currencyCode: string): Exclude<InternalAccoun
  * without duplicates, in first-seen order.
  */
 export function normalizeCurrencies(codes: readonly string[], field = 'currencies'): string[] {
-  const errors: FieldError[] = [];
+  const errors = new FieldErrors();
   const seen = new Set<string>();
   codes.forEach((code, i) => {
-    if (!isCurrencyCode(code))
-      errors.push({ field: `${field}[${i}]`, message: `unknown currency ${JSON.stringify(code)}` });
+    if (!isCurrencyCode(code)) errors.add(`${field}[${i}]`, `unknown currency ${JSON.stringify(code)}`);
     else seen.add(code);
   });
-  if (errors.length) throw invalidInput(errors);
+  errors.throwIfAny();
   return [...seen];
+}
+
+/** Splits currency codes from another service into known ones (deduplicated, first-seen order) and unknown ones. */
+export function knownCurrencies(codes: readonly string[]): { known: string[]; unknown: string[] } {
+  return {
+    known: [...new Set(codes.filter((c) => isCurrencyCode(c)))],
+    unknown: codes.filter((c) => !isCurrencyCode(c)),
+  };
 }
 
 /** What the store keeps about an internal account, with its ledger balances. */
@@ -67,4 +93,3 @@ export interface InternalAccountRecord {
 export function availableBalance(a: Pick<InternalAccountRecord, 'postedBalance' | 'pendingDebits'>): bigint {
   return a.postedBalance - a.pendingDebits;
 }
-

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MAX_AMOUNT } from '@sluice/core';
+import { isId, MAX_AMOUNT } from '@sluice/core';
 
 /**
  * The ledger: double-entry journal entries over ledger accounts.
@@ -172,9 +172,22 @@ export function assertPostWithinHold(post: JournalEntry, pendingLines: readonly 
   }
 }
 
+/**
+ * The id of a system account: `system:<name>:<CUR>:<platformId>`, `<name>` the lower-cased
+ * SystemAccountName or `sandbox-funding`. Built only by `systemAccountId` and
+ * `sandboxFundingAccountId`, read only by `isSystemAccountId` and `refOfLedgerAccountId`.
+ */
+export type SystemAccountId = `system:${string}:${string}:${string}`;
+
+const SYSTEM_ACCOUNT_ID = /^system:([a-z-]+):([A-Z0-9]+):(.+)$/;
+
+function buildSystemAccountId(name: string, currency: string, platformId: string): SystemAccountId {
+  return `system:${name}:${currency}:${platformId}`;
+}
+
 /** Id of a platform's system account standing for the sandbox's outside world in a currency. */
-export function sandboxFundingAccountId(platformId: string, currency: string): string {
-  return `system:sandbox-funding:${currency}:${platformId}`;
+export function sandboxFundingAccountId(platformId: string, currency: string): SystemAccountId {
+  return buildSystemAccountId('sandbox-funding', currency, platformId);
 }
 
 /** The entry crediting `amount` to an internal account from the platform's sandbox funding account. */
@@ -220,13 +233,17 @@ export const SYSTEM_ACCOUNT_NAMES: readonly SystemAccountName[] = ['SETTLEMENT',
  * on every entry would serialize all of the platform's payments in that currency on it.
  * Their balances are derived from their journal lines when needed (reconciliation).
  */
-export function isSystemAccountId(id: string): boolean {
-  return id.startsWith('system:');
+export function isSystemAccountId(id: string): id is SystemAccountId {
+  return SYSTEM_ACCOUNT_ID.test(id);
 }
 
 /** Id of a platform's named system account in a currency: `system:<name>:<CUR>:<platformId>`. */
-export function systemAccountId(platformId: string, name: SystemAccountName, currency: string): string {
-  return `system:${name.toLowerCase()}:${currency}:${platformId}`;
+export function systemAccountId(
+  platformId: string,
+  name: SystemAccountName,
+  currency: string,
+): SystemAccountId {
+  return buildSystemAccountId(name.toLowerCase(), currency, platformId);
 }
 
 /** A ledger account as callers name it: an internal account, or a system account. */
@@ -234,10 +251,10 @@ export type LedgerAccountRef = { internalAccountId: string } | { system: SystemA
 
 /** The caller-facing reference of a ledger account id (undefined for ids callers cannot name, e.g. sandbox funding). */
 export function refOfLedgerAccountId(id: string): LedgerAccountRef | undefined {
-  if (id.startsWith('InternalAccount:')) return { internalAccountId: id };
-  const m = /^system:([a-z]+):/.exec(id);
-  const name = m?.[1]?.toUpperCase() as SystemAccountName | undefined;
-  return name && SYSTEM_ACCOUNT_NAMES.includes(name) ? { system: name } : undefined;
+  if (isId(id, 'InternalAccount')) return { internalAccountId: id };
+  const name = SYSTEM_ACCOUNT_ID.exec(id)?.[1];
+  const system = SYSTEM_ACCOUNT_NAMES.find((n) => n.toLowerCase() === name);
+  return system ? { system } : undefined;
 }
 
 /** Business reasons given by callers: [A-Z0-9_]{1,64} (QUOTE_EXECUTION, TRANSFER_OUT, ...). */

@@ -1,6 +1,4 @@
-import { EVENTS, internalAccountJson, type InternalAccountJson } from '@sluice/api';
-import type { Outbox } from '@sluice/events';
-import type { EntityManager } from '@sluice/store';
+import { internalAccountJson, type InternalAccountJson } from '@sluice/api';
 import type { InternalAccountRecord } from '../domain/internal-account.js';
 import { toPb } from '../rpc/internal-account.mapper.js';
 
@@ -12,18 +10,4 @@ import { toPb } from '../rpc/internal-account.mapper.js';
  */
 export function publicInternalAccount(a: InternalAccountRecord): InternalAccountJson {
   return internalAccountJson(toPb(a));
-}
-
-/** Writes INTERNAL_ACCOUNT.BALANCE_UPDATED with the account as it now is. */
-export async function publishBalanceUpdated(
-  outbox: Outbox,
-  em: EntityManager,
-  account: InternalAccountRecord,
-  occurredAt: Date,
-): Promise<void> {
-  await outbox.add(em, EVENTS.INTERNAL_ACCOUNT_BALANCE_UPDATED, {
-    platformId: account.platformId,
-    data: publicInternalAccount(account),
-    occurredAt,
-  });
 }

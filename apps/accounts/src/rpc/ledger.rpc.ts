@@ -1,18 +1,8 @@
 import { accounts as pb } from '@sluice/contracts';
-import { isCurrencyCode, isId, MAX_AMOUNT } from '@sluice/core';
 import type { AsyncService } from '@sluice/rpc';
-import type { LedgerService, TransferLine } from '../app/ledger.service.js';
-import {
-  KIND_PATTERN,
-  refOfLedgerAccountId,
-  SYSTEM_ACCOUNT_NAMES,
-  systemAccountId,
-  unbalancedCurrencies,
-  type Hold,
-  type LedgerAccountRef,
-  type SystemAccountName,
-} from '../domain/ledger.js';
-import { checks, type Checks } from '../domain/validation.js';
+import type { HoldResult, LedgerService } from '../app/ledger.service.js';
+import { refOfLedgerAccountId, type Hold, type SystemAccountName } from '../domain/ledger.js';
+import type { LedgerAccountRefInput } from '../domain/validation.js';
 import { toPb } from './internal-account.mapper.js';
 
 /** gRPC handlers of the two-phase ledger RPCs (PlaceHold, PostHold, VoidHold, GetHold, PostTransfer, ReconcileLedger). */
@@ -34,47 +24,24 @@ const SYSTEM_TO_PB: Record<SystemAccountName, pb.SystemAccount> = {
   FX: pb.SystemAccount.FX,
   CLEARING: pb.SystemAccount.CLEARING,
 };
-/** "SETTLEMENT, FEES, FX or CLEARING" */
-const SYSTEM_NAMES_TEXT = `${SYSTEM_ACCOUNT_NAMES.slice(0, -1).join(', ')} or ${SYSTEM_ACCOUNT_NAMES.at(-1)}`;
 const HOLD_STATUS_TO_PB: Record<Hold['status'], pb.HoldStatus> = {
   PENDING: pb.HoldStatus.PENDING,
   POSTED: pb.HoldStatus.POSTED,
   VOIDED: pb.HoldStatus.VOIDED,
 };
 
-function stepId(c: Checks, field: string, value: string | undefined): Checks {
-  return value ? c.entryId(field, value) : c.add(field, 'is required');
-}
-
-function kind(c: Checks, value: string | undefined): Checks {
-  if (value !== undefined && value !== '' && !KIND_PATTERN.test(value))
-    c.add('kind', 'must be 1 to 64 characters of A-Z, 0-9, "_"');
-  return c;
-}
-
-/** Checks a LedgerAccountRef (exactly one of internal account id / system account) and translates it. */
-function ref(c: Checks, field: string, r: pb.LedgerAccountRef | undefined): LedgerAccountRef | undefined {
-  const internal = r?.internalAccountId || undefined;
-  const system = r?.systemAccount !== undefined && r.systemAccount !== pb.SystemAccount.UNSPECIFIED;
-  if (!r || (!internal && !system)) {
-    c.add(field, 'requires internalAccountId or systemAccount');
-    return undefined;
-  }
-  if (internal && system) {
-    c.add(field, 'takes internalAccountId or systemAccount, not both');
-    return undefined;
-  }
-  if (internal) {
-    if (isId(internal, 'InternalAccount')) return { internalAccountId: internal };
-    c.id(`${field}.internalAccountId`, internal, 'InternalAccount');
-    return undefined;
-  }
-  const name = (SYSTEM_FROM_PB as Partial<Record<pb.SystemAccount, SystemAccountName>>)[r.systemAccount!];
-  if (!name) {
-    c.add(`${field}.systemAccount`, `must be ${SYSTEM_NAMES_TEXT}`);
-    return undefined;
-  }
-  return { system: name };
+/** A LedgerAccountRef as the app takes it (an unknown system account keeps its proto name, for the error). */
+function refFromPb(r: pb.LedgerAccountRef | undefined): LedgerAccountRefInput | undefined {
+  if (!r) return undefined;
+  const system =
+    r.systemAccount === undefined || r.systemAccount === pb.SystemAccount.UNSPECIFIED
+      ? undefined
+      : ((SYSTEM_FROM_PB as Partial<Record<pb.SystemAccount, SystemAccountName>>)[r.systemAccount] ??
+        r.systemAccount);
+  return {
+    ...(r.internalAccountId ? { internalAccountId: r.internalAccountId } : {}),
+    ...(system ? { system } : {}),
+  };
 }
 
 function refToPb(ledgerAccountId: string): pb.LedgerAccountRef {
@@ -102,104 +69,57 @@ export function holdToPb(h: Hold): pb.Hold {
   };
 }
 
-/** Structural checks of PostTransfer lines (accounts themselves are checked in the transaction). */
-function transferLines(c: Checks, platformId: string, lines: readonly pb.LedgerLine[]): TransferLine[] {
-  if (lines.length < 2) c.add('lines', 'needs at least two lines');
-  const out: TransferLine[] = [];
-  const seen = new Set<string>();
-  lines.forEach((l, i) => {
-    const account = ref(c, `lines[${i}].account`, l.account);
-    const currencyOk = isCurrencyCode(l.currency);
-    if (!currencyOk)
-      c.add(
-        `lines[${i}].currency`,
-        l.currency ? `unknown currency ${JSON.stringify(l.currency)}` : 'is required',
-      );
-    if (l.amount === 0n) c.add(`lines[${i}].amount`, 'must not be 0');
-    else if (l.amount > MAX_AMOUNT || l.amount < -MAX_AMOUNT)
-      c.add(`lines[${i}].amount`, `must be between -${MAX_AMOUNT} and ${MAX_AMOUNT}`);
-    if (!account || !currencyOk) return;
-    const key =
-      'internalAccountId' in account
-        ? account.internalAccountId
-        : systemAccountId(platformId, account.system, l.currency);
-    if (seen.has(key)) c.add(`lines[${i}].account`, 'appears in another line');
-    seen.add(key);
-    out.push({ account, currency: l.currency, amount: l.amount });
-  });
-  if (out.length === lines.length)
-    for (const cur of unbalancedCurrencies(out)) c.add('lines', `do not sum to zero in ${cur}`);
-  return out;
+/** A hold step's answer: the hold, its debited account, and whether the step was a retry. */
+function holdResponse(r: HoldResult): pb.PlaceHoldResponse {
+  return { hold: holdToPb(r.hold), account: toPb(r.account), replayed: r.replayed };
 }
 
-/** The ledger RPC handlers: validate, translate, delegate to LedgerService. */
+/** The ledger RPC handlers: translate proto <-> app types and call LedgerService. */
 export function ledgerHandlers(ledger: LedgerService): LedgerHandlers {
   return {
     async placeHold(req) {
-      const c = checks().id('platformId', req.platformId, 'Platform');
-      stepId(c, 'holdId', req.holdId)
-        .id('accountId', req.accountId, 'InternalAccount')
-        .amount('amount', req.amount);
-      if (!req.currency) c.add('currency', 'is required');
-      else c.currency('currency', req.currency);
-      const counterAccount = ref(c, 'counterAccount', req.counterAccount);
-      kind(c, req.kind).done();
-      const r = await ledger.placeHold({
-        platformId: req.platformId,
-        holdId: req.holdId,
-        accountId: req.accountId,
-        amount: req.amount,
-        currency: req.currency,
-        counterAccount: counterAccount!,
-        kind: req.kind || 'HOLD',
-        ...(req.description ? { description: req.description } : {}),
-      });
-      return { hold: holdToPb(r.hold), account: toPb(r.account), replayed: r.replayed };
+      const counterAccount = refFromPb(req.counterAccount);
+      return holdResponse(
+        await ledger.placeHold({
+          platformId: req.platformId,
+          holdId: req.holdId,
+          accountId: req.accountId,
+          amount: req.amount,
+          currency: req.currency,
+          ...(counterAccount ? { counterAccount } : {}),
+          ...(req.kind !== undefined ? { kind: req.kind } : {}),
+          ...(req.description !== undefined ? { description: req.description } : {}),
+        }),
+      );
     },
 
     async postHold(req) {
-      const c = checks().id('platformId', req.platformId, 'Platform');
-      stepId(stepId(c, 'holdId', req.holdId), 'postId', req.postId);
-      if (req.amount !== undefined) c.amount('amount', req.amount);
-      c.done();
-      const r = await ledger.postHold({
-        platformId: req.platformId,
-        holdId: req.holdId,
-        postId: req.postId,
-        ...(req.amount !== undefined ? { amount: req.amount } : {}),
-      });
-      return { hold: holdToPb(r.hold), account: toPb(r.account), replayed: r.replayed };
+      return holdResponse(await ledger.postHold(req));
     },
 
     async voidHold(req) {
-      const c = checks().id('platformId', req.platformId, 'Platform');
-      stepId(stepId(c, 'holdId', req.holdId), 'voidId', req.voidId).done();
-      const r = await ledger.voidHold({ platformId: req.platformId, holdId: req.holdId, voidId: req.voidId });
-      return { hold: holdToPb(r.hold), account: toPb(r.account), replayed: r.replayed };
+      return holdResponse(await ledger.voidHold(req));
     },
 
     async getHold(req) {
-      stepId(checks().id('platformId', req.platformId, 'Platform'), 'holdId', req.holdId).done();
       return { hold: holdToPb(await ledger.getHold(req.platformId, req.holdId)) };
     },
 
     async postTransfer(req) {
-      const c = checks().id('platformId', req.platformId, 'Platform');
-      stepId(c, 'entryId', req.entryId);
-      const lines = transferLines(c, req.platformId, req.lines);
-      kind(c, req.kind).done();
       const r = await ledger.postTransfer({
         platformId: req.platformId,
         entryId: req.entryId,
-        lines,
-        kind: req.kind || 'TRANSFER',
-        ...(req.description ? { description: req.description } : {}),
+        lines: req.lines.map((l) => {
+          const account = refFromPb(l.account);
+          return { ...(account ? { account } : {}), currency: l.currency, amount: l.amount };
+        }),
+        ...(req.kind !== undefined ? { kind: req.kind } : {}),
+        ...(req.description !== undefined ? { description: req.description } : {}),
       });
       return { entryId: r.entryId, replayed: r.replayed, accounts: r.accounts.map(toPb) };
     },
 
     async reconcileLedger(req) {
-      checks().id('platformId', req.platformId, 'Platform').done();
       const r = await ledger.reconcile(req.platformId);
       return {
         currencies: r.currencies.map((t) => ({

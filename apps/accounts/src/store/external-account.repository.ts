@@ -1,6 +1,6 @@
 import type { EntityManager } from '@sluice/store';
 import type { CursorPosition } from '@sluice/core';
-import type { Environment, Owner } from '../domain/internal-account.js';
+import type { AccountListFilter, Environment, Owner } from '../domain/internal-account.js';
 import type {
   BeneficiaryVerificationStatus,
   ExternalAccountInfo,
@@ -49,13 +49,6 @@ function toRecord(r: Row): ExternalAccountRecord {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
-}
-
-export interface ExternalAccountFilter {
-  platformId: string;
-  owner: Owner;
-  customerId?: string;
-  currency?: string;
 }
 
 export class ExternalAccountRepository {
@@ -144,7 +137,7 @@ export class ExternalAccountRepository {
   /** A page of live accounts (oldest first, keyset after `after`), `limit + 1` rows, and the total count. */
   async list(
     em: EntityManager,
-    f: ExternalAccountFilter,
+    f: AccountListFilter,
     limit: number,
     after?: CursorPosition,
   ): Promise<{ rows: ExternalAccountRecord[]; total: number }> {

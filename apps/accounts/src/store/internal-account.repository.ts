@@ -2,6 +2,8 @@ import { toBigInt, type EntityManager } from '@sluice/store';
 import type { CursorPosition } from '@sluice/core';
 import { fundingReference } from '../domain/funding-instructions.js';
 import type {
+  AccountFilter,
+  AccountOwner,
   Environment,
   InternalAccountRecord,
   InternalAccountType,
@@ -56,18 +58,6 @@ function toRecord(r: Row): InternalAccountRecord {
     pendingCredits: toBigInt(r.pending_credits),
     ...(r.type === 'EMBEDDED_WALLET' ? { privateEnabled: Boolean(r.private_enabled) } : {}),
   };
-}
-
-export interface AccountOwner {
-  platformId: string;
-  owner: Owner;
-  /** Set exactly when owner is CUSTOMER. */
-  customerId?: string;
-}
-
-export interface AccountFilter extends AccountOwner {
-  currency?: string;
-  type?: InternalAccountType;
 }
 
 export interface NewAccount {

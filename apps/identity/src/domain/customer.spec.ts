@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isDomainError, type DomainError } from '@sluice/core';
 import {
   applyCustomerUpdate,
   umaDomainFor,
@@ -7,19 +6,9 @@ import {
   validateNewCustomer,
   type Customer,
 } from './customer.js';
+import { errorOf, fieldNames as fields } from '../../test/support/errors.js';
 
 const ctx = { supportedCurrencies: ['USD', 'USDC', 'EUR'], today: new Date('2026-01-10T12:00:00Z') };
-
-function errorOf(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (e) {
-    if (isDomainError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an error');
-}
-const fields = (e: DomainError) => (e.details!.errors as { field: string }[]).map((x) => x.field);
 
 describe('validateNewCustomer', () => {
   it('defaults currencies to the platform’s and keeps given values', () => {

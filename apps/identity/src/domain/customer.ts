@@ -1,5 +1,5 @@
-import { CURRENCIES, isCurrencyCode } from '@sluice/core';
-import { country, email, noDuplicates, pastDate, Problems, range, text } from './validation.js';
+import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode } from '@sluice/core';
+import { country, email, noDuplicates, pastDate, range, text } from './validation.js';
 import { normalizeUmaAddress } from './uma-address.js';
 import type { Environment } from './token.js';
 import { fail } from './errors.js';
@@ -105,7 +105,7 @@ const INDIVIDUAL_ONLY = ['fullName', 'birthDate', 'nationality'] as const;
 
 /** Validates a creation request; throws INVALID_INPUT naming every bad field. */
 export function validateNewCustomer(input: NewCustomerInput, ctx: CustomerContext): ValidCustomerDraft {
-  const p = new Problems();
+  const p = new FieldErrors();
   if (!input.customerType) p.add('customerType', 'must be INDIVIDUAL or BUSINESS');
   const draft: ValidCustomerDraft = { customerType: input.customerType ?? 'INDIVIDUAL', currencies: [] };
   if (input.platformCustomerId !== undefined)
@@ -132,6 +132,37 @@ export function validateNewCustomer(input: NewCustomerInput, ctx: CustomerContex
 }
 
 /**
+ * The customer a validated creation makes: KYC/KYB status UNVERIFIED, and the
+ * uuid of its id as platformCustomerId when the platform gave none.
+ */
+export function newCustomer(
+  draft: ValidCustomerDraft,
+  o: { id: string; platformId: string; umaAddress: string; now: Date },
+): Customer {
+  const { platformCustomerId, umaAddress: _given, address, businessInfo, ...fields } = draft;
+  const customer: Customer = {
+    ...fields,
+    id: o.id,
+    platformId: o.platformId,
+    platformCustomerId: platformCustomerId ?? idUuid(o.id),
+    currencies: [...draft.currencies],
+    umaAddress: o.umaAddress,
+    verificationStatus: 'UNVERIFIED',
+    address: address ? { ...address } : undefined,
+    businessInfo: businessInfo ? { ...businessInfo } : undefined,
+    createdAt: o.now,
+    updatedAt: o.now,
+  };
+  return stripUndefined(customer);
+}
+
+/** The Idempotency-Key of a creation request, when given: 1 to 255 visible ASCII characters. */
+export function validateRequestKey(requestKey: string | undefined): void {
+  if (requestKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(requestKey))
+    new FieldErrors().add('requestKey', 'must be 1 to 255 visible ASCII characters').throwIfAny();
+}
+
+/**
  * Applies an update to a customer; returns the new customer (timestamps not
  * touched) or throws INVALID_INPUT / CUSTOMER_DELETED.
  */
@@ -142,7 +173,7 @@ export function applyCustomerUpdate(
 ): Customer {
   if (current.deletedAt)
     throw fail('CUSTOMER_DELETED', 'The customer has been deleted', { customerId: current.id });
-  const p = new Problems();
+  const p = new FieldErrors();
   if (!input.customerType) p.add('customerType', 'must be INDIVIDUAL or BUSINESS');
   else if (input.customerType !== current.customerType)
     p.add('customerType', `must be ${current.customerType}, the type of this customer`);
@@ -177,7 +208,7 @@ export function applyCustomerUpdate(
 }
 
 function personFields(
-  p: Problems,
+  p: FieldErrors,
   input: Pick<NewCustomerInput, 'fullName' | 'birthDate' | 'nationality'>,
   out: Pick<ValidCustomerDraft, 'fullName' | 'birthDate' | 'nationality'>,
   today: Date,
@@ -193,7 +224,7 @@ function personFields(
   out.nationality = country(p, 'nationality', input.nationality);
 }
 
-function currencies(p: Problems, field: string, codes: string[], allowed: Set<string>): string[] {
+function currencies(p: FieldErrors, field: string, codes: string[], allowed: Set<string>): string[] {
   codes.forEach((code, i) => {
     if (!isCurrencyCode(code))
       p.add(`${field}[${i}]`, `must be one of ${Object.keys(CURRENCIES).join(', ')}`);
@@ -204,7 +235,7 @@ function currencies(p: Problems, field: string, codes: string[], allowed: Set<st
   return [...codes];
 }
 
-function address(p: Problems, field: string, a: Address): Address {
+function address(p: FieldErrors, field: string, a: Address): Address {
   const out: Address = {
     line1: required(p, `${field}.line1`, a.line1, 200),
     postalCode: required(p, `${field}.postalCode`, a.postalCode, 20),
@@ -222,7 +253,7 @@ function address(p: Problems, field: string, a: Address): Address {
   return out;
 }
 
-function required(p: Problems, field: string, value: string, max: number): string {
+function required(p: FieldErrors, field: string, value: string, max: number): string {
   if (value === '') {
     p.add(field, 'is required');
     return '';
@@ -231,7 +262,7 @@ function required(p: Problems, field: string, value: string, max: number): strin
 }
 
 function oneOf(
-  p: Problems,
+  p: FieldErrors,
   field: string,
   value: string | undefined,
   allowed: readonly string[],
@@ -244,14 +275,14 @@ function oneOf(
   return value;
 }
 
-function countries(p: Problems, field: string, list: string[] | undefined): string[] | undefined {
+function countries(p: FieldErrors, field: string, list: string[] | undefined): string[] | undefined {
   if (list === undefined) return undefined;
   list.forEach((c, i) => country(p, `${field}[${i}]`, c));
   noDuplicates(p, field, list);
   return [...list];
 }
 
-function businessInfo(p: Problems, b: BusinessInfo, today: Date): BusinessInfo {
+function businessInfo(p: FieldErrors, b: BusinessInfo, today: Date): BusinessInfo {
   const f = 'businessInfo';
   return stripUndefined({
     legalName: text(p, `${f}.legalName`, b.legalName, 300),
@@ -323,7 +354,7 @@ export interface CustomerFilter {
 
 /** Validates listing filters; throws INVALID_INPUT naming every bad one. */
 export function validateCustomerFilter(input: CustomerFilter): CustomerFilter {
-  const p = new Problems();
+  const p = new FieldErrors();
   const out: CustomerFilter = { ...input };
   if (input.platformCustomerId !== undefined) text(p, 'platformCustomerId', input.platformCustomerId, 255);
   range(p, 'createdAfter', input.createdAfter, 'createdBefore', input.createdBefore);

@@ -28,3 +28,7 @@ export const fail = defineErrors(IDENTITY_ERRORS);
 
 /** The one message of every authentication failure (never says which part was wrong). */
 export const UNAUTHORIZED_MESSAGE = 'Invalid API credentials';
+
+export const platformNotFound = () => fail('PLATFORM_NOT_FOUND', 'Platform not found');
+export const tokenNotFound = () => fail('TOKEN_NOT_FOUND', 'Token not found');
+export const customerNotFound = () => fail('CUSTOMER_NOT_FOUND', 'Customer not found');

@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isDomainError, MAX_AMOUNT, type DomainError } from '@sluice/core';
+import { MAX_AMOUNT } from '@sluice/core';
 import { applyConfigUpdate, defaultSettings, type PlatformSettings } from './platform-config.js';
 import { activeSecrets } from './webhook-secret.js';
-
-function fieldsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (isDomainError(e))
-      return ((e as DomainError).details!.errors as { field: string }[]).map((x) => x.field);
-    throw e;
-  }
-  return [];
-}
+import { fieldsThrownBy as fieldsOf } from '../../test/support/errors.js';
 
 describe('applyConfigUpdate', () => {
   const base = defaultSettings();

@@ -1,5 +1,5 @@
-import { CURRENCIES, MAX_AMOUNT, isCurrencyCode } from '@sluice/core';
-import { isHostname, noDuplicates, Problems, text, url } from './validation.js';
+import { CURRENCIES, FieldErrors, MAX_AMOUNT, isCurrencyCode, isHostname } from '@sluice/core';
+import { noDuplicates, text, url } from './validation.js';
 import { normalizeUmaDomain } from './uma-address.js';
 export { TRANSACTION_TYPES, CUSTOMER_INFO_FIELDS } from '@sluice/core';
 import { TRANSACTION_TYPES, CUSTOMER_INFO_FIELDS } from '@sluice/core';
@@ -87,12 +87,14 @@ export interface EmbeddedWalletConfigInput {
   oidcIssuers: { issuer: string; jwksUri: string; audiences: string[] }[];
 }
 
-/** A PATCH of the config: absent fields stay; '' removes umaDomain/webhookEndpoint; null removes embeddedWalletConfig. */
+/** A PATCH of the config: absent fields stay; '' removes umaDomain/webhookEndpoint. */
 export interface ConfigUpdateInput {
   umaDomain?: string;
   webhookEndpoint?: string;
   supportedCurrencies?: CurrencyConfigInput[];
-  embeddedWalletConfig?: EmbeddedWalletConfigInput | null;
+  embeddedWalletConfig?: EmbeddedWalletConfigInput;
+  /** Removes embeddedWalletConfig (refused together with a new embeddedWalletConfig). */
+  clearEmbeddedWalletConfig?: boolean;
 }
 
 /**
@@ -100,7 +102,9 @@ export interface ConfigUpdateInput {
  * settings; throws INVALID_INPUT naming every bad field and changes nothing.
  */
 export function applyConfigUpdate(current: PlatformSettings, input: ConfigUpdateInput): PlatformSettings {
-  const p = new Problems();
+  if (input.clearEmbeddedWalletConfig && input.embeddedWalletConfig)
+    new FieldErrors().add('embeddedWalletConfig', 'cannot be both set and cleared').throwIfAny();
+  const p = new FieldErrors();
   const next: PlatformSettings = { ...current };
 
   if (input.umaDomain !== undefined) {
@@ -123,7 +127,7 @@ export function applyConfigUpdate(current: PlatformSettings, input: ConfigUpdate
     next.supportedCurrencies = validateCurrencies(p, input.supportedCurrencies);
     currenciesOk = p.errors.length === before;
   }
-  if (input.embeddedWalletConfig === null) delete next.embeddedWalletConfig;
+  if (input.clearEmbeddedWalletConfig) delete next.embeddedWalletConfig;
   else if (input.embeddedWalletConfig !== undefined) {
     next.embeddedWalletConfig = validateEmbeddedWallet(p, input.embeddedWalletConfig);
   }
@@ -143,7 +147,7 @@ export function applyConfigUpdate(current: PlatformSettings, input: ConfigUpdate
   return next;
 }
 
-function validateCurrencies(p: Problems, list: CurrencyConfigInput[]): CurrencyConfig[] {
+function validateCurrencies(p: FieldErrors, list: CurrencyConfigInput[]): CurrencyConfig[] {
   if (list.length === 0) p.add('supportedCurrencies', 'must list at least one currency');
   if (list.length > MAX_SUPPORTED_CURRENCIES)
     p.add('supportedCurrencies', `must list at most ${MAX_SUPPORTED_CURRENCIES} currencies`);
@@ -198,7 +202,7 @@ function validateCurrencies(p: Problems, list: CurrencyConfigInput[]): CurrencyC
   return out;
 }
 
-function validateEmbeddedWallet(p: Problems, w: EmbeddedWalletConfigInput): EmbeddedWalletConfig {
+function validateEmbeddedWallet(p: FieldErrors, w: EmbeddedWalletConfigInput): EmbeddedWalletConfig {
   const f = 'embeddedWalletConfig';
   w.currencies.forEach((code, i) => {
     if (!isCurrencyCode(code)) p.add(`${f}.currencies[${i}]`, 'must be a known currency code');
@@ -261,4 +265,19 @@ function validateEmbeddedWallet(p: Problems, w: EmbeddedWalletConfigInput): Embe
 /** Codes of the supported currencies, in configured order. */
 export function supportedCurrencyCodes(s: PlatformSettings): string[] {
   return s.supportedCurrencies.map((c) => c.currencyCode);
+}
+
+/** True when two settings say the same thing (a config update that changes nothing emits no event). */
+export function sameSettings(a: PlatformSettings, b: PlatformSettings): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** JSON with object keys sorted and bigints as decimal strings: equal for equal values whatever the key order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'bigint') return v.toString();
+    if (v && typeof v === 'object' && !Array.isArray(v))
+      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return v;
+  });
 }

@@ -21,17 +21,27 @@ export interface ApiToken {
   updatedAt: Date;
 }
 
-/** The whole configuration of a platform as the API shows it. */
-export interface PlatformConfigView {
+/** An API token as stored: the public view, the SHA-256 of its secret and when it was revoked. */
+export interface StoredToken extends ApiToken {
+  secretHash: Buffer;
+  deletedAt?: Date;
+}
+
+/** A platform's configuration (one per platform): the platform-editable settings and the operator's flags. */
+export interface PlatformConfig {
   platformId: string;
-  environment: Environment;
   settings: PlatformSettings;
   isRegulatedFinancialInstitution: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The whole configuration of a platform as the API shows it. */
+export interface PlatformConfigView extends PlatformConfig {
+  environment: Environment;
   webhookSigningSecret: string;
   /** When the secret replaced by the last rotation stops signing, while it still does. */
   previousWebhookSigningSecretExpiresAt?: Date;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 /** Where a platform's webhooks go and the secrets that sign them (current first). */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { idUuid, isId } from '@sluice/core';
-import { Problems, noDuplicates, range, text } from './validation.js';
+import { FieldErrors, idUuid, isId } from '@sluice/core';
+import { noDuplicates, range, text } from './validation.js';
 export { PERMISSIONS } from '@sluice/core';
 import { PERMISSIONS } from '@sluice/core';
 
@@ -48,7 +48,7 @@ export interface NewToken {
 
 /** Validates a token creation request (name 1..255, permissions a non-empty set). */
 export function validateNewToken(input: { name: string; permissions: (Permission | undefined)[] }): NewToken {
-  const p = new Problems();
+  const p = new FieldErrors();
   const name =
     input.name === '' ? (p.add('name', 'is required'), undefined) : text(p, 'name', input.name, 255);
   if (input.permissions.length === 0)
@@ -69,7 +69,7 @@ export function validateBootstrapCredential(input: {
   clientSecret: string;
   platformName: string;
 }): { environment: Environment; tokenId: string; clientSecret: string; platformName: string } {
-  const p = new Problems();
+  const p = new FieldErrors();
   if (!input.environment) p.add('environment', 'must be SANDBOX or PRODUCTION');
   if (!isId(input.tokenId, 'Token')) p.add('tokenId', 'must be a token id Token:<uuid>');
   if (!/^[\x21-\x39\x3b-\x7e]{16,256}$/.test(input.clientSecret)) {
@@ -86,6 +86,18 @@ export function validateBootstrapCredential(input: {
     clientSecret: input.clientSecret,
     platformName: name!,
   };
+}
+
+/**
+ * The advisory-lock keys that serialize bootstraps (EnsurePlatformCredential) of one
+ * platform name in an environment and of one token id, so concurrent starts agree.
+ */
+export function bootstrapLockKeys(c: {
+  environment: Environment;
+  platformName: string;
+  tokenId: string;
+}): string[] {
+  return [`identity:bootstrap:${c.environment}:${c.platformName}`, `identity:bootstrap:${c.tokenId}`];
 }
 
 /** `Token:<uuid>` with the uuid in lower case (ids are stored that way); undefined when not a token id. */
@@ -105,7 +117,7 @@ export interface TokenFilter {
 
 /** Validates listing filters; throws INVALID_INPUT naming every bad one. */
 export function validateTokenFilter(input: TokenFilter): TokenFilter {
-  const p = new Problems();
+  const p = new FieldErrors();
   if (input.name !== undefined) text(p, 'name', input.name, 255);
   range(p, 'createdAfter', input.createdAfter, 'createdBefore', input.createdBefore);
   range(p, 'updatedAfter', input.updatedAfter, 'updatedBefore', input.updatedBefore);

@@ -1,34 +1,31 @@
 import { randomBytes } from 'node:crypto';
-import { isHostname, type Problems } from './validation.js';
+import { isHostname, parseUmaAddress, UMA_ADDRESS_RULE, type FieldErrors } from '@sluice/core';
 
 /**
- * UMA addresses are `$<user>@<domain>`: the user part is 1 to 64 characters of
- * a-z, 0-9, `.`, `_`, `-`, `+`; both parts are case-insensitive, so addresses
- * are stored and compared in lower case.
+ * UMA addresses follow core's one grammar (`parseUmaAddress`: `$<user>@<domain>`,
+ * case-insensitive, so stored and compared in lower case).
  */
-const UMA_RE = /^\$([a-z0-9._+-]{1,64})@([^@]+)$/;
 
-/** Lower-cases and validates an UMA address; undefined (with a problem recorded) when invalid. */
+/** Lower-cases and validates an UMA address; undefined (with a field error) when invalid. */
 export function normalizeUmaAddress(
-  p: Problems,
+  errors: FieldErrors,
   field: string,
   value: string | undefined,
 ): string | undefined {
   if (value === undefined) return undefined;
-  const lower = value.toLowerCase();
-  const m = UMA_RE.exec(lower);
-  if (!m || !isHostname(m[2]!)) {
-    p.add(field, 'must be an UMA address $user@domain (user: 1-64 of a-z 0-9 . _ - +; domain: a DNS name)');
+  const parsed = parseUmaAddress(value);
+  if (!parsed) {
+    errors.add(field, UMA_ADDRESS_RULE);
     return undefined;
   }
-  return lower;
+  return parsed.address;
 }
 
-/** A valid UMA domain (DNS name), lower-cased; undefined (with a problem recorded) when invalid. */
-export function normalizeUmaDomain(p: Problems, field: string, value: string): string | undefined {
+/** A valid UMA domain (DNS name), lower-cased; undefined (with a field error) when invalid. */
+export function normalizeUmaDomain(errors: FieldErrors, field: string, value: string): string | undefined {
   const lower = value.toLowerCase();
   if (!isHostname(lower)) {
-    p.add(field, 'must be a DNS name such as pay.example.com');
+    errors.add(field, 'must be a DNS name such as pay.example.com');
     return undefined;
   }
   return lower;

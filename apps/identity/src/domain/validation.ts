@@ -1,32 +1,34 @@
-import { invalidInput, type FieldError } from '@sluice/core';
+import { CONTROL_CHARACTERS, FieldErrors, isId, type IdType } from '@sluice/core';
 import { isCountryCode } from './countries.js';
 
-/** Collects field errors so one response names every bad field. */
-export class Problems {
-  readonly errors: FieldError[] = [];
+/**
+ * The field rules identity's requests share, each adding its problem to core's
+ * `FieldErrors` under the field name the public API uses, so one INVALID_INPUT
+ * names every bad field.
+ */
 
-  add(field: string, message: string): void {
-    this.errors.push({ field, message });
-  }
+/** An id field of a request: its name, its value and the type of id it must be. */
+export type IdField = readonly [field: string, value: string, type: IdType];
 
-  get any(): boolean {
-    return this.errors.length > 0;
+/** Checks the id fields of a request (`Type:<uuid>`); INVALID_INPUT naming each bad one. */
+export function validIds(...fields: IdField[]): void {
+  const errors = new FieldErrors();
+  for (const [field, value, type] of fields) {
+    if (!isId(value, type)) errors.add(field, `must be a ${type} id (${type}:<uuid>)`);
   }
-
-  /** Throws INVALID_INPUT listing every problem, if any. */
-  throwIfAny(): void {
-    if (this.errors.length) throw invalidInput(this.errors);
-  }
+  errors.throwIfAny();
 }
-
-// Control characters (C0, DEL, C1) are refused in every free-text field.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Checks a free-text field: non-blank, at most `max` characters, no control
  * characters. Returns the value when valid.
  */
-export function text(p: Problems, field: string, value: string | undefined, max: number): string | undefined {
+export function text(
+  p: FieldErrors,
+  field: string,
+  value: string | undefined,
+  max: number,
+): string | undefined {
   if (value === undefined) return undefined;
   if (value.trim() === '') {
     p.add(field, 'must not be blank');
@@ -36,14 +38,14 @@ export function text(p: Problems, field: string, value: string | undefined, max:
     p.add(field, `must be at most ${max} characters`);
     return undefined;
   }
-  if (CONTROL.test(value)) {
+  if (CONTROL_CHARACTERS.test(value)) {
     p.add(field, 'must not contain control characters');
     return undefined;
   }
   return value;
 }
 
-export function country(p: Problems, field: string, value: string | undefined): string | undefined {
+export function country(p: FieldErrors, field: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!isCountryCode(value)) {
     p.add(field, 'must be an ISO 3166-1 alpha-2 country code (e.g. US)');
@@ -56,7 +58,7 @@ const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** A real calendar date `YYYY-MM-DD` between 1900-01-01 and `today` (inclusive). */
 export function pastDate(
-  p: Problems,
+  p: FieldErrors,
   field: string,
   value: string | undefined,
   today: Date,
@@ -84,7 +86,7 @@ export function pastDate(
 const EMAIL_RE =
   /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
-export function email(p: Problems, field: string, value: string | undefined): string | undefined {
+export function email(p: FieldErrors, field: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value.length > 254 || !EMAIL_RE.test(value) || value.split('@')[0]!.length > 64) {
     p.add(field, 'must be an email address');
@@ -93,21 +95,13 @@ export function email(p: Problems, field: string, value: string | undefined): st
   return value;
 }
 
-const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const HOSTNAME_RE = new RegExp(`^(?=.{1,253}$)${LABEL}(?:\\.${LABEL})+$`);
-
-/** A fully qualified DNS name, lower case (e.g. `pay.example.com`). */
-export function isHostname(value: string): boolean {
-  return HOSTNAME_RE.test(value) && /[a-z]/.test(value.slice(value.lastIndexOf('.') + 1));
-}
-
 /**
  * An absolute http(s) URL without credentials. `allowHttp` admits plain http
  * (webhook endpoints may be http; OIDC and passkey settings must be https
  * except on localhost).
  */
 export function url(
-  p: Problems,
+  p: FieldErrors,
   field: string,
   value: string | undefined,
   opts: { allowHttp: boolean; max?: number },
@@ -141,7 +135,7 @@ export function url(
 }
 
 /** Reports duplicates in a list of values under `field[i]`; returns true when there were none. */
-export function noDuplicates(p: Problems, field: string, values: readonly string[]): boolean {
+export function noDuplicates(p: FieldErrors, field: string, values: readonly string[]): boolean {
   const seen = new Set<string>();
   let ok = true;
   values.forEach((v, i) => {
@@ -156,7 +150,7 @@ export function noDuplicates(p: Problems, field: string, values: readonly string
 
 /** Checks an inclusive [after, before] range of timestamps. */
 export function range(
-  p: Problems,
+  p: FieldErrors,
   afterField: string,
   after: Date | undefined,
   beforeField: string,

@@ -1,49 +1,110 @@
 import { EVENTS, type EventData } from '@sluice/api';
+import type { Outbox } from '@sluice/events';
+import type { EntityManager } from '@sluice/store';
+import type { CustomerPlatform, IdentityEvents } from '../app/ports.js';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
-import type { Environment, Permission } from '../domain/token.js';
+import type { ApiToken, Platform } from '../domain/platform.js';
 
 /**
- * The data of the events identity publishes (domain `identity`, subjects
+ * The events identity publishes (domain `identity`, subjects
  * `<prefix>.identity.<type lowercased>`), typed by their contracts in the
- * catalogue (`@sluice/api` EVENTS); every envelope carries the platformId.
+ * catalogue (`@sluice/api` EVENTS) and written to the outbox in the caller's
+ * transaction; every envelope carries the platformId, and an event occurs when
+ * the change it reports was made.
  */
+export class IdentityPublisher implements IdentityEvents {
+  constructor(private readonly outbox: Outbox) {}
 
-export function customerEventData(c: Customer): EventData<typeof EVENTS.CUSTOMER_CREATED> {
+  async platformCreated(em: EntityManager, p: Platform): Promise<void> {
+    await this.outbox.add(em, EVENTS.PLATFORM_CREATED, {
+      platformId: p.id,
+      data: { name: p.name, environment: p.environment },
+      occurredAt: p.createdAt,
+    });
+  }
+
+  async platformConfigUpdated(
+    em: EntityManager,
+    c: { platform: Platform; settings: PlatformSettings; webhookSigningSecretRotated: boolean; at: Date },
+  ): Promise<void> {
+    await this.outbox.add(em, EVENTS.PLATFORM_CONFIG_UPDATED, {
+      platformId: c.platform.id,
+      data: platformConfigData(c.platform, c.settings, c.webhookSigningSecretRotated),
+      occurredAt: c.at,
+    });
+  }
+
+  async tokenCreated(em: EntityManager, t: ApiToken): Promise<void> {
+    await this.outbox.add(em, EVENTS.TOKEN_CREATED, {
+      platformId: t.platformId,
+      data: { tokenId: t.id, name: t.name, permissions: [...t.permissions] },
+      occurredAt: t.createdAt,
+    });
+  }
+
+  async tokenDeleted(em: EntityManager, t: ApiToken): Promise<void> {
+    await this.outbox.add(em, EVENTS.TOKEN_DELETED, {
+      platformId: t.platformId,
+      data: { tokenId: t.id },
+      occurredAt: t.updatedAt,
+    });
+  }
+
+  async customerCreated(em: EntityManager, c: Customer, platform: CustomerPlatform): Promise<void> {
+    await this.outbox.add(em, EVENTS.CUSTOMER_CREATED, {
+      platformId: c.platformId,
+      data: customerData(c, platform),
+      occurredAt: c.createdAt,
+    });
+  }
+
+  async customerUpdated(em: EntityManager, c: Customer, platform: CustomerPlatform): Promise<void> {
+    await this.outbox.add(em, EVENTS.CUSTOMER_UPDATED, {
+      platformId: c.platformId,
+      data: customerData(c, platform),
+      occurredAt: c.updatedAt,
+    });
+  }
+
+  async customerDeleted(em: EntityManager, c: Customer): Promise<void> {
+    await this.outbox.add(em, EVENTS.CUSTOMER_DELETED, {
+      platformId: c.platformId,
+      data: { customerId: c.id },
+      occurredAt: c.deletedAt ?? c.updatedAt,
+    });
+  }
+}
+
+/** The customer, and its platform's environment and embedded-wallet currencies (accounts provisions from them). */
+function customerData(c: Customer, platform: CustomerPlatform): EventData<typeof EVENTS.CUSTOMER_CREATED> {
   return {
     customerId: c.id,
     customerType: c.customerType,
     platformCustomerId: c.platformCustomerId,
     currencies: [...c.currencies],
     umaAddress: c.umaAddress,
+    environment: platform.environment,
+    embeddedWalletCurrencies: embeddedWalletCurrencies(platform.settings),
   };
+}
+
+function embeddedWalletCurrencies(s: PlatformSettings): string[] {
+  return [...(s.embeddedWalletConfig?.currencies ?? [])];
 }
 
 /** Never carries secrets: only whether the webhook signing secret was rotated. */
-export function platformConfigEventData(
+function platformConfigData(
+  platform: Platform,
   s: PlatformSettings,
-  webhookSigningSecretRotated = false,
+  webhookSigningSecretRotated: boolean,
 ): EventData<typeof EVENTS.PLATFORM_CONFIG_UPDATED> {
   return {
     supportedCurrencies: s.supportedCurrencies.map((c) => c.currencyCode),
-    embeddedWalletCurrencies: [...(s.embeddedWalletConfig?.currencies ?? [])],
+    embeddedWalletCurrencies: embeddedWalletCurrencies(s),
     umaDomain: s.umaDomain ?? null,
     webhookEndpoint: s.webhookEndpoint ?? null,
     webhookSigningSecretRotated,
+    environment: platform.environment,
   };
-}
-
-export function platformCreatedEventData(
-  name: string,
-  environment: Environment,
-): EventData<typeof EVENTS.PLATFORM_CREATED> {
-  return { name, environment };
-}
-
-export function tokenCreatedEventData(
-  tokenId: string,
-  name: string,
-  permissions: Permission[],
-): EventData<typeof EVENTS.TOKEN_CREATED> {
-  return { tokenId, name, permissions };
 }

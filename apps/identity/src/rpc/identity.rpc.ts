@@ -1,12 +1,11 @@
 import { identity as pb } from '@sluice/contracts';
-import { invalidInput, isId, type FieldError } from '@sluice/core';
 import { pageInfo, type AsyncService } from '@sluice/rpc';
-import { validateBootstrapCredential, validateNewToken } from '../domain/token.js';
 import type { ConfigUpdateInput } from '../domain/platform-config.js';
 import type { CustomerUpdateInput, NewCustomerInput } from '../domain/customer.js';
-import type { PlatformRepository } from '../store/platform.repository.js';
-import type { TokenRepository } from '../store/token.repository.js';
-import type { CustomerRepository } from '../store/customer.repository.js';
+import type { PlatformsService } from '../app/platforms.service.js';
+import type { TokensService } from '../app/tokens.service.js';
+import type { CustomersService } from '../app/customers.service.js';
+import type { ConfigService } from '../app/config.service.js';
 import {
   addressFromPb,
   businessInfoFromPb,
@@ -18,61 +17,52 @@ import {
   environmentFromPb,
   environmentToPb,
   permissionFromPb,
+  permissionToPb,
   platformToPb,
   tokenToPb,
 } from './convert.js';
 
-export interface IdentityRepositories {
-  platforms: PlatformRepository;
-  tokens: TokenRepository;
-  customers: CustomerRepository;
+/** The use cases IdentityService serves. */
+export interface IdentityUseCases {
+  platforms: PlatformsService;
+  config: ConfigService;
+  tokens: TokensService;
+  customers: CustomersService;
 }
 
-/** Checks the id fields of a request (`Type:<uuid>`); INVALID_INPUT naming each bad one. */
-function ids(checks: [field: string, value: string, type: 'Platform' | 'Customer' | 'Token'][]): void {
-  const errors: FieldError[] = [];
-  for (const [field, value, type] of checks) {
-    if (!isId(value, type)) errors.push({ field, message: `must be a ${type} id (${type}:<uuid>)` });
-  }
-  if (errors.length) throw invalidInput(errors);
-}
-
-
-/** gRPC handlers of IdentityService: translate proto <-> domain and call the repositories. */
+/** gRPC handlers of IdentityService: translate proto <-> app types and call the use cases. */
 export function identityHandlers({
   platforms,
+  config,
   tokens,
   customers,
-}: IdentityRepositories): AsyncService<pb.IdentityServiceServer> {
+}: IdentityUseCases): AsyncService<pb.IdentityServiceServer> {
   return {
     async authenticateToken(req) {
       const r = await platforms.authenticate(req.tokenId, req.clientSecret);
       return {
         platform: platformToPb(r.platform),
         tokenId: r.tokenId,
-        permissions: r.permissions.map((p) => `PERMISSION_${p}` as pb.Permission),
+        permissions: r.permissions.map(permissionToPb),
       };
     },
 
     async getPlatform(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
       return { platform: platformToPb(await platforms.get(req.platformId)) };
     },
 
     async ensurePlatformCredential(req) {
-      const input = validateBootstrapCredential({
+      const r = await platforms.ensureCredential({
         environment: environmentFromPb(req.environment),
         tokenId: req.tokenId,
         clientSecret: req.clientSecret,
         platformName: req.platformName,
       });
-      const r = await platforms.ensureCredential(input);
       return { platform: platformToPb(r.platform), created: r.created };
     },
 
     async getWebhookTarget(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
-      const t = await platforms.webhookTarget(req.platformId);
+      const t = await config.webhookTarget(req.platformId);
       return {
         webhookEndpoint: t.webhookEndpoint,
         signingSecrets: t.signingSecrets,
@@ -81,40 +71,34 @@ export function identityHandlers({
     },
 
     async getPlatformConfig(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
-      return { config: configToPb(await platforms.getConfig(req.platformId)) };
+      return { config: configToPb(await config.get(req.platformId)) };
     },
 
     async updatePlatformConfig(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
-      if (req.clearEmbeddedWalletConfig && req.embeddedWalletConfig) {
-        throw invalidInput([{ field: 'embeddedWalletConfig', message: 'cannot be both set and cleared' }]);
-      }
       const input: ConfigUpdateInput = {};
       if (req.umaDomain !== undefined) input.umaDomain = req.umaDomain;
       if (req.webhookEndpoint !== undefined) input.webhookEndpoint = req.webhookEndpoint;
       if (req.supportedCurrencies)
         input.supportedCurrencies = req.supportedCurrencies.currencies.map(currencyConfigFromPb);
-      if (req.clearEmbeddedWalletConfig) input.embeddedWalletConfig = null;
-      else if (req.embeddedWalletConfig)
+      if (req.clearEmbeddedWalletConfig) input.clearEmbeddedWalletConfig = true;
+      if (req.embeddedWalletConfig)
         input.embeddedWalletConfig = embeddedWalletFromPb(req.embeddedWalletConfig);
-      return { config: configToPb(await platforms.updateConfig(req.platformId, input)) };
+      return { config: configToPb(await config.update(req.platformId, input)) };
     },
 
     async rotateWebhookSigningSecret(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
-      return { config: configToPb(await platforms.rotateWebhookSecret(req.platformId)) };
+      return { config: configToPb(await config.rotateWebhookSecret(req.platformId)) };
     },
 
     async createToken(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
-      const input = validateNewToken({ name: req.name, permissions: req.permissions.map(permissionFromPb) });
-      const r = await tokens.create(req.platformId, input);
+      const r = await tokens.create(req.platformId, {
+        name: req.name,
+        permissions: req.permissions.map(permissionFromPb),
+      });
       return { token: tokenToPb(r.token), clientSecret: r.clientSecret };
     },
 
     async listTokens(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
       const page = await tokens.list(
         req.platformId,
         {
@@ -131,23 +115,14 @@ export function identityHandlers({
     },
 
     async getToken(req) {
-      ids([
-        ['platformId', req.platformId, 'Platform'],
-        ['tokenId', req.tokenId, 'Token'],
-      ]);
       return { token: tokenToPb(await tokens.get(req.platformId, req.tokenId)) };
     },
 
     async deleteToken(req) {
-      ids([
-        ['platformId', req.platformId, 'Platform'],
-        ['tokenId', req.tokenId, 'Token'],
-      ]);
       return { token: tokenToPb(await tokens.delete(req.platformId, req.tokenId)) };
     },
 
     async createCustomer(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
       const input: NewCustomerInput = {
         customerType: customerTypeFromPb(req.customerType),
         currencies: [...req.currencies],
@@ -166,15 +141,10 @@ export function identityHandlers({
     },
 
     async getCustomer(req) {
-      ids([
-        ['platformId', req.platformId, 'Platform'],
-        ['customerId', req.customerId, 'Customer'],
-      ]);
       return { customer: customerToPb(await customers.get(req.platformId, req.customerId)) };
     },
 
     async listCustomers(req) {
-      ids([['platformId', req.platformId, 'Platform']]);
       const page = await customers.list(
         req.platformId,
         {
@@ -196,10 +166,6 @@ export function identityHandlers({
     },
 
     async updateCustomer(req) {
-      ids([
-        ['platformId', req.platformId, 'Platform'],
-        ['customerId', req.customerId, 'Customer'],
-      ]);
       const input: CustomerUpdateInput = { customerType: customerTypeFromPb(req.customerType) };
       if (req.email !== undefined) input.email = req.email;
       if (req.umaAddress !== undefined) input.umaAddress = req.umaAddress;
@@ -213,10 +179,6 @@ export function identityHandlers({
     },
 
     async deleteCustomer(req) {
-      ids([
-        ['platformId', req.platformId, 'Platform'],
-        ['customerId', req.customerId, 'Customer'],
-      ]);
       return { customer: customerToPb(await customers.delete(req.platformId, req.customerId)) };
     },
   };

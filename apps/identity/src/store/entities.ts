@@ -1,4 +1,14 @@
 import { ArrayType, BlobType, EntitySchema } from '@mikro-orm/core';
+import type { Address, BusinessInfo, CustomerType, VerificationStatus } from '../domain/customer.js';
+import type { CustomerInfoField, EmbeddedWalletConfig, TransactionType } from '../domain/platform-config.js';
+import type { Permission } from '../domain/token.js';
+
+/**
+ * One row type and one EntitySchema per table (mapped by `mappers.ts`). Columns
+ * hold what the mappers wrote from validated domain values, so enum-like text
+ * columns are typed with their domain unions and jsonb columns with their domain
+ * shapes.
+ */
 
 /** Row of `platforms`. */
 export class PlatformRecord {
@@ -26,8 +36,8 @@ export interface CurrencyConfigJson {
   currencyCode: string;
   minAmount: string;
   maxAmount: string;
-  requiredCounterpartyFields: { name: string; mandatory: boolean }[];
-  enabledTransactionTypes: string[];
+  requiredCounterpartyFields: { name: CustomerInfoField; mandatory: boolean }[];
+  enabledTransactionTypes: TransactionType[];
 }
 
 /** Row of `platform_configs` (one per platform). */
@@ -36,7 +46,8 @@ export class PlatformConfigRecord {
   umaDomain?: string | null;
   webhookEndpoint?: string | null;
   supportedCurrencies!: CurrencyConfigJson[];
-  embeddedWalletConfig?: Record<string, unknown> | null;
+  /** jsonb: the validated domain value (plain JSON: no bigints). */
+  embeddedWalletConfig?: EmbeddedWalletConfig | null;
   isRegulatedFinancialInstitution!: boolean;
   createdAt!: Date;
   updatedAt!: Date;
@@ -83,7 +94,7 @@ export class ApiTokenRecord {
   id!: string;
   platformId!: string;
   name!: string;
-  permissions!: string[];
+  permissions!: Permission[];
   secretHash!: Buffer;
   createdAt!: Date;
   updatedAt!: Date;
@@ -110,17 +121,19 @@ export class CustomerRecord {
   id!: string;
   platformId!: string;
   platformCustomerId!: string;
-  customerType!: string;
+  customerType!: CustomerType;
   region?: string | null;
   currencies!: string[];
   email?: string | null;
   umaAddress!: string;
-  verificationStatus!: string;
+  verificationStatus!: VerificationStatus;
   fullName?: string | null;
   birthDate?: string | null;
   nationality?: string | null;
-  address?: Record<string, unknown> | null;
-  businessInfo?: Record<string, unknown> | null;
+  /** jsonb, as validated by the domain. */
+  address?: Address | null;
+  /** jsonb, as validated by the domain. */
+  businessInfo?: BusinessInfo | null;
   createdAt!: Date;
   updatedAt!: Date;
   deletedAt?: Date | null;
@@ -159,4 +172,4 @@ export const entities = [
   WebhookSecretEntity,
   ApiTokenEntity,
   CustomerEntity,
-] as EntitySchema[];
+];

@@ -1,18 +1,14 @@
-import { decodeCursor, pageSize, toPage, type Page } from '@sluice/core';
+import { toPage, type CursorPosition, type Page } from '@sluice/core';
 
 /**
  * Keyset pagination over (created_at DESC, id DESC): the condition selecting the
- * rows after the cursor's position, or undefined for the first page.
+ * rows after a cursor's position, or undefined for the first page.
  */
-export function afterCursor(cursor: string | undefined): Record<string, unknown> | undefined {
-  const pos = decodeCursor(cursor); // a timestamp key in canonical ISO form, or INVALID_INPUT
+export function afterCursor(pos: CursorPosition | undefined): Record<string, unknown> | undefined {
   if (!pos) return undefined;
   const k = new Date(pos.k);
   return { $or: [{ createdAt: { $lt: k } }, { createdAt: k, id: { $lt: pos.id } }] };
 }
-
-/** Validated page size (1..100, 0/absent = 20). */
-export { pageSize };
 
 /** The list envelope from rows fetched with `limit + 1`. */
 export function pageOf<R extends { createdAt: Date; id: string }, T>(

@@ -1,97 +1,137 @@
-import type {
-  Customer,
-  CustomerType,
-  VerificationStatus,
-  Address,
-  BusinessInfo,
-} from '../domain/customer.js';
-import type {
-  CurrencyConfig,
-  EmbeddedWalletConfig,
-  PlatformSettings,
-  TransactionType,
-  CustomerInfoField,
-} from '../domain/platform-config.js';
-import type { ApiToken, Platform } from '../domain/platform.js';
-import type { Permission } from '../domain/token.js';
+import type { Customer } from '../domain/customer.js';
+import type { CurrencyConfig, PlatformSettings } from '../domain/platform-config.js';
+import type { Platform, PlatformConfig, StoredToken } from '../domain/platform.js';
+import type { SigningSecret } from '../domain/webhook-secret.js';
 import type {
   ApiTokenRecord,
   CurrencyConfigJson,
   CustomerRecord,
   PlatformConfigRecord,
   PlatformRecord,
+  WebhookSecretRecord,
 } from './entities.js';
 
-export function platformFromRecord(r: PlatformRecord): Platform {
+/**
+ * One mapper per table, between its row (`entities.ts`) and the domain: `<x>FromRow`
+ * reads a row, `<x>ToRow` writes one.
+ */
+
+// platforms
+
+export function platformFromRow(r: PlatformRecord): Platform {
   return { id: r.id, name: r.name, environment: r.environment, createdAt: r.createdAt };
 }
 
-export function settingsFromRecord(r: PlatformConfigRecord): PlatformSettings {
-  const s: PlatformSettings = {
+/** A platform never changes after its creation: updated_at stays created_at. */
+export function platformToRow(p: Platform): PlatformRecord {
+  return {
+    id: p.id,
+    name: p.name,
+    environment: p.environment,
+    createdAt: p.createdAt,
+    updatedAt: p.createdAt,
+  };
+}
+
+// platform_configs
+
+export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
+  const settings: PlatformSettings = {
     supportedCurrencies: r.supportedCurrencies.map((c): CurrencyConfig => ({
       currencyCode: c.currencyCode,
       minAmount: BigInt(c.minAmount),
       maxAmount: BigInt(c.maxAmount),
-      requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({
-        name: f.name as CustomerInfoField,
-        mandatory: f.mandatory,
-      })),
-      enabledTransactionTypes: c.enabledTransactionTypes as TransactionType[],
-    })),
-  };
-  if (r.umaDomain) s.umaDomain = r.umaDomain;
-  if (r.webhookEndpoint) s.webhookEndpoint = r.webhookEndpoint;
-  if (r.embeddedWalletConfig)
-    s.embeddedWalletConfig = r.embeddedWalletConfig as unknown as EmbeddedWalletConfig;
-  return s;
-}
-
-/** The columns of `platform_configs` a settings change writes. */
-export function settingsToRecord(
-  s: PlatformSettings,
-): Pick<
-  PlatformConfigRecord,
-  'umaDomain' | 'webhookEndpoint' | 'supportedCurrencies' | 'embeddedWalletConfig'
-> {
-  return {
-    umaDomain: s.umaDomain ?? null,
-    webhookEndpoint: s.webhookEndpoint ?? null,
-    supportedCurrencies: s.supportedCurrencies.map((c): CurrencyConfigJson => ({
-      currencyCode: c.currencyCode,
-      minAmount: c.minAmount.toString(),
-      maxAmount: c.maxAmount.toString(),
       requiredCounterpartyFields: c.requiredCounterpartyFields.map((f) => ({
         name: f.name,
         mandatory: f.mandatory,
       })),
       enabledTransactionTypes: [...c.enabledTransactionTypes],
     })),
-    embeddedWalletConfig: s.embeddedWalletConfig
-      ? (JSON.parse(JSON.stringify(s.embeddedWalletConfig)) as Record<string, unknown>)
-      : null,
   };
-}
-
-export function tokenFromRecord(r: ApiTokenRecord): ApiToken {
+  if (r.umaDomain) settings.umaDomain = r.umaDomain;
+  if (r.webhookEndpoint) settings.webhookEndpoint = r.webhookEndpoint;
+  if (r.embeddedWalletConfig) settings.embeddedWalletConfig = r.embeddedWalletConfig;
   return {
-    id: r.id,
     platformId: r.platformId,
-    name: r.name,
-    permissions: r.permissions as Permission[],
+    settings,
+    isRegulatedFinancialInstitution: r.isRegulatedFinancialInstitution,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
 }
 
-export function customerFromRecord(r: CustomerRecord): Customer {
+export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
+  const s = c.settings;
+  return {
+    platformId: c.platformId,
+    umaDomain: s.umaDomain ?? null,
+    webhookEndpoint: s.webhookEndpoint ?? null,
+    supportedCurrencies: s.supportedCurrencies.map((cc): CurrencyConfigJson => ({
+      currencyCode: cc.currencyCode,
+      minAmount: cc.minAmount.toString(),
+      maxAmount: cc.maxAmount.toString(),
+      requiredCounterpartyFields: cc.requiredCounterpartyFields.map((f) => ({
+        name: f.name,
+        mandatory: f.mandatory,
+      })),
+      enabledTransactionTypes: [...cc.enabledTransactionTypes],
+    })),
+    embeddedWalletConfig: s.embeddedWalletConfig ? structuredClone(s.embeddedWalletConfig) : null,
+    isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+  };
+}
+
+// webhook_signing_secrets
+
+export function signingSecretFromRow(r: WebhookSecretRecord): SigningSecret {
+  return { secret: r.secret, createdAt: r.createdAt, ...(r.expiresAt ? { expiresAt: r.expiresAt } : {}) };
+}
+
+export function signingSecretToRow(id: string, platformId: string, s: SigningSecret): WebhookSecretRecord {
+  return { id, platformId, secret: s.secret, createdAt: s.createdAt, expiresAt: s.expiresAt ?? null };
+}
+
+// api_tokens
+
+export function tokenFromRow(r: ApiTokenRecord): StoredToken {
+  return {
+    id: r.id,
+    platformId: r.platformId,
+    name: r.name,
+    permissions: [...r.permissions],
+    secretHash: r.secretHash,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    ...(r.deletedAt ? { deletedAt: r.deletedAt } : {}),
+  };
+}
+
+export function tokenToRow(t: StoredToken): ApiTokenRecord {
+  return {
+    id: t.id,
+    platformId: t.platformId,
+    name: t.name,
+    permissions: [...t.permissions],
+    secretHash: t.secretHash,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    deletedAt: t.deletedAt ?? null,
+  };
+}
+
+// customers
+
+export function customerFromRow(r: CustomerRecord): Customer {
   const c: Customer = {
     id: r.id,
     platformId: r.platformId,
     platformCustomerId: r.platformCustomerId,
-    customerType: r.customerType as CustomerType,
+    customerType: r.customerType,
     currencies: [...r.currencies],
     umaAddress: r.umaAddress,
-    verificationStatus: r.verificationStatus as VerificationStatus,
+    verificationStatus: r.verificationStatus,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -100,23 +140,32 @@ export function customerFromRecord(r: CustomerRecord): Customer {
   if (r.fullName) c.fullName = r.fullName;
   if (r.birthDate) c.birthDate = r.birthDate;
   if (r.nationality) c.nationality = r.nationality;
-  if (r.address) c.address = r.address as unknown as Address;
-  if (r.businessInfo) c.businessInfo = r.businessInfo as unknown as BusinessInfo;
+  if (r.address) c.address = r.address;
+  if (r.businessInfo) c.businessInfo = r.businessInfo;
   if (r.deletedAt) c.deletedAt = r.deletedAt;
   return c;
 }
 
-/** Writes a customer's mutable fields onto its row. */
-export function customerToRecord(c: Customer, r: CustomerRecord): void {
-  r.currencies = [...c.currencies];
-  r.email = c.email ?? null;
-  r.umaAddress = c.umaAddress;
-  r.verificationStatus = c.verificationStatus;
-  r.fullName = c.fullName ?? null;
-  r.birthDate = c.birthDate ?? null;
-  r.nationality = c.nationality ?? null;
-  r.address = c.address ? { ...c.address } : null;
-  r.businessInfo = c.businessInfo ? { ...c.businessInfo } : null;
-  r.updatedAt = c.updatedAt;
-  r.deletedAt = c.deletedAt ?? null;
+/** The row of a customer; `requestKey` is the Idempotency-Key of the request that created it. */
+export function customerToRow(c: Customer, requestKey: string | null = null): CustomerRecord {
+  return {
+    id: c.id,
+    platformId: c.platformId,
+    platformCustomerId: c.platformCustomerId,
+    customerType: c.customerType,
+    region: c.region ?? null,
+    currencies: [...c.currencies],
+    email: c.email ?? null,
+    umaAddress: c.umaAddress,
+    verificationStatus: c.verificationStatus,
+    fullName: c.fullName ?? null,
+    birthDate: c.birthDate ?? null,
+    nationality: c.nationality ?? null,
+    address: c.address ? { ...c.address } : null,
+    businessInfo: c.businessInfo ? { ...c.businessInfo } : null,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    deletedAt: c.deletedAt ?? null,
+    requestKey,
+  };
 }

@@ -46,12 +46,20 @@ function event<T extends string, S extends TSchema>(
 
 const Environment = stringEnum(['SANDBOX', 'PRODUCTION'] as const);
 
+/**
+ * What identity says of a customer change. `environment` and
+ * `embeddedWalletCurrencies` (the platform's, as they were when the change was
+ * made) let a consumer provision the customer's accounts without asking identity;
+ * events written before they were added lack them.
+ */
 const CustomerChange = Type.Object({
   customerId: Type.String(),
   customerType: Type.String(),
   platformCustomerId: Type.String(),
   currencies: Type.Array(Type.String()),
   umaAddress: Type.String(),
+  environment: Type.Optional(Environment),
+  embeddedWalletCurrencies: Type.Optional(Type.Array(Type.String())),
 });
 
 const ExternalAccountChange = Type.Object({
@@ -85,6 +93,8 @@ export const EVENTS = {
       umaDomain: Type.Union([Type.String(), Type.Null()]),
       webhookEndpoint: Type.Union([Type.String(), Type.Null()]),
       webhookSigningSecretRotated: Type.Boolean(),
+      /** The platform's environment (absent in events written before it was added). */
+      environment: Type.Optional(Environment),
     }),
     description: 'A platform’s configuration changed (never carries secrets).',
   }),

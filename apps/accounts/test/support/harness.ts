@@ -1,11 +1,11 @@
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import pg from 'pg';
 import { common, accounts as pb, identity } from '@sluice/contracts';
-import { newId } from '@sluice/core';
+import { isDomainError, newId, type DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService, type RunningService } from '@sluice/runtime';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { accountsService } from '../src/index.js';
+import { accountsService, type AccountsConfig, type AccountsGraph } from '../../src/index.js';
 
 /**
  * The accounts service started in-process against a fresh database and a unique
@@ -14,7 +14,7 @@ import { accountsService } from '../src/index.js';
  */
 export interface Harness {
   client: PromiseClient<pb.AccountsServiceClient>;
-  running: RunningService<Record<string, unknown>>;
+  running: RunningService<AccountsConfig, AccountsGraph>;
   db: TestDatabase;
   /** Direct access to the test database (tables are in schema `accounts`). */
   sql: pg.Pool;
@@ -74,7 +74,7 @@ export async function startHarness(label: string): Promise<Harness> {
       if (!c || c.platformId !== call.request.platformId)
         return cb({ code: status.NOT_FOUND, details: 'no such customer' });
       cb(null, {
-        customer: {
+        customer: identity.Customer.fromPartial({
           id: call.request.customerId,
           platformId: c.platformId,
           platformCustomerId: 'pc',
@@ -85,17 +85,17 @@ export async function startHarness(label: string): Promise<Harness> {
           kybStatus: identity.VerificationStatus.UNSPECIFIED,
           ...(c.name ? { fullName: c.name } : {}),
           isDeleted: c.deleted ?? false,
-        } as identity.Customer,
+        }),
       });
     },
-  } as never);
+  });
   const identityPort = await new Promise<number>((resolve, reject) =>
     identityServer.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) =>
       err ? reject(err) : resolve(port),
     ),
   );
 
-  const running = (await startService(accountsService, {
+  const running = await startService(accountsService, {
     DATABASE_URL: db.url,
     NATS_URL: nats,
     EVENT_SUBJECT_PREFIX: prefix,
@@ -103,7 +103,7 @@ export async function startHarness(label: string): Promise<Harness> {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_POOL_MAX: '10',
     IDENTITY_GRPC_URL: `127.0.0.1:${identityPort}`,
-  })) as unknown as RunningService<Record<string, unknown>>;
+  });
   const client = createRpcClient(pb.AccountsServiceClient, `127.0.0.1:${running.port}`, {
     defaultDeadlineMs: 20_000,
   });
@@ -139,14 +139,13 @@ export async function startHarness(label: string): Promise<Harness> {
   };
 }
 
-/** Runs `fn` and returns the DomainError it throws (fails the test if it does not throw). */
-export async function rejection(
-  fn: () => Promise<unknown>,
-): Promise<{ kind: string; code: string; message: string; details?: Record<string, unknown> }> {
+/** Runs `fn` and returns the DomainError it throws (fails the test if it does not throw one). */
+export async function rejection(fn: () => Promise<unknown>): Promise<DomainError> {
   try {
     await fn();
   } catch (e) {
-    return e as never;
+    if (isDomainError(e)) return e;
+    throw e;
   }
   throw new Error('expected a rejection');
 }

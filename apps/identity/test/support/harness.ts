@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { expect } from 'vitest';
 import { common, identity } from '@sluice/contracts';
-import { ManualClock, newId, isDomainError, type DomainError } from '@sluice/core';
+import { ManualClock, newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { identityService } from '../src/index.js';
+import { identityService } from '../../src/index.js';
 
 export type IdentityClient = PromiseClient<identity.IdentityServiceClient>;
 
@@ -78,24 +77,6 @@ export async function newPlatform(
   const clientSecret = randomBytes(32).toString('base64url');
   const r = await client.ensurePlatformCredential({ environment, tokenId, clientSecret, platformName: name });
   return { id: r.platform!.id, tokenId, clientSecret };
-}
-
-/** Awaits a rejection and returns the DomainError the server raised. */
-export async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isDomainError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
-
-/** The `{field, message}` fields of an INVALID_INPUT error. */
-export function fieldsOf(e: DomainError): string[] {
-  expect(e.code).toBe('INVALID_INPUT');
-  expect(e.kind).toBe('INVALID_ARGUMENT');
-  return ((e.details?.errors ?? []) as { field: string }[]).map((x) => x.field);
 }
 
 /** Outbox rows of a platform (oldest first). */

@@ -1,0 +1,107 @@
+import type { Clock } from '@sluice/core';
+import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import { applyConfigUpdate, sameSettings, type ConfigUpdateInput } from '../domain/platform-config.js';
+import type { Platform, PlatformConfig, PlatformConfigView, WebhookTarget } from '../domain/platform.js';
+import { validIds } from '../domain/validation.js';
+import { activeSecrets, generateWebhookSecret, WEBHOOK_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
+import { requirePlatform, type PlatformStore } from './platforms.service.js';
+import type { IdentityEvents } from './ports.js';
+
+/** A platform's configuration, its webhook signing secrets and where its webhooks go. */
+export class ConfigService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly store: Omit<PlatformStore, 'tokens'>,
+    private readonly events: IdentityEvents,
+  ) {}
+
+  async get(platformId: string): Promise<PlatformConfigView> {
+    validIds(['platformId', platformId, 'Platform']);
+    const em = this.orm.em.fork();
+    const platform = await requirePlatform(this.store.platforms, em, platformId);
+    return this.view(em, platform, await this.store.configs.get(em, platformId));
+  }
+
+  /** Validates and applies a change; writes PLATFORM_CONFIG.UPDATED when something changed. */
+  async update(platformId: string, input: ConfigUpdateInput): Promise<PlatformConfigView> {
+    validIds(['platformId', platformId, 'Platform']);
+    return transactional(this.orm, async (em) => {
+      const platform = await requirePlatform(this.store.platforms, em, platformId);
+      const config = await this.store.configs.get(em, platformId, 'update');
+      const settings = applyConfigUpdate(config.settings, input);
+      if (sameSettings(config.settings, settings)) return this.view(em, platform, config);
+      const now = this.clock.now();
+      const updated: PlatformConfig = { ...config, settings, updatedAt: now };
+      await this.store.configs.update(em, updated);
+      await this.events.platformConfigUpdated(em, {
+        platform,
+        settings,
+        webhookSigningSecretRotated: false,
+        at: now,
+      });
+      return this.view(em, platform, updated);
+    });
+  }
+
+  /**
+   * Makes a new current signing secret and writes PLATFORM_CONFIG.UPDATED (saying
+   * only that it rotated). The replaced secret keeps signing for 24 hours (receivers
+   * accept either while they switch); secrets whose grace period is over are deleted.
+   */
+  async rotateWebhookSecret(platformId: string): Promise<PlatformConfigView> {
+    validIds(['platformId', platformId, 'Platform']);
+    return transactional(this.orm, async (em) => {
+      const platform = await requirePlatform(this.store.platforms, em, platformId);
+      const config = await this.store.configs.get(em, platformId, 'update');
+      const now = this.clock.now();
+      await this.store.secrets.deleteExpired(em, platformId, now);
+      await this.store.secrets.expireCurrent(
+        em,
+        platformId,
+        new Date(now.getTime() + WEBHOOK_SECRET_GRACE_MS),
+      );
+      await this.store.secrets.insert(em, platformId, { secret: generateWebhookSecret(), createdAt: now });
+      const updated: PlatformConfig = { ...config, updatedAt: now };
+      await this.store.configs.update(em, updated);
+      await this.events.platformConfigUpdated(em, {
+        platform,
+        settings: config.settings,
+        webhookSigningSecretRotated: true,
+        at: now,
+      });
+      return this.view(em, platform, updated);
+    });
+  }
+
+  /** Where the platform's webhooks go and the secrets that sign them now (current first). */
+  async webhookTarget(platformId: string): Promise<WebhookTarget> {
+    validIds(['platformId', platformId, 'Platform']);
+    const em = this.orm.em.fork();
+    const platform = await requirePlatform(this.store.platforms, em, platformId);
+    const config = await this.store.configs.get(em, platformId);
+    const secrets = activeSecrets(await this.store.secrets.list(em, platformId), this.clock.now());
+    return {
+      ...(config.settings.webhookEndpoint ? { webhookEndpoint: config.settings.webhookEndpoint } : {}),
+      signingSecrets: secrets.map((s) => s.secret),
+      environment: platform.environment,
+    };
+  }
+
+  private async view(
+    em: EntityManager,
+    platform: Platform,
+    config: PlatformConfig,
+  ): Promise<PlatformConfigView> {
+    const secrets = activeSecrets(await this.store.secrets.list(em, platform.id), this.clock.now());
+    const current = secrets[0];
+    if (!current) throw new Error(`platform ${platform.id} has no webhook signing secret`);
+    const previous = secrets[1];
+    return {
+      ...config,
+      environment: platform.environment,
+      webhookSigningSecret: current.secret,
+      ...(previous?.expiresAt ? { previousWebhookSigningSecretExpiresAt: previous.expiresAt } : {}),
+    };
+  }
+}

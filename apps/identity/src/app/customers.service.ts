@@ -1,0 +1,204 @@
+import { newId, decodeCursor, pageSize, type Clock, type Page } from '@sluice/core';
+import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import { customerNotFound, fail } from '../domain/errors.js';
+import {
+  applyCustomerUpdate,
+  newCustomer,
+  umaDomainFor,
+  validateCustomerFilter,
+  validateNewCustomer,
+  validateRequestKey,
+  type Customer,
+  type CustomerFilter,
+  type CustomerUpdateInput,
+  type NewCustomerInput,
+} from '../domain/customer.js';
+import { supportedCurrencyCodes } from '../domain/platform-config.js';
+import { generateUmaAddress } from '../domain/uma-address.js';
+import { validIds } from '../domain/validation.js';
+import type { CustomerRepository } from '../store/customer.repository.js';
+import type { PlatformConfigRepository } from '../store/platform-config.repository.js';
+import type { PlatformRepository } from '../store/platform.repository.js';
+import { requirePlatform } from './platforms.service.js';
+import type { IdentityEvents } from './ports.js';
+
+/** Customers of platforms. Deleting is soft: the customer stays readable with `deletedAt` set. */
+export class CustomersService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly store: {
+      platforms: PlatformRepository;
+      configs: PlatformConfigRepository;
+      customers: CustomerRepository;
+    },
+    private readonly events: IdentityEvents,
+    /** Domain of generated UMA addresses for sandbox platforms without an umaDomain. */
+    private readonly sandboxUmaDomain: string,
+  ) {}
+
+  /**
+   * Creates a customer and writes CUSTOMER.CREATED in the same transaction.
+   * Uniqueness of platformCustomerId and umaAddress among the platform's live
+   * customers is enforced by unique indexes (no read-then-write race). With a
+   * `requestKey` (the REST Idempotency-Key), a repeated creation returns the
+   * customer the first one made (`replayed`), so a retry after a lost answer
+   * neither duplicates the customer nor gets a 409.
+   */
+  async create(
+    platformId: string,
+    input: NewCustomerInput,
+    requestKey?: string,
+  ): Promise<{ customer: Customer; replayed: boolean }> {
+    validIds(['platformId', platformId, 'Platform']);
+    validateRequestKey(requestKey);
+    try {
+      return await transactional(this.orm, async (em) => {
+        if (requestKey) {
+          const earlier = await this.store.customers.findByRequestKey(em, platformId, requestKey);
+          if (earlier) return { customer: earlier, replayed: true };
+        }
+        const platform = await requirePlatform(this.store.platforms, em, platformId);
+        // Shared lock until commit: a config change waits for this transaction (or it for the
+        // change), so the embedded-wallet currencies CUSTOMER.CREATED carries are never older
+        // than a PLATFORM_CONFIG.UPDATED that comes after it in the stream.
+        const { settings } = await this.store.configs.get(em, platformId, 'share');
+        const now = this.clock.now();
+        const draft = validateNewCustomer(input, {
+          supportedCurrencies: supportedCurrencyCodes(settings),
+          today: now,
+        });
+        const customer = newCustomer(draft, {
+          id: newId('Customer'),
+          platformId,
+          umaAddress:
+            draft.umaAddress ??
+            generateUmaAddress(umaDomainFor(platform.environment, settings.umaDomain, this.sandboxUmaDomain)),
+          now,
+        });
+        await this.store.customers.insert(em, customer, requestKey);
+        await this.events.customerCreated(em, customer, { environment: platform.environment, settings });
+        return { customer, replayed: false };
+      });
+    } catch (err) {
+      if (requestKey && this.store.customers.uniqueKeyViolated(err) === 'REQUEST_KEY') {
+        // A concurrent twin of this request won; answer what it created.
+        const earlier = await this.store.customers.findByRequestKey(
+          this.orm.em.fork(),
+          platformId,
+          requestKey,
+        );
+        if (earlier) return { customer: earlier, replayed: true };
+      }
+      throw await this.conflict(err, platformId, input.platformCustomerId, input.umaAddress);
+    }
+  }
+
+  /** A customer of the platform, deleted ones included (with deletedAt set). */
+  async get(platformId: string, customerId: string): Promise<Customer> {
+    validIds(['platformId', platformId, 'Platform'], ['customerId', customerId, 'Customer']);
+    return this.require(this.orm.em.fork(), platformId, customerId);
+  }
+
+  /** Customers matching every given filter, newest first, keyset paginated. */
+  async list(
+    platformId: string,
+    filter: CustomerFilter,
+    limit: number | undefined,
+    cursor: string | undefined,
+  ): Promise<Page<Customer>> {
+    validIds(['platformId', platformId, 'Platform']);
+    const valid = validateCustomerFilter(filter);
+    const size = pageSize(limit);
+    const after = decodeCursor(cursor);
+    return this.store.customers.list(this.orm.em.fork(), platformId, valid, size, after);
+  }
+
+  /** Applies an update; writes CUSTOMER.UPDATED when something changed. */
+  async update(platformId: string, customerId: string, input: CustomerUpdateInput): Promise<Customer> {
+    validIds(['platformId', platformId, 'Platform'], ['customerId', customerId, 'Customer']);
+    try {
+      return await transactional(this.orm, async (em) => {
+        const current = await this.require(em, platformId, customerId, true);
+        const platform = await requirePlatform(this.store.platforms, em, platformId);
+        const { settings } = await this.store.configs.get(em, platformId, 'share'); // as in create
+        const now = this.clock.now();
+        const next = applyCustomerUpdate(current, input, {
+          supportedCurrencies: supportedCurrencyCodes(settings),
+          today: now,
+        });
+        if (JSON.stringify(next) === JSON.stringify(current)) return current;
+        next.updatedAt = now;
+        await this.store.customers.update(em, next);
+        await this.events.customerUpdated(em, next, { environment: platform.environment, settings });
+        return next;
+      });
+    } catch (err) {
+      throw await this.conflict(err, platformId, undefined, input.umaAddress);
+    }
+  }
+
+  /** Soft-deletes a customer and writes CUSTOMER.DELETED; a second delete answers CUSTOMER_DELETED. */
+  async delete(platformId: string, customerId: string): Promise<Customer> {
+    validIds(['platformId', platformId, 'Platform'], ['customerId', customerId, 'Customer']);
+    return transactional(this.orm, async (em) => {
+      const current = await this.require(em, platformId, customerId, true);
+      if (current.deletedAt)
+        throw fail('CUSTOMER_DELETED', 'The customer has already been deleted', { customerId: current.id });
+      const now = this.clock.now();
+      const deleted: Customer = { ...current, deletedAt: now, updatedAt: now };
+      await this.store.customers.update(em, deleted);
+      await this.events.customerDeleted(em, deleted);
+      return deleted;
+    });
+  }
+
+  private async require(
+    em: EntityManager,
+    platformId: string,
+    customerId: string,
+    forUpdate = false,
+  ): Promise<Customer> {
+    const customer = await this.store.customers.find(em, platformId, customerId, { forUpdate });
+    if (!customer) throw customerNotFound();
+    return customer;
+  }
+
+  /** Turns a unique-index violation into the public 409; anything else passes through. */
+  private async conflict(
+    err: unknown,
+    platformId: string,
+    platformCustomerId: string | undefined,
+    umaAddress: string | undefined,
+  ): Promise<unknown> {
+    const key = this.store.customers.uniqueKeyViolated(err);
+    if (key === 'PLATFORM_CUSTOMER_ID') {
+      const existing =
+        platformCustomerId === undefined
+          ? undefined
+          : await this.store.customers.findLiveByPlatformCustomerId(
+              this.orm.em.fork(),
+              platformId,
+              platformCustomerId,
+            );
+      return fail(
+        'CUSTOMER_ALREADY_EXISTS',
+        `A customer with platformCustomerId ${platformCustomerId} already exists`,
+        {
+          platformCustomerId,
+          ...(existing ? { customerId: existing.id } : {}),
+        },
+      );
+    }
+    if (key === 'UMA_ADDRESS') {
+      return fail(
+        'UMA_ADDRESS_EXISTS',
+        `Another customer already has the UMA address ${umaAddress?.toLowerCase()}`,
+        {
+          umaAddress: umaAddress?.toLowerCase(),
+        },
+      );
+    }
+    return err;
+  }
+}

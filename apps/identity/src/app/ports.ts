@@ -1,0 +1,41 @@
+import type { EntityManager } from '@sluice/store';
+import type { Customer } from '../domain/customer.js';
+import type { PlatformSettings } from '../domain/platform-config.js';
+import type { ApiToken, Environment, Platform } from '../domain/platform.js';
+
+/** The customer's platform as a customer event describes it: its environment and its settings when the change was made. */
+export interface CustomerPlatform {
+  environment: Environment;
+  settings: PlatformSettings;
+}
+
+/**
+ * Every outbound port of identity. Its only neighbour is the event stream: each
+ * method writes one event of the catalogue (`@sluice/api` EVENTS) to the outbox,
+ * in the transaction of the change it reports (`em`), mapped from the domain by
+ * the publisher in `events/`.
+ */
+export interface IdentityEvents {
+  /** PLATFORM.CREATED. */
+  platformCreated(em: EntityManager, platform: Platform): Promise<void>;
+  /** PLATFORM_CONFIG.UPDATED: the settings as they now are (never secrets; only whether the signing secret was rotated). */
+  platformConfigUpdated(
+    em: EntityManager,
+    change: {
+      platform: Platform;
+      settings: PlatformSettings;
+      webhookSigningSecretRotated: boolean;
+      at: Date;
+    },
+  ): Promise<void>;
+  /** TOKEN.CREATED. */
+  tokenCreated(em: EntityManager, token: ApiToken): Promise<void>;
+  /** TOKEN.DELETED (credential caches drop the token). */
+  tokenDeleted(em: EntityManager, token: ApiToken): Promise<void>;
+  /** CUSTOMER.CREATED, with what consumers need of the customer's platform to provision its accounts. */
+  customerCreated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
+  /** CUSTOMER.UPDATED, with the same facts of its platform. */
+  customerUpdated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
+  /** CUSTOMER.DELETED. */
+  customerDeleted(em: EntityManager, customer: Customer): Promise<void>;
+}
