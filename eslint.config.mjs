@@ -26,8 +26,6 @@ const LAYERS_PENDING = [
   'apps/payments/src/rpc/quotes.rpc.ts',
   'apps/payments/src/rpc/incoming.rpc.ts',
   'apps/payments/src/rpc/accounts-ledger.ts',
-  'apps/webhook-dispatcher/src/rpc/webhooks.rpc.ts',
-  'apps/webhook-dispatcher/src/events/webhook-events.consumer.ts',
 ];
 
 const nodeGlobals = Object.fromEntries(
