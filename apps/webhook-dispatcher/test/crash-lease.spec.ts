@@ -10,7 +10,7 @@ import { HttpWebhookSender } from '../src/clients/http-webhook.sender.js';
 import type { AttemptResult } from '../src/domain/delivery.js';
 import { DeliveryRepository } from '../src/store/delivery.repository.js';
 import { migrations } from '../src/store/migrations.js';
-import { Receiver, newSecret } from './helpers.js';
+import { Receiver, newSecret } from './support/fakes.js';
 
 // Leases against real Postgres, driven by a manual clock: delivery workers on their own connection pools
 // play dispatcher replicas, and each polling pass is one explicit `claimOnce()` (no poll loop runs).

@@ -4,14 +4,25 @@ import { expect } from 'vitest';
 import { common, accounts as accountsPb, identity, walletAuth } from '@sluice/contracts';
 import { DomainError, ManualClock, isDomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
-import { createRpcClient, implement, startRpcServer, type PromiseClient, type RpcServer } from '@sluice/rpc';
+import type { ServiceDefinition } from '@grpc/grpc-js';
+import { createRpcClient, implement, startRpcServer, type AsyncService, type PromiseClient, type RpcServer } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { walletAuthService } from '../src/index.js';
+import { walletAuthService } from '../../src/index.js';
 
 export type WalletAuthClient = PromiseClient<walletAuth.WalletAuthServiceClient>;
 
-/** An in-test identity gRPC server answering GetPlatformConfig from a map. */
+/** A gRPC server of `definition` answering `handlers`, and UNIMPLEMENTED for every other method. */
+async function startFake<S>(definition: ServiceDefinition, name: string, handlers: Partial<AsyncService<S>>): Promise<RpcServer> {
+  const logger = createLogger(name, 'silent');
+  const unimplemented = async () => {
+    throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
+  };
+  const all = { ...Object.fromEntries(Object.keys(definition).map((m) => [m, unimplemented])), ...handlers } as AsyncService<S>;
+  return startRpcServer({ host: '127.0.0.1', port: 0, services: [implement<S>(definition, all, logger)], logger });
+}
+
+/** An in-test identity gRPC server answering GetPlatformConfig, AuthenticateToken and GetCustomer from maps. */
 export class FakeIdentity {
   readonly configs = new Map<string, identity.PlatformConfig>();
   /** API tokens (tokenId → secret, platform) for gateway tests. */
@@ -44,36 +55,26 @@ export class FakeIdentity {
   }
 
   async start(): Promise<this> {
-    const logger = createLogger('fake-identity', 'silent');
-    const handlers: Record<string, (req: never) => Promise<unknown>> = {};
-    for (const m of Object.keys(identity.IdentityServiceService))
-      handlers[m] = async () => {
-        throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
-      };
-    handlers.authenticateToken = async (req: identity.AuthenticateTokenRequest) => {
-      const t = this.tokens.get(req.tokenId);
-      if (!t || t.secret !== req.clientSecret) throw new DomainError('UNAUTHENTICATED', 'UNAUTHORIZED', 'Invalid or missing API credentials');
-      return {
-        tokenId: req.tokenId,
-        platform: { id: t.platformId, name: 'p', environment: this.configs.get(t.platformId)!.environment, createdAt: new Date() },
-        permissions: [identity.Permission.VIEW, identity.Permission.TRANSACT, identity.Permission.MANAGE],
-      };
-    };
-    handlers.getCustomer = async (req: identity.GetCustomerRequest) => {
-      if (!this.customers.has(req.customerId)) throw new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'no such customer');
-      const email = this.customers.get(req.customerId);
-      return { customer: identity.Customer.fromPartial({ id: req.customerId, platformId: req.platformId, ...(email ? { email } : {}) }) };
-    };
-    handlers.getPlatformConfig = async (req: identity.GetPlatformConfigRequest) => {
-      const config = this.configs.get(req.platformId);
-      if (!config) throw new DomainError('NOT_FOUND', 'PLATFORM_NOT_FOUND', 'no such platform');
-      return { config };
-    };
-    this.server = await startRpcServer({
-      host: '127.0.0.1',
-      port: 0,
-      services: [implement<identity.IdentityServiceServer>(identity.IdentityServiceService, handlers as never, logger)],
-      logger,
+    this.server = await startFake<identity.IdentityServiceServer>(identity.IdentityServiceService, 'fake-identity', {
+      authenticateToken: async (req) => {
+        const t = this.tokens.get(req.tokenId);
+        if (!t || t.secret !== req.clientSecret) throw new DomainError('UNAUTHENTICATED', 'UNAUTHORIZED', 'Invalid or missing API credentials');
+        return {
+          tokenId: req.tokenId,
+          platform: { id: t.platformId, name: 'p', environment: this.configs.get(t.platformId)!.environment, createdAt: new Date() },
+          permissions: [identity.Permission.VIEW, identity.Permission.TRANSACT, identity.Permission.MANAGE],
+        };
+      },
+      getCustomer: async (req) => {
+        if (!this.customers.has(req.customerId)) throw new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'no such customer');
+        const email = this.customers.get(req.customerId);
+        return { customer: identity.Customer.fromPartial({ id: req.customerId, platformId: req.platformId, ...(email ? { email } : {}) }) };
+      },
+      getPlatformConfig: async (req) => {
+        const config = this.configs.get(req.platformId);
+        if (!config) throw new DomainError('NOT_FOUND', 'PLATFORM_NOT_FOUND', 'no such platform');
+        return { config };
+      },
     });
     return this;
   }
@@ -167,33 +168,23 @@ export class FakeAccounts {
   }
 
   async start(): Promise<this> {
-    const logger = createLogger('fake-accounts', 'silent');
-    const handlers: Record<string, (req: never) => Promise<unknown>> = {};
-    for (const m of Object.keys(accountsPb.AccountsServiceService))
-      handlers[m] = async () => {
-        throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
-      };
-    handlers.getInternalAccount = async (req: accountsPb.GetInternalAccountRequest) => {
-      const a = this.accounts.get(req.accountId);
-      if (!a || a.platformId !== req.platformId) throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', `Internal account ${req.accountId} not found`);
-      return { account: accountsPb.InternalAccount.fromPartial({ id: req.accountId, platformId: a.platformId, ...(a.customerId ? { customerId: a.customerId } : {}), type: a.type, currency: 'USDC' }) };
-    };
-    handlers.updateInternalAccount = async (req: accountsPb.UpdateInternalAccountRequest) => {
-      const a = this.accounts.get(req.accountId)!;
-      a.privateEnabled = req.privateEnabled;
-      return {
-        account: accountsPb.InternalAccount.fromPartial({
-          id: req.accountId, platformId: a.platformId, customerId: a.customerId, type: a.type, currency: 'USDC',
-          privateEnabled: a.privateEnabled, createdAt: new Date(), updatedAt: new Date(),
-          balance: { amount: 0n, currency: { code: 'USDC', name: 'USD Coin', symbol: 'USDC', decimals: 6 } },
-        }),
-      };
-    };
-    this.server = await startRpcServer({
-      host: '127.0.0.1',
-      port: 0,
-      services: [implement<accountsPb.AccountsServiceServer>(accountsPb.AccountsServiceService, handlers as never, logger)],
-      logger,
+    this.server = await startFake<accountsPb.AccountsServiceServer>(accountsPb.AccountsServiceService, 'fake-accounts', {
+      getInternalAccount: async (req) => {
+        const a = this.accounts.get(req.accountId);
+        if (!a || a.platformId !== req.platformId) throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', `Internal account ${req.accountId} not found`);
+        return { account: accountsPb.InternalAccount.fromPartial({ id: req.accountId, platformId: a.platformId, ...(a.customerId ? { customerId: a.customerId } : {}), type: a.type, currency: 'USDC' }) };
+      },
+      updateInternalAccount: async (req) => {
+        const a = this.accounts.get(req.accountId)!;
+        a.privateEnabled = req.privateEnabled;
+        return {
+          account: accountsPb.InternalAccount.fromPartial({
+            id: req.accountId, platformId: a.platformId, customerId: a.customerId, type: a.type, currency: 'USDC',
+            privateEnabled: a.privateEnabled, createdAt: new Date(), updatedAt: new Date(),
+            balance: { amount: 0n, currency: { code: 'USDC', name: 'USD Coin', symbol: 'USDC', decimals: 6 } },
+          }),
+        };
+      },
     });
     return this;
   }
