@@ -1,6 +1,5 @@
 /** Credential types of the public API. */
-export const AUTH_METHOD_TYPES = ['OAUTH', 'EMAIL_OTP', 'PASSKEY'] as const;
-export type AuthMethodType = (typeof AUTH_METHOD_TYPES)[number];
+export type AuthMethodType = 'OAUTH' | 'EMAIL_OTP' | 'PASSKEY';
 
 export interface AuthMethodRecord {
   id: string;

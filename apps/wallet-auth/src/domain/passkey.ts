@@ -57,7 +57,7 @@ export function validateRegistration(input: Partial<Registration>): asserts inpu
     b64(errors, a.clientDataJson, 'attestation.clientDataJson');
     b64(errors, a.attestationObject, 'attestation.attestationObject');
     for (const t of a.transports ?? [])
-      if (!(TRANSPORTS as readonly string[]).includes(t)) errors.add('attestation.transports', `unknown transport ${t}`);
+      if (!TRANSPORTS.some((known) => known === t)) errors.add('attestation.transports', `unknown transport ${t}`);
   }
   errors.throwIfAny();
 }
@@ -104,7 +104,7 @@ export async function verifyPasskeyRegistration(platform: WalletPlatform, challe
       requireUserVerification: false,
     });
   } catch (err) {
-    throw fail('INVALID_ATTESTATION', `The passkey attestation is invalid: ${(err as Error).message}`, { field: 'attestation' });
+    throw fail('INVALID_ATTESTATION', `The passkey attestation is invalid: ${err instanceof Error ? err.message : String(err)}`, { field: 'attestation' });
   }
   if (!result.verified || !result.registrationInfo) throw fail('INVALID_ATTESTATION', 'The passkey attestation did not verify', { field: 'attestation' });
   const c = result.registrationInfo.credential;

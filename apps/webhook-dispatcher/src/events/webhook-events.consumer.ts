@@ -4,7 +4,7 @@ import type { MikroORM } from '@sluice/store';
 import type { EventRelayService } from '../app/event-relay.service.js';
 
 /** The domains whose streams can carry public webhook events. */
-export const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
+const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
   'accounts',
   'payments',
   'identity',
@@ -13,7 +13,7 @@ export const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
 ];
 
 /** Durable consumer name on a domain's stream, shared by every dispatcher replica. */
-export function durableName(domain: Domain): string {
+function durableName(domain: Domain): string {
   return `webhook-dispatcher-${domain}`;
 }
 

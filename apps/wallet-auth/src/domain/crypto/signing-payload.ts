@@ -14,7 +14,7 @@ export const SIGNED_ACTIONS = [
 export type SignedAction = (typeof SIGNED_ACTIONS)[number];
 
 /** True for a name of `SIGNED_ACTIONS`. */
-export function isSignedAction(value: unknown): value is SignedAction {
+function isSignedAction(value: unknown): value is SignedAction {
   return SIGNED_ACTIONS.some((a) => a === value);
 }
 
