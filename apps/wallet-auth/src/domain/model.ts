@@ -1,5 +1,6 @@
 /** Credential types of the public API. */
-export type AuthMethodType = 'OAUTH' | 'EMAIL_OTP' | 'PASSKEY';
+export const AUTH_METHOD_TYPES = ['OAUTH', 'EMAIL_OTP', 'PASSKEY'] as const;
+export type AuthMethodType = (typeof AUTH_METHOD_TYPES)[number];
 
 export interface AuthMethodRecord {
   id: string;
@@ -33,28 +34,25 @@ export interface SessionRecord {
   createdAt: Date;
 }
 
-/** An emailed one-time password (only its hash is kept). */
-export interface OtpChallengeRecord {
-  id: string;
+/** What every challenge of a credential has: its credential and lifetime. */
+export interface ChallengeLifetime {
   authMethodId: string;
-  codeHash: string;
-  /** Wrong guesses so far. */
-  attempts: number;
   expiresAt: Date;
-  consumedAt?: Date;
   createdAt: Date;
 }
 
+/** An emailed one-time password (only its hash is kept). */
+export interface OtpChallengeRecord extends ChallengeLifetime {
+  id: string;
+  codeHash: string;
+}
+
 /** The WebAuthn challenge of a PASSKEY `/challenge`, bound to the client key the session will be encrypted to. */
-export interface PasskeyChallengeRecord {
+export interface PasskeyChallengeRecord extends ChallengeLifetime {
   requestId: string;
-  authMethodId: string;
   challenge: string;
   /** Lowercase uncompressed hex. */
   clientPublicKey: string;
-  expiresAt: Date;
-  usedAt?: Date;
-  createdAt: Date;
 }
 
 export interface SigningRequestRecord {

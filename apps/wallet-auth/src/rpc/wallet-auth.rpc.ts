@@ -1,28 +1,14 @@
 import { walletAuth as pb } from '@sluice/contracts';
 import type { AsyncService } from '@sluice/rpc';
-import type { SignedAction } from '../domain/crypto/index.js';
-import type { AuthMethodRecord, AuthMethodType, SessionRecord, Signed, SignedRetryRequest, SigningChallengeOut } from '../domain/model.js';
+import { SIGNED_ACTIONS } from '../domain/crypto/index.js';
+import { AUTH_METHOD_TYPES, type AuthMethodRecord, type SessionRecord, type Signed, type SignedRetryRequest, type SigningChallengeOut } from '../domain/model.js';
 import type { CredentialsService } from '../app/credentials.service.js';
 import type { SigningService } from '../app/signing.service.js';
 
-// Proto enums to the domain's names; UNSPECIFIED is no name (the app refuses it as a missing field).
-const TYPES: Record<pb.AuthMethodType, AuthMethodType | undefined> = {
-  [pb.AuthMethodType.UNSPECIFIED]: undefined,
-  [pb.AuthMethodType.OAUTH]: 'OAUTH',
-  [pb.AuthMethodType.EMAIL_OTP]: 'EMAIL_OTP',
-  [pb.AuthMethodType.PASSKEY]: 'PASSKEY',
-};
-
-const ACTIONS: Record<pb.SignedAction, SignedAction | undefined> = {
-  [pb.SignedAction.UNSPECIFIED]: undefined,
-  [pb.SignedAction.ADD_CREDENTIAL]: 'ADD_CREDENTIAL',
-  [pb.SignedAction.UPDATE_CREDENTIAL]: 'UPDATE_CREDENTIAL',
-  [pb.SignedAction.REVOKE_CREDENTIAL]: 'REVOKE_CREDENTIAL',
-  [pb.SignedAction.REVOKE_SESSION]: 'REVOKE_SESSION',
-  [pb.SignedAction.EXPORT_WALLET]: 'EXPORT_WALLET',
-  [pb.SignedAction.UPDATE_INTERNAL_ACCOUNT]: 'UPDATE_INTERNAL_ACCOUNT',
-  [pb.SignedAction.EXECUTE_QUOTE]: 'EXECUTE_QUOTE',
-};
+// Proto enums to the domain's names (the proto names them alike); UNSPECIFIED and unknown values map to
+// nothing, which the app refuses as a missing field.
+const TYPES = new Map(AUTH_METHOD_TYPES.map((t) => [pb.AuthMethodType[t], t]));
+const ACTIONS = new Map(SIGNED_ACTIONS.map((a) => [pb.SignedAction[a], a]));
 
 function signedFromPb(s: pb.SignedRetry | undefined): SignedRetryRequest {
   return { bodyJson: s?.bodyJson ?? '', signature: s?.signature, requestId: s?.requestId };
@@ -71,7 +57,7 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
         req.platformId,
         {
           accountId: req.accountId,
-          type: TYPES[req.type],
+          type: TYPES.get(req.type),
           email: req.email,
           oidcToken: req.oidcToken,
           nickname: req.nickname,
@@ -102,7 +88,7 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
 
     async verifyCredential(req) {
       const s = await credentials.verify(req.platformId, req.credentialId, {
-        type: TYPES[req.type],
+        type: TYPES.get(req.type),
         otp: req.otp,
         oidcToken: req.oidcToken,
         clientPublicKey: req.clientPublicKey,
@@ -138,12 +124,12 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
     },
 
     async createSigningRequest(req) {
-      const c = await signing.createSigningRequest(req.platformId, req.accountId, ACTIONS[req.action], req.bodyJson);
+      const c = await signing.createSigningRequest(req.platformId, req.accountId, ACTIONS.get(req.action), req.bodyJson);
       return { signingChallenge: challengeToPb(c) };
     },
 
     async verifySignedRequest(req) {
-      const v = await signing.verifySignedRequest(req.platformId, req.accountId, ACTIONS[req.action], signedFromPb(req.signed));
+      const v = await signing.verifySignedRequest(req.platformId, req.accountId, ACTIONS.get(req.action), signedFromPb(req.signed));
       return { ...(v.sessionId ? { sessionId: v.sessionId } : {}), ...(v.credentialId ? { credentialId: v.credentialId } : {}) };
     },
   };

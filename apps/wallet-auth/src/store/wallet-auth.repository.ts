@@ -3,6 +3,7 @@ import { fail } from '../domain/errors.js';
 import type {
   AuthMethodRecord,
   AuthMethodType,
+  ChallengeLifetime,
   OtpChallengeRecord,
   PasskeyChallengeRecord,
   SessionRecord,
@@ -115,28 +116,17 @@ function toSession(r: SessionRow): SessionRecord {
   return { ...accountScoped(r), authMethodId: r.auth_method_id, publicKey: r.public_key, expiresAt: date(r.expires_at) };
 }
 
+/** The columns both challenge tables share (their use is marked by `consumed_at` / `used_at`, not read back). */
+function challengeLifetime(r: { auth_method_id: string; expires_at: string; created_at: string }): ChallengeLifetime {
+  return { authMethodId: r.auth_method_id, expiresAt: date(r.expires_at), createdAt: date(r.created_at) };
+}
+
 function toOtpChallenge(r: OtpChallengeRow): OtpChallengeRecord {
-  return {
-    id: r.id,
-    authMethodId: r.auth_method_id,
-    codeHash: r.code_hash,
-    attempts: r.attempts,
-    expiresAt: date(r.expires_at),
-    consumedAt: optDate(r.consumed_at),
-    createdAt: date(r.created_at),
-  };
+  return { ...challengeLifetime(r), id: r.id, codeHash: r.code_hash };
 }
 
 function toPasskeyChallenge(r: PasskeyChallengeRow): PasskeyChallengeRecord {
-  return {
-    requestId: r.request_id,
-    authMethodId: r.auth_method_id,
-    challenge: r.challenge,
-    clientPublicKey: r.client_public_key,
-    expiresAt: date(r.expires_at),
-    usedAt: optDate(r.used_at),
-    createdAt: date(r.created_at),
-  };
+  return { ...challengeLifetime(r), requestId: r.request_id, challenge: r.challenge, clientPublicKey: r.client_public_key };
 }
 
 function toSigningRequest(r: SigningRequestRow): SigningRequestRecord {
@@ -247,7 +237,7 @@ export class WalletAuthRepository {
   // ---- OTP (otp_challenge) -------------------------------------------------
 
   /** Issues a new OTP for the credential; the previous one, if live, is consumed (a new code replaces it). */
-  async replaceOtp(tx: Tx, o: Pick<OtpChallengeRecord, 'id' | 'authMethodId' | 'codeHash' | 'expiresAt' | 'createdAt'>): Promise<void> {
+  async replaceOtp(tx: Tx, o: OtpChallengeRecord): Promise<void> {
     await tx.execute(`UPDATE otp_challenge SET consumed_at = ? WHERE auth_method_id = ? AND consumed_at IS NULL`, [o.createdAt, o.authMethodId]);
     await tx.execute(`INSERT INTO otp_challenge (id, auth_method_id, code_hash, expires_at, created_at) VALUES (?, ?, ?, ?, ?)`, [
       o.id, o.authMethodId, o.codeHash, o.expiresAt, o.createdAt,
@@ -284,7 +274,7 @@ export class WalletAuthRepository {
 
   // ---- passkey challenges (passkey_challenge) ------------------------------
 
-  async insertPasskeyChallenge(tx: Tx, c: Omit<PasskeyChallengeRecord, 'usedAt'>): Promise<void> {
+  async insertPasskeyChallenge(tx: Tx, c: PasskeyChallengeRecord): Promise<void> {
     await tx.execute(
       `INSERT INTO passkey_challenge (request_id, auth_method_id, challenge, client_public_key, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
       [c.requestId, c.authMethodId, c.challenge, c.clientPublicKey, c.expiresAt, c.createdAt],

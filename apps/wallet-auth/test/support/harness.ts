@@ -12,24 +12,47 @@ import { walletAuthService } from '../../src/index.js';
 
 export type WalletAuthClient = PromiseClient<walletAuth.WalletAuthServiceClient>;
 
-/** A gRPC server of `definition` answering `handlers`, and UNIMPLEMENTED for every other method. */
-async function startFake<S>(definition: ServiceDefinition, name: string, handlers: Partial<AsyncService<S>>): Promise<RpcServer> {
-  const logger = createLogger(name, 'silent');
-  const unimplemented = async () => {
-    throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
-  };
-  const all = { ...Object.fromEntries(Object.keys(definition).map((m) => [m, unimplemented])), ...handlers } as AsyncService<S>;
-  return startRpcServer({ host: '127.0.0.1', port: 0, services: [implement<S>(definition, all, logger)], logger });
+/** An in-test gRPC server of one service: `handlers()` answer, every other method is UNIMPLEMENTED. */
+abstract class FakeServer<S> {
+  private server: RpcServer | undefined;
+
+  constructor(
+    private readonly definition: ServiceDefinition,
+    private readonly name: string,
+  ) {}
+
+  protected abstract handlers(): Partial<AsyncService<S>>;
+
+  get address(): string {
+    return `127.0.0.1:${this.server!.port}`;
+  }
+
+  async start(): Promise<this> {
+    const logger = createLogger(this.name, 'silent');
+    const unimplemented = async () => {
+      throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
+    };
+    const all = { ...Object.fromEntries(Object.keys(this.definition).map((m) => [m, unimplemented])), ...this.handlers() } as AsyncService<S>;
+    this.server = await startRpcServer({ host: '127.0.0.1', port: 0, services: [implement<S>(this.definition, all, logger)], logger });
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.shutdown(100);
+  }
 }
 
 /** An in-test identity gRPC server answering GetPlatformConfig, AuthenticateToken and GetCustomer from maps. */
-export class FakeIdentity {
+export class FakeIdentity extends FakeServer<identity.IdentityServiceServer> {
   readonly configs = new Map<string, identity.PlatformConfig>();
   /** API tokens (tokenId → secret, platform) for gateway tests. */
   readonly tokens = new Map<string, { secret: string; platformId: string }>();
   /** customerId → email. */
   readonly customers = new Map<string, string | undefined>();
-  private server: RpcServer | undefined;
+
+  constructor() {
+    super(identity.IdentityServiceService, 'fake-identity');
+  }
 
   addPlatform(environment: 'SANDBOX' | 'PRODUCTION', wallet: Partial<identity.EmbeddedWalletConfig> = {}): string {
     const platformId = newId('Platform');
@@ -50,12 +73,8 @@ export class FakeIdentity {
     c.embeddedWalletConfig = { ...c.embeddedWalletConfig!, ...wallet };
   }
 
-  get address(): string {
-    return `127.0.0.1:${this.server!.port}`;
-  }
-
-  async start(): Promise<this> {
-    this.server = await startFake<identity.IdentityServiceServer>(identity.IdentityServiceService, 'fake-identity', {
+  protected handlers(): Partial<AsyncService<identity.IdentityServiceServer>> {
+    return {
       authenticateToken: async (req) => {
         const t = this.tokens.get(req.tokenId);
         if (!t || t.secret !== req.clientSecret) throw new DomainError('UNAUTHENTICATED', 'UNAUTHORIZED', 'Invalid or missing API credentials');
@@ -75,12 +94,7 @@ export class FakeIdentity {
         if (!config) throw new DomainError('NOT_FOUND', 'PLATFORM_NOT_FOUND', 'no such platform');
         return { config };
       },
-    });
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    await this.server?.shutdown(100);
+    };
   }
 }
 
@@ -153,9 +167,12 @@ export async function rejects(p: Promise<unknown>, code: string): Promise<Domain
 export const newAccountId = () => newId('InternalAccount');
 
 /** An in-test accounts gRPC server answering GetInternalAccount from a map. */
-export class FakeAccounts {
+export class FakeAccounts extends FakeServer<accountsPb.AccountsServiceServer> {
   readonly accounts = new Map<string, { platformId: string; customerId?: string; type: accountsPb.InternalAccountType; privateEnabled?: boolean }>();
-  private server: RpcServer | undefined;
+
+  constructor() {
+    super(accountsPb.AccountsServiceService, 'fake-accounts');
+  }
 
   add(platformId: string, customerId: string | undefined, type = accountsPb.InternalAccountType.EMBEDDED_WALLET): string {
     const id = newId('InternalAccount');
@@ -163,12 +180,8 @@ export class FakeAccounts {
     return id;
   }
 
-  get address(): string {
-    return `127.0.0.1:${this.server!.port}`;
-  }
-
-  async start(): Promise<this> {
-    this.server = await startFake<accountsPb.AccountsServiceServer>(accountsPb.AccountsServiceService, 'fake-accounts', {
+  protected handlers(): Partial<AsyncService<accountsPb.AccountsServiceServer>> {
+    return {
       getInternalAccount: async (req) => {
         const a = this.accounts.get(req.accountId);
         if (!a || a.platformId !== req.platformId) throw new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', `Internal account ${req.accountId} not found`);
@@ -185,11 +198,6 @@ export class FakeAccounts {
           }),
         };
       },
-    });
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    await this.server?.shutdown(100);
+    };
   }
 }

@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { PollLoop, type Clock } from '@sluice/core';
-import { withContext, type Logger } from '@sluice/logging';
-import { transactional, type MikroORM } from '@sluice/store';
+import { PollLoop } from '@sluice/core';
+import { withContext } from '@sluice/logging';
+import { transactional } from '@sluice/store';
 import { attemptRecord, type AttemptResult, type Delivery } from '../domain/delivery.js';
 import { nextRetryDelay } from '../domain/retry-schedule.js';
-import type { DeliveryRepository } from '../store/delivery.repository.js';
-import type { WebhookSender, WebhookTargetSource } from './ports.js';
+import type { DispatchDeps } from './dispatch-deps.js';
 
-export interface DeliveryWorkerOptions {
-  orm: MikroORM;
-  repo: DeliveryRepository;
-  targets: WebhookTargetSource;
-  sender: WebhookSender;
-  clock: Clock;
-  logger: Logger;
+export interface DeliveryWorkerOptions extends DispatchDeps {
   /** Delays between attempts (ms); see domain/retry-schedule.ts. */
   schedule: readonly number[];
   /** Platforms served at the same time (each platform's deliveries go one by one). */

@@ -1,12 +1,11 @@
-import { isDomainError, newId, type Clock } from '@sluice/core';
-import type { Logger } from '@sluice/logging';
-import { transactional, type MikroORM } from '@sluice/store';
+import { isDomainError, newId } from '@sluice/core';
+import { transactional } from '@sluice/store';
 import { attemptRecord, type Delivery, type DeliveryAttempt } from '../domain/delivery.js';
 import { fail } from '../domain/errors.js';
 import { checkDeliveryLookup, checkTestWebhookRequest } from '../domain/requests.js';
 import { TEST_WEBHOOK_TYPE, serializePayload } from '../domain/webhook-types.js';
-import type { DeliveryRepository } from '../store/delivery.repository.js';
-import type { WebhookSender, WebhookTarget, WebhookTargetSource } from './ports.js';
+import type { DispatchDeps } from './dispatch-deps.js';
+import type { WebhookTarget } from './ports.js';
 
 export interface TestWebhookResult {
   responseStatus: number;
@@ -18,16 +17,7 @@ export interface TestWebhookResult {
 
 /** The dispatcher's synchronous operations (behind its gRPC API). */
 export class WebhooksService {
-  constructor(
-    private readonly d: {
-      orm: MikroORM;
-      repo: DeliveryRepository;
-      targets: WebhookTargetSource;
-      sender: WebhookSender;
-      clock: Clock;
-      logger: Logger;
-    },
-  ) {}
+  constructor(private readonly d: DispatchDeps) {}
 
   /**
    * Sends a `TEST` webhook (`{id, type: "TEST", timestamp, data: {}}`) to the
