@@ -1,14 +1,19 @@
 import { walletAuth as pb } from '@sluice/contracts';
 import type { AsyncService } from '@sluice/rpc';
-import { SIGNED_ACTIONS } from '../domain/crypto/index.js';
-import { AUTH_METHOD_TYPES, type AuthMethodRecord, type SessionRecord, type Signed, type SignedRetryRequest, type SigningChallengeOut } from '../domain/model.js';
+import { SIGNED_ACTIONS, type SignedAction } from '../domain/crypto/index.js';
+import { AUTH_METHOD_TYPES, type AuthMethodRecord, type AuthMethodType, type SessionRecord, type Signed, type SignedRetryRequest, type SigningChallengeOut } from '../domain/model.js';
 import type { CredentialsService } from '../app/credentials.service.js';
 import type { SigningService } from '../app/signing.service.js';
 
-// Proto enums to the domain's names (the proto names them alike); UNSPECIFIED and unknown values map to
-// nothing, which the app refuses as a missing field.
-const TYPES = new Map(AUTH_METHOD_TYPES.map((t) => [pb.AuthMethodType[t], t]));
-const ACTIONS = new Map(SIGNED_ACTIONS.map((a) => [pb.SignedAction[a], a]));
+/** The domain's name of a proto credential type; none for UNSPECIFIED or an unknown value (the app refuses it). */
+function typeFromPb(t: pb.AuthMethodType): AuthMethodType | undefined {
+  return AUTH_METHOD_TYPES.find((name) => pb.AuthMethodType[name] === t);
+}
+
+/** The domain's name of a proto signed action; none for UNSPECIFIED or an unknown value (the app refuses it). */
+function actionFromPb(a: pb.SignedAction): SignedAction | undefined {
+  return SIGNED_ACTIONS.find((name) => pb.SignedAction[name] === a);
+}
 
 function signedFromPb(s: pb.SignedRetry | undefined): SignedRetryRequest {
   return { bodyJson: s?.bodyJson ?? '', signature: s?.signature, requestId: s?.requestId };
@@ -57,7 +62,7 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
         req.platformId,
         {
           accountId: req.accountId,
-          type: TYPES.get(req.type),
+          type: typeFromPb(req.type),
           email: req.email,
           oidcToken: req.oidcToken,
           nickname: req.nickname,
@@ -88,7 +93,7 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
 
     async verifyCredential(req) {
       const s = await credentials.verify(req.platformId, req.credentialId, {
-        type: TYPES.get(req.type),
+        type: typeFromPb(req.type),
         otp: req.otp,
         oidcToken: req.oidcToken,
         clientPublicKey: req.clientPublicKey,
@@ -124,12 +129,12 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
     },
 
     async createSigningRequest(req) {
-      const c = await signing.createSigningRequest(req.platformId, req.accountId, ACTIONS.get(req.action), req.bodyJson);
+      const c = await signing.createSigningRequest(req.platformId, req.accountId, actionFromPb(req.action), req.bodyJson);
       return { signingChallenge: challengeToPb(c) };
     },
 
     async verifySignedRequest(req) {
-      const v = await signing.verifySignedRequest(req.platformId, req.accountId, ACTIONS.get(req.action), signedFromPb(req.signed));
+      const v = await signing.verifySignedRequest(req.platformId, req.accountId, actionFromPb(req.action), signedFromPb(req.signed));
       return { ...(v.sessionId ? { sessionId: v.sessionId } : {}), ...(v.credentialId ? { credentialId: v.credentialId } : {}) };
     },
   };
