@@ -4,11 +4,11 @@ import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { WalletAuthConfig } from './service.js';
 import { WalletAuthRepository } from './store/wallet-auth.repository.js';
 import { loadMasterKeyring, parseExportSigningKey } from './domain/crypto/index.js';
-import { OidcVerifier } from './domain/oidc.js';
 import { SigningService } from './app/signing.service.js';
 import { CredentialsService } from './app/credentials.service.js';
-import { createOtpMailer } from './mail/otp.mailer.js';
-import { IdentityPlatformDirectory } from './rpc/platform.directory.js';
+import { IdentityPlatformDirectory } from './clients/identity-platforms.client.js';
+import { JwksOidcVerifier } from './clients/oidc-jwks.client.js';
+import { createOtpMailer } from './clients/otp.mailer.js';
 import { walletAuthHandlers } from './rpc/wallet-auth.rpc.js';
 
 /** The object graph of a running wallet-auth service. */
@@ -23,15 +23,18 @@ export function composeWalletAuth({ logger, orm, clock, config: c }: ServiceDeps
   const keyring = loadMasterKeyring(c.WALLET_MASTER_KEY, c.WALLET_MASTER_KEYS_RETIRED);
   const exportSigningKey = c.WALLET_EXPORT_SIGNING_KEY ? parseExportSigningKey(c.WALLET_EXPORT_SIGNING_KEY) : undefined;
   const identityClient = createRpcClient(identity.IdentityServiceClient, c.IDENTITY_GRPC_URL);
+  const mailer = createOtpMailer(c.SMTP_URL, c.SMTP_FROM, logger, { production: c.NODE_ENV === 'production' });
+  const platforms = new IdentityPlatformDirectory(identityClient);
   const repo = new WalletAuthRepository(orm);
-  const signing = new SigningService(repo, clock);
+  const signing = new SigningService(repo, platforms, clock);
   const credentials = new CredentialsService({
     repo,
     signing,
+    platforms,
     clock,
     logger,
-    mailer: createOtpMailer(c.SMTP_URL, c.SMTP_FROM, logger, { production: c.NODE_ENV === 'production' }),
-    oidc: new OidcVerifier(),
+    mailer,
+    oidc: new JwksOidcVerifier(),
     keyring,
     ...(exportSigningKey ? { exportSigningKey } : {}),
     sessionTtlMs: c.WALLET_SESSION_TTL_SECONDS * 1000,
@@ -43,16 +46,14 @@ export function composeWalletAuth({ logger, orm, clock, config: c }: ServiceDeps
     rpc: [
       implement<walletAuth.WalletAuthServiceServer>(
         walletAuth.WalletAuthServiceService,
-        walletAuthHandlers({
-          platforms: new IdentityPlatformDirectory(identityClient),
-          credentials,
-          signing,
-          repoTx: (fn) => repo.tx(fn as never),
-        }),
+        walletAuthHandlers({ credentials, signing }),
         logger,
         'sluice.wallet_auth.v1.WalletAuthService',
       ),
     ],
-    close: () => identityClient.close(),
+    close: () => {
+      identityClient.close();
+      mailer.close();
+    },
   };
 }

@@ -8,7 +8,7 @@ import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sl
 import { API, startGateway, type Harness as GatewayHarness } from '../../gateway/test/support/harness.js';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import walletAuthRoutes from '../../gateway/src/routes/wallet-auth.routes.js';
-import { FakeAccounts, startWalletAuth, type Harness } from './helpers.js';
+import { FakeAccounts, startWalletAuth, type Harness } from './support/harness.js';
 
 // The REST routes end to end: real gateway core → real wallet-auth (gRPC, Postgres) → fake identity/accounts.
 

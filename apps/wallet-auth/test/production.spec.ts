@@ -12,8 +12,8 @@ import { isDomainError } from '@sluice/core';
 import { decryptExport, decryptSessionBundle, generateKeyPair, keyPairFromPrivateKey, stamp } from '@sluice/wallet-client';
 import { p256 } from '@noble/curves/p256';
 import { bytesToHex } from '@noble/hashes/utils';
-import { newAccountId, rejects, startWalletAuth, type Harness } from './helpers.js';
-import { SoftAuthenticator } from './soft-authenticator.js';
+import { newAccountId, rejects, startWalletAuth, type Harness } from './support/harness.js';
+import { SoftAuthenticator } from './support/soft-authenticator.js';
 
 const T = pb.AuthMethodType;
 const ISSUER = 'https://accounts.issuer.test';

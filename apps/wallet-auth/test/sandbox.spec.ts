@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { walletAuth as pb } from '@sluice/contracts';
 import { decryptSessionBundle, generateKeyPair, keyPairFromPrivateKey } from '@sluice/wallet-client';
-import { newAccountId, rejects, startWalletAuth, type Harness } from './helpers.js';
-import { SoftAuthenticator } from './soft-authenticator.js';
+import { newAccountId, rejects, startWalletAuth, type Harness } from './support/harness.js';
+import { SoftAuthenticator } from './support/soft-authenticator.js';
 
 const T = pb.AuthMethodType;
 const ISSUER = 'https://issuer.sandbox.test';

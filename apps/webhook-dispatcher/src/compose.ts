@@ -4,10 +4,11 @@ import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { WebhookDispatcherConfig } from './service.js';
 import { DeliveryRepository } from './store/delivery.repository.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
-import { WebhookSender } from './delivery/webhook-sender.js';
-import { IdentityWebhookTargets } from './delivery/webhook-target.client.js';
-import { DeliveryWorker } from './delivery/delivery.worker.js';
-import { WebhooksService } from './delivery/webhooks.service.js';
+import { HttpWebhookSender } from './clients/http-webhook.sender.js';
+import { IdentityWebhookTargets } from './clients/identity-webhook-targets.client.js';
+import { DeliveryWorker } from './app/delivery.worker.js';
+import { EventRelayService } from './app/event-relay.service.js';
+import { WebhooksService } from './app/webhooks.service.js';
 import { webhookEventConsumers } from './events/webhook-events.consumer.js';
 import { webhooksRpc } from './rpc/webhooks.rpc.js';
 
@@ -16,6 +17,7 @@ export interface WebhookDispatcherGraph extends Composition {
   repo: DeliveryRepository;
   worker: DeliveryWorker;
   service: WebhooksService;
+  relay: EventRelayService;
 }
 
 /** The composition root of the webhook-dispatcher: every object of the service, built once. */
@@ -24,7 +26,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
   const identityClient = createRpcClient(identity.IdentityServiceClient, cfg.IDENTITY_GRPC_URL);
   const repo = new DeliveryRepository();
   const targets = new IdentityWebhookTargets(identityClient);
-  const sender = new WebhookSender({
+  const sender = new HttpWebhookSender({
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     allowPrivateTargets: cfg.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     maxResponseBytes: cfg.WEBHOOK_RESPONSE_BODY_LIMIT,
@@ -44,17 +46,18 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
   });
   const service = new WebhooksService({ orm, repo, targets, sender, clock, logger });
+  const relay = new EventRelayService({ repo, clock, logger });
   return {
     repo,
     worker,
     service,
+    relay,
     consumers: webhookEventConsumers({
       bus,
       orm,
       logger,
-      clock,
       prefix: cfg.EVENT_SUBJECT_PREFIX,
-      repo,
+      relay,
       onQueued: () => worker.nudge(),
     }),
     // The delivery worker drains before the identity client closes (close runs after workers stop).

@@ -4,12 +4,13 @@ import { createLogger } from '@sluice/logging';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { EVENT_TABLES_MIGRATION } from '@sluice/events';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { DeliveryWorker } from '../src/delivery/delivery.worker.js';
-import { WebhookSender, type AttemptResult } from '../src/delivery/webhook-sender.js';
-import type { WebhookTargetSource } from '../src/delivery/webhook-target.client.js';
+import { DeliveryWorker } from '../src/app/delivery.worker.js';
+import type { WebhookSender, WebhookTargetSource } from '../src/app/ports.js';
+import { HttpWebhookSender } from '../src/clients/http-webhook.sender.js';
+import type { AttemptResult } from '../src/domain/delivery.js';
 import { DeliveryRepository } from '../src/store/delivery.repository.js';
 import { migrations } from '../src/store/migrations.js';
-import { Receiver, newSecret } from './helpers.js';
+import { Receiver, newSecret } from './support/fakes.js';
 
 // Leases against real Postgres, driven by a manual clock: delivery workers on their own connection pools
 // play dispatcher replicas, and each polling pass is one explicit `claimOnce()` (no poll loop runs).
@@ -194,7 +195,7 @@ describe('delivery leases', () => {
 
     // Instance B, polling. Up to the end of that lease the cut attempt may still be in flight: B takes
     // nothing of the platform (no concurrent second attempt of that webhook, nor one out of order).
-    const liveSender = new WebhookSender({
+    const liveSender = new HttpWebhookSender({
       timeoutMs: TIMEOUT_MS,
       allowPrivateTargets: true,
       maxResponseBytes: 4096,

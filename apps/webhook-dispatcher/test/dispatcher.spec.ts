@@ -8,12 +8,11 @@ import {
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
-import { startService, type RunningService } from '@sluice/runtime';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { webhooks } from '@sluice/contracts';
 import { DomainError, idUuid, newId } from '@sluice/core';
-import { webhookDispatcherService } from '../src/index.js';
-import { FakeIdentity, Publisher, Receiver, balanceUpdated, newSecret, sleep } from './helpers.js';
+import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
+import { FakeIdentity, Publisher, Receiver, balanceUpdated, newSecret, sleep } from './support/fakes.js';
 
 let db: TestDatabase;
 let nats: string;
@@ -21,7 +20,7 @@ const prefix = testPrefix('whd');
 const receiver = new Receiver();
 const idp = new FakeIdentity();
 let publisher: Publisher;
-let svc: RunningService<Record<string, unknown>>;
+let svc: Dispatcher;
 let client: PromiseClient<webhooks.WebhooksServiceClient>;
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
@@ -56,18 +55,15 @@ beforeAll(async () => {
   nats = await natsUrl();
   await receiver.start();
   await idp.start();
-  svc = (await startService(webhookDispatcherService, {
-    DATABASE_URL: db.url,
-    NATS_URL: nats,
-    EVENT_SUBJECT_PREFIX: prefix,
-    GRPC_PORT: '0',
-    LOG_LEVEL: 'silent',
-    IDENTITY_GRPC_URL: `127.0.0.1:${idp.port}`,
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT_MS: '500',
-    WEBHOOK_POLL_INTERVAL_MS: '50',
-  })) as unknown as RunningService<Record<string, unknown>>;
+  svc = await startDispatcher(
+    { databaseUrl: db.url, natsUrl: nats, prefix, identityPort: idp.port },
+    {
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
+      WEBHOOK_TIMEOUT_MS: '500',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    },
+  );
   publisher = await Publisher.connect(nats, prefix);
   client = createRpcClient(webhooks.WebhooksServiceClient, `127.0.0.1:${svc.port}`, {
     defaultDeadlineMs: 10_000,

@@ -7,12 +7,11 @@ import {
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
-import { startService, type RunningService } from '@sluice/runtime';
 import { idUuid, newId } from '@sluice/core';
 import { transactional } from '@sluice/store';
-import { webhookDispatcherService } from '../src/index.js';
 import { DeliveryRepository } from '../src/store/delivery.repository.js';
-import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './helpers.js';
+import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
+import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './support/fakes.js';
 
 let db: TestDatabase;
 let nats: string;
@@ -20,7 +19,7 @@ const prefix = testPrefix('whr');
 const receiver = new Receiver();
 const idp = new FakeIdentity();
 let publisher: Publisher;
-const replicas: RunningService<Record<string, unknown>>[] = [];
+const replicas: Dispatcher[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase('webhookreplicas');
@@ -28,19 +27,16 @@ beforeAll(async () => {
   await receiver.start();
   await idp.start();
   for (const name of ['A', 'B']) {
-    const svc = await startService(webhookDispatcherService, {
-      DATABASE_URL: db.url,
-      NATS_URL: nats,
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'silent',
-      IDENTITY_GRPC_URL: `127.0.0.1:${idp.port}`,
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_POLL_INTERVAL_MS: '10',
-      WEBHOOK_CONCURRENCY: '3',
-      WEBHOOK_USER_AGENT: `Sluice-Webhooks/${name}`,
-    });
-    replicas.push(svc as unknown as RunningService<Record<string, unknown>>);
+    const svc = await startDispatcher(
+      { databaseUrl: db.url, natsUrl: nats, prefix, identityPort: idp.port },
+      {
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_POLL_INTERVAL_MS: '10',
+        WEBHOOK_CONCURRENCY: '3',
+        WEBHOOK_USER_AGENT: `Sluice-Webhooks/${name}`,
+      },
+    );
+    replicas.push(svc);
   }
   publisher = await Publisher.connect(nats, prefix);
 });

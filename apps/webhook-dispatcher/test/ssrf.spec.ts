@@ -7,12 +7,11 @@ import {
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
-import { startService, type RunningService } from '@sluice/runtime';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { webhooks } from '@sluice/contracts';
 import { idUuid } from '@sluice/core';
-import { webhookDispatcherService } from '../src/index.js';
-import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './helpers.js';
+import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
+import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './support/fakes.js';
 
 // WEBHOOK_ALLOW_PRIVATE_TARGETS is left unset: the production default (false).
 let db: TestDatabase;
@@ -21,7 +20,7 @@ const prefix = testPrefix('whs');
 const receiver = new Receiver();
 const idp = new FakeIdentity();
 let publisher: Publisher;
-let svc: RunningService<Record<string, unknown>>;
+let svc: Dispatcher;
 let client: PromiseClient<webhooks.WebhooksServiceClient>;
 
 beforeAll(async () => {
@@ -29,15 +28,10 @@ beforeAll(async () => {
   nats = await natsUrl();
   await receiver.start();
   await idp.start();
-  svc = (await startService(webhookDispatcherService, {
-    DATABASE_URL: db.url,
-    NATS_URL: nats,
-    EVENT_SUBJECT_PREFIX: prefix,
-    GRPC_PORT: '0',
-    LOG_LEVEL: 'silent',
-    IDENTITY_GRPC_URL: `127.0.0.1:${idp.port}`,
-    WEBHOOK_POLL_INTERVAL_MS: '50',
-  })) as unknown as RunningService<Record<string, unknown>>;
+  svc = await startDispatcher(
+    { databaseUrl: db.url, natsUrl: nats, prefix, identityPort: idp.port },
+    { WEBHOOK_POLL_INTERVAL_MS: '50' },
+  );
   publisher = await Publisher.connect(nats, prefix);
   client = createRpcClient(webhooks.WebhooksServiceClient, `127.0.0.1:${svc.port}`, {
     defaultDeadlineMs: 10_000,

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { invalidInput, isId, newId, type Clock } from '@sluice/core';
+import { newId, type Clock } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import {
   createExportBundle,
   createSessionBundle,
   generateMnemonic,
   openMnemonic,
-  parseClientPublicKey,
+  requireClientPublicKey,
   sealMnemonic,
   type ExportSigningKey,
   type MasterKeyring,
 } from '../domain/crypto/index.js';
 import { fail, REASON, unauthorized } from '../domain/errors.js';
-import type { AuthMethodRecord, AuthMethodType, SessionRecord, Signed, SignedRetryInput, WalletPlatform } from '../domain/model.js';
-import { OidcVerifier, SANDBOX_OIDC_TOKEN, parseOidcToken } from '../domain/oidc.js';
+import type { AuthMethodRecord, AuthMethodType, SessionRecord, Signed, SignedRetryRequest, WalletPlatform } from '../domain/model.js';
+import { SANDBOX_OIDC_TOKEN, parseOidcToken, requireOidcToken, sandboxOidcIdentity } from '../domain/oidc.js';
 import { generateOtp, hashOtp, otpMatches, OTP_MAX_ATTEMPTS, OTP_RESEND_INTERVAL_MS, OTP_TTL_MS, SANDBOX_OTP, validateEmail, validateOtpShape } from '../domain/otp.js';
 import {
   PASSKEY_CHALLENGE_TTL_MS,
@@ -26,13 +26,22 @@ import {
   type Assertion,
   type Attestation,
 } from '../domain/passkey.js';
-import type { OtpMailer } from '../mail/otp.mailer.js';
+import {
+  parseSignedRetry,
+  requireAccountId,
+  requireAuthMethodType,
+  requireCredentialUpdate,
+  requireId,
+  requirePlatformId,
+} from '../domain/requests.js';
 import type { Tx, WalletAuthRepository } from '../store/wallet-auth.repository.js';
+import type { OidcVerifier, OtpMailer, PlatformDirectory } from './ports.js';
 import { isRetry, type SigningService } from './signing.service.js';
 
 export interface CreateCredentialInput {
   accountId: string;
-  type: AuthMethodType;
+  /** Absent when the request named no known type (refused). */
+  type?: AuthMethodType;
   email?: string;
   oidcToken?: string;
   nickname?: string;
@@ -41,7 +50,8 @@ export interface CreateCredentialInput {
 }
 
 export interface VerifyCredentialInput {
-  type: AuthMethodType;
+  /** Absent when the request named no known type (refused). */
+  type?: AuthMethodType;
   otp?: string;
   oidcToken?: string;
   clientPublicKey?: string;
@@ -54,9 +64,21 @@ export interface IssuedSession extends SessionRecord {
   authMethod: AuthMethodRecord;
 }
 
+/** A credential's `/challenge` answer: PASSKEY adds the WebAuthn challenge bound to the client key. */
+export type CredentialChallenge =
+  | { authMethod: AuthMethodRecord }
+  | { authMethod: AuthMethodRecord; challenge: string; requestId: string; expiresAt: Date };
+
+/** An active session with the credential it was issued from. */
+export interface ActiveSession {
+  session: SessionRecord;
+  authMethod: AuthMethodRecord;
+}
+
 export interface CredentialsDeps {
   repo: WalletAuthRepository;
   signing: SigningService;
+  platforms: PlatformDirectory;
   clock: Clock;
   logger: Logger;
   mailer: OtpMailer;
@@ -64,16 +86,6 @@ export interface CredentialsDeps {
   keyring: MasterKeyring;
   exportSigningKey?: ExportSigningKey;
   sessionTtlMs: number;
-}
-
-export function requireAccountId(value: unknown, field = 'accountId'): string {
-  if (!isId(value, 'InternalAccount')) throw invalidInput([{ field, message: 'must be an InternalAccount id (InternalAccount:<uuid>)' }]);
-  return value;
-}
-
-function requireId(value: unknown, type: 'AuthMethod' | 'Session', field = 'id'): string {
-  if (!isId(value, type)) throw invalidInput([{ field, message: `must be a ${type} id (${type}:<uuid>)` }]);
-  return value;
 }
 
 /** Credentials, sessions and wallet export: every flow of the wallet-auth API. */
@@ -84,9 +96,13 @@ export class CredentialsService {
     return this.d.clock.now();
   }
 
-  private async getCredential(tx: Tx, platformId: string, id: string, lock = false): Promise<AuthMethodRecord> {
-    requireId(id, 'AuthMethod');
-    const m = await this.d.repo.getAuthMethod(tx, platformId, id, lock);
+  /** The calling platform's embedded-wallet settings (identity, asked before any transaction opens). */
+  private platform(platformId: string): Promise<WalletPlatform> {
+    return this.d.platforms.get(requirePlatformId(platformId));
+  }
+
+  private async getCredential(platformId: string, id: string): Promise<AuthMethodRecord> {
+    const m = await this.d.repo.getAuthMethod(this.d.repo.read, platformId, requireId(id, 'AuthMethod', 'id'));
     if (!m) throw fail('CREDENTIAL_NOT_FOUND', `No credential ${id}`);
     return m;
   }
@@ -106,7 +122,7 @@ export class CredentialsService {
       throw fail('OTP_RESEND_TOO_SOON', `A code was sent less than ${OTP_RESEND_INTERVAL_MS / 1000} s ago; wait before requesting another`);
     const id = randomUUID();
     const code = generateOtp(platform.otpLength);
-    await this.d.repo.replaceOtp(tx, { id, authMethodId: m.id, codeHash: hashOtp(id, code), expiresAt: new Date(now.getTime() + OTP_TTL_MS), now });
+    await this.d.repo.replaceOtp(tx, { id, authMethodId: m.id, codeHash: hashOtp(id, code), expiresAt: new Date(now.getTime() + OTP_TTL_MS), createdAt: now });
     return code;
   }
 
@@ -115,49 +131,51 @@ export class CredentialsService {
     try {
       await this.d.mailer.send(email, code, platform.appName, OTP_TTL_MS / 60_000);
     } catch (err) {
-      this.d.logger.warn({ err: (err as Error).message }, 'OTP email delivery failed');
+      this.d.logger.warn({ err }, 'OTP email delivery failed');
       throw fail('OTP_DELIVERY_FAILED', 'The one-time password email could not be sent; request a new one with /challenge');
     }
   }
 
   /** POST /auth/credentials. */
-  async create(platform: WalletPlatform, input: CreateCredentialInput, retry: SignedRetryInput): Promise<Signed<AuthMethodRecord>> {
+  async create(platformId: string, input: CreateCredentialInput, signed: SignedRetryRequest): Promise<Signed<AuthMethodRecord>> {
+    const platform = await this.platform(platformId);
+    const type = requireAuthMethodType(input.type);
+    const retry = parseSignedRetry(signed);
     const accountId = requireAccountId(input.accountId);
     const now = this.now();
-    const base = { id: newId('AuthMethod'), platformId: platform.id, accountId, type: input.type, createdAt: now, updatedAt: now };
+    const base = { id: newId('AuthMethod'), platformId: platform.id, accountId, type, createdAt: now, updatedAt: now };
     let record: Omit<AuthMethodRecord, 'revokedAt'>;
     let oidcUse: { sha: string; exp: Date } | undefined;
-    switch (input.type) {
+    switch (type) {
       case 'EMAIL_OTP': {
         const email = validateEmail(input.email);
         record = { ...base, nickname: email, email };
         break;
       }
       case 'OAUTH': {
-        parseOidcToken(input.oidcToken);
-        const idn = await this.d.oidc.verify(input.oidcToken!, platform, now, { skipSignature: platform.environment === 'SANDBOX' });
+        const token = parseOidcToken(input.oidcToken);
+        // Sandbox registration takes a token of a configured issuer at its word (its signature is not checked).
+        const idn = platform.environment === 'SANDBOX' ? sandboxOidcIdentity(token, platform, now) : await this.d.oidc.verify(token, platform, now);
         if (platform.environment === 'PRODUCTION') oidcUse = { sha: idn.tokenSha256, exp: idn.expiresAt };
         record = { ...base, nickname: idn.email ?? idn.subject, oidcIssuer: idn.issuer, oidcSubject: idn.subject };
         break;
       }
       case 'PASSKEY': {
         validateRegistration(input);
-        const reg = await verifyPasskeyRegistration(platform, input.challenge!, input.attestation!);
+        const reg = await verifyPasskeyRegistration(platform, input.challenge, input.attestation);
         record = {
           ...base,
-          nickname: input.nickname!.trim(),
+          nickname: input.nickname.trim(),
           credentialId: reg.credentialId,
           webauthnPublicKey: reg.publicKey,
           webauthnCounter: reg.counter,
-          webauthnTransports: input.attestation!.transports ?? [],
+          webauthnTransports: input.attestation.transports,
         };
         break;
       }
-      default:
-        throw invalidInput([{ field: 'type', message: 'must be OAUTH, EMAIL_OTP or PASSKEY' }]);
     }
     const existing = await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, accountId);
-    const conflict = existing.find((m) => m.type === input.type && input.type !== 'OAUTH');
+    const conflict = existing.find((m) => m.type === type && type !== 'OAUTH');
     if (conflict?.type === 'EMAIL_OTP') throw fail('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS', 'The account already has an EMAIL_OTP credential');
     if (conflict?.type === 'PASSKEY') throw fail('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'The account already has a PASSKEY credential');
     if (existing.length > 0 && !isRetry(retry))
@@ -179,14 +197,15 @@ export class CredentialsService {
     return { done: record };
   }
 
+  /** GET /auth/credentials: the account's live credentials. */
   async list(platformId: string, accountId: string): Promise<AuthMethodRecord[]> {
-    requireAccountId(accountId);
-    return this.d.repo.listAuthMethods(this.d.repo.read, platformId, accountId);
+    return this.d.repo.listAuthMethods(this.d.repo.read, platformId, requireAccountId(accountId));
   }
 
   /** POST /auth/credentials/{id}/challenge. */
-  async challenge(platform: WalletPlatform, id: string, clientPublicKey: string | undefined) {
-    const m = await this.getCredential(this.d.repo.read, platform.id, id);
+  async challenge(platformId: string, id: string, clientPublicKey: string | undefined): Promise<CredentialChallenge> {
+    const platform = await this.platform(platformId);
+    const m = await this.getCredential(platform.id, id);
     if (m.type === 'OAUTH')
       throw fail('CREDENTIAL_TYPE_MISMATCH', 'OAUTH credentials have no challenge step: call /verify with a fresh OIDC token');
     if (m.type === 'EMAIL_OTP') {
@@ -197,21 +216,23 @@ export class CredentialsService {
       await this.deliverOtp(platform, m.email!, code);
       return { authMethod: m };
     }
-    parseClientPublicKey(clientPublicKey);
+    const clientKey = requireClientPublicKey(clientPublicKey);
     const requestId = newId('Request');
     const now = this.now();
     const expiresAt = new Date(now.getTime() + PASSKEY_CHALLENGE_TTL_MS);
-    const challenge = passkeySessionChallenge({ requestId, credentialId: m.id, clientPublicKey: clientPublicKey!, expiresAt });
+    const challenge = passkeySessionChallenge({ requestId, credentialId: m.id, clientPublicKey: clientKey, expiresAt });
     await this.d.repo.tx((tx) =>
-      this.d.repo.insertPasskeyChallenge(tx, { requestId, authMethodId: m.id, challenge, clientPublicKey: clientPublicKey!.toLowerCase(), expiresAt, now }),
+      this.d.repo.insertPasskeyChallenge(tx, { requestId, authMethodId: m.id, challenge, clientPublicKey: clientKey.toLowerCase(), expiresAt, createdAt: now }),
     );
     return { authMethod: m, challenge, requestId, expiresAt };
   }
 
   /** POST /auth/credentials/{id}/verify: checks the credential and issues a session. */
-  async verify(platform: WalletPlatform, id: string, input: VerifyCredentialInput): Promise<IssuedSession> {
-    const m = await this.getCredential(this.d.repo.read, platform.id, id);
-    if (input.type !== m.type) throw fail('CREDENTIAL_TYPE_MISMATCH', `The credential is of type ${m.type}`, { field: 'type' });
+  async verify(platformId: string, id: string, input: VerifyCredentialInput): Promise<IssuedSession> {
+    const platform = await this.platform(platformId);
+    const type = requireAuthMethodType(input.type);
+    const m = await this.getCredential(platform.id, id);
+    if (type !== m.type) throw fail('CREDENTIAL_TYPE_MISMATCH', `The credential is of type ${m.type}`, { field: 'type' });
     const sandbox = platform.environment === 'SANDBOX';
     const now = this.now();
     let clientPublicKey: string;
@@ -219,35 +240,34 @@ export class CredentialsService {
     let oidcUse: { sha: string; exp: Date } | undefined;
     let otpId: string | undefined;
     if (m.type === 'EMAIL_OTP') {
-      validateOtpShape(input.otp);
-      parseClientPublicKey(input.clientPublicKey);
-      clientPublicKey = input.clientPublicKey!;
+      const otp = validateOtpShape(input.otp);
+      clientPublicKey = requireClientPublicKey(input.clientPublicKey);
       if (sandbox) {
-        if (input.otp !== SANDBOX_OTP) throw unauthorized(REASON.otp);
+        if (otp !== SANDBOX_OTP) throw unauthorized(REASON.otp);
       } else {
         const live = await this.d.repo.tx((tx) => this.d.repo.attemptOtp(tx, m.id, OTP_MAX_ATTEMPTS, now));
         if (!live) throw unauthorized(REASON.otp, 'expired_or_exhausted');
-        if (!otpMatches(live.id, input.otp!, live.codeHash)) throw unauthorized(REASON.otp, 'mismatch');
+        if (!otpMatches(live.id, otp, live.codeHash)) throw unauthorized(REASON.otp, 'mismatch');
         otpId = live.id;
       }
     } else if (m.type === 'OAUTH') {
-      if (typeof input.oidcToken !== 'string' || input.oidcToken === '') throw invalidInput([{ field: 'oidcToken', message: 'is required' }]);
-      parseClientPublicKey(input.clientPublicKey);
-      clientPublicKey = input.clientPublicKey!;
+      const token = requireOidcToken(input.oidcToken);
+      clientPublicKey = requireClientPublicKey(input.clientPublicKey);
       if (sandbox) {
-        if (input.oidcToken !== SANDBOX_OIDC_TOKEN) throw unauthorized(REASON.oidc);
+        if (token !== SANDBOX_OIDC_TOKEN) throw unauthorized(REASON.oidc);
       } else {
-        const idn = await this.d.oidc.verify(input.oidcToken, platform, now);
+        const idn = await this.d.oidc.verify(parseOidcToken(token), platform, now);
         if (idn.issuer !== m.oidcIssuer || idn.subject !== m.oidcSubject) throw unauthorized(REASON.oidc, 'subject');
         oidcUse = { sha: idn.tokenSha256, exp: idn.expiresAt };
       }
     } else {
-      validateAssertion(input.assertion);
-      if (!input.requestId) throw unauthorized(REASON.passkey, 'request_id_missing');
-      const bound = await this.d.repo.tx((tx) => this.d.repo.consumePasskeyChallenge(tx, input.requestId!, m.id, now));
+      const a = input.assertion;
+      validateAssertion(a);
+      const requestId = input.requestId;
+      if (!requestId) throw unauthorized(REASON.passkey, 'request_id_missing');
+      const bound = await this.d.repo.tx((tx) => this.d.repo.consumePasskeyChallenge(tx, requestId, m.id, now));
       if (!bound) throw unauthorized(REASON.passkey, 'challenge');
       clientPublicKey = bound.clientPublicKey;
-      const a = input.assertion as Assertion;
       if (sandbox) {
         if (a.signature !== SANDBOX_PASSKEY_SIGNATURE) throw unauthorized(REASON.passkey);
       } else {
@@ -281,10 +301,11 @@ export class CredentialsService {
   }
 
   /** PATCH /auth/credentials/{id} (EMAIL_OTP email), signed retry. */
-  async update(platform: WalletPlatform, id: string, email: string | undefined, retry: SignedRetryInput): Promise<Signed<AuthMethodRecord>> {
-    const m = await this.getCredential(this.d.repo.read, platform.id, id);
-    if (email === undefined) throw invalidInput([{ field: 'email', message: 'at least one update field is required' }]);
-    const value = validateEmail(email);
+  async update(platformId: string, id: string, email: string | undefined, signed: SignedRetryRequest): Promise<Signed<AuthMethodRecord>> {
+    const platform = await this.platform(platformId);
+    const retry = parseSignedRetry(signed);
+    const m = await this.getCredential(platform.id, id);
+    const value = requireCredentialUpdate(email);
     if (m.type !== 'EMAIL_OTP') throw fail('CREDENTIAL_TYPE_MISMATCH', 'Only EMAIL_OTP credentials have an email to update', { field: 'email' });
     if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, m.accountId, 'UPDATE_CREDENTIAL', retry.body) };
     const now = this.now();
@@ -296,8 +317,10 @@ export class CredentialsService {
   }
 
   /** DELETE /auth/credentials/{id}: signed by a session of a different credential; never the last one. */
-  async revoke(platform: WalletPlatform, id: string, retry: SignedRetryInput): Promise<Signed<AuthMethodRecord>> {
-    const m = await this.getCredential(this.d.repo.read, platform.id, id);
+  async revoke(platformId: string, id: string, signed: SignedRetryRequest): Promise<Signed<AuthMethodRecord>> {
+    const platform = await this.platform(platformId);
+    const retry = parseSignedRetry(signed);
+    const m = await this.getCredential(platform.id, id);
     const others = (await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, m.accountId)).filter((x) => x.id !== m.id);
     if (others.length === 0) throw fail('LAST_CREDENTIAL', 'The only credential of an account cannot be revoked');
     if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, m.accountId, 'REVOKE_CREDENTIAL', retry.body) };
@@ -312,15 +335,21 @@ export class CredentialsService {
     return { done: { ...m, revokedAt: now } };
   }
 
-  async listSessions(platformId: string, accountId: string): Promise<SessionRecord[]> {
-    requireAccountId(accountId);
-    return this.d.repo.listActiveSessions(this.d.repo.read, platformId, accountId, this.now());
+  /** GET /auth/sessions: the account's active sessions whose credential is live, each with that credential. */
+  async listSessions(platformId: string, accountId: string): Promise<ActiveSession[]> {
+    const methods = new Map((await this.list(platformId, accountId)).map((m) => [m.id, m]));
+    const sessions = await this.d.repo.listActiveSessions(this.d.repo.read, platformId, accountId, this.now());
+    return sessions.flatMap((session) => {
+      const authMethod = methods.get(session.authMethodId);
+      return authMethod ? [{ session, authMethod }] : [];
+    });
   }
 
   /** DELETE /auth/sessions/{id}, signed retry. */
-  async revokeSession(platform: WalletPlatform, id: string, retry: SignedRetryInput): Promise<Signed<SessionRecord>> {
-    requireId(id, 'Session');
-    const s = await this.d.repo.getSession(this.d.repo.read, platform.id, id);
+  async revokeSession(platformId: string, id: string, signed: SignedRetryRequest): Promise<Signed<SessionRecord>> {
+    const platform = await this.platform(platformId);
+    const retry = parseSignedRetry(signed);
+    const s = await this.d.repo.getSession(this.d.repo.read, platform.id, requireId(id, 'Session', 'id'));
     if (!s || s.revokedAt) throw fail('SESSION_NOT_FOUND', `No active session ${id}`);
     if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, s.accountId, 'REVOKE_SESSION', retry.body) };
     const now = this.now();
@@ -332,9 +361,11 @@ export class CredentialsService {
   }
 
   /** POST /internal-accounts/{id}/export, signed retry: the mnemonic encrypted to clientPublicKey. */
-  async exportWallet(platform: WalletPlatform, accountId: string, clientPublicKey: string | undefined, retry: SignedRetryInput): Promise<Signed<string>> {
+  async exportWallet(platformId: string, accountId: string, clientPublicKey: string | undefined, signed: SignedRetryRequest): Promise<Signed<string>> {
+    const platform = await this.platform(platformId);
+    const retry = parseSignedRetry(signed);
     requireAccountId(accountId, 'id');
-    parseClientPublicKey(clientPublicKey);
+    const clientKey = requireClientPublicKey(clientPublicKey);
     const creds = await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, accountId);
     if (creds.length === 0) throw fail('CREDENTIAL_NOT_FOUND', 'The account has no credential: register one first');
     if (platform.environment === 'PRODUCTION' && !this.d.exportSigningKey)
@@ -347,7 +378,7 @@ export class CredentialsService {
     });
     const bundle = await createExportBundle({
       mnemonic: openMnemonic(sealed, accountId, this.d.keyring),
-      clientPublicKey: clientPublicKey!,
+      clientPublicKey: clientKey,
       organizationId: accountId,
       environment: platform.environment,
       ...(this.d.exportSigningKey ? { signingKey: this.d.exportSigningKey } : {}),

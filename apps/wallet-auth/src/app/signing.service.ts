@@ -1,4 +1,4 @@
-import { newId, type Clock } from '@sluice/core';
+import { isDomainError, newId, type Clock } from '@sluice/core';
 import {
   bodyHash,
   buildPayloadToSign,
@@ -8,8 +8,10 @@ import {
   type SignedAction,
 } from '../domain/crypto/index.js';
 import { fail, REASON, unauthorized } from '../domain/errors.js';
-import type { SignedRetryInput, SigningChallengeOut, WalletPlatform } from '../domain/model.js';
+import type { SignedRetryInput, SignedRetryRequest, SigningChallengeOut, WalletPlatform } from '../domain/model.js';
+import { parseSignedRetry, requireAccountId, requirePlatformId, requireSignedAction } from '../domain/requests.js';
 import type { Tx, WalletAuthRepository } from '../store/wallet-auth.repository.js';
+import type { PlatformDirectory } from './ports.js';
 
 /** The sandbox value of `Service-Wallet-Signature` accepted on every signed retry. */
 export const SANDBOX_SIGNATURE = 'sandbox-valid-signature';
@@ -39,8 +41,37 @@ export function isRetry(s: SignedRetryInput): boolean {
 export class SigningService {
   constructor(
     private readonly repo: WalletAuthRepository,
+    private readonly platforms: PlatformDirectory,
     private readonly clock: Clock,
   ) {}
+
+  /** CreateSigningRequest (another service's signed flow, e.g. EXECUTE_QUOTE): step 1 for an account of a known platform. */
+  async createSigningRequest(
+    platformId: string,
+    accountId: string,
+    action: SignedAction | undefined,
+    bodyJson: string,
+  ): Promise<SigningChallengeOut> {
+    await this.platforms.get(requirePlatformId(platformId));
+    const account = requireAccountId(accountId);
+    const signedAction = requireSignedAction(action);
+    const { body } = parseSignedRetry({ bodyJson });
+    return this.requestSignature(platformId, account, signedAction, body);
+  }
+
+  /** VerifySignedRequest (another service's signed flow): step 2, consuming the request id in its own transaction. */
+  async verifySignedRequest(
+    platformId: string,
+    accountId: string,
+    action: SignedAction | undefined,
+    signed: SignedRetryRequest,
+  ): Promise<VerifiedSignature> {
+    const platform = await this.platforms.get(requirePlatformId(platformId));
+    const account = requireAccountId(accountId);
+    const signedAction = requireSignedAction(action);
+    const retry = parseSignedRetry(signed);
+    return this.repo.tx((tx) => this.verifySignedRetry(tx, platform, account, signedAction, retry));
+  }
 
   /** Step 1: a fresh signing request (202 body). */
   async requestSignature(platformId: string, accountId: string, action: SignedAction, body: unknown): Promise<SigningChallengeOut> {
@@ -78,30 +109,40 @@ export class SigningService {
     if (bodyHash(retry.body) !== req.bodySha256)
       throw deny('SIGNED_BODY_MISMATCH', 'The request body differs from the one the signing challenge was issued for');
 
-    let verified: VerifiedSignature = {};
-    if (platform.environment === 'SANDBOX' && retry.signature === SANDBOX_SIGNATURE) {
-      verified = {};
-    } else {
-      let stampKey: string;
-      try {
-        stampKey = verifyStamp(retry.signature, req.payloadToSign).publicKey;
-      } catch (err) {
-        // Sandbox: any other value is a wrong magic value.
-        if (platform.environment === 'SANDBOX') throw unauthorized(REASON.signature, (err as { code?: string }).code);
-        throw err;
-      }
-      const sessions = await this.repo.sessionsByKey(tx, platform.id, stampKey);
-      const mine = sessions.filter((s) => s.accountId === accountId);
-      if (sessions.length > 0 && mine.length === 0)
-        throw deny('WALLET_SIGNATURE_WRONG_ACCOUNT', 'The signing key belongs to a session of another account');
-      const active = mine.find((s) => !s.revokedAt && !s.credentialRevoked && s.expiresAt.getTime() > now.getTime());
-      if (!active) throw deny('WALLET_SESSION_NOT_ACTIVE', 'The signing key is not an active session of the account (unknown, expired or revoked)');
-      if (opts.excludeCredentialId && active.authMethodId === opts.excludeCredentialId)
-        throw deny('WALLET_SIGNATURE_SAME_CREDENTIAL', 'A credential must be revoked with a session of a different credential of the account');
-      verified = { sessionId: active.id, credentialId: active.authMethodId };
-    }
+    // The sandbox magic value stands for a stamp of no particular session.
+    const sandboxMagic = platform.environment === 'SANDBOX' && retry.signature === SANDBOX_SIGNATURE;
+    const verified: VerifiedSignature = sandboxMagic ? {} : await this.verifyStampSession(tx, platform, accountId, retry.signature, req.payloadToSign, now, opts);
     if (!(await this.repo.consumeSigningRequest(tx, req.requestId, verified.sessionId, now)))
       throw deny('SIGNING_REQUEST_REUSED', 'Request-Id was already used');
     return verified;
+  }
+
+  /** The active session of the account whose key made the stamp (refusals as in `verifySignedRetry`). */
+  private async verifyStampSession(
+    tx: Tx,
+    platform: WalletPlatform,
+    accountId: string,
+    stamp: string,
+    payloadToSign: string,
+    now: Date,
+    opts: { excludeCredentialId?: string },
+  ): Promise<VerifiedSignature> {
+    let stampKey: string;
+    try {
+      stampKey = verifyStamp(stamp, payloadToSign).publicKey;
+    } catch (err) {
+      // Sandbox: any other value is a wrong magic value.
+      if (platform.environment === 'SANDBOX') throw unauthorized(REASON.signature, isDomainError(err) ? err.code : undefined);
+      throw err;
+    }
+    const sessions = await this.repo.sessionsByKey(tx, platform.id, stampKey);
+    const mine = sessions.filter((s) => s.accountId === accountId);
+    if (sessions.length > 0 && mine.length === 0)
+      throw deny('WALLET_SIGNATURE_WRONG_ACCOUNT', 'The signing key belongs to a session of another account');
+    const active = mine.find((s) => !s.revokedAt && !s.credentialRevoked && s.expiresAt.getTime() > now.getTime());
+    if (!active) throw deny('WALLET_SESSION_NOT_ACTIVE', 'The signing key is not an active session of the account (unknown, expired or revoked)');
+    if (opts.excludeCredentialId && active.authMethodId === opts.excludeCredentialId)
+      throw deny('WALLET_SIGNATURE_SAME_CREDENTIAL', 'A credential must be revoked with a session of a different credential of the account');
+    return { sessionId: active.id, credentialId: active.authMethodId };
   }
 }

@@ -1,5 +1,6 @@
 /** Credential types of the public API. */
-export type AuthMethodType = 'OAUTH' | 'EMAIL_OTP' | 'PASSKEY';
+export const AUTH_METHOD_TYPES = ['OAUTH', 'EMAIL_OTP', 'PASSKEY'] as const;
+export type AuthMethodType = (typeof AUTH_METHOD_TYPES)[number];
 
 export interface AuthMethodRecord {
   id: string;
@@ -10,7 +11,8 @@ export interface AuthMethodRecord {
   email?: string;
   /** Base64url WebAuthn credential id (PASSKEY). */
   credentialId?: string;
-  webauthnPublicKey?: Uint8Array;
+  /** COSE public key of a PASSKEY. */
+  webauthnPublicKey?: Uint8Array<ArrayBuffer>;
   webauthnCounter?: number;
   webauthnTransports?: string[];
   oidcIssuer?: string;
@@ -32,6 +34,27 @@ export interface SessionRecord {
   createdAt: Date;
 }
 
+/** What every challenge of a credential has: its credential and lifetime. */
+export interface ChallengeLifetime {
+  authMethodId: string;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+/** An emailed one-time password (only its hash is kept). */
+export interface OtpChallengeRecord extends ChallengeLifetime {
+  id: string;
+  codeHash: string;
+}
+
+/** The WebAuthn challenge of a PASSKEY `/challenge`, bound to the client key the session will be encrypted to. */
+export interface PasskeyChallengeRecord extends ChallengeLifetime {
+  requestId: string;
+  challenge: string;
+  /** Lowercase uncompressed hex. */
+  clientPublicKey: string;
+}
+
 export interface SigningRequestRecord {
   requestId: string;
   platformId: string;
@@ -42,6 +65,8 @@ export interface SigningRequestRecord {
   issuedAt: Date;
   expiresAt: Date;
   consumedAt?: Date;
+  /** The session whose stamp consumed the request (absent for the sandbox magic value). */
+  sessionId?: string;
 }
 
 /** The embedded-wallet settings of a platform (from identity's platform config). */
@@ -54,7 +79,14 @@ export interface WalletPlatform {
   oidcIssuers: { issuer: string; jwksUri: string; audiences: string[] }[];
 }
 
-/** The headers of a signed retry and the body they bind. */
+/** A signed retry as a request carries it: the body as JSON text (empty means `{}`) and the two headers. */
+export interface SignedRetryRequest {
+  bodyJson: string;
+  signature?: string;
+  requestId?: string;
+}
+
+/** The headers of a signed retry and the body they bind (parsed from a `SignedRetryRequest`). */
 export interface SignedRetryInput {
   body: unknown;
   signature?: string;

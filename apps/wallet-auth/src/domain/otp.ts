@@ -10,6 +10,14 @@ export const OTP_RESEND_INTERVAL_MS = 30_000;
 /** Wrong guesses allowed per OTP before a new one must be requested. */
 export const OTP_MAX_ATTEMPTS = 5;
 
+/** Digits of an emailed OTP when the platform configures none (or a length outside 4 to 10). */
+export const DEFAULT_OTP_LENGTH = 6;
+
+/** The length of a platform's OTPs: its `embeddedWalletConfig.otpLength` when that is 4 to 10 digits. */
+export function otpLength(configured: number | undefined): number {
+  return configured !== undefined && configured >= 4 && configured <= 10 ? configured : DEFAULT_OTP_LENGTH;
+}
+
 /** A uniformly random numeric code of `length` digits. */
 export function generateOtp(length: number): string {
   let s = '';
@@ -22,6 +30,7 @@ export function hashOtp(challengeId: string, code: string): string {
   return createHash('sha256').update(`sluice:otp:v1|${challengeId}|${code}`).digest('hex');
 }
 
+/** True when `code` is the OTP whose hash was stored for the challenge (constant-time comparison). */
 export function otpMatches(challengeId: string, code: string, storedHash: string): boolean {
   const a = Buffer.from(hashOtp(challengeId, code), 'hex');
   const b = Buffer.from(storedHash, 'hex');

@@ -1,7 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2';
 import { base64url } from '@scure/base';
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
-import { invalidInput, type FieldError } from '@sluice/core';
+import { FieldErrors } from '@sluice/core';
 import { canonicalJson } from './crypto/index.js';
 import { fail, REASON, unauthorized } from './errors.js';
 import type { WalletPlatform } from './model.js';
@@ -29,40 +29,51 @@ export interface Assertion {
   userHandle?: string;
 }
 
-function b64(value: unknown, field: string, errors: FieldError[]): void {
-  if (typeof value !== 'string' || value === '') errors.push({ field, message: 'is required' });
-  else if (!B64URL_RE.test(value.replace(/=+$/, ''))) errors.push({ field, message: 'must be base64url' });
+function b64(errors: FieldErrors, value: unknown, field: string): void {
+  if (typeof value !== 'string' || value === '') errors.add(field, 'is required');
+  else if (!B64URL_RE.test(value.replace(/=+$/, ''))) errors.add(field, 'must be base64url');
+}
+
+/** What a PASSKEY registration carries besides the account. */
+export interface Registration {
+  /** The credential's name, at most 64 characters. */
+  nickname: string;
+  /** The challenge the integrator's backend issued for `navigator.credentials.create()`. */
+  challenge: string;
+  attestation: Attestation;
 }
 
 /** Validates the registration input's shape (400 INVALID_INPUT naming every bad field). */
-export function validateRegistration(input: { nickname?: string; challenge?: string; attestation?: Partial<Attestation> }): void {
-  const errors: FieldError[] = [];
+export function validateRegistration(input: Partial<Registration>): asserts input is Registration {
+  const errors = new FieldErrors();
   const n = input.nickname;
-  if (typeof n !== 'string' || n.trim() === '') errors.push({ field: 'nickname', message: 'is required' });
-  else if (n.length > 64) errors.push({ field: 'nickname', message: 'must be at most 64 characters' });
-  b64(input.challenge, 'challenge', errors);
+  if (typeof n !== 'string' || n.trim() === '') errors.add('nickname', 'is required');
+  else if (n.length > 64) errors.add('nickname', 'must be at most 64 characters');
+  b64(errors, input.challenge, 'challenge');
   const a = input.attestation;
-  if (!a) errors.push({ field: 'attestation', message: 'is required' });
+  if (!a) errors.add('attestation', 'is required');
   else {
-    b64(a.credentialId, 'attestation.credentialId', errors);
-    b64(a.clientDataJson, 'attestation.clientDataJson', errors);
-    b64(a.attestationObject, 'attestation.attestationObject', errors);
+    b64(errors, a.credentialId, 'attestation.credentialId');
+    b64(errors, a.clientDataJson, 'attestation.clientDataJson');
+    b64(errors, a.attestationObject, 'attestation.attestationObject');
     for (const t of a.transports ?? [])
-      if (!(TRANSPORTS as readonly string[]).includes(t)) errors.push({ field: 'attestation.transports', message: `unknown transport ${t}` });
+      if (!TRANSPORTS.some((known) => known === t)) errors.add('attestation.transports', `unknown transport ${t}`);
   }
-  if (errors.length) throw invalidInput(errors);
+  errors.throwIfAny();
 }
 
-/** Validates an assertion's shape (400 INVALID_INPUT). In sandbox `signature` may be the magic value. */
+/** Validates an assertion's shape (400 INVALID_INPUT naming every bad field). In sandbox `signature` may be the magic value. */
 export function validateAssertion(a: Partial<Assertion> | undefined): asserts a is Assertion {
-  const errors: FieldError[] = [];
-  if (!a) throw invalidInput([{ field: 'assertion', message: 'is required' }]);
-  b64(a.credentialId, 'assertion.credentialId', errors);
-  b64(a.clientDataJson, 'assertion.clientDataJson', errors);
-  b64(a.authenticatorData, 'assertion.authenticatorData', errors);
-  if (typeof a.signature !== 'string' || a.signature === '') errors.push({ field: 'assertion.signature', message: 'is required' });
-  if (a.userHandle !== undefined && a.userHandle !== '') b64(a.userHandle, 'assertion.userHandle', errors);
-  if (errors.length) throw invalidInput(errors);
+  const errors = new FieldErrors();
+  if (!a) errors.add('assertion', 'is required');
+  else {
+    b64(errors, a.credentialId, 'assertion.credentialId');
+    b64(errors, a.clientDataJson, 'assertion.clientDataJson');
+    b64(errors, a.authenticatorData, 'assertion.authenticatorData');
+    if (typeof a.signature !== 'string' || a.signature === '') errors.add('assertion.signature', 'is required');
+    if (a.userHandle !== undefined && a.userHandle !== '') b64(errors, a.userHandle, 'assertion.userHandle');
+  }
+  errors.throwIfAny();
 }
 
 function relyingParty(platform: WalletPlatform) {
@@ -85,7 +96,7 @@ export async function verifyPasskeyRegistration(platform: WalletPlatform, challe
         rawId: a.credentialId,
         type: 'public-key',
         clientExtensionResults: {},
-        response: { clientDataJSON: a.clientDataJson, attestationObject: a.attestationObject, transports: a.transports as never },
+        response: { clientDataJSON: a.clientDataJson, attestationObject: a.attestationObject, transports: a.transports },
       },
       expectedChallenge: challenge,
       expectedOrigin: rp.origins,
@@ -93,7 +104,7 @@ export async function verifyPasskeyRegistration(platform: WalletPlatform, challe
       requireUserVerification: false,
     });
   } catch (err) {
-    throw fail('INVALID_ATTESTATION', `The passkey attestation is invalid: ${(err as Error).message}`, { field: 'attestation' });
+    throw fail('INVALID_ATTESTATION', `The passkey attestation is invalid: ${err instanceof Error ? err.message : String(err)}`, { field: 'attestation' });
   }
   if (!result.verified || !result.registrationInfo) throw fail('INVALID_ATTESTATION', 'The passkey attestation did not verify', { field: 'attestation' });
   const c = result.registrationInfo.credential;
@@ -119,7 +130,7 @@ export async function verifyPasskeyAssertion(
   platform: WalletPlatform,
   challenge: string,
   a: Assertion,
-  stored: { credentialId: string; publicKey: Uint8Array; counter: number; transports: string[] },
+  stored: { credentialId: string; publicKey: Uint8Array<ArrayBuffer>; counter: number; transports: string[] },
 ): Promise<number> {
   const rp = relyingParty(platform);
   if (a.credentialId.replace(/=+$/, '') !== stored.credentialId) throw unauthorized(REASON.passkey, 'credential');
@@ -142,9 +153,9 @@ export async function verifyPasskeyAssertion(
       expectedRPID: rp.rpId,
       credential: {
         id: stored.credentialId,
-        publicKey: stored.publicKey as Uint8Array<ArrayBuffer>,
+        publicKey: stored.publicKey,
         counter: stored.counter,
-        transports: stored.transports as never,
+        transports: stored.transports,
       },
       requireUserVerification: false,
     });

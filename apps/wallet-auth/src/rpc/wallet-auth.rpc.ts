@@ -1,44 +1,25 @@
 import { walletAuth as pb } from '@sluice/contracts';
-import { invalidInput } from '@sluice/core';
 import type { AsyncService } from '@sluice/rpc';
 import { SIGNED_ACTIONS, type SignedAction } from '../domain/crypto/index.js';
-import type { AuthMethodRecord, AuthMethodType, SessionRecord, Signed, SignedRetryInput, SigningChallengeOut } from '../domain/model.js';
-import { requireAccountId, type CredentialsService } from '../app/credentials.service.js';
+import { AUTH_METHOD_TYPES, type AuthMethodRecord, type AuthMethodType, type SessionRecord, type Signed, type SignedRetryRequest, type SigningChallengeOut } from '../domain/model.js';
+import type { CredentialsService } from '../app/credentials.service.js';
 import type { SigningService } from '../app/signing.service.js';
-import type { PlatformDirectory } from './platform.directory.js';
 
-const TYPES: Record<string, AuthMethodType> = {
-  [pb.AuthMethodType.OAUTH]: 'OAUTH',
-  [pb.AuthMethodType.EMAIL_OTP]: 'EMAIL_OTP',
-  [pb.AuthMethodType.PASSKEY]: 'PASSKEY',
-};
-
-function typeFromPb(t: pb.AuthMethodType): AuthMethodType {
-  const v = TYPES[t];
-  if (!v) throw invalidInput([{ field: 'type', message: 'must be OAUTH, EMAIL_OTP or PASSKEY' }]);
-  return v;
+/** The domain's name of a proto credential type; none for UNSPECIFIED or an unknown value (the app refuses it). */
+function typeFromPb(t: pb.AuthMethodType): AuthMethodType | undefined {
+  return AUTH_METHOD_TYPES.find((name) => pb.AuthMethodType[name] === t);
 }
 
-function actionFromPb(a: pb.SignedAction): SignedAction {
-  const name = String(a).replace(/^SIGNED_ACTION_/, '');
-  if (!(SIGNED_ACTIONS as readonly string[]).includes(name)) throw invalidInput([{ field: 'action', message: `must be one of ${SIGNED_ACTIONS.join(', ')}` }]);
-  return name as SignedAction;
+/** The domain's name of a proto signed action; none for UNSPECIFIED or an unknown value (the app refuses it). */
+function actionFromPb(a: pb.SignedAction): SignedAction | undefined {
+  return SIGNED_ACTIONS.find((name) => pb.SignedAction[name] === a);
 }
 
-function retryFromPb(s: pb.SignedRetry | undefined): SignedRetryInput {
-  let body: unknown = {};
-  const json = s?.bodyJson ?? '';
-  if (json !== '') {
-    try {
-      body = JSON.parse(json);
-    } catch {
-      throw invalidInput([{ field: 'body', message: 'is not valid JSON' }]);
-    }
-  }
-  return { body, signature: s?.signature || undefined, requestId: s?.requestId || undefined };
+function signedFromPb(s: pb.SignedRetry | undefined): SignedRetryRequest {
+  return { bodyJson: s?.bodyJson ?? '', signature: s?.signature, requestId: s?.requestId };
 }
 
-export function authMethodToPb(m: AuthMethodRecord): pb.AuthMethod {
+function authMethodToPb(m: AuthMethodRecord): pb.AuthMethod {
   return {
     id: m.id,
     accountId: m.accountId,
@@ -67,23 +48,18 @@ function challengeToPb(c: SigningChallengeOut): pb.SigningChallenge {
   return { payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: c.expiresAt };
 }
 
-function signedOut<T, K extends string>(r: Signed<T>, key: K, map: (t: T) => unknown) {
-  return r.challenge ? { signingChallenge: challengeToPb(r.challenge) } : ({ [key]: map(r.done as T) } as Record<K, never>);
+/** The answer of a signed action: its 202 signing challenge, or what `done` makes of its result. */
+function signedToPb<T, R>(r: Signed<T>, done: (t: T) => R): R | { signingChallenge: pb.SigningChallenge } {
+  return r.challenge === undefined ? done(r.done) : { signingChallenge: challengeToPb(r.challenge) };
 }
 
 /** gRPC handlers of WalletAuthService: translate proto <-> application calls. */
-export function walletAuthHandlers(deps: {
-  platforms: PlatformDirectory;
-  credentials: CredentialsService;
-  signing: SigningService;
-  repoTx: <T>(fn: (tx: never) => Promise<T>) => Promise<T>;
-}): AsyncService<pb.WalletAuthServiceServer> {
-  const { platforms, credentials, signing } = deps;
+export function walletAuthHandlers(deps: { credentials: CredentialsService; signing: SigningService }): AsyncService<pb.WalletAuthServiceServer> {
+  const { credentials, signing } = deps;
   return {
     async createCredential(req) {
-      const platform = await platforms.get(req.platformId);
       const r = await credentials.create(
-        platform,
+        req.platformId,
         {
           accountId: req.accountId,
           type: typeFromPb(req.type),
@@ -98,9 +74,9 @@ export function walletAuthHandlers(deps: {
             transports: req.attestation.transports,
           },
         },
-        retryFromPb(req.signed),
+        signedFromPb(req.signed),
       );
-      return signedOut(r, 'authMethod', authMethodToPb);
+      return signedToPb(r, (m) => ({ authMethod: authMethodToPb(m) }));
     },
 
     async listCredentials(req) {
@@ -108,8 +84,7 @@ export function walletAuthHandlers(deps: {
     },
 
     async challengeCredential(req) {
-      const platform = await platforms.get(req.platformId);
-      const r = await credentials.challenge(platform, req.credentialId, req.clientPublicKey);
+      const r = await credentials.challenge(req.platformId, req.credentialId, req.clientPublicKey);
       return {
         authMethod: authMethodToPb(r.authMethod),
         ...('challenge' in r ? { challenge: r.challenge, requestId: r.requestId, expiresAt: r.expiresAt } : {}),
@@ -117,8 +92,7 @@ export function walletAuthHandlers(deps: {
     },
 
     async verifyCredential(req) {
-      const platform = await platforms.get(req.platformId);
-      const s = await credentials.verify(platform, req.credentialId, {
+      const s = await credentials.verify(req.platformId, req.credentialId, {
         type: typeFromPb(req.type),
         otp: req.otp,
         oidcToken: req.oidcToken,
@@ -130,45 +104,37 @@ export function walletAuthHandlers(deps: {
     },
 
     async updateCredential(req) {
-      const platform = await platforms.get(req.platformId);
-      return signedOut(await credentials.update(platform, req.credentialId, req.email, retryFromPb(req.signed)), 'authMethod', authMethodToPb);
+      const r = await credentials.update(req.platformId, req.credentialId, req.email, signedFromPb(req.signed));
+      return signedToPb(r, (m) => ({ authMethod: authMethodToPb(m) }));
     },
 
     async revokeCredential(req) {
-      const platform = await platforms.get(req.platformId);
-      return signedOut(await credentials.revoke(platform, req.credentialId, retryFromPb(req.signed)), 'authMethod', authMethodToPb);
+      const r = await credentials.revoke(req.platformId, req.credentialId, signedFromPb(req.signed));
+      return signedToPb(r, (m) => ({ authMethod: authMethodToPb(m) }));
     },
 
     async listSessions(req) {
-      const sessions = await credentials.listSessions(req.platformId, req.accountId);
-      const methods = new Map((await credentials.list(req.platformId, req.accountId)).map((m) => [m.id, m]));
-      return { sessions: sessions.filter((s) => methods.has(s.authMethodId)).map((s) => sessionToPb(s, methods.get(s.authMethodId))) };
+      const active = await credentials.listSessions(req.platformId, req.accountId);
+      return { sessions: active.map((a) => sessionToPb(a.session, a.authMethod)) };
     },
 
     async revokeSession(req) {
-      const platform = await platforms.get(req.platformId);
-      return signedOut(await credentials.revokeSession(platform, req.sessionId, retryFromPb(req.signed)), 'session', (s) => sessionToPb(s, undefined));
+      const r = await credentials.revokeSession(req.platformId, req.sessionId, signedFromPb(req.signed));
+      return signedToPb(r, (s) => ({ session: sessionToPb(s, undefined) }));
     },
 
     async exportWallet(req) {
-      const platform = await platforms.get(req.platformId);
-      const r = await credentials.exportWallet(platform, req.accountId, req.clientPublicKey, retryFromPb(req.signed));
-      return r.challenge ? { signingChallenge: challengeToPb(r.challenge) } : { encryptedWalletCredentials: r.done };
+      const r = await credentials.exportWallet(req.platformId, req.accountId, req.clientPublicKey, signedFromPb(req.signed));
+      return signedToPb(r, (bundle) => ({ encryptedWalletCredentials: bundle }));
     },
 
     async createSigningRequest(req) {
-      await platforms.get(req.platformId);
-      const accountId = requireAccountId(req.accountId);
-      const c = await signing.requestSignature(req.platformId, accountId, actionFromPb(req.action), retryFromPb({ bodyJson: req.bodyJson }).body);
+      const c = await signing.createSigningRequest(req.platformId, req.accountId, actionFromPb(req.action), req.bodyJson);
       return { signingChallenge: challengeToPb(c) };
     },
 
     async verifySignedRequest(req) {
-      const platform = await platforms.get(req.platformId);
-      const accountId = requireAccountId(req.accountId);
-      const action = actionFromPb(req.action);
-      const retry = retryFromPb(req.signed);
-      const v = await deps.repoTx((tx) => signing.verifySignedRetry(tx, platform, accountId, action, retry));
+      const v = await signing.verifySignedRequest(req.platformId, req.accountId, actionFromPb(req.action), signedFromPb(req.signed));
       return { ...(v.sessionId ? { sessionId: v.sessionId } : {}), ...(v.credentialId ? { credentialId: v.credentialId } : {}) };
     },
   };

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isPublicWebhookType, serializePayload, webhookIdForEvent } from './webhook-types.js';
+import { WEBHOOK_EVENT_TYPES } from '@sluice/api';
+import {
+  REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER,
+  TEST_WEBHOOK_TYPE,
+  isPublicWebhookType,
+  serializePayload,
+  webhookIdForEvent,
+} from './webhook-types.js';
 
 describe('webhook types', () => {
   it('knows the public types and nothing else', () => {
@@ -39,5 +46,16 @@ describe('webhook types', () => {
     expect(text).toBe(
       '{"id":"Webhook:x","type":"TEST","timestamp":"2025-01-01T00:00:00.000Z","data":{"a":1}}',
     );
+  });
+});
+
+describe('public webhook types and the event catalogue', () => {
+  it('lists as waiting for a producer only types the catalogue does not know yet', () => {
+    for (const t of REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER) expect(WEBHOOK_EVENT_TYPES).not.toContain(t);
+    expect(WEBHOOK_EVENT_TYPES).not.toContain(TEST_WEBHOOK_TYPE);
+  });
+
+  it('relays every webhook event of the catalogue', () => {
+    for (const t of WEBHOOK_EVENT_TYPES) expect(isPublicWebhookType(t)).toBe(true);
   });
 });

@@ -1,22 +1,15 @@
+import { WEBHOOK_EVENT_TYPES } from '@sluice/api';
 import { idUuid, isId } from '@sluice/core';
 
 /**
- * The public webhook types (the reference document's WebhookType enum). An event
- * whose type is one of these already carries its `data` in the public API shape
- * and becomes a webhook; every other event is internal and ignored.
+ * The public webhook types are the reference document's WebhookType enum. The event catalogue of
+ * `@sluice/api` knows the ones a built service publishes (its contracts marked `webhook: true`,
+ * `WEBHOOK_EVENT_TYPES`: OUTGOING_PAYMENT.*, INCOMING_PAYMENT.*, INTERNAL_ACCOUNT.BALANCE_UPDATED), so
+ * they are not listed here. The rest of the enum waits for its producer (compliance, agents, bulk
+ * uploads, invitations): each type moves from this list to the catalogue when its service publishes
+ * it, so every public type is written once.
  */
-export const PUBLIC_WEBHOOK_TYPES: ReadonlySet<string> = new Set([
-  'OUTGOING_PAYMENT.PENDING',
-  'OUTGOING_PAYMENT.PROCESSING',
-  'OUTGOING_PAYMENT.COMPLETED',
-  'OUTGOING_PAYMENT.FAILED',
-  'OUTGOING_PAYMENT.EXPIRED',
-  'OUTGOING_PAYMENT.REFUND_PENDING',
-  'OUTGOING_PAYMENT.REFUND_COMPLETED',
-  'OUTGOING_PAYMENT.REFUND_FAILED',
-  'INCOMING_PAYMENT.PENDING',
-  'INCOMING_PAYMENT.COMPLETED',
-  'INCOMING_PAYMENT.FAILED',
+export const REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER = [
   'CUSTOMER.KYC_APPROVED',
   'CUSTOMER.KYC_REJECTED',
   'CUSTOMER.KYC_PENDING',
@@ -29,14 +22,27 @@ export const PUBLIC_WEBHOOK_TYPES: ReadonlySet<string> = new Set([
   'VERIFICATION.IN_PROGRESS',
   'VERIFICATION.PENDING_MANUAL_REVIEW',
   'VERIFICATION.READY_FOR_VERIFICATION',
-  'INTERNAL_ACCOUNT.BALANCE_UPDATED',
   'INVITATION.CLAIMED',
   'BULK_UPLOAD.COMPLETED',
   'BULK_UPLOAD.FAILED',
   'AGENT_ACTION.PENDING_APPROVAL',
-  'TEST',
+] as const;
+
+/** The type of the webhooks the dispatcher makes itself (SendTestWebhook); no event carries it. */
+export const TEST_WEBHOOK_TYPE = 'TEST';
+
+/**
+ * Every public webhook type: the catalogue's webhook events, the reference types still without a
+ * producer, and TEST. An event of one of these types already carries its `data` in the public API
+ * shape and becomes a webhook; every other event is internal and ignored.
+ */
+export const PUBLIC_WEBHOOK_TYPES: ReadonlySet<string> = new Set([
+  ...WEBHOOK_EVENT_TYPES,
+  ...REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER,
+  TEST_WEBHOOK_TYPE,
 ]);
 
+/** True for a public webhook type (see PUBLIC_WEBHOOK_TYPES). */
 export function isPublicWebhookType(type: string): boolean {
   return PUBLIC_WEBHOOK_TYPES.has(type);
 }

@@ -1,12 +1,10 @@
-import { EventConsumer, streamName, type Bus, type Domain, type EventEnvelope } from '@sluice/events';
-import { isId, newId, type Clock } from '@sluice/core';
+import { EventConsumer, streamName, type Bus, type Domain } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
-import type { EntityManager, MikroORM } from '@sluice/store';
-import { isPublicWebhookType, serializePayload, webhookIdForEvent } from '../domain/webhook-types.js';
-import type { DeliveryRepository } from '../store/delivery.repository.js';
+import type { MikroORM } from '@sluice/store';
+import type { EventRelayService } from '../app/event-relay.service.js';
 
 /** The domains whose streams can carry public webhook events. */
-export const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
+const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
   'accounts',
   'payments',
   'identity',
@@ -15,58 +13,22 @@ export const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
 ];
 
 /** Durable consumer name on a domain's stream, shared by every dispatcher replica. */
-export function durableName(domain: Domain): string {
+function durableName(domain: Domain): string {
   return `webhook-dispatcher-${domain}`;
 }
 
 /**
- * Turns a public webhook event into a PENDING delivery, inside the consumer's
- * inbox transaction (so a redelivered event is handled once; the unique
- * webhook id guards again). The body is frozen now: `{id, type, timestamp,
- * data}` with `id` = `Webhook:<uuid of the event id>` and `timestamp` = the
- * event's occurredAt. Other events are ignored.
+ * One durable consumer per source domain stream (`<prefix>.<domain>.>`). The dispatcher is a
+ * relay: it registers no typed handler but hands every event to the kit's `others` handler,
+ * which queues the public webhook ones (EventRelayService) and ignores the rest.
  */
-export async function handleEvent(
-  em: EntityManager,
-  event: EventEnvelope<unknown>,
-  deps: { repo: DeliveryRepository; clock: Clock; logger: Logger },
-): Promise<boolean> {
-  if (!isPublicWebhookType(event.type)) return false;
-  if (!isId(event.id) || !isId(event.platformId, 'Platform')) {
-    deps.logger.warn(
-      { eventId: event.id, type: event.type, platformId: event.platformId },
-      'webhook event without a valid id or platform id; ignored',
-    );
-    return false;
-  }
-  const webhookId = webhookIdForEvent(event.id);
-  const payload = serializePayload({
-    id: webhookId,
-    type: event.type,
-    timestamp: event.occurredAt,
-    data: event.data ?? {},
-  });
-  const inserted = await deps.repo.insertPending(em, {
-    id: newId('WebhookDelivery'),
-    webhookId,
-    platformId: event.platformId,
-    eventId: event.id,
-    type: event.type,
-    payload,
-    now: deps.clock.now(),
-  });
-  if (inserted) deps.logger.debug({ webhookId, type: event.type }, 'webhook queued');
-  return inserted;
-}
-
-/** One durable consumer per source domain stream (`<prefix>.<domain>.>`). */
 export function webhookEventConsumers(deps: {
   bus: Bus;
   orm: MikroORM;
   logger: Logger;
-  clock: Clock;
   prefix: string;
-  repo: DeliveryRepository;
+  relay: EventRelayService;
+  /** Called shortly after an event queued a delivery (to wake the delivery worker). */
   onQueued?: () => void;
 }): EventConsumer[] {
   return WEBHOOK_SOURCE_DOMAINS.map(
@@ -78,10 +40,9 @@ export function webhookEventConsumers(deps: {
         stream: streamName(deps.prefix, domain),
         durable: durableName(domain),
         filterSubjects: [`${deps.prefix}.${domain}.>`],
-        // A relay: it forwards the data its producer wrote (and checked against the catalogue) untouched.
         handlers: [],
         others: async (em, event) => {
-          if (await handleEvent(em, event, deps)) {
+          if (await deps.relay.queue(em, event)) {
             // The inbox transaction commits right after the handler; look for it shortly after.
             if (deps.onQueued) setTimeout(deps.onQueued, 20).unref();
           }

@@ -1,8 +1,8 @@
 import { implement, type RegisteredService } from '@sluice/rpc';
 import { webhooks } from '@sluice/contracts';
 import type { Logger } from '@sluice/logging';
-import type { Delivery, DeliveryAttempt } from '../store/delivery.repository.js';
-import type { WebhooksService } from '../delivery/webhooks.service.js';
+import type { Delivery, DeliveryAttempt } from '../domain/delivery.js';
+import type { WebhooksService } from '../app/webhooks.service.js';
 
 const STATUS: Record<Delivery['status'], webhooks.DeliveryStatus> = {
   PENDING: webhooks.DeliveryStatus.PENDING,

@@ -1,95 +1,94 @@
 import type { EntityManager } from '@sluice/store';
+import type { Delivery, DeliveryAttempt, DeliveryOrigin, DeliveryStatus } from '../domain/delivery.js';
 
-export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED' | 'SKIPPED';
-export type DeliveryOrigin = 'EVENT' | 'TEST';
+// Exact SQL (no ORM entities): claiming is one statement with window functions, SKIP LOCKED and an
+// advisory lock per platform, and every change is a conditional UPDATE on the lease. Each table has one
+// row type (as the driver returns it: timestamptz and bigint as text) and one mapper.
 
-/** One webhook to deliver (a row of `webhook_deliveries`). */
-export interface Delivery {
-  /** Creation order (events in the order the dispatcher received them). */
-  seq: bigint;
+/** A row of `webhook_deliveries`. */
+interface DeliveryRow {
+  seq: string;
   id: string;
-  webhookId: string;
-  platformId: string;
-  eventId: string | null;
+  webhook_id: string;
+  platform_id: string;
+  event_id: string | null;
   type: string;
   origin: DeliveryOrigin;
-  /** The exact JSON body, frozen when the delivery was created. */
   payload: string;
   status: DeliveryStatus;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  leaseOwner: string | null;
-  leaseUntil: Date | null;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
   url: string | null;
-  lastAttemptAt: Date | null;
-  lastResponseStatus: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  completedAt: Date | null;
+  last_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
 }
 
-/** One HTTP attempt (a row of `webhook_delivery_attempts`). */
-export interface DeliveryAttempt {
-  deliveryId: string;
+/** A row of `webhook_delivery_attempts`. */
+interface AttemptRow {
+  id: string;
+  delivery_id: string;
   attempt: number;
   url: string;
-  attemptedAt: Date;
-  durationMs: number;
-  responseStatus: number | null;
-  responseBody: string | null;
+  attempted_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  response_body: string | null;
   error: string | null;
   succeeded: boolean;
 }
 
-type Row = Record<string, unknown>;
+/** The ids a statement returned. */
+type IdRow = Pick<DeliveryRow, 'id'>;
 
 /** A Postgres array literal (the query builder would expand a JS array into a list of parameters). */
 function textArray(values: string[]): string {
   return `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
 }
 
-const date = (v: unknown): Date | null =>
-  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const optDate = (v: string | null): Date | null => (v === null ? null : new Date(v));
 
-function toDelivery(r: Row): Delivery {
+function toDelivery(r: DeliveryRow): Delivery {
   return {
-    seq: BigInt(String(r.seq)),
-    id: String(r.id),
-    webhookId: String(r.webhook_id),
-    platformId: String(r.platform_id),
-    eventId: str(r.event_id),
-    type: String(r.type),
-    origin: r.origin as DeliveryOrigin,
-    payload: String(r.payload),
-    status: r.status as DeliveryStatus,
-    attemptCount: Number(r.attempt_count),
-    nextAttemptAt: date(r.next_attempt_at),
-    leaseOwner: str(r.lease_owner),
-    leaseUntil: date(r.lease_until),
-    url: str(r.url),
-    lastAttemptAt: date(r.last_attempt_at),
-    lastResponseStatus: num(r.last_response_status),
-    lastError: str(r.last_error),
-    createdAt: date(r.created_at)!,
-    updatedAt: date(r.updated_at)!,
-    completedAt: date(r.completed_at),
+    seq: BigInt(r.seq),
+    id: r.id,
+    webhookId: r.webhook_id,
+    platformId: r.platform_id,
+    eventId: r.event_id,
+    type: r.type,
+    origin: r.origin,
+    payload: r.payload,
+    status: r.status,
+    attemptCount: r.attempt_count,
+    nextAttemptAt: optDate(r.next_attempt_at),
+    leaseOwner: r.lease_owner,
+    leaseUntil: optDate(r.lease_until),
+    url: r.url,
+    lastAttemptAt: optDate(r.last_attempt_at),
+    lastResponseStatus: r.last_response_status,
+    lastError: r.last_error,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    completedAt: optDate(r.completed_at),
   };
 }
 
-function toAttempt(r: Row): DeliveryAttempt {
+function toAttempt(r: AttemptRow): DeliveryAttempt {
   return {
-    deliveryId: String(r.delivery_id),
-    attempt: Number(r.attempt),
-    url: String(r.url),
-    attemptedAt: date(r.attempted_at)!,
-    durationMs: Number(r.duration_ms),
-    responseStatus: num(r.response_status),
-    responseBody: str(r.response_body),
-    error: str(r.error),
-    succeeded: Boolean(r.succeeded),
+    deliveryId: r.delivery_id,
+    attempt: r.attempt,
+    url: r.url,
+    attemptedAt: new Date(r.attempted_at),
+    durationMs: r.duration_ms,
+    responseStatus: r.response_status,
+    responseBody: r.response_body,
+    error: r.error,
+    succeeded: r.succeeded,
   };
 }
 
@@ -111,7 +110,7 @@ export class DeliveryRepository {
       now: Date;
     },
   ): Promise<boolean> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<IdRow[]>(
       `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'PENDING', 0, ?, ?, ?)
        ON CONFLICT (webhook_id) DO NOTHING RETURNING id`,
@@ -177,7 +176,7 @@ export class DeliveryRepository {
     em: EntityManager,
     o: { owner: string; now: Date; maxPlatforms: number; perPlatform: number; leaseMs: number },
   ): Promise<Delivery[]> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<DeliveryRow[]>(
       `WITH due AS (
          SELECT d.id, d.platform_id, d.next_attempt_at, d.seq,
                 row_number() OVER (PARTITION BY d.platform_id ORDER BY d.seq) AS rn
@@ -238,13 +237,13 @@ export class DeliveryRepository {
     await em.execute(`SELECT pg_advisory_xact_lock(hashtext('webhook-dispatcher:claim'), hashtext(?))`, [
       o.platformId,
     ]);
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<IdRow[]>(
       `UPDATE webhook_deliveries SET lease_until = ?, updated_at = ?
        WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'
        RETURNING id`,
       [new Date(o.now.getTime() + o.leaseMs), o.now, textArray(o.ids), o.owner],
     );
-    return new Set(rows.map((r) => String(r.id)));
+    return new Set(rows.map((r) => r.id));
   }
 
   async insertAttempt(em: EntityManager, a: DeliveryAttempt): Promise<void> {
@@ -284,7 +283,7 @@ export class DeliveryRepository {
       now: Date;
     },
   ): Promise<boolean> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<IdRow[]>(
       `UPDATE webhook_deliveries
        SET status = ?, attempt_count = attempt_count + 1, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
            url = ?, last_attempt_at = ?, last_response_status = ?, last_error = ?, updated_at = ?,
@@ -317,7 +316,7 @@ export class DeliveryRepository {
     now: Date,
   ): Promise<number> {
     if (ids.length === 0) return 0;
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<IdRow[]>(
       `UPDATE webhook_deliveries
        SET status = 'SKIPPED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = ?, updated_at = ?, completed_at = ?
        WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'
@@ -340,7 +339,7 @@ export class DeliveryRepository {
 
   /** Deletes up to `limit` finished deliveries (and their attempts) completed before `before`; returns how many. */
   async purgeCompleted(em: EntityManager, before: Date, limit: number): Promise<number> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<IdRow[]>(
       `DELETE FROM webhook_deliveries WHERE id IN (
          SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND completed_at < ? ORDER BY completed_at LIMIT ?)
        RETURNING id`,
@@ -355,13 +354,13 @@ export class DeliveryRepository {
     platformId: string,
     id: string,
   ): Promise<{ delivery: Delivery; attempts: DeliveryAttempt[] } | undefined> {
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<DeliveryRow[]>(
       `SELECT * FROM webhook_deliveries WHERE platform_id = ? AND (id = ? OR webhook_id = ?)`,
       [platformId, id, id],
     );
     if (rows.length === 0) return undefined;
     const delivery = toDelivery(rows[0]!);
-    const attempts = await em.execute<Row[]>(
+    const attempts = await em.execute<AttemptRow[]>(
       `SELECT * FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY attempt, id`,
       [delivery.id],
     );

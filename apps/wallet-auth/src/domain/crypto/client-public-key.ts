@@ -10,6 +10,15 @@ const CLIENT_PUBLIC_KEY = /^04[0-9a-fA-F]{128}$/;
  * Throws 400 INVALID_CLIENT_PUBLIC_KEY naming `field`.
  */
 export function parseClientPublicKey(value: unknown, field = 'clientPublicKey'): Uint8Array {
+  return checkClientPublicKey(value, field).bytes;
+}
+
+/** The `clientPublicKey` text itself, validated as `parseClientPublicKey` does. */
+export function requireClientPublicKey(value: unknown, field = 'clientPublicKey'): string {
+  return checkClientPublicKey(value, field).key;
+}
+
+function checkClientPublicKey(value: unknown, field: string): { key: string; bytes: Uint8Array } {
   if (typeof value !== 'string' || value.length === 0)
     throw invalidClientPublicKey(field, 'is required (130 hex characters, uncompressed P-256 public key)');
   if (value.length !== 130)
@@ -25,5 +34,5 @@ export function parseClientPublicKey(value: unknown, field = 'clientPublicKey'):
   } catch {
     throw invalidClientPublicKey(field, 'is not a point on the P-256 curve');
   }
-  return bytes;
+  return { key: value, bytes };
 }

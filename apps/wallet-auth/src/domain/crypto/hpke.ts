@@ -11,7 +11,7 @@ const suite = new CipherSuite({
 });
 
 function buf(bytes: Uint8Array): ArrayBuffer {
-  return bytes.slice().buffer as ArrayBuffer;
+  return bytes.slice().buffer;
 }
 
 export interface HpkeSealed {

@@ -13,6 +13,11 @@ export const SIGNED_ACTIONS = [
 ] as const;
 export type SignedAction = (typeof SIGNED_ACTIONS)[number];
 
+/** True for a name of `SIGNED_ACTIONS`. */
+function isSignedAction(value: unknown): value is SignedAction {
+  return SIGNED_ACTIONS.some((a) => a === value);
+}
+
 /** Value of the `kind` member: domain separation, so a stamp over a payloadToSign cannot be replayed as anything else. */
 export const SIGNED_REQUEST_KIND = 'SLUICE_SIGNED_REQUEST_V1';
 
@@ -100,7 +105,7 @@ export function buildPayloadToSign(input: SignedRequestInput): string {
     throw new TypeError('buildPayloadToSign: requestId is required');
   if (typeof input.accountId !== 'string' || input.accountId.length === 0)
     throw new TypeError('buildPayloadToSign: accountId is required');
-  if (!SIGNED_ACTIONS.includes(input.action))
+  if (!isSignedAction(input.action))
     throw new TypeError(`buildPayloadToSign: unknown action ${String(input.action)}`);
   assertDate(input.issuedAt, 'issuedAt');
   assertDate(input.expiresAt, 'expiresAt');
@@ -130,15 +135,20 @@ export function parsePayloadToSign(payload: string): SignedRequestPayload | null
     return null;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const v = value as Record<string, unknown>;
-  const keys = ['accountId', 'action', 'bodySha256', 'expiresAt', 'issuedAt', 'kind', 'requestId'];
-  if (Object.keys(v).length !== keys.length || !keys.every((k) => typeof v[k] === 'string')) return null;
-  if (v.kind !== SIGNED_REQUEST_KIND || !SIGNED_ACTIONS.includes(v.action as SignedAction)) return null;
-  if (!/^[0-9a-f]{64}$/.test(v.bodySha256 as string)) return null;
-  for (const k of ['issuedAt', 'expiresAt']) {
-    const d = new Date(v[k] as string);
-    if (Number.isNaN(d.getTime()) || d.toISOString() !== v[k]) return null;
-  }
-  if (canonicalJson(v) !== payload) return null;
-  return v as unknown as SignedRequestPayload;
+  const members: Partial<Record<string, unknown>> = Object.fromEntries(Object.entries(value));
+  if (Object.keys(members).length !== 7) return null;
+  const { accountId, action, bodySha256, expiresAt, issuedAt, kind, requestId } = members;
+  if (typeof accountId !== 'string' || typeof requestId !== 'string') return null;
+  if (kind !== SIGNED_REQUEST_KIND || !isSignedAction(action)) return null;
+  if (typeof bodySha256 !== 'string' || !/^[0-9a-f]{64}$/.test(bodySha256)) return null;
+  if (!isIsoInstant(issuedAt) || !isIsoInstant(expiresAt)) return null;
+  const parsed: SignedRequestPayload = { accountId, action, bodySha256, expiresAt, issuedAt, kind, requestId };
+  return canonicalJson(parsed) === payload ? parsed : null;
+}
+
+/** An instant exactly as `Date.prototype.toISOString` writes it. */
+function isIsoInstant(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const d = new Date(value);
+  return !Number.isNaN(d.getTime()) && d.toISOString() === value;
 }

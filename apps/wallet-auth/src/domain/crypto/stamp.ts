@@ -62,7 +62,7 @@ export function parseStamp(headerValue: string | null | undefined): ParsedStamp 
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw malformed('json', 'must decode to a JSON object');
-  const { publicKey, scheme, signature } = json as Record<string, unknown>;
+  const { publicKey, scheme, signature }: Partial<Record<string, unknown>> = Object.fromEntries(Object.entries(json));
 
   if (typeof scheme !== 'string') throw malformed('scheme', 'scheme is required');
   if (scheme !== STAMP_SCHEME)

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { p256 } from '@noble/curves/p256';
 import { sha256 } from '@noble/hashes/sha2';
 import { base64url } from '@scure/base';
+import { concat } from '../../src/domain/crypto/hpke.js';
 
 type Cbor = number | string | Uint8Array | Map<Cbor, Cbor> | { [key: string]: Cbor };
 
@@ -35,15 +36,6 @@ export function cbor(v: Cbor): Uint8Array {
 }
 
 const b64u = (b: Uint8Array) => base64url.encode(b).replace(/=+$/, '');
-const cat = (...p: Uint8Array[]) => {
-  const r = new Uint8Array(p.reduce((n, x) => n + x.length, 0));
-  let o = 0;
-  for (const x of p) {
-    r.set(x, o);
-    o += x.length;
-  }
-  return r;
-};
 const u32 = (n: number) => new Uint8Array([(n >>> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255]);
 
 /** A software WebAuthn authenticator: 'none' attestation, ES256 assertions, a signature counter. */
@@ -69,7 +61,7 @@ export class SoftAuthenticator {
   register(challenge: string) {
     const pub = p256.getPublicKey(this.privateKey, false);
     const cose = cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, pub.slice(1, 33)], [-3, pub.slice(33)]]));
-    const authData = cat(
+    const authData = concat(
       sha256(new TextEncoder().encode(this.rpId)),
       new Uint8Array([0x45]),
       u32(this.counter),
@@ -93,8 +85,8 @@ export class SoftAuthenticator {
     const clientData = opts.origin
       ? new TextEncoder().encode(JSON.stringify({ type: 'webauthn.get', challenge, origin: opts.origin }))
       : this.clientData('webauthn.get', challenge);
-    const authData = cat(sha256(new TextEncoder().encode(this.rpId)), new Uint8Array([0x05]), u32(this.counter));
-    const sig = p256.sign(sha256(cat(authData, sha256(clientData))), this.privateKey).toDERRawBytes();
+    const authData = concat(sha256(new TextEncoder().encode(this.rpId)), new Uint8Array([0x05]), u32(this.counter));
+    const sig = p256.sign(sha256(concat(authData, sha256(clientData))), this.privateKey).toDERRawBytes();
     return {
       credentialId: this.credentialIdB64,
       clientDataJson: b64u(clientData),

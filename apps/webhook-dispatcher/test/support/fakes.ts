@@ -109,7 +109,7 @@ export class FakeIdentity {
         ...(t.endpoint ? { webhookEndpoint: t.endpoint } : {}),
       });
     };
-    this.server.addService(identity.IdentityServiceService, { getWebhookTarget } as never);
+    this.server.addService(identity.IdentityServiceService, { getWebhookTarget });
     this.port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
         err ? reject(err) : resolve(p),

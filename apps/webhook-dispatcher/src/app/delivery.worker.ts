@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { PollLoop, type Clock } from '@sluice/core';
-import type { Logger } from '@sluice/logging';
-import { transactional, type MikroORM } from '@sluice/store';
+import { PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
+import { transactional } from '@sluice/store';
+import { attemptRecord, type AttemptResult, type Delivery } from '../domain/delivery.js';
 import { nextRetryDelay } from '../domain/retry-schedule.js';
-import type { Delivery, DeliveryRepository } from '../store/delivery.repository.js';
-import type { WebhookSender, AttemptResult } from './webhook-sender.js';
-import type { WebhookTargetSource } from './webhook-target.client.js';
+import type { DispatchDeps } from './dispatch-deps.js';
 
-export interface DeliveryWorkerOptions {
-  orm: MikroORM;
-  repo: DeliveryRepository;
-  targets: WebhookTargetSource;
-  sender: Pick<WebhookSender, 'send'>;
-  clock: Clock;
-  logger: Logger;
+export interface DeliveryWorkerOptions extends DispatchDeps {
   /** Delays between attempts (ms); see domain/retry-schedule.ts. */
   schedule: readonly number[];
   /** Platforms served at the same time (each platform's deliveries go one by one). */
@@ -224,17 +216,7 @@ export class DeliveryWorker {
       }
     }
     const kept = await transactional(this.o.orm, async (em) => {
-      await this.o.repo.insertAttempt(em, {
-        deliveryId: d.id,
-        attempt,
-        url: r.url,
-        attemptedAt: r.attemptedAt,
-        durationMs: r.durationMs,
-        responseStatus: r.status ?? null,
-        responseBody: r.body ?? null,
-        error: r.error ?? null,
-        succeeded: r.ok,
-      });
+      await this.o.repo.insertAttempt(em, { ...attemptRecord(r), deliveryId: d.id, attempt });
       return this.o.repo.finishAttempt(em, {
         id: d.id,
         owner: this.owner,

@@ -4,6 +4,8 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { blockedAddressReason, urlHost, webhookUrlProblem } from '../domain/address-policy.js';
 import { signWebhook } from '../domain/signing.js';
+import type { AttemptResult } from '../domain/delivery.js';
+import type { WebhookSender } from '../app/ports.js';
 
 export interface SenderOptions {
   /** Abort an attempt (connect + response) after this long. */
@@ -18,18 +20,6 @@ export interface SenderOptions {
   now?: () => Date;
 }
 
-/** The outcome of one HTTP attempt. `status` is absent when no response was obtained. */
-export interface AttemptResult {
-  url: string;
-  attemptedAt: Date;
-  durationMs: number;
-  status?: number;
-  body?: string;
-  error?: string;
-  /** True when the endpoint answered 2xx. */
-  ok: boolean;
-}
-
 /** A failure before any byte was sent (bad URL, refused target, DNS). */
 class TargetError extends Error {}
 
@@ -41,7 +31,7 @@ const defaultResolve = async (host: string) => dnsLookup(host, { all: true, verb
  * it checked (no second DNS lookup an attacker could rebind). Redirects are
  * not followed: a 3xx is a failed attempt like any other non-2xx.
  */
-export class WebhookSender {
+export class HttpWebhookSender implements WebhookSender {
   private readonly resolve: NonNullable<SenderOptions['resolve']>;
   private readonly now: () => Date;
 

@@ -1,11 +1,11 @@
-import { invalidInput, isDomainError, isId, newId, type Clock } from '@sluice/core';
-import type { Logger } from '@sluice/logging';
-import { transactional, type MikroORM } from '@sluice/store';
+import { isDomainError, newId } from '@sluice/core';
+import { transactional } from '@sluice/store';
+import { attemptRecord, type Delivery, type DeliveryAttempt } from '../domain/delivery.js';
 import { fail } from '../domain/errors.js';
-import { serializePayload } from '../domain/webhook-types.js';
-import type { Delivery, DeliveryAttempt, DeliveryRepository } from '../store/delivery.repository.js';
-import type { WebhookSender } from './webhook-sender.js';
-import type { WebhookTargetSource } from './webhook-target.client.js';
+import { checkDeliveryLookup, checkTestWebhookRequest } from '../domain/requests.js';
+import { TEST_WEBHOOK_TYPE, serializePayload } from '../domain/webhook-types.js';
+import type { DispatchDeps } from './dispatch-deps.js';
+import type { WebhookTarget } from './ports.js';
 
 export interface TestWebhookResult {
   responseStatus: number;
@@ -17,16 +17,7 @@ export interface TestWebhookResult {
 
 /** The dispatcher's synchronous operations (behind its gRPC API). */
 export class WebhooksService {
-  constructor(
-    private readonly d: {
-      orm: MikroORM;
-      repo: DeliveryRepository;
-      targets: WebhookTargetSource;
-      sender: WebhookSender;
-      clock: Clock;
-      logger: Logger;
-    },
-  ) {}
+  constructor(private readonly d: DispatchDeps) {}
 
   /**
    * Sends a `TEST` webhook (`{id, type: "TEST", timestamp, data: {}}`) to the
@@ -34,16 +25,8 @@ export class WebhooksService {
    * as a delivery with its one attempt (no retries), and returns the answer.
    */
   async sendTest(platformId: string): Promise<TestWebhookResult> {
-    if (!isId(platformId, 'Platform'))
-      throw invalidInput([{ field: 'platform_id', message: 'must be a Platform id (Platform:<uuid>)' }]);
-    let target;
-    try {
-      target = await this.d.targets.get(platformId);
-    } catch (err) {
-      if (isDomainError(err)) throw err;
-      this.d.logger.warn({ err }, 'could not get the webhook target');
-      throw fail('WEBHOOK_TARGET_UNAVAILABLE', 'The webhook configuration could not be read; try again');
-    }
+    checkTestWebhookRequest(platformId);
+    const target = await this.target(platformId);
     if (!target.endpoint) {
       throw fail(
         'WEBHOOK_ENDPOINT_NOT_SET',
@@ -52,7 +35,8 @@ export class WebhooksService {
     }
     const now = this.d.clock.now();
     const webhookId = newId('Webhook');
-    const payload = serializePayload({ id: webhookId, type: 'TEST', timestamp: now.toISOString(), data: {} });
+    const payload = serializePayload({ id: webhookId, type: TEST_WEBHOOK_TYPE, timestamp: now.toISOString(), data: {} });
+    // The HTTP attempt runs before the transaction that records it opens.
     const result = await this.d.sender.send(target.endpoint, target.secrets, webhookId, payload);
     const deliveryId = newId('WebhookDelivery');
     await transactional(this.d.orm, (em) =>
@@ -62,21 +46,13 @@ export class WebhooksService {
           id: deliveryId,
           webhookId,
           platformId,
-          type: 'TEST',
+          type: TEST_WEBHOOK_TYPE,
           payload,
           status: result.ok ? 'DELIVERED' : 'FAILED',
           url: result.url,
           now: this.d.clock.now(),
         },
-        {
-          url: result.url,
-          attemptedAt: result.attemptedAt,
-          durationMs: result.durationMs,
-          responseStatus: result.status ?? null,
-          responseBody: result.body ?? null,
-          error: result.error ?? null,
-          succeeded: result.ok,
-        },
+        attemptRecord(result),
       ),
     );
     this.d.logger.info({ webhookId, status: result.status, error: result.error }, 'test webhook sent');
@@ -105,15 +81,20 @@ export class WebhooksService {
     platformId: string,
     id: string,
   ): Promise<{ delivery: Delivery; attempts: DeliveryAttempt[] }> {
-    const errors: { field: string; message: string }[] = [];
-    if (!isId(platformId, 'Platform'))
-      errors.push({ field: 'platform_id', message: 'must be a Platform id (Platform:<uuid>)' });
-    if (!isId(id, 'WebhookDelivery') && !isId(id, 'Webhook')) {
-      errors.push({ field: 'delivery_id', message: 'must be a WebhookDelivery or Webhook id' });
-    }
-    if (errors.length) throw invalidInput(errors);
+    checkDeliveryLookup(platformId, id);
     const found = await this.d.repo.findForPlatform(this.d.orm.em.fork(), platformId, id);
     if (!found) throw fail('WEBHOOK_DELIVERY_NOT_FOUND', `Webhook delivery ${id} not found`);
     return found;
+  }
+
+  /** The platform's target; WEBHOOK_TARGET_UNAVAILABLE when identity cannot be asked (its own refusals pass through). */
+  private async target(platformId: string): Promise<WebhookTarget> {
+    try {
+      return await this.d.targets.get(platformId);
+    } catch (err) {
+      if (isDomainError(err)) throw err;
+      this.d.logger.warn({ err }, 'could not get the webhook target');
+      throw fail('WEBHOOK_TARGET_UNAVAILABLE', 'The webhook configuration could not be read; try again');
+    }
   }
 }

@@ -1,17 +1,12 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '@sluice/logging';
-import { DomainError } from '@sluice/core';
-
-/** Sends one-time passwords by email. */
-export interface OtpMailer {
-  send(to: string, code: string, appName: string | undefined, ttlMinutes: number): Promise<void>;
-}
+import type { OtpMailer } from '../app/ports.js';
 
 /**
  * SMTP delivery through nodemailer (`SMTP_URL`, e.g. `smtps://user:pass@host:465`). Without
  * SMTP_URL, local runs capture messages with a JSON transport (logged at debug level); a
  * production process (NODE_ENV=production) refuses to send instead, so a code is never
- * written to a log there.
+ * written to a log there. A failed send rejects; the caller reports OTP_DELIVERY_FAILED.
  */
 export function createOtpMailer(
   smtpUrl: string | undefined,
@@ -22,9 +17,7 @@ export function createOtpMailer(
   const transport: Transporter = smtpUrl ? nodemailer.createTransport(smtpUrl) : nodemailer.createTransport({ jsonTransport: true });
   return {
     async send(to, code, appName, ttlMinutes) {
-      if (!smtpUrl && opts.production) {
-        throw new DomainError('UNAVAILABLE', 'EMAIL_DELIVERY_NOT_CONFIGURED', 'One-time passwords cannot be emailed: SMTP_URL is not configured');
-      }
+      if (!smtpUrl && opts.production) throw new Error('One-time passwords cannot be emailed: SMTP_URL is not configured');
       const app = appName ?? 'your wallet';
       const info = await transport.sendMail({
         from,

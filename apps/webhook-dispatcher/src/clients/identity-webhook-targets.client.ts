@@ -1,26 +1,12 @@
 import type { identity } from '@sluice/contracts';
 import type { PromiseClient } from '@sluice/rpc';
 import { isDomainError } from '@sluice/core';
-
-/** Where and how a platform's webhooks are sent. */
-export interface WebhookTarget {
-  /** Absent when the platform has not configured an endpoint (or no longer exists). */
-  endpoint?: string;
-  /** `whsec_` secrets, current first (more than one during a rotation). */
-  secrets: string[];
-  /** Why there is no endpoint, for the record. */
-  missingReason?: string;
-}
-
-/** Looks up a platform's webhook target (identity owns endpoints and secrets). */
-export interface WebhookTargetSource {
-  get(platformId: string): Promise<WebhookTarget>;
-}
+import type { WebhookTarget, WebhookTargetSource } from '../app/ports.js';
 
 /**
- * Reads targets from identity's `GetWebhookTarget`. An unknown platform has no
- * target; transport failures (identity down, deadline) are thrown so callers
- * retry later without counting an attempt.
+ * Webhook targets from identity's `GetWebhookTarget`. An unknown platform has no target;
+ * transport failures (identity down, deadline) are thrown so callers retry later without
+ * counting an attempt.
  */
 export class IdentityWebhookTargets implements WebhookTargetSource {
   constructor(

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { WebhookSender } from './webhook-sender.js';
+import { HttpWebhookSender } from './http-webhook.sender.js';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -46,8 +46,8 @@ const payload =
   '{"id":"Webhook:0190b2a4-1c2d-7e3f-8a9b-0c1d2e3f4a5b","type":"TEST","timestamp":"2025-01-01T00:00:00.000Z","data":{}}';
 const webhookId = 'Webhook:0190b2a4-1c2d-7e3f-8a9b-0c1d2e3f4a5b';
 
-function sender(over: Partial<ConstructorParameters<typeof WebhookSender>[0]> = {}) {
-  return new WebhookSender({
+function sender(over: Partial<ConstructorParameters<typeof HttpWebhookSender>[0]> = {}) {
+  return new HttpWebhookSender({
     timeoutMs: 2000,
     allowPrivateTargets: true,
     maxResponseBytes: 64,

@@ -1,0 +1,49 @@
+import { isId, newId, type Clock } from '@sluice/core';
+import type { EventEnvelope } from '@sluice/events';
+import type { Logger } from '@sluice/logging';
+import type { EntityManager } from '@sluice/store';
+import { isPublicWebhookType, serializePayload, webhookIdForEvent } from '../domain/webhook-types.js';
+import type { DeliveryRepository } from '../store/delivery.repository.js';
+
+/**
+ * Turns public webhook events into PENDING deliveries. The data is relayed untouched: its
+ * producer checked it against the event's contract in the catalogue when writing its outbox.
+ */
+export class EventRelayService {
+  constructor(private readonly d: { repo: DeliveryRepository; clock: Clock; logger: Logger }) {}
+
+  /**
+   * Queues the delivery of an event, in the consumer's inbox transaction `em` (so a redelivered
+   * event is handled once; the unique webhook id guards again). The body is frozen now:
+   * `{id, type, timestamp, data}` with `id` = `Webhook:<uuid of the event id>` and `timestamp` =
+   * the event's occurredAt. Other events are ignored. True when a delivery was queued.
+   */
+  async queue(em: EntityManager, event: EventEnvelope<unknown>): Promise<boolean> {
+    if (!isPublicWebhookType(event.type)) return false;
+    if (!isId(event.id) || !isId(event.platformId, 'Platform')) {
+      this.d.logger.warn(
+        { eventId: event.id, type: event.type, platformId: event.platformId },
+        'webhook event without a valid id or platform id; ignored',
+      );
+      return false;
+    }
+    const webhookId = webhookIdForEvent(event.id);
+    const payload = serializePayload({
+      id: webhookId,
+      type: event.type,
+      timestamp: event.occurredAt,
+      data: event.data ?? {},
+    });
+    const inserted = await this.d.repo.insertPending(em, {
+      id: newId('WebhookDelivery'),
+      webhookId,
+      platformId: event.platformId,
+      eventId: event.id,
+      type: event.type,
+      payload,
+      now: this.d.clock.now(),
+    });
+    if (inserted) this.d.logger.debug({ webhookId, type: event.type }, 'webhook queued');
+    return inserted;
+  }
+}

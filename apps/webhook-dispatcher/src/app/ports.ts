@@ -1,0 +1,31 @@
+import type { AttemptResult } from '../domain/delivery.js';
+
+// Every outbound port of the webhook-dispatcher; the adapters live in clients/ and compose.ts wires them.
+
+/** Where and how a platform's webhooks are sent. */
+export interface WebhookTarget {
+  /** Absent when the platform has not configured an endpoint (or no longer exists). */
+  endpoint?: string;
+  /** `whsec_` secrets, current first (more than one during a rotation). */
+  secrets: string[];
+  /** Why there is no endpoint, for the record. */
+  missingReason?: string;
+}
+
+/**
+ * A platform's webhook target (identity owns endpoints and secrets). An unknown platform has no
+ * target; a failure to ask (identity down, deadline) rejects, so callers retry later without
+ * counting an attempt.
+ */
+export interface WebhookTargetSource {
+  get(platformId: string): Promise<WebhookTarget>;
+}
+
+/** Sends one signed webhook to a platform's endpoint. */
+export interface WebhookSender {
+  /**
+   * POSTs `payload` (the exact JSON text) to `url`, signed with `secrets` (current first) under
+   * `webhookId`. Never rejects: a refused target, a timeout or a non-2xx answer is a failed attempt.
+   */
+  send(url: string, secrets: readonly string[], webhookId: string, payload: string): Promise<AttemptResult>;
+}
