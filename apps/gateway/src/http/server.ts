@@ -1,0 +1,204 @@
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type HookHandlerDoneFunction,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { DomainError } from '@sluice/core';
+import { toJson } from '@sluice/events';
+import { withContext, type Logger } from '@sluice/logging';
+import type { GatewayConfig } from '../config.js';
+import type { Authenticator } from './auth.hook.js';
+import type { CredentialCache } from './credential.cache.js';
+import { registerCursors, type CursorCodec } from './cursor.codec.js';
+import { installEdgeInput, refuseUnexpectedBodies } from './edge-input.js';
+import { frameworkErrorHandler, handleClientError, installErrorHandling } from './error.handler.js';
+import { registerHealthRoutes, type ReadinessCheck } from './health.routes.js';
+import { registerIdempotency } from './idempotency.hook.js';
+import { registerOpenApi } from './openapi.plugin.js';
+import {
+  enterRequestContext,
+  REQUEST_ID_HEADER,
+  requestIdFrom,
+  resumeRequestContext,
+} from './request-context.hook.js';
+import { SchemaRegistry } from './route-schema.normalizer.js';
+import { requiredPermissions, type GatewayClients, type RouteModule } from './types.js';
+import { createValidatorCompiler } from './validator.compiler.js';
+import type { IdempotencyStore } from '../store/idempotency.repository.js';
+
+/** What the HTTP app is built from (the composition root makes every part). */
+export interface HttpAppParts {
+  config: GatewayConfig;
+  logger: Logger;
+  clients: GatewayClients;
+  authenticator: Authenticator;
+  idempotencyStore: IdempotencyStore;
+  cursors: CursorCodec;
+  routes: Record<string, RouteModule>;
+  readiness: Record<string, ReadinessCheck>;
+}
+
+/** What the app is decorated with (tests read it). */
+export interface GatewayInternals {
+  credentialCache: CredentialCache;
+  idempotencyStore: IdempotencyStore;
+  /** Method and full URL of every documented API route. */
+  apiRoutes: { method: string; url: string }[];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    gateway: GatewayInternals;
+  }
+}
+
+/** A route without a query schema takes no query parameters (an unknown one is 400, not ignored). */
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
+function hasBigInt(v: unknown, depth = 0): boolean {
+  if (typeof v === 'bigint') return true;
+  if (v === null || typeof v !== 'object' || depth > 32) return false;
+  return Object.values(v).some((x) => hasBigInt(x, depth + 1));
+}
+
+/**
+ * The public REST gateway's Fastify app: request ids and logging context, the
+ * edge input rules (edge-input.ts), HTTP Basic authentication and permissions,
+ * request validation, Idempotency-Key on POST, authenticated list cursors, one
+ * error model (also for what the router and the HTTP parser refuse), the
+ * OpenAPI 3.1 document and docs page, health and readiness, and every route
+ * module under API_BASE_PATH. The caller listens (or injects) and closes it.
+ */
+export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstance> {
+  const { config, logger, clients, authenticator, idempotencyStore, cursors } = parts;
+  const basePath = config.API_BASE_PATH;
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One line per request is logged by the onResponse hook below, with the platform id.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Request id: the client's X-Request-Id when well-formed, else a new UUID.
+    genReqId: (req) => requestIdFrom(req.headers[REQUEST_ID_HEADER]),
+    requestIdHeader: false,
+    // Log lines take the request id and platform id from the logging context.
+    childLoggerFactory: (parent, _bindings, childOpts) => parent.child({}, childOpts),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    frameworkErrors: frameworkErrorHandler(config.BODY_LIMIT_BYTES),
+    clientErrorHandler: handleClientError,
+  });
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  // A reply without a response schema is JSON.stringify'd: int64 values from gRPC (bigint) would crash it.
+  app.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const responses = request.routeOptions.schema?.response as Record<string, unknown> | undefined;
+    const status = String(reply.statusCode);
+    if (responses && (responses[status] || responses[`${status[0]}xx`] || responses.default)) return payload;
+    return hasBigInt(payload) ? (JSON.parse(toJson(payload)) as unknown) : payload;
+  });
+  installErrorHandling(app, logger, config.BODY_LIMIT_BYTES);
+
+  const apiRoutes: GatewayInternals['apiRoutes'] = [];
+  app.decorate('gateway', { credentialCache: authenticator.cache, idempotencyStore, apiRoutes });
+  app.decorateRequest('platform', null as never);
+
+  // Every request: id echoed, logging context entered; one line when it completes.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    enterRequestContext(request, { requestId: request.id }, done);
+  });
+  app.addHook(
+    'preValidation',
+    (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) =>
+      resumeRequestContext(request, done),
+  );
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const platformId = (request.platform as { id?: string } | null)?.id;
+    withContext({ requestId: request.id, platformId }, () =>
+      logger.info(
+        {
+          method: request.method,
+          route: request.routeOptions.url ?? 'unmatched',
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
+        'request completed',
+      ),
+    );
+    done();
+  });
+  installEdgeInput(app);
+
+  // Schema normalization + OpenAPI must come before any route.
+  const registry = new SchemaRegistry();
+  await registerOpenApi(app, { basePath, registry });
+  app.addHook('onRoute', (route) => {
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!hidden && route.url.startsWith(basePath)) {
+      for (const m of methods) if (m !== 'HEAD') apiRoutes.push({ method: m, url: route.url });
+    }
+  });
+
+  // Health and readiness (public, outside the versioned API).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  registerHealthRoutes(app, parts.readiness, () => closing);
+
+  // The versioned API: authenticated, permission-checked, validated, idempotent POSTs, authenticated cursors.
+  const deps = { clients, logger, config };
+  await app.register(
+    async (api) => {
+      api.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NoQuery };
+      });
+      api.addHook(
+        'onRequest',
+        (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+          reply.header('cache-control', 'no-store');
+          authenticator.authenticate(request.headers.authorization).then(
+            (platform) => {
+              request.platform = platform;
+              const needed = requiredPermissions(request.method, request.routeOptions.config.permission);
+              if (!needed.some((p) => platform.permissions.includes(p))) {
+                done(
+                  new DomainError(
+                    'PERMISSION_DENIED',
+                    'FORBIDDEN',
+                    `This API token lacks the ${needed.join(' or ')} permission`,
+                  ) as unknown as FastifyError,
+                );
+                return;
+              }
+              enterRequestContext(request, { platformId: platform.id }, done);
+            },
+            (err: unknown) => done(err as FastifyError),
+          );
+        },
+      );
+      refuseUnexpectedBodies(api);
+      registerIdempotency(api, idempotencyStore, logger);
+      registerCursors(api, cursors);
+      for (const [name, module] of Object.entries(parts.routes)) {
+        await api.register(async (scope) => {
+          await module(scope.withTypeProvider<TypeBoxTypeProvider>(), deps);
+        });
+        logger.debug({ module: name }, 'route module registered');
+      }
+    },
+    { prefix: basePath },
+  );
+
+  return app;
+}
