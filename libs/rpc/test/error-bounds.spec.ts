@@ -11,21 +11,10 @@ import {
   startRpcServer,
   type RpcServer,
 } from '../src/index.js';
+import { jsonMethod } from './fixtures/echo-service.js';
 
 // A service that refuses by echoing what it was sent, as a careless domain error does.
-const json = {
-  serialize: (v: unknown) => Buffer.from(JSON.stringify(v)),
-  deserialize: (b: Buffer) => JSON.parse(b.toString()) as unknown,
-};
-const method = (name: string) => ({
-  path: `/test.v1.Echoing/${name}`,
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: json.serialize,
-  requestDeserialize: json.deserialize,
-  responseSerialize: json.serialize,
-  responseDeserialize: json.deserialize,
-});
+const method = (name: string) => jsonMethod('test.v1.Echoing', name);
 const Echoing = { refuse: method('Refuse'), echo: method('Echo') } as unknown as ServiceDefinition;
 const EchoingClient = makeGenericClientConstructor(Echoing, 'test.v1.Echoing');
 
