@@ -84,6 +84,11 @@ function scopeOf(request: FastifyRequest, query: Record<string, unknown>): Curso
   };
 }
 
+/** A route's validated query (an object whenever the route declares a querystring schema). */
+function isQuery(q: unknown): q is Record<string, unknown> {
+  return q !== null && typeof q === 'object';
+}
+
 function hasCursorParameter(request: FastifyRequest): boolean {
   const query = request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
   return query?.properties?.cursor !== undefined;
@@ -97,17 +102,14 @@ function hasCursorParameter(request: FastifyRequest): boolean {
  */
 export function registerCursors(scope: FastifyInstance, codec: CursorCodec): void {
   scope.addHook('preHandler', async (request: FastifyRequest) => {
-    if (!hasCursorParameter(request)) return;
-    const query = request.query as Record<string, unknown>;
-    if (typeof query.cursor === 'string') query.cursor = codec.unwrap(query.cursor, scopeOf(request, query));
+    const query = request.query;
+    if (!hasCursorParameter(request) || !isQuery(query) || typeof query.cursor !== 'string') return;
+    query.cursor = codec.unwrap(query.cursor, scopeOf(request, query));
   });
   scope.addHook('preSerialization', async (request: FastifyRequest, _reply, payload: unknown) => {
-    if (!hasCursorParameter(request) || payload === null || typeof payload !== 'object') return payload;
-    const page = payload as { nextCursor?: unknown };
-    if (typeof page.nextCursor !== 'string') return payload;
-    return {
-      ...page,
-      nextCursor: codec.wrap(page.nextCursor, scopeOf(request, request.query as Record<string, unknown>)),
-    };
+    const query = request.query;
+    if (!hasCursorParameter(request) || !isQuery(query) || !isQuery(payload)) return payload;
+    if (typeof payload.nextCursor !== 'string') return payload;
+    return { ...payload, nextCursor: codec.wrap(payload.nextCursor, scopeOf(request, query)) };
   });
 }
