@@ -1,14 +1,17 @@
 import { createRpcClient } from '@sluice/rpc';
 import { identity, accounts, webhooks, walletAuth, payments } from '@sluice/contracts';
-import { SERVICE_PORTS } from '@sluice/config';
 import type { GatewayConfig } from './config.js';
 import type { GatewayClients } from './http/types.js';
 
 type ClientConfig = Pick<
   GatewayConfig,
-  'IDENTITY_GRPC_URL' | 'ACCOUNTS_GRPC_URL' | 'WEBHOOK_DISPATCHER_GRPC_URL' | 'RPC_DEADLINE_MS'
-> &
-  Partial<Pick<GatewayConfig, 'WALLET_AUTH_GRPC_URL' | 'PAYMENTS_GRPC_URL'>>;
+  | 'IDENTITY_GRPC_URL'
+  | 'ACCOUNTS_GRPC_URL'
+  | 'WEBHOOK_DISPATCHER_GRPC_URL'
+  | 'WALLET_AUTH_GRPC_URL'
+  | 'PAYMENTS_GRPC_URL'
+  | 'RPC_DEADLINE_MS'
+>;
 
 /** gRPC clients of the services the gateway calls (deadline RPC_DEADLINE_MS, request id forwarded). */
 export function createGatewayClients(config: ClientConfig): GatewayClients {
@@ -17,19 +20,12 @@ export function createGatewayClients(config: ClientConfig): GatewayClients {
     identity: createRpcClient(identity.IdentityServiceClient, config.IDENTITY_GRPC_URL, opts),
     accounts: createRpcClient(accounts.AccountsServiceClient, config.ACCOUNTS_GRPC_URL, opts),
     webhooks: createRpcClient(webhooks.WebhooksServiceClient, config.WEBHOOK_DISPATCHER_GRPC_URL, opts),
-    walletAuth: createRpcClient(
-      walletAuth.WalletAuthServiceClient,
-      config.WALLET_AUTH_GRPC_URL ?? `127.0.0.1:${SERVICE_PORTS['wallet-auth']}`,
-      opts,
-    ),
-    payments: createRpcClient(
-      payments.PaymentsServiceClient,
-      config.PAYMENTS_GRPC_URL ?? `127.0.0.1:${SERVICE_PORTS.payments}`,
-      opts,
-    ),
+    walletAuth: createRpcClient(walletAuth.WalletAuthServiceClient, config.WALLET_AUTH_GRPC_URL, opts),
+    payments: createRpcClient(payments.PaymentsServiceClient, config.PAYMENTS_GRPC_URL, opts),
   };
 }
 
+/** Closes every client's channel. */
 export function closeGatewayClients(clients: GatewayClients): void {
   for (const c of Object.values(clients)) c.close();
 }

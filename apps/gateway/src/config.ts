@@ -13,6 +13,9 @@ export const DEFAULT_API_BASE_PATH = '/2025-10-13';
 /** Hard ceiling of the credential cache: a deleted token stops working within this many ms at worst. */
 export const MAX_AUTH_CACHE_TTL_MS = 5000;
 
+/** Shortest CURSOR_SIGNING_KEY accepted. */
+export const MIN_CURSOR_KEY_LENGTH = 32;
+
 /** Environment of the gateway process (validated at start; a bad variable stops it with its name). */
 export const gatewayConfigSchema = Type.Object({
   ...commonConfig,
@@ -88,6 +91,12 @@ export const gatewayConfigSchema = Type.Object({
     default: true,
     description: 'apply pending migrations of the gateway schema at start',
   }),
+  CURSOR_SIGNING_KEY: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: `key (at least ${MIN_CURSOR_KEY_LENGTH} characters, e.g. \`openssl rand -base64 32\`) authenticating list cursors, so a cursor only works for the platform, list and filters it came from; the same on every replica; required when NODE_ENV=production, a random key per process otherwise (cursors then end with the process)`,
+    }),
+  ),
 });
 
 export type GatewayConfig = Static<typeof gatewayConfigSchema>;

@@ -5,7 +5,7 @@ import { loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
 import { identity, type accounts } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
-import { buildGateway } from '../../gateway/src/app.js';
+import { buildGateway } from '../../gateway/src/compose.js';
 import { gatewayConfigSchema } from '../../gateway/src/config.js';
 import type { GatewayClients } from '../../gateway/src/http/types.js';
 import tokensRoutes from '../../gateway/src/routes/tokens.routes.js';

@@ -48,14 +48,70 @@ export function toServiceError(err: unknown): Partial<ServiceError> & { code: st
     if (passed) return { code: err.grpcCode, details: passed };
   }
   if (isDomainError(err)) {
+    const body = boundedErrorBody(err.code, err.message, err.details ?? {});
     const md = new Metadata();
-    md.set(
-      ERROR_METADATA_KEY,
-      Buffer.from(JSON.stringify({ code: err.code, message: err.message, details: err.details ?? {} })),
-    );
-    return { code: KIND_TO_STATUS[err.kind], details: err.message, metadata: md };
+    md.set(ERROR_METADATA_KEY, Buffer.from(JSON.stringify(body)));
+    return { code: KIND_TO_STATUS[err.kind], details: body.message, metadata: md };
   }
   return { code: status.INTERNAL, details: 'Internal error' };
+}
+
+/** Longest error message sent (the grpc-message trailer carries it too, percent-encoded). */
+export const MAX_ERROR_MESSAGE_LENGTH = 500;
+/** Longest string inside error details. */
+export const MAX_ERROR_DETAIL_STRING_LENGTH = 200;
+/** Most bytes of the error metadata JSON (kept far below HTTP/2 header limits, 64 KiB by default in Node). */
+export const MAX_ERROR_METADATA_BYTES = 4096;
+const MAX_DETAIL_ITEMS = 20;
+const MAX_DETAIL_DEPTH = 4;
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+/** A copy of error details with every string, array and nesting bounded. */
+function boundDetails(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return truncate(v, MAX_ERROR_DETAIL_STRING_LENGTH);
+  if (v === null || typeof v !== 'object') return v;
+  if (depth >= MAX_DETAIL_DEPTH) return Array.isArray(v) ? [] : {};
+  if (Array.isArray(v)) return v.slice(0, MAX_DETAIL_ITEMS).map((x) => boundDetails(x, depth + 1));
+  return Object.fromEntries(
+    Object.entries(v)
+      .slice(0, MAX_DETAIL_ITEMS)
+      .map(([k, x]) => [truncate(k, MAX_ERROR_DETAIL_STRING_LENGTH), boundDetails(x, depth + 1)]),
+  );
+}
+
+/**
+ * The public error as it travels: message and details bounded, so an error
+ * that echoes what a caller sent (a 50 kB currency code) can never make the
+ * trailers too large for the HTTP/2 connection, which would leave this caller
+ * waiting out its deadline and break the connection for every other caller.
+ * When the bounded details still exceed MAX_ERROR_METADATA_BYTES, only the
+ * field names of the problems are kept.
+ */
+export function boundedErrorBody(
+  code: string,
+  message: string,
+  details: Record<string, unknown>,
+): { code: string; message: string; details: Record<string, unknown> } {
+  const bounded = {
+    code: truncate(code, MAX_ERROR_DETAIL_STRING_LENGTH),
+    message: truncate(message, MAX_ERROR_MESSAGE_LENGTH),
+    details: boundDetails(details) as Record<string, unknown>,
+  };
+  if (Buffer.byteLength(JSON.stringify(bounded)) <= MAX_ERROR_METADATA_BYTES) return bounded;
+  const fieldOf = (e: unknown) =>
+    e !== null && typeof e === 'object' && typeof (e as { field?: unknown }).field === 'string'
+      ? { field: (e as { field: string }).field, message: 'is invalid' }
+      : undefined;
+  const errors = Array.isArray(bounded.details.errors) ? bounded.details.errors.map(fieldOf).filter(Boolean) : [];
+  const field = typeof bounded.details.field === 'string' ? { field: bounded.details.field } : {};
+  return {
+    code: bounded.code,
+    message: truncate(message, MAX_ERROR_DETAIL_STRING_LENGTH),
+    details: { ...field, ...(errors.length ? { errors } : {}) },
+  };
 }
 
 /** An error that came over gRPC and was not an expected domain error. */

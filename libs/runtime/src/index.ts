@@ -127,7 +127,8 @@ export interface RunningService<C, G extends Composition = Composition> {
   stop(): Promise<void>;
 }
 
-function describeUnreachable(what: 'Postgres' | 'NATS', url: string, err: unknown): Error {
+/** The error a process stops with when Postgres or NATS cannot be reached: the URL (password masked) and how to start it. */
+export function describeUnreachable(what: 'Postgres' | 'NATS', url: string, err: unknown): Error {
   const hint =
     what === 'Postgres'
       ? 'start it (pg_ctlcluster <version> main start) or `docker compose -f deploy/compose.yaml up -d postgres`'

@@ -52,13 +52,37 @@ export async function openStore(opts: StoreOptions): Promise<MikroORM> {
         conn.query(`SET search_path TO ${schema}, public; SET TIME ZONE 'UTC'`, (err) => done(err, conn));
       },
     },
-    driverOptions: { acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000 },
+    // compileSqlOnError: knex prefixes a failed query's message with the statement as sent (see withoutStatementsInErrors).
+    driverOptions: { acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000, compileSqlOnError: false },
     allowGlobalContext: false,
     debug: false,
+    // MikroORM's query log inlines the parameters into the SQL: never on, whatever the log level.
     logger: (message: string) => opts.logger?.debug({ orm: true }, message),
     forceUtcTimezone: true,
   };
-  return MikroORM.init(options);
+  const orm = await MikroORM.init(options);
+  withoutStatementsInErrors(orm);
+  return orm;
+}
+
+/**
+ * knex prefixes the message of a failed query with the statement, its values
+ * inlined (`insert into ... values ('<customer data>') - <postgres message>`),
+ * and that message reaches logs wherever the error is logged. The statement is
+ * cut off the message (the Postgres error, its code and constraint stay), so
+ * no log line carries a customer's values by way of a failed query.
+ */
+function withoutStatementsInErrors(orm: MikroORM): void {
+  orm.em
+    .getConnection()
+    .getKnex()
+    .on('query-error', (err: unknown, query: { sql?: unknown }) => {
+      if (!(err instanceof Error) || typeof query?.sql !== 'string') return;
+      const prefix = `${query.sql} - `;
+      const at = err.message.lastIndexOf(' - ');
+      if (err.message.startsWith(prefix)) err.message = err.message.slice(prefix.length);
+      else if (at >= 0) err.message = err.message.slice(at + 3);
+    });
 }
 
 /**

@@ -74,3 +74,38 @@ describe('store kit', () => {
     expect(r.rowCount).toBe(1);
   });
 });
+
+describe('a failed query', () => {
+  let db: TestDatabase;
+  let orm: MikroORM;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('storeerr');
+    orm = await openStore({ databaseUrl: db.url, schema: 'storeerr', entities: [], migrations: [] });
+  });
+  afterAll(async () => {
+    await orm?.close(true);
+    await db?.drop();
+  });
+
+  it('never carries the statement or its values in its message (what error logs print)', async () => {
+    const secret = 'cust-secret-4711';
+    const failures = [
+      // A NUL character, which Postgres refuses in text.
+      () => orm.em.fork().execute('SELECT ?::text AS v', [`${secret}\u0000`]),
+      // A failure unrelated to the value.
+      () => orm.em.fork().execute("SELECT 1 / 0 WHERE ? <> '' AND now() - interval '1 day' < now()", [secret]),
+    ];
+    for (const fail of failures) {
+      const err = (await fail().then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error & { code?: string };
+      expect(err).toBeInstanceOf(Error);
+      expect(err.message).not.toContain(secret);
+      expect(err.message).not.toMatch(/select/i);
+      expect(err.stack ?? '').not.toContain(secret);
+      expect(err.code).toMatch(/^[0-9A-Z]{5}$/);
+    }
+  });
+});

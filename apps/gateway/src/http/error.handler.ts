@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '@sluice/logging';
 import { isDomainError } from '@sluice/core';
@@ -60,6 +62,12 @@ function fromFastify(err: FastifyError, bodyLimit: number): Rendered | undefined
           message: 'The request body does not match its Content-Length',
         },
       };
+    case 'FST_ERR_BAD_URL':
+      return { body: { status: 400, code: 'BAD_REQUEST', message: 'The request URL is malformed' } };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return {
+        body: { status: 414, code: 'URI_TOO_LONG', message: 'A path segment of the request URL is too long' },
+      };
   }
   if (
     typeof err.statusCode === 'number' &&
@@ -76,6 +84,31 @@ function fromFastify(err: FastifyError, bodyLimit: number): Rendered | undefined
     };
   }
   return undefined;
+}
+
+/**
+ * What the HTTP parser refuses before Fastify sees a request (headers or URL
+ * over the size limit: 431; anything malformed: 400; too slow: 408), in the
+ * error model too. The connection is closed afterwards.
+ */
+export function clientErrorAnswer(err: { code?: string }): { status: number; body: ErrorResponse } {
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body: ErrorResponse =
+    status === 400 ? { status, code: 'BAD_REQUEST', message: 'The request is malformed' } : genericError(status);
+  return { status, body };
+}
+
+/** Fastify's `clientErrorHandler`: the parser-level refusals of clientErrorAnswer. */
+export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, body } = clientErrorAnswer(err);
+  const json = JSON.stringify(body);
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+    );
+  socket.destroy(err);
 }
 
 /** Turns anything thrown while serving a request into the public `{status, code, message, details}`. */
@@ -102,6 +135,17 @@ export function renderError(err: unknown, bodyLimit: number): Rendered {
     if (f) return f;
   }
   return { body: INTERNAL_ERROR, unexpected: true };
+}
+
+/**
+ * Fastify's `frameworkErrors`: what the router refuses before any hook runs (a
+ * malformed URL, a path segment over maxParamLength) rendered like every error.
+ */
+export function frameworkErrorHandler(bodyLimit: number) {
+  return (err: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    const r = renderError(err, bodyLimit);
+    return reply.code(r.body.status).type('application/json; charset=utf-8').send(r.body);
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { ErrorBody, Currency } from '../schemas/common.js';
+import { Currency } from '@sluice/api';
+import { ErrorBody } from '../schemas/common.js';
 import { SchemaRegistry } from './route-schema.normalizer.js';
 import { requiredPermissions } from './types.js';
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency.hook.js';

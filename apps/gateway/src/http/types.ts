@@ -1,8 +1,17 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '@sluice/logging';
 import type { PromiseClient } from '@sluice/rpc';
 import type { identity, accounts, webhooks, walletAuth, payments } from '@sluice/contracts';
 import { DomainError } from '@sluice/core';
+import type { GatewayConfig } from '../config.js';
 
 /** The gRPC clients the gateway talks to (promise form, deadlines and request id added). */
 export interface GatewayClients {
@@ -40,12 +49,25 @@ declare module 'fastify' {
   }
 }
 
+/** What every route module receives. */
 export interface GatewayDeps {
   clients: GatewayClients;
   logger: Logger;
-  /** The gateway's validated config (see gatewayConfigSchema). */
-  config: Record<string, unknown>;
+  /** The gateway's validated config. */
+  config: GatewayConfig;
 }
+
+/**
+ * The Fastify instance a route module registers on: TypeBox type provider, so
+ * a route's request body, params and query are typed from its schemas (no casts).
+ */
+export type ApiInstance = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /**
  * A route module: `apps/gateway/src/routes/<name>.routes.ts` default-exports
@@ -53,7 +75,7 @@ export interface GatewayDeps {
  * Handlers throw DomainError (or let a gRPC DomainError through); the gateway's
  * error handler renders it.
  */
-export type RouteModule = (app: FastifyInstance, deps: GatewayDeps) => Promise<void> | void;
+export type RouteModule = (app: ApiInstance, deps: GatewayDeps) => Promise<void> | void;
 
 /** Sandbox-only endpoints answer 403 for production platforms. */
 export function requireSandbox(request: FastifyRequest): void {

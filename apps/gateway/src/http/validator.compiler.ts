@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { FieldError } from '@sluice/core';
+import { INTEGER_LITERAL_KEYWORD, writtenAsNonInteger } from './edge-input.js';
 
 /**
  * Request validation. Two Ajv instances:
@@ -10,14 +11,15 @@ import type { FieldError } from '@sluice/core';
  * - querystring, path params and headers: strings coerced to the declared type
  *   (`?limit=20` is an integer), unknown query fields are errors too.
  * allErrors stays off (Fastify's default: with it on, a crafted body can make
- * validation expensive); the first problem is reported with its field.
+ * validation expensive); the first problem is reported with its field (with
+ * its sibling unknown fields, see firstProblem).
  */
-function makeAjv(coerce: boolean): Ajv {
+function makeAjv(coerce: boolean, allErrors = false): Ajv {
   const ajv = new Ajv({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
     removeAdditional: false,
-    allErrors: false,
+    allErrors,
     addUsedSchema: false,
     discriminator: true,
     strictTypes: false,
@@ -26,15 +28,68 @@ function makeAjv(coerce: boolean): Ajv {
   addFormats(ajv);
   // OpenAPI annotations that are not JSON Schema keywords.
   ajv.addKeyword({ keyword: 'example' });
+  // Bodies: an integer must be written as one in the JSON text (edge-input.ts).
+  ajv.addKeyword({
+    keyword: INTEGER_LITERAL_KEYWORD,
+    schemaType: 'boolean',
+    errors: false,
+    validate: (_enabled: boolean, _data: unknown, _schema: unknown, cxt?: { instancePath: string; rootData: unknown }) =>
+      !cxt || !writtenAsNonInteger(cxt.rootData, cxt.instancePath),
+  });
   return ajv;
+}
+
+/** A copy of a body schema whose every `integer` also requires an integer literal (INTEGER_LITERAL_KEYWORD). */
+function withIntegerLiterals(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withIntegerLiterals);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'enum' || k === 'const' ? v : withIntegerLiterals(v);
+  const type = (schema as { type?: unknown }).type;
+  if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) out[INTEGER_LITERAL_KEYWORD] = true;
+  return out;
+}
+
+/**
+ * A validator that stops at the first problem, except that an unknown field
+ * brings every unknown field of the same object with it (a request naming
+ * `umaAddress` and `currency` of another variant hears of both). Those are
+ * found by a second, all-errors pass over the request that already failed.
+ */
+function firstProblem(fast: ValidateFunction, compileFull: () => ValidateFunction): ValidateFunction {
+  let full: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    if (fast(data)) return true;
+    let errors = fast.errors ?? [];
+    const first = errors[0];
+    if (first?.keyword === 'additionalProperties') {
+      full ??= compileFull();
+      full(data);
+      const unknown = (full.errors ?? []).filter(
+        (e) =>
+          e.keyword === 'additionalProperties' &&
+          e.instancePath === first.instancePath &&
+          e.schemaPath === first.schemaPath,
+      );
+      if (unknown.length) errors = unknown;
+    }
+    validate.errors = errors;
+    return false;
+  }) as ValidateFunction;
+  return validate;
 }
 
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = makeAjv(false);
+  const bodyAjvAllErrors = makeAjv(false, true);
   const paramsAjv = makeAjv(true);
+  const paramsAjvAllErrors = makeAjv(true, true);
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : paramsAjv;
-    return ajv.compile(schema as object) as ValidateFunction;
+    if (httpPart === 'body') {
+      const s = withIntegerLiterals(schema) as object;
+      return firstProblem(bodyAjv.compile(s), () => bodyAjvAllErrors.compile(s));
+    }
+    return firstProblem(paramsAjv.compile(schema as object), () => paramsAjvAllErrors.compile(schema as object));
   };
 }
 
@@ -97,6 +152,12 @@ function describe(e: ErrorObject): string {
     case 'anyOf':
     case 'oneOf':
       return 'does not match any of the accepted shapes';
+    case INTEGER_LITERAL_KEYWORD:
+      return 'must be an integer, written without a fraction or an exponent';
+    case 'minProperties':
+      return `must have at least ${String(p.limit)} field${p.limit === 1 ? '' : 's'}`;
+    case 'maxProperties':
+      return `must have at most ${String(p.limit)} fields`;
     default:
       return e.message ?? 'is invalid';
   }

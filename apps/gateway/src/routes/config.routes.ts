@@ -1,70 +1,54 @@
 import type { FastifyRequest } from 'fastify';
-import { common, identity } from '@sluice/contracts';
-import type { GatewayClients, RouteModule } from '../http/types.js';
-import { ErrorBody, iso } from '../schemas/common.js';
+import type { Static } from '@sinclair/typebox';
+import type { identity } from '@sluice/contracts';
+import { iso } from '@sluice/api';
+import { environmentOf } from '../http/request.helpers.js';
+import type { RouteModule } from '../http/types.js';
+import { errorResponses } from '../schemas/common.js';
 import { PlatformConfig, PlatformConfigUpdateRequest } from '../schemas/config.schemas.js';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody, 503: ErrorBody };
+type PlatformConfigJson = Static<typeof PlatformConfig>;
+type TransactionTypeName = PlatformConfigJson['supportedCurrencies'][number]['enabledTransactionTypes'][number];
 
 /** The REST PlatformConfig; the signing secret only for tokens that may manage the platform. */
-function platformConfig(c: identity.PlatformConfig, request: FastifyRequest) {
-  const out: Record<string, unknown> = {
+function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest): PlatformConfigJson {
+  const w = c.embeddedWalletConfig;
+  const manager = request.platform.permissions.includes('MANAGE');
+  return {
     id: c.id,
     supportedCurrencies: c.supportedCurrencies.map((s) => ({
       currencyCode: s.currencyCode,
       minAmount: Number(s.minAmount ?? 0n),
       maxAmount: Number(s.maxAmount ?? 0n),
       requiredCounterpartyFields: s.requiredCounterpartyFields.map((f) => ({
-        name: f.name,
+        name: f.name as PlatformConfigJson['supportedCurrencies'][number]['requiredCounterpartyFields'][number]['name'],
         mandatory: f.mandatory,
       })),
-      enabledTransactionTypes: s.enabledTransactionTypes.map((t) => t.replace(/^TRANSACTION_TYPE_/, '')),
+      enabledTransactionTypes: s.enabledTransactionTypes.map(
+        (t) => t.replace(/^TRANSACTION_TYPE_/, '') as TransactionTypeName,
+      ),
     })),
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
-    createdAt: iso(c.createdAt),
-    updatedAt: iso(c.updatedAt),
+    createdAt: iso(c.createdAt)!,
+    updatedAt: iso(c.updatedAt)!,
+    ...(c.umaDomain ? { umaDomain: c.umaDomain } : {}),
+    ...(c.webhookEndpoint ? { webhookEndpoint: c.webhookEndpoint } : {}),
+    ...(w
+      ? {
+          embeddedWalletConfig: {
+            currencies: w.currencies,
+            ...(w.appName ? { appName: w.appName } : {}),
+            otpLength: w.otpLength,
+            ...(w.passkey ? { passkey: { rpId: w.passkey.rpId, origins: w.passkey.origins } } : {}),
+            oidcIssuers: w.oidcIssuers.map((i) => ({ issuer: i.issuer, jwksUri: i.jwksUri, audiences: i.audiences })),
+          },
+        }
+      : {}),
+    ...(manager ? { webhookSigningSecret: c.webhookSigningSecret } : {}),
+    ...(manager && c.previousWebhookSigningSecretExpiresAt
+      ? { previousWebhookSigningSecretExpiresAt: iso(c.previousWebhookSigningSecretExpiresAt)! }
+      : {}),
   };
-  if (c.umaDomain) out.umaDomain = c.umaDomain;
-  if (c.webhookEndpoint) out.webhookEndpoint = c.webhookEndpoint;
-  if (c.embeddedWalletConfig) {
-    const w = c.embeddedWalletConfig;
-    out.embeddedWalletConfig = {
-      currencies: w.currencies,
-      ...(w.appName ? { appName: w.appName } : {}),
-      otpLength: w.otpLength,
-      ...(w.passkey ? { passkey: { rpId: w.passkey.rpId, origins: w.passkey.origins } } : {}),
-      oidcIssuers: w.oidcIssuers.map((i) => ({
-        issuer: i.issuer,
-        jwksUri: i.jwksUri,
-        audiences: i.audiences,
-      })),
-    };
-  }
-  if (request.platform.permissions.includes('MANAGE')) {
-    out.webhookSigningSecret = c.webhookSigningSecret;
-    if (c.previousWebhookSigningSecretExpiresAt)
-      out.previousWebhookSigningSecretExpiresAt = iso(c.previousWebhookSigningSecretExpiresAt);
-  }
-  return out;
-}
-
-function environment(request: FastifyRequest): common.Environment {
-  return request.platform.environment === 'SANDBOX'
-    ? common.Environment.SANDBOX
-    : common.Environment.PRODUCTION;
-}
-
-/** Makes the platform's internal accounts exist for its supported currencies (idempotent). */
-async function ensurePlatformAccounts(
-  clients: GatewayClients,
-  request: FastifyRequest,
-  currencies: string[],
-): Promise<void> {
-  await clients.accounts.ensurePlatformAccounts({
-    platformId: request.platform.id,
-    currencies,
-    environment: environment(request),
-  });
 }
 
 /**
@@ -72,14 +56,17 @@ async function ensurePlatformAccounts(
  * `null` removes umaDomain, webhookEndpoint or embeddedWalletConfig; a new
  * supportedCurrencies list provisions the platform's internal accounts before
  * the answer) and `POST /config/webhook-secret/rotate` (new signing secret;
- * the previous one keeps signing for 24 hours).
+ * the previous one keeps signing for 24 hours; it takes no body).
  */
 const configRoutes: RouteModule = (app, { clients }) => {
+  const TAGS = ['Platform Configuration'];
+  const errors = errorResponses();
+
   app.get(
     '/config',
     {
       schema: {
-        tags: ['Platform Configuration'],
+        tags: TAGS,
         operationId: 'getPlatformConfig',
         summary: 'Get the platform configuration',
         response: { 200: PlatformConfig, ...errors },
@@ -87,7 +74,7 @@ const configRoutes: RouteModule = (app, { clients }) => {
     },
     async (request) => {
       const r = await clients.identity.getPlatformConfig({ platformId: request.platform.id });
-      return platformConfig(r.config!, request);
+      return platformConfigJson(r.config!, request);
     },
   );
 
@@ -95,7 +82,7 @@ const configRoutes: RouteModule = (app, { clients }) => {
     '/config',
     {
       schema: {
-        tags: ['Platform Configuration'],
+        tags: TAGS,
         operationId: 'updatePlatformConfig',
         summary: 'Update the platform configuration',
         description:
@@ -105,45 +92,49 @@ const configRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request) => {
-      const body = request.body as PlatformConfigUpdateRequest;
-      const req: identity.UpdatePlatformConfigRequest = {
+      const body = request.body;
+      const w = body.embeddedWalletConfig;
+      const r = await clients.identity.updatePlatformConfig({
         platformId: request.platform.id,
-        clearEmbeddedWalletConfig: body.embeddedWalletConfig === null,
-      };
-      if (body.umaDomain !== undefined) req.umaDomain = body.umaDomain ?? '';
-      if (body.webhookEndpoint !== undefined) req.webhookEndpoint = body.webhookEndpoint ?? '';
+        clearEmbeddedWalletConfig: w === null,
+        ...(body.umaDomain !== undefined ? { umaDomain: body.umaDomain ?? '' } : {}),
+        ...(body.webhookEndpoint !== undefined ? { webhookEndpoint: body.webhookEndpoint ?? '' } : {}),
+        ...(body.supportedCurrencies
+          ? {
+              supportedCurrencies: {
+                currencies: body.supportedCurrencies.map((c) => ({
+                  currencyCode: c.currencyCode,
+                  minAmount: c.minAmount === undefined ? undefined : BigInt(c.minAmount),
+                  maxAmount: c.maxAmount === undefined ? undefined : BigInt(c.maxAmount),
+                  requiredCounterpartyFields: c.requiredCounterpartyFields ?? [],
+                  enabledTransactionTypes: (c.enabledTransactionTypes ?? []).map(
+                    (t) => `TRANSACTION_TYPE_${t}` as identity.TransactionType,
+                  ),
+                })),
+              },
+            }
+          : {}),
+        ...(w
+          ? {
+              embeddedWalletConfig: {
+                currencies: w.currencies ?? [],
+                appName: w.appName,
+                otpLength: w.otpLength ?? 0,
+                passkey: w.passkey,
+                oidcIssuers: w.oidcIssuers ?? [],
+              },
+            }
+          : {}),
+      });
       if (body.supportedCurrencies) {
-        req.supportedCurrencies = {
-          currencies: body.supportedCurrencies.map((c) => ({
-            currencyCode: c.currencyCode,
-            minAmount: c.minAmount === undefined ? undefined : BigInt(c.minAmount),
-            maxAmount: c.maxAmount === undefined ? undefined : BigInt(c.maxAmount),
-            requiredCounterpartyFields: c.requiredCounterpartyFields ?? [],
-            enabledTransactionTypes: (c.enabledTransactionTypes ?? []).map(
-              (t) => `TRANSACTION_TYPE_${t}` as identity.TransactionType,
-            ),
-          })),
-        };
+        // The platform's internal accounts of its currencies exist when this answers (idempotent).
+        await clients.accounts.ensurePlatformAccounts({
+          platformId: request.platform.id,
+          currencies: r.config!.supportedCurrencies.map((c) => c.currencyCode),
+          environment: environmentOf(request),
+        });
       }
-      if (body.embeddedWalletConfig) {
-        const w = body.embeddedWalletConfig;
-        req.embeddedWalletConfig = {
-          currencies: w.currencies ?? [],
-          appName: w.appName,
-          otpLength: w.otpLength ?? 0,
-          passkey: w.passkey,
-          oidcIssuers: w.oidcIssuers ?? [],
-        };
-      }
-      const r = await clients.identity.updatePlatformConfig(req);
-      if (body.supportedCurrencies) {
-        await ensurePlatformAccounts(
-          clients,
-          request,
-          r.config!.supportedCurrencies.map((c) => c.currencyCode),
-        );
-      }
-      return platformConfig(r.config!, request);
+      return platformConfigJson(r.config!, request);
     },
   );
 
@@ -151,17 +142,17 @@ const configRoutes: RouteModule = (app, { clients }) => {
     '/config/webhook-secret/rotate',
     {
       schema: {
-        tags: ['Platform Configuration'],
+        tags: TAGS,
         operationId: 'rotateWebhookSigningSecret',
         summary: 'Rotate the webhook signing secret',
         description:
-          'Makes a new webhookSigningSecret. For 24 hours webhooks carry signatures with both the new and the previous secret (previousWebhookSigningSecretExpiresAt), so receivers can switch without losing deliveries.',
+          'Takes no body. Makes a new webhookSigningSecret. For 24 hours webhooks carry signatures with both the new and the previous secret (previousWebhookSigningSecretExpiresAt), so receivers can switch without losing deliveries.',
         response: { 200: PlatformConfig, ...errors },
       },
     },
     async (request) => {
       const r = await clients.identity.rotateWebhookSigningSecret({ platformId: request.platform.id });
-      return platformConfig(r.config!, request);
+      return platformConfigJson(r.config!, request);
     },
   );
 };

@@ -1,82 +1,38 @@
 import type { FastifyRequest } from 'fastify';
-import { common, identity } from '@sluice/contracts';
+import { identity } from '@sluice/contracts';
+import { Customer, customerJson, type BusinessInfo } from '@sluice/api';
 import { isDomainError } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
+import { environmentOf, headerOf } from '../http/request.helpers.js';
 import type { GatewayClients, RouteModule } from '../http/types.js';
-import { ErrorBody, Page, iso, envelope, pageOf } from '../schemas/common.js';
+import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
-  Customer,
   CustomerCreateRequest,
+  CustomerList,
   CustomerListQuery,
   CustomerParams,
   CustomerUpdateRequest,
 } from '../schemas/customer.schemas.js';
 
-const errors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  410: ErrorBody,
-  500: ErrorBody,
-  503: ErrorBody,
-};
+const TAGS = ['Customers'];
+const errors = errorResponses(409, 410);
 
-const bare = (v: string, prefix: string) => v.replace(prefix, '');
 const date = (v: string | undefined) => (v === undefined ? undefined : new Date(v));
+const customerType = (t: 'INDIVIDUAL' | 'BUSINESS') => `CUSTOMER_TYPE_${t}` as identity.CustomerType;
 
-/** The REST customer (IndividualCustomer or BusinessCustomer) of a proto customer. */
-export function customerView(c: identity.Customer): Record<string, unknown> {
-  const type = bare(c.customerType, 'CUSTOMER_TYPE_');
-  const out: Record<string, unknown> = {
-    id: c.id,
-    platformCustomerId: c.platformCustomerId,
-    customerType: type,
-    umaAddress: c.umaAddress,
-    currencies: c.currencies,
-    createdAt: iso(c.createdAt),
-    updatedAt: iso(c.updatedAt),
-    isDeleted: c.isDeleted,
-  };
-  if (c.region) out.region = c.region;
-  if (c.email) out.email = c.email;
-  if (c.address) out.address = stripUndefined({ ...c.address });
-  if (type === 'INDIVIDUAL') {
-    out.kycStatus = bare(c.kycStatus, 'VERIFICATION_STATUS_');
-    if (c.fullName) out.fullName = c.fullName;
-    if (c.birthDate) out.birthDate = c.birthDate;
-    if (c.nationality) out.nationality = c.nationality;
-  } else {
-    out.kybStatus = bare(c.kybStatus, 'VERIFICATION_STATUS_');
-    if (c.businessInfo) {
-      const b: Record<string, unknown> = stripUndefined({ ...c.businessInfo });
-      for (const k of ['countriesOfOperation', 'expectedRecipientJurisdictions'])
-        if ((b[k] as unknown[] | undefined)?.length === 0) delete b[k];
-      out.businessInfo = b;
-    }
-  }
-  return out;
-}
-
-function stripUndefined<T extends Record<string, unknown>>(o: T): T {
-  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
-  return o;
-}
-
-function businessInfoToPb(b: Record<string, unknown> | undefined): identity.BusinessInfo | undefined {
-  if (!b) return undefined;
+function businessInfoPb(b: Partial<BusinessInfo>): identity.BusinessInfo {
   return {
-    ...(b as Partial<identity.BusinessInfo>),
-    countriesOfOperation: (b.countriesOfOperation as string[] | undefined) ?? [],
-    expectedRecipientJurisdictions: (b.expectedRecipientJurisdictions as string[] | undefined) ?? [],
+    ...b,
+    countriesOfOperation: b.countriesOfOperation ?? [],
+    expectedRecipientJurisdictions: b.expectedRecipientJurisdictions ?? [],
   };
 }
 
-function environment(request: FastifyRequest): common.Environment {
-  return request.platform.environment === 'SANDBOX'
-    ? common.Environment.SANDBOX
-    : common.Environment.PRODUCTION;
+/** The fields of a create or update that depend on the customer type. */
+function typedFields(body: CustomerCreateRequest | CustomerUpdateRequest) {
+  return body.customerType === 'INDIVIDUAL'
+    ? { fullName: body.fullName, birthDate: body.birthDate, nationality: body.nationality }
+    : { businessInfo: body.businessInfo ? businessInfoPb(body.businessInfo) : undefined };
 }
 
 /**
@@ -93,7 +49,7 @@ async function ensureCustomerAccounts(
     platformId: request.platform.id,
     customerId: c.id,
     currencies: c.currencies,
-    environment: environment(request),
+    environment: environmentOf(request),
   };
   for (let attempt = 1; ; attempt++) {
     try {
@@ -127,7 +83,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
     '/customers',
     {
       schema: {
-        tags: ['Customers'],
+        tags: TAGS,
         operationId: 'createCustomer',
         summary: 'Create a customer',
         description:
@@ -137,30 +93,21 @@ const customersRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request, reply) => {
-      const body = request.body as CustomerCreateRequest;
-      const key = request.headers['idempotency-key'];
-      const req: identity.CreateCustomerRequest = {
+      const body = request.body;
+      const { customer } = await clients.identity.createCustomer({
         platformId: request.platform.id,
-        customerType: `CUSTOMER_TYPE_${body.customerType}` as identity.CustomerType,
+        customerType: customerType(body.customerType),
         platformCustomerId: body.platformCustomerId,
         region: body.region,
         currencies: body.currencies ?? [],
         email: body.email,
         umaAddress: body.umaAddress,
         address: body.address,
-        requestKey: typeof key === 'string' ? key : undefined,
-      };
-      if (body.customerType === 'INDIVIDUAL') {
-        req.fullName = body.fullName;
-        req.birthDate = body.birthDate;
-        req.nationality = body.nationality;
-      } else {
-        req.businessInfo = businessInfoToPb(body.businessInfo);
-      }
-      const { customer } = await clients.identity.createCustomer(req);
+        requestKey: headerOf(request, 'Idempotency-Key'),
+        ...typedFields(body),
+      });
       await ensureCustomerAccounts(clients, request, customer!);
-      reply.code(201);
-      return customerView(customer!);
+      return reply.code(201).send(customerJson(customer!));
     },
   );
 
@@ -168,23 +115,21 @@ const customersRoutes: RouteModule = (app, { clients }) => {
     '/customers',
     {
       schema: {
-        tags: ['Customers'],
+        tags: TAGS,
         operationId: 'listCustomers',
         summary: 'List customers',
         description:
           'Customers matching every filter given, newest first. Date filters are inclusive; currency selects customers having it enabled.',
         querystring: CustomerListQuery,
-        response: { 200: Page(Customer, 'CustomerListResponse'), ...errors },
+        response: { 200: CustomerList, ...errors },
       },
     },
     async (request) => {
-      const q = request.query as CustomerListQuery;
+      const q = request.query;
       const r = await clients.identity.listCustomers({
         platformId: request.platform.id,
         platformCustomerId: q.platformCustomerId,
-        customerType: q.customerType
-          ? (`CUSTOMER_TYPE_${q.customerType}` as identity.CustomerType)
-          : identity.CustomerType.UNSPECIFIED,
+        customerType: q.customerType ? customerType(q.customerType) : identity.CustomerType.UNSPECIFIED,
         createdAfter: date(q.createdAfter),
         createdBefore: date(q.createdBefore),
         updatedAfter: date(q.updatedAfter),
@@ -195,7 +140,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
         isIncludingDeleted: q.isIncludingDeleted ?? false,
         page: pageOf(q),
       });
-      return envelope(r.customers.map(customerView), r.page);
+      return envelope(r.customers.map(customerJson), r.page);
     },
   );
 
@@ -203,7 +148,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
     '/customers/:customerId',
     {
       schema: {
-        tags: ['Customers'],
+        tags: TAGS,
         operationId: 'getCustomerById',
         summary: 'Get a customer',
         description: 'A deleted customer is returned with isDeleted: true.',
@@ -212,12 +157,11 @@ const customersRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request) => {
-      const { customerId } = request.params as CustomerParams;
       const { customer } = await clients.identity.getCustomer({
         platformId: request.platform.id,
-        customerId,
+        customerId: request.params.customerId,
       });
-      return customerView(customer!);
+      return customerJson(customer!);
     },
   );
 
@@ -225,7 +169,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
     '/customers/:customerId',
     {
       schema: {
-        tags: ['Customers'],
+        tags: TAGS,
         operationId: 'updateCustomerById',
         summary: 'Update a customer',
         description:
@@ -236,27 +180,21 @@ const customersRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request) => {
-      const { customerId } = request.params as CustomerParams;
-      const body = request.body as CustomerUpdateRequest;
-      const req: identity.UpdateCustomerRequest = {
-        platformId: request.platform.id,
-        customerId,
-        customerType: `CUSTOMER_TYPE_${body.customerType}` as identity.CustomerType,
-        email: body.email,
-        umaAddress: body.umaAddress,
-        currencies: body.currencies ? { codes: body.currencies } : undefined,
-        address: body.address,
-      };
-      if (body.customerType === 'INDIVIDUAL') {
-        req.fullName = body.fullName;
-        req.birthDate = body.birthDate;
-        req.nationality = body.nationality;
-      } else {
-        req.businessInfo = businessInfoToPb(body.businessInfo);
-      }
-      const { customer } = await clients.identity.updateCustomer(req).catch(goneIfDeleted);
+      const body = request.body;
+      const { customer } = await clients.identity
+        .updateCustomer({
+          platformId: request.platform.id,
+          customerId: request.params.customerId,
+          customerType: customerType(body.customerType),
+          email: body.email,
+          umaAddress: body.umaAddress,
+          currencies: body.currencies ? { codes: body.currencies } : undefined,
+          address: body.address,
+          ...typedFields(body),
+        })
+        .catch(goneIfDeleted);
       if (body.currencies) await ensureCustomerAccounts(clients, request, customer!);
-      return customerView(customer!);
+      return customerJson(customer!);
     },
   );
 
@@ -264,7 +202,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
     '/customers/:customerId',
     {
       schema: {
-        tags: ['Customers'],
+        tags: TAGS,
         operationId: 'deleteCustomerById',
         summary: 'Delete a customer',
         description:
@@ -274,11 +212,10 @@ const customersRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request) => {
-      const { customerId } = request.params as CustomerParams;
       const { customer } = await clients.identity
-        .deleteCustomer({ platformId: request.platform.id, customerId })
+        .deleteCustomer({ platformId: request.platform.id, customerId: request.params.customerId })
         .catch(goneIfDeleted);
-      return customerView(customer!);
+      return customerJson(customer!);
     },
   );
 };

@@ -3,7 +3,7 @@ import { common, accounts } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
-import { API, startGateway, type Harness } from '../../test/support/harness.js';
+import { API, startGateway, transparentCursors, type Harness } from '../../test/support/harness.js';
 import { basic, FakeIdentity } from '../../test/support/fake-identity.js';
 import externalAccountsRoutes from './external-accounts.routes.js';
 
@@ -109,7 +109,7 @@ beforeAll(async () => {
   await fake.start();
   identity.add(sandbox);
   identity.add(production);
-  h = await startGateway(identity.address, { 'external-accounts': externalAccountsRoutes }, { ACCOUNTS_GRPC_URL: fake.address });
+  h = await startGateway(identity.address, { 'external-accounts': externalAccountsRoutes }, { ACCOUNTS_GRPC_URL: fake.address }, { cursors: transparentCursors });
 });
 afterAll(async () => {
   await h?.close();

@@ -1,32 +1,24 @@
-import { common, accounts } from '@sluice/contracts';
 import type { FastifyRequest } from 'fastify';
+import { accounts } from '@sluice/contracts';
+import { ExternalAccount, externalAccountJson } from '@sluice/api';
+import { environmentOf } from '../http/request.helpers.js';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page, envelope, pageOf } from '../schemas/common.js';
+import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
   accountInfoPb,
   CustomerExternalAccountCreateRequest,
+  CustomerExternalAccountList,
   CustomerExternalAccountsQuery,
-  ExternalAccount,
-  externalAccountJson,
   ExternalAccountParams,
   PlatformExternalAccountCreateRequest,
+  PlatformExternalAccountList,
   PlatformExternalAccountsQuery,
 } from '../schemas/external-account.schemas.js';
 
 type ListQuery = { currency?: string; customerId?: string; limit?: number; cursor?: string };
 
-const errors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  500: ErrorBody,
-};
 const TAGS = ['External Accounts'];
-
-const environmentOf = (request: FastifyRequest) =>
-  request.platform.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION;
+const errors = errorResponses(409);
 
 /**
  * External accounts (bank accounts and wallets used as payment destinations or
@@ -48,10 +40,7 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
     return envelope(res.accounts.map(externalAccountJson), res.page);
   };
 
-  const create = async (
-    request: FastifyRequest,
-    body: CustomerExternalAccountCreateRequest,
-  ): Promise<ReturnType<typeof externalAccountJson>> => {
+  const create = async (request: FastifyRequest, body: CustomerExternalAccountCreateRequest) => {
     const { account } = await clients.accounts.createExternalAccount({
       platformId: request.platform.id,
       environment: environmentOf(request),
@@ -80,10 +69,9 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
         },
       },
       async (request) => {
-        const { externalAccountId } = request.params as ExternalAccountParams;
         const { account } = await clients.accounts.getExternalAccount({
           platformId: request.platform.id,
-          accountId: externalAccountId,
+          accountId: request.params.externalAccountId,
         });
         return externalAccountJson(account!);
       },
@@ -101,10 +89,9 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
         },
       },
       async (request, reply) => {
-        const { externalAccountId } = request.params as ExternalAccountParams;
         await clients.accounts.deleteExternalAccount({
           platformId: request.platform.id,
-          accountId: externalAccountId,
+          accountId: request.params.externalAccountId,
         });
         return reply.code(204).send();
       },
@@ -121,10 +108,10 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
         description:
           'External accounts of the platform’s customers, oldest first. Filters: currency, customerId; without filters, all of them (paginated).',
         querystring: CustomerExternalAccountsQuery,
-        response: { 200: Page(ExternalAccount, 'ExternalAccountList'), ...errors },
+        response: { 200: CustomerExternalAccountList, ...errors },
       },
     },
-    async (request) => list(request.platform.id, accounts.Owner.CUSTOMERS, request.query as ListQuery),
+    async (request) => list(request.platform.id, accounts.Owner.CUSTOMERS, request.query),
   );
 
   app.post(
@@ -140,11 +127,7 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
         response: { 201: ExternalAccount, ...errors },
       },
     },
-    async (request, reply) => {
-      const account = await create(request, request.body as CustomerExternalAccountCreateRequest);
-      reply.code(201);
-      return account;
-    },
+    async (request, reply) => reply.code(201).send(await create(request, request.body)),
   );
   byId('/customers', { get: 'getCustomerExternalAccountById', del: 'deleteCustomerExternalAccountById' });
 
@@ -157,10 +140,10 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
         summary: 'List platform external accounts',
         description: 'External accounts that belong to the platform itself, oldest first. Filter: currency.',
         querystring: PlatformExternalAccountsQuery,
-        response: { 200: Page(ExternalAccount, 'PlatformExternalAccountList'), ...errors },
+        response: { 200: PlatformExternalAccountList, ...errors },
       },
     },
-    async (request) => list(request.platform.id, accounts.Owner.PLATFORM, request.query as ListQuery),
+    async (request) => list(request.platform.id, accounts.Owner.PLATFORM, request.query),
   );
 
   app.post(
@@ -176,11 +159,7 @@ const externalAccountsRoutes: RouteModule = (app, deps) => {
         response: { 201: ExternalAccount, ...errors },
       },
     },
-    async (request, reply) => {
-      const account = await create(request, request.body as CustomerExternalAccountCreateRequest);
-      reply.code(201);
-      return account;
-    },
+    async (request, reply) => reply.code(201).send(await create(request, request.body)),
   );
   byId('/platform', { get: 'getPlatformExternalAccountById', del: 'deletePlatformExternalAccountById' });
 };

@@ -3,7 +3,7 @@ import { common, accounts } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
-import { API, startGateway, type Harness } from '../../test/support/harness.js';
+import { API, startGateway, transparentCursors, type Harness } from '../../test/support/harness.js';
 import { basic, FakeIdentity } from '../../test/support/fake-identity.js';
 import internalAccountsRoutes from './internal-accounts.routes.js';
 import sandboxFundRoutes from './sandbox-fund.routes.js';
@@ -213,6 +213,7 @@ beforeAll(async () => {
     identity.address,
     { 'internal-accounts': internalAccountsRoutes, 'sandbox-fund': sandboxFundRoutes },
     { ACCOUNTS_GRPC_URL: fake.address },
+    { cursors: transparentCursors },
   );
 });
 afterAll(async () => {

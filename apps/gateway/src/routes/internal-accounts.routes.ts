@@ -1,12 +1,12 @@
 import { accounts } from '@sluice/contracts';
+import { internalAccountJson, type InternalAccountTypeName } from '@sluice/api';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page, envelope, pageOf } from '../schemas/common.js';
+import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
+  CustomerInternalAccountList,
   CustomerInternalAccountsQuery,
-  InternalAccount,
-  internalAccountJson,
+  PlatformInternalAccountList,
   PlatformInternalAccountsQuery,
-  type InternalAccountTypeName,
 } from '../schemas/internal-account.schemas.js';
 
 type ListQuery = {
@@ -23,8 +23,6 @@ const TYPE_TO_PB: Record<InternalAccountTypeName, accounts.InternalAccountType> 
   EMBEDDED_WALLET: accounts.InternalAccountType.EMBEDDED_WALLET,
 };
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody };
-
 /**
  * `GET /customers/internal-accounts` and `GET /platform/internal-accounts`:
  * the platform's internal accounts (customer-owned or platform-owned), oldest
@@ -33,6 +31,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody 
  * currency is 400 INVALID_INPUT (field `currency`).
  */
 const internalAccountsRoutes: RouteModule = (app, deps) => {
+  const TAGS = ['Internal Accounts'];
   const list = async (platformId: string, owner: accounts.Owner, q: ListQuery) => {
     const res = await deps.clients.accounts.listInternalAccounts({
       platformId,
@@ -49,32 +48,32 @@ const internalAccountsRoutes: RouteModule = (app, deps) => {
     '/customers/internal-accounts',
     {
       schema: {
-        tags: ['Internal Accounts'],
+        tags: TAGS,
         operationId: 'listCustomerInternalAccounts',
         summary: 'List customer internal accounts',
         description:
           'Internal accounts of the platform’s customers, created automatically per enabled currency when a customer is created. Filter by currency, customerId and type; paginated.',
         querystring: CustomerInternalAccountsQuery,
-        response: { 200: Page(InternalAccount, 'InternalAccountList'), ...errors },
+        response: { 200: CustomerInternalAccountList, ...errorResponses() },
       },
     },
-    async (request) => list(request.platform.id, accounts.Owner.CUSTOMERS, request.query as ListQuery),
+    async (request) => list(request.platform.id, accounts.Owner.CUSTOMERS, request.query),
   );
 
   app.get(
     '/platform/internal-accounts',
     {
       schema: {
-        tags: ['Internal Accounts'],
+        tags: TAGS,
         operationId: 'listPlatformInternalAccounts',
         summary: 'List platform internal accounts',
         description:
           'Internal accounts that belong to the platform itself (one per supported currency, created when the platform is configured). Filter by currency and type. Returns up to 100 accounts per page by default.',
         querystring: PlatformInternalAccountsQuery,
-        response: { 200: Page(InternalAccount, 'PlatformInternalAccountList'), ...errors },
+        response: { 200: PlatformInternalAccountList, ...errorResponses() },
       },
     },
-    async (request) => list(request.platform.id, accounts.Owner.PLATFORM, request.query as ListQuery),
+    async (request) => list(request.platform.id, accounts.Owner.PLATFORM, request.query),
   );
 };
 

@@ -3,7 +3,7 @@ import { common, identity, payments } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
-import { API, startGateway, type Harness } from '../../test/support/harness.js';
+import { API, startGateway, transparentCursors, type Harness } from '../../test/support/harness.js';
 import { basic } from '../../test/support/fake-identity.js';
 import paymentsRoutes from './payments.routes.js';
 
@@ -160,7 +160,7 @@ beforeAll(async () => {
   });
   h = await startGateway(`127.0.0.1:${identityServer.port}`, { payments: paymentsRoutes }, {
     PAYMENTS_GRPC_URL: `127.0.0.1:${paymentsServer.port}`,
-  });
+  }, { cursors: transparentCursors });
 });
 
 afterAll(async () => {

@@ -1,30 +1,42 @@
-import { common, payments } from '@sluice/contracts';
-import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page, envelope, pageOf } from '../schemas/common.js';
+import type { FastifyRequest } from 'fastify';
+import { payments } from '@sluice/contracts';
+import { environmentOf } from '../http/request.helpers.js';
+import type { GatewayDeps, RouteModule } from '../http/types.js';
+import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
-  ExchangeRate,
+  ExchangeRateList,
   exchangeRateJson,
   ExchangeRatesQuery,
-  lookupJson,
+  externalAccountLookupJson,
+  umaLookupJson,
   ReceiverExternalAccountLookupResponse,
   ReceiverExternalAccountParams,
   ReceiverUmaLookupResponse,
   ReceiverUmaParams,
   ReceiverUmaQuery,
-  UmaProvider,
+  UmaProviderList,
   umaProviderJson,
   UmaProvidersQuery,
 } from '../schemas/payments.schemas.js';
 
-const ENV = { SANDBOX: common.Environment.SANDBOX, PRODUCTION: common.Environment.PRODUCTION } as const;
-const errors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  500: ErrorBody,
-  503: ErrorBody,
-};
+type LookupQuery = { senderUmaAddress?: string; customerId?: string; sendingCurrency?: string };
+
+/**
+ * The part of a receiver lookup both kinds share: the customer it is made for
+ * (another platform's, or an unknown one, is 404 CUSTOMER_NOT_FOUND from
+ * identity) and the sender and sending currency.
+ */
+async function lookupFields(deps: GatewayDeps, request: FastifyRequest, q: LookupQuery) {
+  if (q.customerId)
+    await deps.clients.identity.getCustomer({ platformId: request.platform.id, customerId: q.customerId });
+  return {
+    platformId: request.platform.id,
+    environment: environmentOf(request),
+    ...(q.senderUmaAddress ? { senderUmaAddress: q.senderUmaAddress } : {}),
+    ...(q.customerId ? { customerId: q.customerId } : {}),
+    ...(q.sendingCurrency ? { sendingCurrency: q.sendingCurrency.toUpperCase() } : {}),
+  };
+}
 
 /**
  * Payments reads: `GET /receiver/uma/{receiverUmaAddress}` and
@@ -47,28 +59,15 @@ const paymentsRoutes: RouteModule = (app, deps) => {
           'Resolves a receiving UMA address: the currencies it accepts (with an estimated rate from the sending currency, min and max) and the payer data its institution requires. Returns a lookupId for POST /quotes, valid until expiresAt. Sandbox receivers: $success.usd, $success.eur, $success.mxn, $pending.long.usd, $fail.compliance.usd at the sandbox UMA domain. 400 INVALID_UMA_ADDRESS for a malformed address, 404 UMA_RECEIVER_NOT_FOUND for an unknown receiver.',
         params: ReceiverUmaParams,
         querystring: ReceiverUmaQuery,
-        response: { 200: ReceiverUmaLookupResponse, ...errors },
+        response: { 200: ReceiverUmaLookupResponse, ...errorResponses() },
       },
     },
     async (request) => {
-      const { receiverUmaAddress } = request.params as { receiverUmaAddress: string };
-      const q = request.query as { senderUmaAddress?: string; customerId?: string; sendingCurrency?: string };
-      if (q.customerId) {
-        // Another platform's (or an unknown) customer is 404 CUSTOMER_NOT_FOUND from identity.
-        await deps.clients.identity.getCustomer({
-          platformId: request.platform.id,
-          customerId: q.customerId,
-        });
-      }
       const res = await client.lookupUmaReceiver({
-        platformId: request.platform.id,
-        environment: ENV[request.platform.environment],
-        receiverUmaAddress,
-        ...(q.senderUmaAddress ? { senderUmaAddress: q.senderUmaAddress } : {}),
-        ...(q.customerId ? { customerId: q.customerId } : {}),
-        ...(q.sendingCurrency ? { sendingCurrency: q.sendingCurrency.toUpperCase() } : {}),
+        ...(await lookupFields(deps, request, request.query)),
+        receiverUmaAddress: request.params.receiverUmaAddress,
       });
-      return lookupJson(res.lookup!);
+      return umaLookupJson(res.lookup!);
     },
   );
 
@@ -83,27 +82,15 @@ const paymentsRoutes: RouteModule = (app, deps) => {
           'One of the platform’s external accounts as a payment destination: its currency with an estimated rate from the sending currency and the min and max amounts. Returns a lookupId for POST /quotes, valid until expiresAt. 404 for an unknown, deleted or another platform’s account.',
         params: ReceiverExternalAccountParams,
         querystring: ReceiverUmaQuery,
-        response: { 200: ReceiverExternalAccountLookupResponse, ...errors },
+        response: { 200: ReceiverExternalAccountLookupResponse, ...errorResponses() },
       },
     },
     async (request) => {
-      const { accountId } = request.params as { accountId: string };
-      const q = request.query as { senderUmaAddress?: string; customerId?: string; sendingCurrency?: string };
-      if (q.customerId) {
-        await deps.clients.identity.getCustomer({
-          platformId: request.platform.id,
-          customerId: q.customerId,
-        });
-      }
       const res = await client.lookupExternalAccountReceiver({
-        platformId: request.platform.id,
-        environment: ENV[request.platform.environment],
-        accountId,
-        ...(q.senderUmaAddress ? { senderUmaAddress: q.senderUmaAddress } : {}),
-        ...(q.customerId ? { customerId: q.customerId } : {}),
-        ...(q.sendingCurrency ? { sendingCurrency: q.sendingCurrency.toUpperCase() } : {}),
+        ...(await lookupFields(deps, request, request.query)),
+        accountId: request.params.accountId,
       });
-      return lookupJson(res.lookup!);
+      return externalAccountLookupJson(res.lookup!);
     },
   );
 
@@ -117,18 +104,14 @@ const paymentsRoutes: RouteModule = (app, deps) => {
         description:
           'Every currency corridor (source ≠ destination) with the rate, fees and what `sendingAmount` (default 10000 minor units) delivers, computed with the same rule as quotes. Filter by sourceCurrency and destinationCurrency (repeatable). Sandbox rates come from a fixed, documented table.',
         querystring: ExchangeRatesQuery,
-        response: { 200: Page(ExchangeRate, 'ExchangeRateList'), ...errors },
+        response: { 200: ExchangeRateList, ...errorResponses() },
       },
     },
     async (request) => {
-      const q = request.query as {
-        sourceCurrency?: string;
-        destinationCurrency?: string[];
-        sendingAmount?: number;
-      };
+      const q = request.query;
       const res = await client.listExchangeRates({
         platformId: request.platform.id,
-        environment: ENV[request.platform.environment],
+        environment: environmentOf(request),
         ...(q.sourceCurrency ? { sourceCurrency: q.sourceCurrency.toUpperCase() } : {}),
         destinationCurrencies: (q.destinationCurrency ?? []).map((c) => c.toUpperCase()),
         ...(q.sendingAmount !== undefined ? { sendingAmount: BigInt(q.sendingAmount) } : {}),
@@ -148,21 +131,14 @@ const paymentsRoutes: RouteModule = (app, deps) => {
         description:
           'Counterparty providers reachable over UMA. Filters: countryCode (ISO 3166-1 alpha-2), currencyCode, hasBlockedProviders=false to keep only providers on your allowlist; sorted by name (sortOrder asc or desc, default desc); paginated.',
         querystring: UmaProvidersQuery,
-        response: { 200: Page(UmaProvider, 'UmaProviderList'), ...errors },
+        response: { 200: UmaProviderList, ...errorResponses() },
       },
     },
     async (request) => {
-      const q = request.query as {
-        countryCode?: string;
-        currencyCode?: string;
-        hasBlockedProviders?: boolean;
-        sortOrder?: 'asc' | 'desc';
-        limit?: number;
-        cursor?: string;
-      };
+      const q = request.query;
       const res = await client.listUmaProviders({
         platformId: request.platform.id,
-        environment: ENV[request.platform.environment],
+        environment: environmentOf(request),
         ...(q.countryCode ? { countryCode: q.countryCode.toUpperCase() } : {}),
         ...(q.currencyCode ? { currencyCode: q.currencyCode.toUpperCase() } : {}),
         ...(q.hasBlockedProviders !== undefined ? { hasBlockedProviders: q.hasBlockedProviders } : {}),

@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
+import { InternalAccount, internalAccountJson } from '@sluice/api';
+import { headerOf } from '../http/request.helpers.js';
 import { requireSandbox, type RouteModule } from '../http/types.js';
-import { ErrorBody } from '../schemas/common.js';
-import {
-  InternalAccount,
-  internalAccountJson,
-  SandboxFundParams,
-  SandboxFundRequest,
-} from '../schemas/internal-account.schemas.js';
+import { errorResponses } from '../schemas/common.js';
+import { InternalAccountParams, SandboxFundRequest } from '../schemas/internal-account.schemas.js';
 
 /**
  * `POST /sandbox/internal-accounts/{accountId}/fund` (sandbox platforms only):
@@ -27,33 +24,19 @@ const sandboxFundRoutes: RouteModule = (app, deps) => {
         summary: 'Simulate funding an internal account',
         description:
           'Adds funds to a customer or platform internal account in the sandbox, as if a deposit had arrived. `amount` is in the smallest unit of the account currency. Fails with 403 for production platforms.',
-        params: SandboxFundParams,
+        params: InternalAccountParams,
         body: SandboxFundRequest,
-        response: {
-          200: InternalAccount,
-          400: ErrorBody,
-          401: ErrorBody,
-          403: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          500: ErrorBody,
-        },
+        response: { 200: InternalAccount, ...errorResponses(409) },
       },
     },
     async (request) => {
       requireSandbox(request);
-      const { accountId } = request.params as { accountId: string };
-      const { amount } = request.body as { amount: number };
-      const key = request.headers['idempotency-key'];
-      const entryId =
-        typeof key === 'string' && key !== ''
-          ? `sandbox-fund:${createHash('sha256').update(key).digest('hex')}`
-          : undefined;
+      const key = headerOf(request, 'Idempotency-Key');
       const res = await deps.clients.accounts.sandboxFund({
         platformId: request.platform.id,
-        accountId,
-        amount: BigInt(amount),
-        ...(entryId ? { entryId } : {}),
+        accountId: request.params.accountId,
+        amount: BigInt(request.body.amount),
+        ...(key ? { entryId: `sandbox-fund:${createHash('sha256').update(key).digest('hex')}` } : {}),
       });
       return internalAccountJson(res.account!);
     },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { requireSandbox, type RouteModule } from '../http/types.js';
-import { ErrorBody } from '../schemas/common.js';
+import { errorResponses } from '../schemas/common.js';
 
 const TestWebhookResponse = Type.Object(
   {
@@ -28,14 +28,8 @@ const sandboxWebhooksRoutes: RouteModule = (app, deps) => {
         operationId: 'sendTestWebhook',
         summary: 'Send a test webhook',
         description:
-          'Sends a TEST webhook, signed like every webhook (webhook-id, webhook-timestamp, webhook-signature), to the configured endpoint and returns its response status, the URL and the response body.',
-        response: {
-          200: TestWebhookResponse,
-          400: ErrorBody,
-          401: ErrorBody,
-          403: ErrorBody,
-          500: ErrorBody,
-        },
+          'Takes no body. Sends a TEST webhook, signed like every webhook (webhook-id, webhook-timestamp, webhook-signature), to the configured endpoint and returns its response status, the URL and the response body.',
+        response: { 200: TestWebhookResponse, ...errorResponses() },
       },
     },
     async (request) => {

@@ -1,21 +1,24 @@
-import { identity } from '@sluice/contracts';
+import type { Static } from '@sinclair/typebox';
+import type { identity } from '@sluice/contracts';
+import { iso } from '@sluice/api';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, Page, iso, envelope, pageOf } from '../schemas/common.js';
+import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
   ApiToken,
   ApiTokenCreateRequest,
+  ApiTokenList,
   ApiTokenWithSecret,
   TokenListQuery,
   TokenParams,
 } from '../schemas/token.schemas.js';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody };
+type ApiTokenJson = Static<typeof ApiToken>;
 
-function apiToken(t: identity.ApiToken) {
+function apiTokenJson(t: identity.ApiToken): ApiTokenJson {
   return {
     id: t.id,
     name: t.name,
-    permissions: t.permissions.map((p) => p.replace(/^PERMISSION_/, '')),
+    permissions: t.permissions.map((p) => p.replace(/^PERMISSION_/, '') as ApiTokenJson['permissions'][number]),
     clientId: t.clientId,
     createdAt: iso(t.createdAt)!,
     updatedAt: iso(t.updatedAt)!,
@@ -31,11 +34,14 @@ const date = (v: string | undefined) => (v === undefined ? undefined : new Date(
  * `clientId:clientSecret` (clientId is the token id).
  */
 const tokensRoutes: RouteModule = (app, { clients }) => {
+  const TAGS = ['API Tokens'];
+  const errors = errorResponses();
+
   app.post(
     '/tokens',
     {
       schema: {
-        tags: ['API Tokens'],
+        tags: TAGS,
         operationId: 'createToken',
         summary: 'Create an API token',
         description:
@@ -45,14 +51,13 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request, reply) => {
-      const body = request.body as ApiTokenCreateRequest;
+      const body = request.body;
       const r = await clients.identity.createToken({
         platformId: request.platform.id,
         name: body.name,
         permissions: body.permissions.map((p) => `PERMISSION_${p}` as identity.Permission),
       });
-      reply.code(201);
-      return { ...apiToken(r.token!), clientSecret: r.clientSecret };
+      return reply.code(201).send({ ...apiTokenJson(r.token!), clientSecret: r.clientSecret });
     },
   );
 
@@ -60,16 +65,16 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
     '/tokens',
     {
       schema: {
-        tags: ['API Tokens'],
+        tags: TAGS,
         operationId: 'listTokens',
         summary: 'List API tokens',
         description: 'Live (not deleted) tokens, newest first. Date filters are inclusive.',
         querystring: TokenListQuery,
-        response: { 200: Page(ApiToken, 'TokenListResponse'), ...errors },
+        response: { 200: ApiTokenList, ...errors },
       },
     },
     async (request) => {
-      const q = request.query as TokenListQuery;
+      const q = request.query;
       const r = await clients.identity.listTokens({
         platformId: request.platform.id,
         name: q.name,
@@ -79,7 +84,7 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
         updatedBefore: date(q.updatedBefore),
         page: pageOf(q),
       });
-      return envelope(r.tokens.map(apiToken), r.page);
+      return envelope(r.tokens.map(apiTokenJson), r.page);
     },
   );
 
@@ -87,7 +92,7 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
     '/tokens/:tokenId',
     {
       schema: {
-        tags: ['API Tokens'],
+        tags: TAGS,
         operationId: 'getTokenById',
         summary: 'Get an API token',
         params: TokenParams,
@@ -95,9 +100,8 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request) => {
-      const { tokenId } = request.params as TokenParams;
-      const r = await clients.identity.getToken({ platformId: request.platform.id, tokenId });
-      return apiToken(r.token!);
+      const r = await clients.identity.getToken({ platformId: request.platform.id, tokenId: request.params.tokenId });
+      return apiTokenJson(r.token!);
     },
   );
 
@@ -105,7 +109,7 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
     '/tokens/:tokenId',
     {
       schema: {
-        tags: ['API Tokens'],
+        tags: TAGS,
         operationId: 'deleteTokenById',
         summary: 'Delete (revoke) an API token',
         description:
@@ -115,8 +119,7 @@ const tokensRoutes: RouteModule = (app, { clients }) => {
       },
     },
     async (request, reply) => {
-      const { tokenId } = request.params as TokenParams;
-      await clients.identity.deleteToken({ platformId: request.platform.id, tokenId });
+      await clients.identity.deleteToken({ platformId: request.platform.id, tokenId: request.params.tokenId });
       return reply.code(204).send();
     },
   );

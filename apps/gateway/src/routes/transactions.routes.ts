@@ -1,31 +1,10 @@
 import { payments } from '@sluice/contracts';
-import { invalidInput } from '@sluice/core';
+import { Transaction, transactionJson } from '@sluice/api';
 import type { RouteModule } from '../http/types.js';
-import { ErrorBody, envelope, pageOf } from '../schemas/common.js';
-import {
-  Transaction,
-  transactionJson,
-  TransactionList,
-  TransactionParams,
-  TransactionsQuery,
-} from '../schemas/transaction.schemas.js';
+import { envelope, errorResponses, pageOf } from '../schemas/common.js';
+import { TransactionList, TransactionParams, TransactionsQuery } from '../schemas/transaction.schemas.js';
 
-const errors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  500: ErrorBody,
-  503: ErrorBody,
-};
 const TAGS = ['Transactions'];
-
-function date(field: string, v: string | undefined): Date | undefined {
-  if (v === undefined) return undefined;
-  const d = new Date(v);
-  if (Number.isNaN(d.getTime())) throw invalidInput([{ field, message: 'must be an ISO 8601 date-time' }]);
-  return d;
-}
 
 /**
  * `GET /transactions` (every filter of the specification, newest first by
@@ -45,31 +24,18 @@ const transactionsRoutes: RouteModule = (app, deps) => {
         description:
           'Transactions of the platform, filtered by customerId (the platform id selects the platform’s own transactions), platformCustomerId, accountIdentifier (sender or receiver), senderAccountIdentifier, receiverAccountIdentifier, status, type, reference and createdAt between startDate and endDate (both inclusive); sortOrder asc or desc (default desc) by createdAt.',
         querystring: TransactionsQuery,
-        response: { 200: TransactionList, ...errors },
+        response: { 200: TransactionList, ...errorResponses() },
       },
     },
     async (request) => {
-      const q = request.query as TransactionsQuery;
-      const startDate = date('startDate', q.startDate);
-      const endDate = date('endDate', q.endDate);
+      const { startDate, endDate, sortOrder, limit: _limit, cursor: _cursor, ...filters } = request.query;
       const page = await client.listTransactions({
         platformId: request.platform.id,
-        ...(q.customerId !== undefined ? { customerId: q.customerId } : {}),
-        ...(q.platformCustomerId !== undefined ? { platformCustomerId: q.platformCustomerId } : {}),
-        ...(q.accountIdentifier !== undefined ? { accountIdentifier: q.accountIdentifier } : {}),
-        ...(q.senderAccountIdentifier !== undefined
-          ? { senderAccountIdentifier: q.senderAccountIdentifier }
-          : {}),
-        ...(q.receiverAccountIdentifier !== undefined
-          ? { receiverAccountIdentifier: q.receiverAccountIdentifier }
-          : {}),
-        ...(q.status !== undefined ? { status: q.status } : {}),
-        ...(q.type !== undefined ? { type: q.type } : {}),
-        ...(q.reference !== undefined ? { reference: q.reference } : {}),
-        ...(startDate ? { startDate } : {}),
-        ...(endDate ? { endDate } : {}),
-        sortOrder: q.sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
-        page: pageOf(q),
+        ...filters,
+        ...(startDate !== undefined ? { startDate: new Date(startDate) } : {}),
+        ...(endDate !== undefined ? { endDate: new Date(endDate) } : {}),
+        sortOrder: sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
+        page: pageOf(request.query),
       });
       return envelope(page.transactions.map(transactionJson), page.page);
     },
@@ -85,12 +51,14 @@ const transactionsRoutes: RouteModule = (app, deps) => {
         description:
           'One transaction of the platform; 404 TRANSACTION_NOT_FOUND for an unknown or another platform’s id.',
         params: TransactionParams,
-        response: { 200: Transaction, ...errors },
+        response: { 200: Transaction, ...errorResponses() },
       },
     },
     async (request) => {
-      const { transactionId } = request.params as { transactionId: string };
-      const { transaction } = await client.getTransaction({ platformId: request.platform.id, transactionId });
+      const { transaction } = await client.getTransaction({
+        platformId: request.platform.id,
+        transactionId: request.params.transactionId,
+      });
       return transactionJson(transaction!);
     },
   );

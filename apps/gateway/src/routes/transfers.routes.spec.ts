@@ -3,7 +3,7 @@ import { common, identity, payments } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
-import { API, startGateway, type Harness } from '../../test/support/harness.js';
+import { API, startGateway, transparentCursors, type Harness } from '../../test/support/harness.js';
 import { basic } from '../../test/support/fake-identity.js';
 import transfersRoutes from './transfers.routes.js';
 import transactionsRoutes from './transactions.routes.js';
@@ -112,6 +112,7 @@ beforeAll(async () => {
     `127.0.0.1:${identityServer.port}`,
     { transfers: transfersRoutes, transactions: transactionsRoutes },
     { PAYMENTS_GRPC_URL: `127.0.0.1:${paymentsServer.port}` },
+    { cursors: transparentCursors },
   );
 });
 

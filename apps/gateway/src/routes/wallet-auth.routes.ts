@@ -1,99 +1,55 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { accounts, walletAuth as pb } from '@sluice/contracts';
-import { DomainError } from '@sluice/core';
-import type { GatewayDeps, RouteModule } from '../http/types.js';
-import { ErrorBody, Id, iso } from '../schemas/common.js';
-import { InternalAccount, internalAccountJson } from '../schemas/internal-account.schemas.js';
 import {
-  AccountQuery,
   AuthMethod,
   AuthSession,
+  InternalAccount,
+  authMethodJson,
+  authSessionJson,
+  internalAccountJson,
+  iso,
+  type AuthMethodTypeName,
+} from '@sluice/api';
+import { DomainError } from '@sluice/core';
+import { headerOf, optionalBody } from '../http/request.helpers.js';
+import type { GatewayDeps, RouteModule } from '../http/types.js';
+import { errorResponses } from '../schemas/common.js';
+import {
+  AccountQuery,
+  AuthCredentialList,
+  AuthSessionList,
   ChallengeBody,
   challengeJson,
   CreateCredentialBody,
   ExportBody,
   ExportResponse,
+  IdParams,
   PasskeyAuthChallenge,
   SigningChallenge,
   UpdateCredentialBody,
+  UpdateInternalAccountBody,
   VerifyBody,
 } from '../schemas/wallet-auth.schemas.js';
 
-type MethodType = 'OAUTH' | 'EMAIL_OTP' | 'PASSKEY';
-const TYPE_TO_PB: Record<MethodType, pb.AuthMethodType> = {
+const TYPE_TO_PB: Record<AuthMethodTypeName, pb.AuthMethodType> = {
   OAUTH: pb.AuthMethodType.OAUTH,
   EMAIL_OTP: pb.AuthMethodType.EMAIL_OTP,
   PASSKEY: pb.AuthMethodType.PASSKEY,
 };
-const typeName = (t: pb.AuthMethodType) => String(t).replace(/^AUTH_METHOD_TYPE_/, '') as MethodType;
 
-/** Fields each credential type may carry on POST /auth/credentials (besides accountId and type). */
-const CREATE_FIELDS: Record<MethodType, string[]> = {
-  EMAIL_OTP: ['email'],
-  OAUTH: ['oidcToken'],
-  PASSKEY: ['nickname', 'challenge', 'attestation'],
-};
-const VERIFY_FIELDS: Record<MethodType, string[]> = {
-  EMAIL_OTP: ['otp', 'clientPublicKey'],
-  OAUTH: ['oidcToken', 'clientPublicKey'],
-  PASSKEY: ['assertion'],
-};
-
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody };
-const IdParams = (type: string) => Type.Object({ id: Id(type) }, { additionalProperties: false });
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const v = request.headers[name.toLowerCase()];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s === '' ? undefined : s;
-}
+const TAGS = ['Embedded Wallet Auth'];
+const errors = errorResponses();
 
 /** The signed-retry part of a call: the body it binds and the two headers. */
 function signed(request: FastifyRequest): pb.SignedRetry {
-  const signature = header(request, 'Service-Wallet-Signature');
-  const requestId = header(request, 'Request-Id');
+  const signature = headerOf(request, 'Service-Wallet-Signature');
+  const requestId = headerOf(request, 'Request-Id');
   return {
     bodyJson: request.body === undefined || request.body === null ? '' : JSON.stringify(request.body),
     ...(signature ? { signature } : {}),
     ...(requestId ? { requestId } : {}),
   };
-}
-
-function authMethodJson(m: pb.AuthMethod) {
-  return {
-    id: m.id,
-    accountId: m.accountId,
-    type: typeName(m.type),
-    nickname: m.nickname,
-    ...(m.credentialId ? { credentialId: m.credentialId } : {}),
-    createdAt: iso(m.createdAt)!,
-    updatedAt: iso(m.updatedAt)!,
-  };
-}
-
-function sessionJson(s: pb.Session) {
-  const m = s.authMethod!;
-  return {
-    id: s.id,
-    accountId: s.accountId,
-    authMethodId: s.credentialId,
-    type: typeName(m.type),
-    nickname: m.nickname,
-    ...(m.credentialId ? { credentialId: m.credentialId } : {}),
-    ...(s.encryptedSessionSigningKey ? { encryptedSessionSigningKey: s.encryptedSessionSigningKey } : {}),
-    expiresAt: iso(s.expiresAt)!,
-    createdAt: iso(s.createdAt)!,
-    updatedAt: iso(m.updatedAt)!,
-  };
-}
-
-function rejectForeignFields(body: Record<string, unknown>, type: MethodType, allowed: Record<MethodType, string[]>, common: string[]): void {
-  const bad = Object.keys(body).filter((k) => !common.includes(k) && !allowed[type].includes(k));
-  if (bad.length)
-    throw new DomainError('INVALID_ARGUMENT', 'INVALID_INPUT', `${bad[0]}: not a field of a ${type} credential`, {
-      errors: bad.map((field) => ({ field, message: `not a field of a ${type} credential` })),
-    });
 }
 
 /** The account must be an EMBEDDED_WALLET internal account of the caller's platform (another platform's: 404). */
@@ -126,7 +82,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/credentials',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'createAuthCredential',
         summary: 'Register an authentication credential',
         description: `Registers an EMAIL_OTP, OAUTH or PASSKEY credential on an EMBEDDED_WALLET internal account (at most one EMAIL_OTP and one PASSKEY). The first credential needs no signature; later ones use the signed retry. ${SIGNED_HEADERS} Registration issues no session; EMAIL_OTP sends the code by email.`,
@@ -135,30 +91,34 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const body = request.body as {
-        accountId: string; type: MethodType; email?: string; oidcToken?: string; nickname?: string; challenge?: string;
-        attestation?: { credentialId: string; clientDataJson: string; attestationObject: string; transports?: string[] };
-      };
-      rejectForeignFields(body, body.type, CREATE_FIELDS, ['accountId', 'type']);
+      const body = request.body;
       const platformId = request.platform.id;
       const account = await embeddedWallet(deps, platformId, body.accountId, 'accountId');
-      let email = body.email;
-      if (body.type === 'EMAIL_OTP' && email === undefined && account.customerId) {
-        email = (await deps.clients.identity.getCustomer({ platformId, customerId: account.customerId })).customer?.email;
-        if (!email)
-          throw new DomainError('INVALID_ARGUMENT', 'INVALID_INPUT', 'email: required (the customer has no email address)', {
-            errors: [{ field: 'email', message: 'is required: the customer of the account has no email address' }],
-          });
+      let fields: Partial<pb.CreateCredentialRequest> = {};
+      if (body.type === 'EMAIL_OTP') {
+        let email = body.email;
+        if (email === undefined && account.customerId) {
+          email = (await deps.clients.identity.getCustomer({ platformId, customerId: account.customerId })).customer?.email;
+          if (!email)
+            throw new DomainError('INVALID_ARGUMENT', 'INVALID_INPUT', 'email: required (the customer has no email address)', {
+              errors: [{ field: 'email', message: 'is required: the customer of the account has no email address' }],
+            });
+        }
+        fields = email !== undefined ? { email } : {};
+      } else if (body.type === 'OAUTH') {
+        fields = body.oidcToken !== undefined ? { oidcToken: body.oidcToken } : {};
+      } else {
+        fields = {
+          ...(body.nickname !== undefined ? { nickname: body.nickname } : {}),
+          ...(body.challenge !== undefined ? { challenge: body.challenge } : {}),
+          ...(body.attestation ? { attestation: { ...body.attestation, transports: body.attestation.transports ?? [] } } : {}),
+        };
       }
       const r = await wa.createCredential({
         platformId,
         accountId: body.accountId,
         type: TYPE_TO_PB[body.type],
-        ...(email !== undefined ? { email } : {}),
-        ...(body.oidcToken !== undefined ? { oidcToken: body.oidcToken } : {}),
-        ...(body.nickname !== undefined ? { nickname: body.nickname } : {}),
-        ...(body.challenge !== undefined ? { challenge: body.challenge } : {}),
-        ...(body.attestation ? { attestation: { ...body.attestation, transports: body.attestation.transports ?? [] } } : {}),
+        ...fields,
         signed: signed(request),
       });
       return answer(reply, r, 201, () => authMethodJson(r.authMethod!));
@@ -169,16 +129,15 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/credentials',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'listAuthCredentials',
         summary: 'List the credentials of an embedded wallet',
         querystring: AccountQuery,
-        response: { 200: Type.Object({ data: Type.Array(AuthMethod) }, { $id: 'AuthCredentialList' }), ...errors },
+        response: { 200: AuthCredentialList, ...errors },
       },
     },
     async (request) => {
-      const { accountId } = request.query as { accountId: string };
-      const r = await wa.listCredentials({ platformId: request.platform.id, accountId });
+      const r = await wa.listCredentials({ platformId: request.platform.id, accountId: request.query.accountId });
       return { data: r.authMethods.map(authMethodJson) };
     },
   );
@@ -187,7 +146,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/credentials/:id/challenge',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'challengeAuthCredential',
         summary: 'Re-issue a credential challenge',
         description: 'EMAIL_OTP: emails a fresh code (body optional) and returns the AuthMethod. PASSKEY: `clientPublicKey` required; returns a WebAuthn challenge bound to it, with the requestId for /verify. OAUTH has no challenge step.',
@@ -195,18 +154,15 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         body: ChallengeBody,
         response: { 200: Type.Union([PasskeyAuthChallenge, AuthMethod]), ...errors },
       },
-      // The body may be omitted (EMAIL_OTP): validate an absent body as `{}`.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      // The body may be omitted (EMAIL_OTP).
+      preValidation: optionalBody,
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const body = (request.body ?? {}) as { clientPublicKey?: string };
+      const { clientPublicKey } = request.body;
       const r = await wa.challengeCredential({
         platformId: request.platform.id,
-        credentialId: id,
-        ...(body.clientPublicKey !== undefined ? { clientPublicKey: body.clientPublicKey } : {}),
+        credentialId: request.params.id,
+        ...(clientPublicKey !== undefined ? { clientPublicKey } : {}),
       });
       const m = authMethodJson(r.authMethod!);
       return r.challenge ? { ...m, credentialId: m.credentialId!, challenge: r.challenge, requestId: r.requestId!, expiresAt: iso(r.expiresAt)! } : m;
@@ -217,7 +173,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/credentials/:id/verify',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'verifyAuthCredential',
         summary: 'Verify a credential and open a session',
         description: 'EMAIL_OTP: `otp` + `clientPublicKey`. OAUTH: a fresh `oidcToken` + `clientPublicKey`. PASSKEY: `assertion`, header `Request-Id` from /challenge. Returns the session with `encryptedSessionSigningKey` (HPKE to the client key).',
@@ -227,21 +183,24 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const body = request.body as { type: MethodType; otp?: string; oidcToken?: string; clientPublicKey?: string; assertion?: pb.PasskeyAssertion };
-      rejectForeignFields(body, body.type, VERIFY_FIELDS, ['type']);
-      const requestId = header(request, 'Request-Id');
+      const body = request.body;
+      const requestId = headerOf(request, 'Request-Id');
+      const fields: Partial<pb.VerifyCredentialRequest> =
+        body.type === 'PASSKEY'
+          ? { ...(body.assertion ? { assertion: body.assertion } : {}) }
+          : {
+              ...(body.type === 'EMAIL_OTP' && body.otp !== undefined ? { otp: body.otp } : {}),
+              ...(body.type === 'OAUTH' && body.oidcToken !== undefined ? { oidcToken: body.oidcToken } : {}),
+              ...(body.clientPublicKey !== undefined ? { clientPublicKey: body.clientPublicKey } : {}),
+            };
       const r = await wa.verifyCredential({
         platformId: request.platform.id,
-        credentialId: id,
+        credentialId: request.params.id,
         type: TYPE_TO_PB[body.type],
-        ...(body.otp !== undefined ? { otp: body.otp } : {}),
-        ...(body.oidcToken !== undefined ? { oidcToken: body.oidcToken } : {}),
-        ...(body.clientPublicKey !== undefined ? { clientPublicKey: body.clientPublicKey } : {}),
-        ...(body.assertion ? { assertion: body.assertion } : {}),
+        ...fields,
         ...(requestId ? { requestId } : {}),
       });
-      return sessionJson(r.session!);
+      return authSessionJson(r.session!);
     },
   );
 
@@ -249,7 +208,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/credentials/:id',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'updateAuthCredential',
         summary: 'Update an EMAIL_OTP credential',
         description: `Changes the email of an EMAIL_OTP credential (at least one field). ${SIGNED_HEADERS}`,
@@ -259,12 +218,11 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const body = request.body as { email?: string };
+      const { email } = request.body;
       const r = await wa.updateCredential({
         platformId: request.platform.id,
-        credentialId: id,
-        ...(body.email !== undefined ? { email: body.email } : {}),
+        credentialId: request.params.id,
+        ...(email !== undefined ? { email } : {}),
         signed: signed(request),
       });
       return answer(reply, r, 200, () => authMethodJson(r.authMethod!));
@@ -275,7 +233,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/credentials/:id',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'revokeAuthCredential',
         summary: 'Revoke a credential',
         description: `Revokes a credential and its sessions. The stamp must come from a session of a different credential of the account; the last credential cannot be revoked (400 LAST_CREDENTIAL). ${SIGNED_HEADERS}`,
@@ -284,8 +242,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const r = await wa.revokeCredential({ platformId: request.platform.id, credentialId: id, signed: signed(request) });
+      const r = await wa.revokeCredential({ platformId: request.platform.id, credentialId: request.params.id, signed: signed(request) });
       return answer(reply, r, 204, () => null);
     },
   );
@@ -294,17 +251,16 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/sessions',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'listAuthSessions',
         summary: 'List the active sessions of an embedded wallet',
         querystring: AccountQuery,
-        response: { 200: Type.Object({ data: Type.Array(AuthSession) }, { $id: 'AuthSessionList' }), ...errors },
+        response: { 200: AuthSessionList, ...errors },
       },
     },
     async (request) => {
-      const { accountId } = request.query as { accountId: string };
-      const r = await wa.listSessions({ platformId: request.platform.id, accountId });
-      return { data: r.sessions.map(sessionJson) };
+      const r = await wa.listSessions({ platformId: request.platform.id, accountId: request.query.accountId });
+      return { data: r.sessions.map(authSessionJson) };
     },
   );
 
@@ -312,7 +268,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/auth/sessions/:id',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'revokeAuthSession',
         summary: 'Revoke a session',
         description: SIGNED_HEADERS,
@@ -321,8 +277,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const r = await wa.revokeSession({ platformId: request.platform.id, sessionId: id, signed: signed(request) });
+      const r = await wa.revokeSession({ platformId: request.platform.id, sessionId: request.params.id, signed: signed(request) });
       return answer(reply, r, 204, () => null);
     },
   );
@@ -334,19 +289,14 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         tags: ['Internal Accounts'],
         operationId: 'updateInternalAccount',
         summary: 'Update an embedded wallet',
-        description: `Changes \`privateEnabled\` of an EMBEDDED_WALLET internal account (at least one field). ${SIGNED_HEADERS}`,
+        description: `Changes \`privateEnabled\` of an EMBEDDED_WALLET internal account. ${SIGNED_HEADERS}`,
         params: IdParams('InternalAccount'),
-        body: Type.Object({ privateEnabled: Type.Optional(Type.Boolean({ description: 'wallet privacy' })) }, { additionalProperties: false }),
+        body: UpdateInternalAccountBody,
         response: { 200: InternalAccount, 202: SigningChallenge, ...errors },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const body = request.body as { privateEnabled?: boolean };
-      if (body.privateEnabled === undefined)
-        throw new DomainError('INVALID_ARGUMENT', 'INVALID_INPUT', 'privateEnabled: at least one update field is required', {
-          errors: [{ field: 'privateEnabled', message: 'at least one update field is required' }],
-        });
+      const id = request.params.id;
       const platformId = request.platform.id;
       await embeddedWallet(deps, platformId, id, 'id');
       const retry = signed(request);
@@ -356,8 +306,12 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         return reply.code(202).send(challengeJson(signingChallenge!));
       }
       await wa.verifySignedRequest({ platformId, accountId: id, action, signed: retry });
-      const { account } = await deps.clients.accounts.updateInternalAccount({ platformId, accountId: id, privateEnabled: body.privateEnabled });
-      return internalAccountJson(account!);
+      const { account } = await deps.clients.accounts.updateInternalAccount({
+        platformId,
+        accountId: id,
+        privateEnabled: request.body.privateEnabled,
+      });
+      return reply.send(internalAccountJson(account!));
     },
   );
 
@@ -365,7 +319,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     '/internal-accounts/:id/export',
     {
       schema: {
-        tags: ['Embedded Wallet Auth'],
+        tags: TAGS,
         operationId: 'exportInternalAccountWallet',
         summary: 'Export an embedded wallet',
         description: `Returns the wallet mnemonic HPKE-encrypted to \`clientPublicKey\` (export bundle). ${SIGNED_HEADERS}`,
@@ -375,10 +329,14 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const { clientPublicKey } = request.body as { clientPublicKey: string };
+      const id = request.params.id;
       await embeddedWallet(deps, request.platform.id, id, 'id');
-      const r = await wa.exportWallet({ platformId: request.platform.id, accountId: id, clientPublicKey, signed: signed(request) });
+      const r = await wa.exportWallet({
+        platformId: request.platform.id,
+        accountId: id,
+        clientPublicKey: request.body.clientPublicKey,
+        signed: signed(request),
+      });
       return answer(reply, r, 200, () => ({ id, encryptedWalletCredentials: r.encryptedWalletCredentials! }));
     },
   );

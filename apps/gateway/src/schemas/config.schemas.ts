@@ -1,10 +1,12 @@
-import { CUSTOMER_INFO_FIELDS, TRANSACTION_TYPES } from '@sluice/core';
-import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from './common.js';
+import { CUSTOMER_INFO_FIELDS, MAX_AMOUNT, TRANSACTION_TYPES } from '@sluice/core';
+import { Type } from '@sinclair/typebox';
+import { Timestamp } from '@sluice/api';
 
 /** REST schemas of `/config`. */
 
-const MAX_AMOUNT = 9_000_000_000_000_000;
+/** An amount limit of a currency: 0 to MAX_AMOUNT in the smallest unit. */
+const AmountLimit = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: Number(MAX_AMOUNT), description });
 
 export const CustomerInfoFieldName = Type.Union(
   CUSTOMER_INFO_FIELDS.map((v) => Type.Literal(v)),
@@ -23,16 +25,8 @@ const CounterpartyFieldDefinition = Type.Object(
 export const PlatformCurrencyConfig = Type.Object(
   {
     currencyCode: Type.String({ description: 'ISO 4217 code or stablecoin code (USDC)' }),
-    minAmount: Type.Integer({
-      minimum: 0,
-      maximum: MAX_AMOUNT,
-      description: 'smallest amount that can be sent, in the smallest unit',
-    }),
-    maxAmount: Type.Integer({
-      minimum: 0,
-      maximum: MAX_AMOUNT,
-      description: 'largest amount that can be sent, in the smallest unit',
-    }),
+    minAmount: AmountLimit('smallest amount that can be sent, in the smallest unit'),
+    maxAmount: AmountLimit('largest amount that can be sent, in the smallest unit'),
     requiredCounterpartyFields: Type.Array(CounterpartyFieldDefinition),
     enabledTransactionTypes: Type.Array(TransactionType),
   },
@@ -47,10 +41,8 @@ export const PlatformCurrencyConfigInput = Type.Object(
       maxLength: 10,
       description: 'ISO 4217 code or stablecoin code (USDC)',
     }),
-    minAmount: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: 'default 0' })),
-    maxAmount: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: MAX_AMOUNT, description: `default ${MAX_AMOUNT}` }),
-    ),
+    minAmount: Type.Optional(AmountLimit('default 0')),
+    maxAmount: Type.Optional(AmountLimit(`default ${MAX_AMOUNT}`)),
     requiredCounterpartyFields: Type.Optional(
       Type.Array(CounterpartyFieldDefinition, { maxItems: 18, description: 'default none' }),
     ),
@@ -171,4 +163,3 @@ export const PlatformConfigUpdateRequest = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 );
-export type PlatformConfigUpdateRequest = Static<typeof PlatformConfigUpdateRequest>;

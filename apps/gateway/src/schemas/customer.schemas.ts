@@ -1,233 +1,100 @@
-import { CUSTOMER_TYPES, VERIFICATION_STATUSES, ENTITY_TYPES, BUSINESS_TYPES, PURPOSES_OF_ACCOUNT, MONTHLY_TRANSACTION_COUNTS, MONTHLY_TRANSACTION_VOLUMES } from '@sluice/core';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { DateOnly, Id, PageQuery, Timestamp } from './common.js';
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
+import {
+  Address,
+  BusinessInfo,
+  CountryCode,
+  Customer,
+  CustomerType,
+  DateOnly,
+  Id,
+  Page,
+  UmaAddress,
+} from '@sluice/api';
+import { discriminated, DateTimeFilter, PageQuery } from './common.js';
 
-/** REST schemas of `/customers` (individual and business variants, discriminated by customerType). */
+/** Request schemas of `/customers` (individual and business variants, discriminated by customerType). */
 
-const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code' });
 const CurrencyCode = Type.String({
   minLength: 1,
   maxLength: 10,
   description: 'currency code (USD, EUR, USDC, ...)',
 });
-const UmaAddress = Type.String({ minLength: 4, maxLength: 320, description: 'UMA address `$user@domain`' });
 
-function literals(values: readonly string[], id: string) {
-  return Type.Union(
-    values.map((v) => Type.Literal(v)),
-    { $id: id },
+const currencies = (description: string) =>
+  Type.Optional(Type.Array(CurrencyCode, { minItems: 1, maxItems: 50, uniqueItems: true, description }));
+
+/** The fields an individual's request may carry besides the common ones. */
+const individualFields = {
+  fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  birthDate: Type.Optional(DateOnly),
+  nationality: Type.Optional(CountryCode),
+};
+
+/** An INDIVIDUAL and a BUSINESS variant of a request, discriminated by customerType. */
+function customerRequest<C extends TProperties, B extends TProperties>(
+  name: 'Create' | 'Update',
+  common: C,
+  business: B,
+  description: string,
+) {
+  const individual = Type.Object(
+    { customerType: Type.Literal('INDIVIDUAL'), ...common, ...individualFields },
+    { additionalProperties: false, title: `IndividualCustomer${name}Request` },
   );
+  const businessVariant = Type.Object(
+    { customerType: Type.Literal('BUSINESS'), ...common, ...business },
+    { additionalProperties: false, title: `BusinessCustomer${name}Request` },
+  );
+  return discriminated('customerType', [individual, businessVariant], { description });
 }
 
-export const KycStatus = literals(VERIFICATION_STATUSES, 'KycStatus');
-export const KybStatus = literals(VERIFICATION_STATUSES, 'KybStatus');
-const CustomerTypeSchema = literals(CUSTOMER_TYPES, 'CustomerType');
-
-export const Address = Type.Object(
+const create = customerRequest(
+  'Create',
   {
-    line1: Type.String({ minLength: 1, maxLength: 200 }),
-    line2: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    city: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    state: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    postalCode: Type.String({ minLength: 1, maxLength: 20 }),
-    country: CountryCode,
-  },
-  { $id: 'Address', additionalProperties: false },
-);
-
-const businessInfoFields = {
-  legalName: Type.String({ minLength: 1, maxLength: 300 }),
-  doingBusinessAs: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-  country: Type.Optional(CountryCode),
-  registrationNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  incorporatedOn: Type.Optional(DateOnly),
-  entityType: Type.Optional(
-    literals(ENTITY_TYPES, 'EntityType'),
-  ),
-  taxId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  countriesOfOperation: Type.Optional(Type.Array(CountryCode, { minItems: 1, maxItems: 250 })),
-  businessType: Type.Optional(
-    literals(BUSINESS_TYPES, 'BusinessType'),
-  ),
-  purposeOfAccount: Type.Optional(
-    literals(PURPOSES_OF_ACCOUNT, 'PurposeOfAccount'),
-  ),
-  sourceOfFunds: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
-  expectedMonthlyTransactionCount: Type.Optional(
-    literals(MONTHLY_TRANSACTION_COUNTS, 'ExpectedMonthlyTransactionCount'),
-  ),
-  expectedMonthlyTransactionVolume: Type.Optional(
-    literals(MONTHLY_TRANSACTION_VOLUMES, 'ExpectedMonthlyTransactionVolume'),
-  ),
-  expectedRecipientJurisdictions: Type.Optional(Type.Array(CountryCode, { minItems: 1, maxItems: 250 })),
-};
-
-export const BusinessInfo = Type.Object(businessInfoFields, {
-  $id: 'BusinessInfo',
-  additionalProperties: false,
-});
-/** Business info in an update: every field optional, merged into the stored one. */
-export const BusinessInfoUpdate = Type.Partial(
-  Type.Object(businessInfoFields, { additionalProperties: false }),
-);
-
-const customerCommon = {
-  id: Id('Customer'),
-  platformCustomerId: Type.String(),
-  umaAddress: Type.String({ description: 'UMA address (system generated when none was given)' }),
-  region: Type.Optional(Type.String()),
-  currencies: Type.Array(Type.String(), { description: 'currency codes enabled for the customer' }),
-  email: Type.Optional(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  isDeleted: Type.Boolean(),
-};
-
-export const IndividualCustomer = Type.Object(
-  {
-    ...customerCommon,
-    customerType: Type.Literal('INDIVIDUAL'),
-    kycStatus: KycStatus,
-    fullName: Type.Optional(Type.String()),
-    birthDate: Type.Optional(DateOnly),
-    nationality: Type.Optional(Type.String()),
+    platformCustomerId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'your id for the customer; generated when absent; unique among live customers',
+      }),
+    ),
+    region: Type.Optional(CountryCode),
+    currencies: currencies('currencies to enable; default: the platform supported currencies'),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+    umaAddress: Type.Optional(UmaAddress('UMA address `$user@domain`')),
     address: Type.Optional(Address),
   },
-  { $id: 'IndividualCustomer', additionalProperties: false },
-);
-
-export const BusinessCustomer = Type.Object(
-  {
-    ...customerCommon,
-    customerType: Type.Literal('BUSINESS'),
-    kybStatus: KybStatus,
-    address: Type.Optional(Address),
-    businessInfo: Type.Optional(BusinessInfo),
-  },
-  { $id: 'BusinessCustomer', additionalProperties: false },
-);
-
-export const Customer = Type.Union([IndividualCustomer, BusinessCustomer], { $id: 'Customer' });
-
-/**
- * A body that is one of the branches, chosen by `customerType`: first the tag
- * itself is checked (so a missing or unknown customerType is reported on that
- * field), then the body is validated against the branch the tag names only
- * (oneOf + discriminator), so errors concern that variant.
- */
-function discriminated<T extends TSchema[]>(branches: [...T], description: string) {
-  return Type.Unsafe<Static<T[number]>>({
-    description,
-    allOf: [
-      {
-        type: 'object',
-        required: ['customerType'],
-        properties: { customerType: { type: 'string', enum: ['INDIVIDUAL', 'BUSINESS'] } },
-      },
-      { oneOf: branches, discriminator: { propertyName: 'customerType' } },
-    ],
-  });
-}
-
-const createCommon = {
-  platformCustomerId: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 255,
-      description: 'your id for the customer; generated when absent; unique among live customers',
-    }),
-  ),
-  region: Type.Optional(CountryCode),
-  currencies: Type.Optional(
-    Type.Array(CurrencyCode, {
-      minItems: 1,
-      maxItems: 50,
-      uniqueItems: true,
-      description: 'currencies to enable; default: the platform supported currencies',
-    }),
-  ),
-  email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-  umaAddress: Type.Optional(UmaAddress),
-};
-
-export const IndividualCustomerCreateRequest = Type.Object(
-  {
-    customerType: Type.Literal('INDIVIDUAL'),
-    ...createCommon,
-    fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    birthDate: Type.Optional(DateOnly),
-    nationality: Type.Optional(CountryCode),
-    address: Type.Optional(Address),
-  },
-  { additionalProperties: false, title: 'IndividualCustomerCreateRequest' },
-);
-
-export const BusinessCustomerCreateRequest = Type.Object(
-  {
-    customerType: Type.Literal('BUSINESS'),
-    ...createCommon,
-    address: Type.Optional(Address),
-    businessInfo: BusinessInfo,
-  },
-  { additionalProperties: false, title: 'BusinessCustomerCreateRequest' },
-);
-
-export const CustomerCreateRequest = discriminated(
-  [IndividualCustomerCreateRequest, BusinessCustomerCreateRequest],
+  { businessInfo: BusinessInfo },
   'An INDIVIDUAL or a BUSINESS customer',
 );
-export type CustomerCreateRequest =
-  Static<typeof IndividualCustomerCreateRequest> | Static<typeof BusinessCustomerCreateRequest>;
+export const CustomerCreateRequest = create;
+export type CustomerCreateRequest = Static<typeof CustomerCreateRequest>;
 
-const updateCommon = {
-  currencies: Type.Optional(
-    Type.Array(CurrencyCode, {
-      minItems: 1,
-      maxItems: 50,
-      uniqueItems: true,
-      description: 'replaces the enabled currencies',
-    }),
-  ),
-  email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-  umaAddress: Type.Optional(UmaAddress),
-  address: Type.Optional(Address),
-};
+/** Business info in an update: every field optional, merged into the stored one. */
+const BusinessInfoUpdate = Type.Partial(BusinessInfo, { $id: undefined, additionalProperties: false });
 
-export const IndividualCustomerUpdateRequest = Type.Object(
+const update = customerRequest(
+  'Update',
   {
-    customerType: Type.Literal('INDIVIDUAL'),
-    ...updateCommon,
-    fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    birthDate: Type.Optional(DateOnly),
-    nationality: Type.Optional(CountryCode),
+    currencies: currencies('replaces the enabled currencies'),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+    umaAddress: Type.Optional(UmaAddress('UMA address `$user@domain`')),
+    address: Type.Optional(Address),
   },
-  { additionalProperties: false, title: 'IndividualCustomerUpdateRequest' },
-);
-
-export const BusinessCustomerUpdateRequest = Type.Object(
-  {
-    customerType: Type.Literal('BUSINESS'),
-    ...updateCommon,
-    businessInfo: Type.Optional(BusinessInfoUpdate),
-  },
-  { additionalProperties: false, title: 'BusinessCustomerUpdateRequest' },
-);
-
-export const CustomerUpdateRequest = discriminated(
-  [IndividualCustomerUpdateRequest, BusinessCustomerUpdateRequest],
+  { businessInfo: Type.Optional(BusinessInfoUpdate) },
   'Fields to change; customerType must be the customer’s type. region and platformCustomerId cannot change.',
 );
-export type CustomerUpdateRequest =
-  Static<typeof IndividualCustomerUpdateRequest> | Static<typeof BusinessCustomerUpdateRequest>;
+export const CustomerUpdateRequest = update;
+export type CustomerUpdateRequest = Static<typeof CustomerUpdateRequest>;
 
 export const CustomerListQuery = Type.Object(
   {
     platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    customerType: Type.Optional(CustomerTypeSchema),
-    createdAfter: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
-    createdBefore: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
-    updatedAfter: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
-    updatedBefore: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
+    customerType: Type.Optional(CustomerType),
+    createdAfter: Type.Optional(DateTimeFilter('inclusive')),
+    createdBefore: Type.Optional(DateTimeFilter('inclusive')),
+    updatedAfter: Type.Optional(DateTimeFilter('inclusive')),
+    updatedBefore: Type.Optional(DateTimeFilter('inclusive')),
     region: Type.Optional(CountryCode),
     currency: Type.Optional(
       Type.String({ minLength: 1, maxLength: 10, description: 'customers having this currency enabled' }),
@@ -238,7 +105,7 @@ export const CustomerListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type CustomerListQuery = Static<typeof CustomerListQuery>;
 
 export const CustomerParams = Type.Object({ customerId: Id('Customer') }, { additionalProperties: false });
-export type CustomerParams = Static<typeof CustomerParams>;
+
+export const CustomerList = Page(Customer, 'CustomerListResponse');

@@ -1,18 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { Id, PageQuery } from './common.js';
-import { InternalAccountType } from '@sluice/api';
+import { Id, InternalAccount, InternalAccountType, Page, PositiveAmount } from '@sluice/api';
+import { PageQuery } from './common.js';
 
-export {
-  INTERNAL_ACCOUNT_TYPES,
-  InternalAccount,
-  InternalAccountType,
-  PaymentAccountOrWalletInfo,
-  PaymentInstructions,
-  internalAccountJson,
-  paymentInstructionJson,
-  type InternalAccountJson,
-  type InternalAccountTypeName,
-} from '@sluice/api';
+/** Request schemas of the internal-account lists and sandbox funding. */
 
 const CurrencyFilter = Type.String({
   minLength: 1,
@@ -47,19 +37,19 @@ export const PlatformInternalAccountsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const SandboxFundParams = Type.Object(
+export const CustomerInternalAccountList = Page(InternalAccount, 'InternalAccountList');
+export const PlatformInternalAccountList = Page(InternalAccount, 'PlatformInternalAccountList');
+
+export const InternalAccountParams = Type.Object(
   { accountId: Id('InternalAccount') },
   { additionalProperties: false },
 );
 
 export const SandboxFundRequest = Type.Object(
   {
-    amount: Type.Integer({
-      minimum: 1,
-      maximum: 9_000_000_000_000_000,
-      description: 'amount to add, in the smallest unit of the account currency (1 to 9000000000000000)',
-    }),
+    amount: PositiveAmount(
+      'amount to add, in the smallest unit of the account currency (1 to 9000000000000000)',
+    ),
   },
   { $id: 'SandboxFundRequest', additionalProperties: false },
 );
-

@@ -1,6 +1,8 @@
-import { Type } from '@sinclair/typebox';
-import { payments } from '@sluice/contracts';
-import { Amount, Currency, Id, PageQuery, Timestamp } from './common.js';
+import { Type, type Static } from '@sinclair/typebox';
+import type { payments } from '@sluice/contracts';
+import { Amount, Currency, Id, Page, Timestamp, stringEnum } from '@sluice/api';
+import { MAX_AMOUNT, UMA_ADDRESS_MAX_LENGTH } from '@sluice/core';
+import { PageQuery } from './common.js';
 
 /**
  * REST schemas of the payments reads (receiver lookups, exchange rates, UMA
@@ -12,7 +14,9 @@ import { Amount, Currency, Id, PageQuery, Timestamp } from './common.js';
 const CurrencyCode = (description: string) =>
   Type.String({ minLength: 1, maxLength: 10, pattern: '^[A-Za-z]+$', description });
 
-const UmaAddress = (description: string) => Type.String({ minLength: 1, maxLength: 320, description });
+/** An UMA address to look up: bounded here; its grammar is payments' (400 INVALID_UMA_ADDRESS). */
+const UmaAddress = (description: string) =>
+  Type.String({ minLength: 1, maxLength: UMA_ADDRESS_MAX_LENGTH, description });
 
 export const ReceiverUmaParams = Type.Object(
   {
@@ -110,7 +114,7 @@ export const ExchangeRatesQuery = Type.Object(
     sendingAmount: Type.Optional(
       Type.Integer({
         minimum: 0,
-        maximum: 9000000000000000,
+        maximum: Number(MAX_AMOUNT),
         default: 10000,
         description: 'Sending amount in the smallest unit of the source currency (default 10000)',
       }),
@@ -163,18 +167,13 @@ export const UmaProvidersQuery = Type.Object(
         description: 'false: only providers on your allowlist. Default: blocked providers are included',
       }),
     ),
-    sortOrder: Type.Optional(
-      Type.Unsafe<'asc' | 'desc'>({
-        type: 'string',
-        enum: ['asc', 'desc'],
-        default: 'desc',
-        description: 'By name',
-      }),
-    ),
+    sortOrder: Type.Optional(stringEnum(['asc', 'desc'] as const, { default: 'desc', description: 'By name' })),
     ...PageQuery,
   },
   { additionalProperties: false },
 );
+
+export const ExchangeRateList = Page(ExchangeRate, 'ExchangeRateList');
 
 export const UmaProvider = Type.Object(
   {
@@ -199,11 +198,8 @@ const currencyJson = (c: payments.Currency | undefined) => ({
   decimals: c?.decimals ?? 0,
 });
 
-export function lookupJson(l: payments.ReceiverLookup) {
+function lookupFields(l: payments.ReceiverLookup) {
   return {
-    ...(l.externalAccountId
-      ? { accountId: l.externalAccountId }
-      : { receiverUmaAddress: l.receiverUmaAddress ?? '' }),
     supportedCurrencies: l.supportedCurrencies.map((p) => ({
       currency: currencyJson(p.currency),
       estimatedExchangeRate: rateNumber(p.estimatedExchangeRate),
@@ -214,6 +210,18 @@ export function lookupJson(l: payments.ReceiverLookup) {
     lookupId: l.id,
     expiresAt: (l.expiresAt ?? new Date(0)).toISOString(),
   };
+}
+
+/** The REST answer of an UMA receiver lookup. */
+export function umaLookupJson(l: payments.ReceiverLookup): Static<typeof ReceiverUmaLookupResponse> {
+  return { receiverUmaAddress: l.receiverUmaAddress ?? '', ...lookupFields(l) };
+}
+
+/** The REST answer of an external-account receiver lookup. */
+export function externalAccountLookupJson(
+  l: payments.ReceiverLookup,
+): Static<typeof ReceiverExternalAccountLookupResponse> {
+  return { accountId: l.externalAccountId ?? '', ...lookupFields(l) };
 }
 
 export function exchangeRateJson(r: payments.ExchangeRate) {
@@ -242,3 +250,5 @@ export function umaProviderJson(p: payments.UmaProvider) {
     allowListStatus: p.allowListStatus,
   };
 }
+
+export const UmaProviderList = Page(UmaProvider, 'UmaProviderList');

@@ -1,6 +1,7 @@
 import { PERMISSIONS } from '@sluice/core';
-import { Type, type Static } from '@sinclair/typebox';
-import { Id, PageQuery, Timestamp } from './common.js';
+import { Type } from '@sinclair/typebox';
+import { Id, Page, Timestamp } from '@sluice/api';
+import { DateTimeFilter, PageQuery } from './common.js';
 
 /** REST schemas of `/tokens`. */
 
@@ -35,29 +36,28 @@ export const ApiTokenWithSecret = Type.Object(
   { $id: 'ApiTokenWithSecret', additionalProperties: false },
 );
 
+export const ApiTokenList = Page(ApiToken, 'TokenListResponse');
+
 export const ApiTokenCreateRequest = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255, description: 'Name to recognize the token by' }),
-    permissions: Type.Array(Permission, { minItems: 1, uniqueItems: true }),
+    permissions: Type.Array(Permission, { minItems: 1, maxItems: PERMISSIONS.length, uniqueItems: true }),
   },
   { additionalProperties: false },
 );
-export type ApiTokenCreateRequest = Static<typeof ApiTokenCreateRequest>;
 
 export const TokenListQuery = Type.Object(
   {
     name: Type.Optional(
       Type.String({ minLength: 1, maxLength: 255, description: 'Tokens with exactly this name' }),
     ),
-    createdAfter: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
-    createdBefore: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
-    updatedAfter: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
-    updatedBefore: Type.Optional(Type.String({ format: 'date-time', description: 'inclusive' })),
+    createdAfter: Type.Optional(DateTimeFilter('inclusive')),
+    createdBefore: Type.Optional(DateTimeFilter('inclusive')),
+    updatedAfter: Type.Optional(DateTimeFilter('inclusive')),
+    updatedBefore: Type.Optional(DateTimeFilter('inclusive')),
     ...PageQuery,
   },
   { additionalProperties: false },
 );
-export type TokenListQuery = Static<typeof TokenListQuery>;
 
 export const TokenParams = Type.Object({ tokenId: Id('Token') }, { additionalProperties: false });
-export type TokenParams = Static<typeof TokenParams>;

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, Page, PageQuery } from './common.js';
-import { Transaction, TransactionStatus } from '@sluice/api';
+import { Id, Memo, Page, PositiveAmount, Transaction, TransactionStatus, stringEnum } from '@sluice/api';
+import { DateTimeFilter, PageQuery, TextFilter } from './common.js';
 
-export { RateDetails, Transaction, TransactionStatus, rateDetailsJson, transactionJson } from '@sluice/api';
+/** Request schemas of `/transactions`, `/transfer-in` and `/transfer-out`. */
 
 export const TransactionList = Page(Transaction, 'TransactionList');
 
@@ -14,24 +14,18 @@ export const TransactionParams = Type.Object(
 export const TransactionsQuery = Type.Object(
   {
     customerId: Type.Optional(
-      Type.String({ minLength: 1, description: 'Customer id, or the platform id for platform transactions' }),
+      TextFilter('Customer id, or the platform id for platform transactions'),
     ),
-    platformCustomerId: Type.Optional(Type.String({ minLength: 1 })),
-    accountIdentifier: Type.Optional(
-      Type.String({ minLength: 1, description: 'Sender or receiver account id' }),
-    ),
-    senderAccountIdentifier: Type.Optional(Type.String({ minLength: 1 })),
-    receiverAccountIdentifier: Type.Optional(Type.String({ minLength: 1 })),
+    platformCustomerId: Type.Optional(TextFilter()),
+    accountIdentifier: Type.Optional(TextFilter('Sender or receiver account id')),
+    senderAccountIdentifier: Type.Optional(TextFilter()),
+    receiverAccountIdentifier: Type.Optional(TextFilter()),
     status: Type.Optional(TransactionStatus),
-    type: Type.Optional(Type.Union([Type.Literal('INCOMING'), Type.Literal('OUTGOING')])),
-    reference: Type.Optional(Type.String({ minLength: 1 })),
-    startDate: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Inclusive lower bound on createdAt' }),
-    ),
-    endDate: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Inclusive upper bound on createdAt' }),
-    ),
-    sortOrder: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' })),
+    type: Type.Optional(stringEnum(['INCOMING', 'OUTGOING'] as const)),
+    reference: Type.Optional(TextFilter()),
+    startDate: Type.Optional(DateTimeFilter('Inclusive lower bound on createdAt')),
+    endDate: Type.Optional(DateTimeFilter('Inclusive upper bound on createdAt')),
+    sortOrder: Type.Optional(stringEnum(['asc', 'desc'] as const, { default: 'desc' })),
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -45,20 +39,11 @@ const transferBody = (from: string, to: string) =>
     {
       source: AccountRef(from),
       destination: AccountRef(to),
-      amount: Type.Integer({
-        minimum: 1,
-        maximum: 9_000_000_000_000_000,
-        description: 'Amount in the smallest unit of the currency (both accounts share it)',
-      }),
-      description: Type.Optional(
-        Type.String({ maxLength: 1000, description: 'Sluice extension: a memo kept on the transaction' }),
-      ),
+      amount: PositiveAmount('Amount in the smallest unit of the currency (both accounts share it)'),
+      description: Type.Optional(Memo('Sluice extension: a memo kept on the transaction')),
     },
     { additionalProperties: false },
   );
 
 export const TransferInRequest = transferBody('ExternalAccount', 'InternalAccount');
-export type TransferInRequest = Static<typeof TransferInRequest>;
 export const TransferOutRequest = transferBody('InternalAccount', 'ExternalAccount');
-export type TransferOutRequest = Static<typeof TransferOutRequest>;
-

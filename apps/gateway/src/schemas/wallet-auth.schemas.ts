@@ -1,32 +1,19 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TProperties } from '@sinclair/typebox';
 import type { walletAuth } from '@sluice/contracts';
-import { Id, iso, Timestamp } from './common.js';
+import { AuthMethod, AuthSession, Id, Timestamp, iso, type AuthMethodTypeName } from '@sluice/api';
+import { discriminated } from './common.js';
 
 /** REST schemas of embedded-wallet authentication (credentials, sessions, signed retry, export). */
 
-export const AuthMethodTypeEnum = Type.Union([Type.Literal('OAUTH'), Type.Literal('EMAIL_OTP'), Type.Literal('PASSKEY')], {
-  description: 'OAUTH (OIDC ID token), EMAIL_OTP (one-time password by email) or PASSKEY (WebAuthn)',
-});
-
 const ClientPublicKey = Type.String({
+  minLength: 1,
+  maxLength: 256,
   description: 'uncompressed SEC1 P-256 public key, hex (130 chars, `04…`); a fresh key pair per session or export',
   examples: ['04' + 'a1'.repeat(64)],
 });
 
 const B64Url = (description: string) => Type.String({ minLength: 1, maxLength: 8192, description });
-
-export const AuthMethod = Type.Object(
-  {
-    id: Type.String({ description: '`AuthMethod:<uuid>`' }),
-    accountId: Type.String({ description: 'the EMBEDDED_WALLET internal account it authenticates' }),
-    type: AuthMethodTypeEnum,
-    nickname: Type.String({ description: 'EMAIL_OTP: the email; OAUTH: the token email claim; PASSKEY: the registered nickname' }),
-    credentialId: Type.Optional(Type.String({ description: 'PASSKEY only: base64url WebAuthn credential id (rawId)' })),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'AuthMethod', additionalProperties: false },
-);
+const OidcToken = (description: string) => Type.String({ minLength: 1, maxLength: 16384, description });
 
 export const SigningChallenge = Type.Object(
   {
@@ -47,7 +34,7 @@ export const PasskeyAttestation = Type.Object(
     credentialId: B64Url('rawId, base64url'),
     clientDataJson: B64Url('clientDataJSON, base64url'),
     attestationObject: B64Url('attestationObject, base64url'),
-    transports: Type.Optional(Type.Array(Type.String(), { maxItems: 8 })),
+    transports: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 8 })),
   },
   { additionalProperties: false },
 );
@@ -63,17 +50,33 @@ export const PasskeyAssertion = Type.Object(
   { additionalProperties: false },
 );
 
-export const CreateCredentialBody = Type.Object(
-  {
-    accountId: Id('InternalAccount'),
-    type: AuthMethodTypeEnum,
-    email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: 'EMAIL_OTP: the address; default the customer email of the account' })),
-    oidcToken: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: 'OAUTH: OIDC ID token (iat ≤ 60 s old)' })),
-    nickname: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'PASSKEY' })),
-    challenge: Type.Optional(B64Url('PASSKEY: the registration challenge your backend issued')),
-    attestation: Type.Optional(PasskeyAttestation),
-  },
-  { additionalProperties: false },
+const TYPES = 'OAUTH (OIDC ID token), EMAIL_OTP (one-time password by email) or PASSKEY (WebAuthn)';
+/** One variant of a credential request: `type` and the fields of that type (another type's field is unknown). */
+const variant = <T extends AuthMethodTypeName, P extends TProperties>(type: T, name: string, props: P) =>
+  Type.Object({ type: Type.Literal(type), ...props }, { additionalProperties: false, title: `${type}${name}` });
+
+const accountId = Id('InternalAccount');
+export const CreateCredentialBody = discriminated(
+  'type',
+  [
+    variant('EMAIL_OTP', 'CredentialCreateRequest', {
+      accountId,
+      email: Type.Optional(
+        Type.String({ minLength: 3, maxLength: 254, description: 'the address; default the customer email of the account' }),
+      ),
+    }),
+    variant('OAUTH', 'CredentialCreateRequest', {
+      accountId,
+      oidcToken: Type.Optional(OidcToken('OIDC ID token (iat ≤ 60 s old)')),
+    }),
+    variant('PASSKEY', 'CredentialCreateRequest', {
+      accountId,
+      nickname: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+      challenge: Type.Optional(B64Url('the registration challenge your backend issued')),
+      attestation: Type.Optional(PasskeyAttestation),
+    }),
+  ],
+  { description: TYPES },
 );
 
 export const ChallengeBody = Type.Object({ clientPublicKey: Type.Optional(ClientPublicKey) }, { additionalProperties: false });
@@ -89,35 +92,29 @@ export const PasskeyAuthChallenge = Type.Object(
   { $id: 'PasskeyAuthChallenge', additionalProperties: false },
 );
 
-export const VerifyBody = Type.Object(
-  {
-    type: AuthMethodTypeEnum,
-    otp: Type.Optional(Type.String({ maxLength: 10, description: 'EMAIL_OTP' })),
-    oidcToken: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: 'OAUTH: a fresh token' })),
-    clientPublicKey: Type.Optional(ClientPublicKey),
-    assertion: Type.Optional(PasskeyAssertion),
-  },
-  { additionalProperties: false },
-);
-
-export const AuthSession = Type.Object(
-  {
-    id: Type.String({ description: '`Session:<uuid>`' }),
-    accountId: Type.String(),
-    authMethodId: Type.String({ description: 'the AuthMethod the session was issued from' }),
-    type: AuthMethodTypeEnum,
-    nickname: Type.String(),
-    credentialId: Type.Optional(Type.String({ description: 'PASSKEY: WebAuthn credential id' })),
-    encryptedSessionSigningKey: Type.Optional(Type.String({ description: 'only on /verify: base58check HPKE bundle (docs/wallet-auth.md)' })),
-    expiresAt: Timestamp,
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'AuthSession', additionalProperties: false },
+export const VerifyBody = discriminated(
+  'type',
+  [
+    variant('EMAIL_OTP', 'CredentialVerifyRequest', {
+      otp: Type.Optional(Type.String({ maxLength: 10 })),
+      clientPublicKey: Type.Optional(ClientPublicKey),
+    }),
+    variant('OAUTH', 'CredentialVerifyRequest', {
+      oidcToken: Type.Optional(OidcToken('a fresh token')),
+      clientPublicKey: Type.Optional(ClientPublicKey),
+    }),
+    variant('PASSKEY', 'CredentialVerifyRequest', { assertion: Type.Optional(PasskeyAssertion) }),
+  ],
+  { description: TYPES },
 );
 
 export const UpdateCredentialBody = Type.Object(
   { email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: 'new address of an EMAIL_OTP credential' })) },
+  { additionalProperties: false },
+);
+
+export const UpdateInternalAccountBody = Type.Object(
+  { privateEnabled: Type.Boolean({ description: 'wallet privacy (the one field that can change)' }) },
   { additionalProperties: false },
 );
 
@@ -132,3 +129,8 @@ export const ExportResponse = Type.Object(
   },
   { $id: 'InternalAccountExportResponse', additionalProperties: false },
 );
+
+export const IdParams = (type: string) => Type.Object({ id: Id(type) }, { additionalProperties: false });
+
+export const AuthCredentialList = Type.Object({ data: Type.Array(AuthMethod) }, { $id: 'AuthCredentialList' });
+export const AuthSessionList = Type.Object({ data: Type.Array(AuthSession) }, { $id: 'AuthSessionList' });

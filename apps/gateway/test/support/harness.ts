@@ -1,9 +1,9 @@
 import { loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
 import type { FastifyInstance } from 'fastify';
-import { buildGateway, type BuildGatewayOptions } from '../../src/app.js';
-import { createGatewayClients } from '../../src/clients.js';
+import { composeGateway, type GatewayAdapters, type GatewayResources } from '../../src/compose.js';
 import { gatewayConfigSchema, type GatewayConfig } from '../../src/config.js';
+import type { CursorCodec } from '../../src/http/cursor.codec.js';
 import type { GatewayClients, RouteModule } from '../../src/http/types.js';
 
 export const API = '/2025-10-13';
@@ -15,12 +15,16 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A gateway wired to real gRPC clients pointing at `identityAddress` (accounts and webhooks unused). */
+/**
+ * A gateway built by the composition root, with real gRPC clients pointing at
+ * `identityAddress` (and whatever backends `env` names), only the given route
+ * modules, and process-memory idempotency unless `extra.orm` is given.
+ */
 export async function startGateway(
   identityAddress: string,
   routes: Record<string, RouteModule>,
   env: Record<string, string> = {},
-  extra: Partial<BuildGatewayOptions> = {},
+  extra: Omit<GatewayAdapters, 'routes'> & Pick<GatewayResources, 'orm' | 'nats'> = {},
 ): Promise<Harness> {
   const config = loadConfig(gatewayConfigSchema, {
     IDENTITY_GRPC_URL: identityAddress,
@@ -30,19 +34,18 @@ export async function startGateway(
     RPC_DEADLINE_MS: '2000',
     ...env,
   });
-  const clients = createGatewayClients(config);
   const logger = createLogger('gateway', config.LOG_LEVEL);
-  const app = await buildGateway({ config, clients, logger, routes, ...extra });
-  await app.ready();
-  return {
-    app,
-    config,
-    clients,
-    async close() {
-      await app.close();
-      clients.identity.close();
-      clients.accounts.close();
-      clients.webhooks.close();
-    },
-  };
+  const { orm, nats, ...adapters } = extra;
+  const gateway = await composeGateway(
+    { config, logger, ...(orm ? { orm } : {}), ...(nats ? { nats } : {}) },
+    { ...adapters, routes },
+  );
+  await gateway.app.ready();
+  return { app: gateway.app, config, clients: gateway.clients, close: () => gateway.close(0) };
 }
+
+/**
+ * Cursors passed through as the service wrote them, for route tests about the
+ * filters a list forwards (the real codec is tested in test/cursors.spec.ts).
+ */
+export const transparentCursors: CursorCodec = { wrap: (c) => c, unwrap: (c) => c };

@@ -3,7 +3,8 @@ import { DomainError } from '@sluice/core';
 import { currentContext } from '@sluice/logging';
 import type { RouteModule } from '../../src/http/types.js';
 import { requireSandbox } from '../../src/http/types.js';
-import { Currency, ErrorBody, Id, Page, PageQuery, Timestamp } from '../../src/schemas/common.js';
+import { Currency, Id, Page, Timestamp } from '@sluice/api';
+import { ErrorBody, PageQuery } from '../../src/schemas/common.js';
 
 /** Test-only route module exercising the gateway core (no real resource behind it). */
 export interface TestRouteState {
@@ -61,14 +62,15 @@ export function testRoutes(state: TestRouteState): RouteModule {
       },
       async (request, reply) => {
         state.widgetCalls++;
-        const body = request.body as { name: string; kind: string; amount: number };
-        return reply.code(201).send({
+        // A field the response schema does not declare: it must not be sent.
+        const widget = {
           id: `Widget:${state.widgetCalls}`,
-          ...body,
+          ...request.body,
           call: state.widgetCalls,
           createdAt: new Date().toISOString(),
           secretInternal: 'x',
-        });
+        };
+        return reply.code(201).send(widget);
       },
     );
     app.get(
@@ -84,7 +86,7 @@ export function testRoutes(state: TestRouteState): RouteModule {
         },
       },
       async (request) => {
-        const q = request.query as { limit?: number; cursor?: string };
+        const q = request.query;
         const res = await deps.clients.identity.listCustomers({
           platformId: request.platform.id,
           customerType: 'CUSTOMER_TYPE_UNSPECIFIED' as never,
@@ -98,8 +100,7 @@ export function testRoutes(state: TestRouteState): RouteModule {
       '/widgets/:widgetId',
       { schema: { params: Type.Object({ widgetId: Id('Widget') }, { additionalProperties: false }) } },
       async (request) => {
-        const { widgetId } = request.params as { widgetId: string };
-        await deps.clients.identity.getPlatform({ platformId: widgetId });
+        await deps.clients.identity.getPlatform({ platformId: request.params.widgetId });
         return {};
       },
     );

@@ -7,58 +7,44 @@ import Fastify, {
   type FastifyRequest,
   type HookHandlerDoneFunction,
 } from 'fastify';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { DomainError } from '@sluice/core';
 import { toJson } from '@sluice/events';
 import { withContext, type Logger } from '@sluice/logging';
-import type { MikroORM } from '@sluice/store';
-import type { GatewayConfig } from './config.js';
-import { MAX_AUTH_CACHE_TTL_MS } from './config.js';
-import { Authenticator } from './http/auth.hook.js';
-import { CredentialCache } from './http/credential.cache.js';
-import { installErrorHandling } from './http/error.handler.js';
-import { grpcHealthCheck, registerHealthRoutes, type ReadinessCheck } from './http/health.routes.js';
-import { registerIdempotency } from './http/idempotency.hook.js';
-import { registerOpenApi } from './http/openapi.plugin.js';
+import type { GatewayConfig } from '../config.js';
+import type { Authenticator } from './auth.hook.js';
+import type { CredentialCache } from './credential.cache.js';
+import { registerCursors, type CursorCodec } from './cursor.codec.js';
+import { installEdgeInput, refuseUnexpectedBodies } from './edge-input.js';
+import { frameworkErrorHandler, handleClientError, installErrorHandling } from './error.handler.js';
+import { registerHealthRoutes, type ReadinessCheck } from './health.routes.js';
+import { registerIdempotency } from './idempotency.hook.js';
+import { registerOpenApi } from './openapi.plugin.js';
 import {
   enterRequestContext,
   REQUEST_ID_HEADER,
   requestIdFrom,
   resumeRequestContext,
-} from './http/request-context.hook.js';
-import { SchemaRegistry } from './http/route-schema.normalizer.js';
-import { subscribeTokenRevocations } from './http/token-revocation.subscriber.js';
-import {
-  requiredPermissions,
-  type GatewayClients,
-  type GatewayDeps,
-  type RouteModule,
-} from './http/types.js';
-import { createValidatorCompiler } from './http/validator.compiler.js';
-import { routeModules } from './routes/index.js';
-import {
-  MemoryIdempotencyStore,
-  PostgresIdempotencyStore,
-  type IdempotencyStore,
-} from './store/idempotency.repository.js';
+} from './request-context.hook.js';
+import { SchemaRegistry } from './route-schema.normalizer.js';
+import { requiredPermissions, type GatewayClients, type RouteModule } from './types.js';
+import { createValidatorCompiler } from './validator.compiler.js';
+import type { IdempotencyStore } from '../store/idempotency.repository.js';
 
-export interface BuildGatewayOptions {
+/** What the HTTP app is built from (the composition root makes every part). */
+export interface HttpAppParts {
   config: GatewayConfig;
-  clients: GatewayClients;
   logger: Logger;
-  /** The gateway schema's ORM (idempotency keys). Without it keys live in process memory (tests, one local process). */
-  orm?: MikroORM;
-  /** NATS connection for TOKEN.DELETED events. Without it cached credentials expire by TTL only (≤ 5 s). */
-  nats?: NatsConnection;
-  /** Route modules to register; default: every module of `src/routes/index.ts`. */
-  routes?: Record<string, RouteModule>;
-  /** Readiness checks; default: identity gRPC health and (with `orm`) the database. */
-  readiness?: Record<string, ReadinessCheck>;
-  /** Overrides the idempotency store (default: Postgres with `orm`, else memory). */
-  idempotencyStore?: IdempotencyStore;
+  clients: GatewayClients;
+  authenticator: Authenticator;
+  idempotencyStore: IdempotencyStore;
+  cursors: CursorCodec;
+  routes: Record<string, RouteModule>;
+  readiness: Record<string, ReadinessCheck>;
 }
 
-/** What buildGateway decorates the instance with (for tests and main). */
+/** What the app is decorated with (tests read it). */
 export interface GatewayInternals {
   credentialCache: CredentialCache;
   idempotencyStore: IdempotencyStore;
@@ -72,6 +58,9 @@ declare module 'fastify' {
   }
 }
 
+/** A route without a query schema takes no query parameters (an unknown one is 400, not ignored). */
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
 function hasBigInt(v: unknown, depth = 0): boolean {
   if (typeof v === 'bigint') return true;
   if (v === null || typeof v !== 'object' || depth > 32) return false;
@@ -79,19 +68,19 @@ function hasBigInt(v: unknown, depth = 0): boolean {
 }
 
 /**
- * Builds the public REST gateway (Fastify 5): request ids and logging context,
- * HTTP Basic authentication through identity (with a ≤ 5 s credential cache
- * dropped on TOKEN.DELETED), permissions, request validation, Idempotency-Key
- * on POST, one error model, the OpenAPI 3.1 document and docs page, health and
- * readiness, and every route module under API_BASE_PATH. The caller listens
- * (or injects) and closes it.
+ * The public REST gateway's Fastify app: request ids and logging context, the
+ * edge input rules (edge-input.ts), HTTP Basic authentication and permissions,
+ * request validation, Idempotency-Key on POST, authenticated list cursors, one
+ * error model (also for what the router and the HTTP parser refuse), the
+ * OpenAPI 3.1 document and docs page, health and readiness, and every route
+ * module under API_BASE_PATH. The caller listens (or injects) and closes it.
  */
-export async function buildGateway(opts: BuildGatewayOptions): Promise<FastifyInstance> {
-  const { config, clients, logger, orm, nats } = opts;
+export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstance> {
+  const { config, logger, clients, authenticator, idempotencyStore, cursors } = parts;
   const basePath = config.API_BASE_PATH;
 
   const app = Fastify({
-    loggerInstance: logger as unknown as FastifyBaseLogger,
+    loggerInstance: logger as FastifyBaseLogger,
     // One line per request is logged by the onResponse hook below, with the platform id.
     logController: new LogController({ disableRequestLogging: true }),
     // Request id: the client's X-Request-Id when well-formed, else a new UUID.
@@ -104,6 +93,8 @@ export async function buildGateway(opts: BuildGatewayOptions): Promise<FastifyIn
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    frameworkErrors: frameworkErrorHandler(config.BODY_LIMIT_BYTES),
+    clientErrorHandler: handleClientError,
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -116,27 +107,8 @@ export async function buildGateway(opts: BuildGatewayOptions): Promise<FastifyIn
   });
   installErrorHandling(app, logger, config.BODY_LIMIT_BYTES);
 
-  // JSON only (anything else is 415); an empty body with Content-Type: application/json is "no body", not a parse error.
-  const jsonParser = app.getDefaultJsonParser('error', 'ignore');
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) done(null, undefined);
-    else jsonParser(request, body as string, done);
-  });
-
-  const cache = new CredentialCache(
-    Math.min(config.AUTH_CACHE_TTL_MS, MAX_AUTH_CACHE_TTL_MS),
-    config.AUTH_CACHE_MAX_ENTRIES,
-  );
-  const authenticator = new Authenticator(clients, cache, logger, config.RPC_DEADLINE_MS);
-  const times = { ttlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000, leaseMs: config.IDEMPOTENCY_LEASE_MS };
-  const store =
-    opts.idempotencyStore ??
-    (orm ? new PostgresIdempotencyStore(orm, times) : new MemoryIdempotencyStore(times));
-  if (!orm && !opts.idempotencyStore)
-    logger.warn('no database: Idempotency-Keys are kept in this process only');
   const apiRoutes: GatewayInternals['apiRoutes'] = [];
-  app.decorate('gateway', { credentialCache: cache, idempotencyStore: store, apiRoutes });
+  app.decorate('gateway', { credentialCache: authenticator.cache, idempotencyStore, apiRoutes });
   app.decorateRequest('platform', null as never);
 
   // Every request: id echoed, logging context entered; one line when it completes.
@@ -164,6 +136,7 @@ export async function buildGateway(opts: BuildGatewayOptions): Promise<FastifyIn
     );
     done();
   });
+  installEdgeInput(app);
 
   // Schema normalization + OpenAPI must come before any route.
   const registry = new SchemaRegistry();
@@ -177,42 +150,19 @@ export async function buildGateway(opts: BuildGatewayOptions): Promise<FastifyIn
   });
 
   // Health and readiness (public, outside the versioned API).
-  const checks: Record<string, ReadinessCheck> = {};
-  if (!opts.readiness) {
-    const identityHealth = grpcHealthCheck(config.IDENTITY_GRPC_URL, 'sluice.identity.v1.IdentityService');
-    app.addHook('onClose', async () => identityHealth.close());
-    checks.identity = identityHealth.check;
-    if (orm) checks.database = async () => void (await orm.em.getConnection().execute('select 1'));
-  }
-  Object.assign(checks, opts.readiness ?? {});
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  registerHealthRoutes(app, checks, () => closing);
+  registerHealthRoutes(app, parts.readiness, () => closing);
 
-  // Token revocations drop cached credentials at once.
-  if (nats) {
-    const sub = subscribeTokenRevocations(nats, config.EVENT_SUBJECT_PREFIX, cache, logger);
-    app.addHook('onClose', async () => sub.close());
-  }
-
-  // Expired idempotency keys are purged periodically (every replica; deletes skip locked rows).
-  const purge = () =>
-    void store.purgeExpired().then(
-      (n) => n > 0 && logger.info({ purged: n }, 'expired Idempotency-Keys purged'),
-      (err: unknown) => logger.warn({ err }, 'Idempotency-Key purge failed'),
-    );
-  const purgeTimer = setInterval(purge, config.IDEMPOTENCY_PURGE_INTERVAL_MS);
-  purgeTimer.unref();
-  app.addHook('onReady', async () => purge());
-  app.addHook('onClose', async () => clearInterval(purgeTimer));
-
-  // The versioned API: authenticated, permission-checked, idempotent POSTs.
-  const deps: GatewayDeps = { clients, logger, config: config as unknown as Record<string, unknown> };
-  const modules = opts.routes ?? routeModules;
+  // The versioned API: authenticated, permission-checked, validated, idempotent POSTs, authenticated cursors.
+  const deps = { clients, logger, config };
   await app.register(
     async (api) => {
+      api.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NoQuery };
+      });
       api.addHook(
         'onRequest',
         (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
@@ -237,10 +187,12 @@ export async function buildGateway(opts: BuildGatewayOptions): Promise<FastifyIn
           );
         },
       );
-      registerIdempotency(api, store, logger);
-      for (const [name, module] of Object.entries(modules)) {
+      refuseUnexpectedBodies(api);
+      registerIdempotency(api, idempotencyStore, logger);
+      registerCursors(api, cursors);
+      for (const [name, module] of Object.entries(parts.routes)) {
         await api.register(async (scope) => {
-          await module(scope, deps);
+          await module(scope.withTypeProvider<TypeBoxTypeProvider>(), deps);
         });
         logger.debug({ module: name }, 'route module registered');
       }

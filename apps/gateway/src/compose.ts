@@ -1,0 +1,220 @@
+import type { FastifyInstance } from 'fastify';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { ConfigError } from '@sluice/config';
+import { connectBus, type Bus } from '@sluice/events';
+import type { Logger } from '@sluice/logging';
+import type { Lifecycle } from '@sluice/rpc';
+import { describeUnreachable } from '@sluice/runtime';
+import { ensureDatabase, migrate, openStore, type MikroORM } from '@sluice/store';
+import { closeGatewayClients, createGatewayClients } from './clients.js';
+import { MAX_AUTH_CACHE_TTL_MS, MIN_CURSOR_KEY_LENGTH, type GatewayConfig } from './config.js';
+import { Authenticator } from './http/auth.hook.js';
+import { CredentialCache } from './http/credential.cache.js';
+import { HmacCursorCodec, type CursorCodec } from './http/cursor.codec.js';
+import { grpcHealthCheck, type ReadinessCheck } from './http/health.routes.js';
+import { createHttpApp } from './http/server.js';
+import { subscribeTokenRevocations } from './http/token-revocation.subscriber.js';
+import type { GatewayClients, RouteModule } from './http/types.js';
+import { routeModules } from './routes/index.js';
+import {
+  MemoryIdempotencyStore,
+  PostgresIdempotencyStore,
+  type IdempotencyStore,
+} from './store/idempotency.repository.js';
+import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
+
+/** What the gateway runs on: its config and logger, and (in a real process) its database and NATS. */
+export interface GatewayResources {
+  config: GatewayConfig;
+  logger: Logger;
+  /** The gateway schema's ORM (idempotency keys). Without it keys live in process memory (tests, one local process). */
+  orm?: MikroORM;
+  /** NATS connection for TOKEN.DELETED events. Without it cached credentials expire by TTL only (≤ 5 s). */
+  nats?: NatsConnection;
+}
+
+/** What a test (or another deployment) replaces; each has a default built from the config. */
+export interface GatewayAdapters {
+  /** gRPC clients of the backends (default: one per backend from the config, closed with the gateway). */
+  clients?: GatewayClients;
+  /** Route modules (default: every module of `src/routes/index.ts`). */
+  routes?: Record<string, RouteModule>;
+  /** Readiness checks (default: identity gRPC health and, with `orm`, the database). */
+  readiness?: Record<string, ReadinessCheck>;
+  /** Idempotency-Key store (default: Postgres with `orm`, else process memory). */
+  idempotencyStore?: IdempotencyStore;
+  /** List cursors (default: HMAC with CURSOR_SIGNING_KEY, see cursorCodec). */
+  cursors?: CursorCodec;
+}
+
+/** The gateway's object graph, built once. */
+export interface Gateway {
+  /** The HTTP app: `listen` in a process, `inject` in tests. */
+  app: FastifyInstance;
+  clients: GatewayClients;
+  credentialCache: CredentialCache;
+  idempotencyStore: IdempotencyStore;
+  cursors: CursorCodec;
+  /**
+   * Stops accepting (new requests 503, /readyz 503), lets in-flight requests
+   * finish within `graceMs`, then closes what the composition opened (the
+   * TOKEN.DELETED subscription, the purge timer, health and gRPC channels).
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The list cursor codec of the config: HMAC with CURSOR_SIGNING_KEY (required
+ * when NODE_ENV=production, so every replica accepts every replica's cursors),
+ * otherwise a random key for this process.
+ */
+export function cursorCodec(config: Pick<GatewayConfig, 'CURSOR_SIGNING_KEY' | 'NODE_ENV'>): CursorCodec {
+  const key = config.CURSOR_SIGNING_KEY;
+  if (key === undefined) {
+    if (config.NODE_ENV === 'production')
+      throw new ConfigError([
+        { variable: 'CURSOR_SIGNING_KEY', message: 'is required when NODE_ENV=production (openssl rand -base64 32)' },
+      ]);
+    return HmacCursorCodec.random();
+  }
+  if (key.length < MIN_CURSOR_KEY_LENGTH)
+    throw new ConfigError([
+      { variable: 'CURSOR_SIGNING_KEY', message: `must have at least ${MIN_CURSOR_KEY_LENGTH} characters` },
+    ]);
+  return new HmacCursorCodec(Buffer.from(key, 'utf8'));
+}
+
+/**
+ * The gateway's composition root: builds the gRPC clients, the credential
+ * cache and authenticator, the Idempotency-Key store and its purge timer, the
+ * cursor codec, the TOKEN.DELETED subscription, the readiness checks and the
+ * Fastify app, once, from the typed config. `main.ts` starts and stops what it
+ * returns; tests build the gateway through it with other adapters.
+ */
+export async function composeGateway(resources: GatewayResources, adapters: GatewayAdapters = {}): Promise<Gateway> {
+  const { config, logger, orm, nats } = resources;
+  const ownsClients = adapters.clients === undefined;
+  const clients = adapters.clients ?? createGatewayClients(config);
+  const cursors = adapters.cursors ?? cursorCodec(config);
+
+  const credentialCache = new CredentialCache(
+    Math.min(config.AUTH_CACHE_TTL_MS, MAX_AUTH_CACHE_TTL_MS),
+    config.AUTH_CACHE_MAX_ENTRIES,
+  );
+  const authenticator = new Authenticator(clients, credentialCache, logger, config.RPC_DEADLINE_MS);
+
+  const times = { ttlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000, leaseMs: config.IDEMPOTENCY_LEASE_MS };
+  const idempotencyStore =
+    adapters.idempotencyStore ?? (orm ? new PostgresIdempotencyStore(orm, times) : new MemoryIdempotencyStore(times));
+  if (!orm && !adapters.idempotencyStore) logger.warn('no database: Idempotency-Keys are kept in this process only');
+
+  const closers: (() => void)[] = [];
+  let readiness = adapters.readiness;
+  if (!readiness) {
+    const identityHealth = grpcHealthCheck(config.IDENTITY_GRPC_URL, 'sluice.identity.v1.IdentityService');
+    closers.push(() => identityHealth.close());
+    readiness = { identity: identityHealth.check };
+    if (orm) readiness.database = async () => void (await orm.em.getConnection().execute('select 1'));
+  }
+
+  const app = await createHttpApp({
+    config,
+    logger,
+    clients,
+    authenticator,
+    idempotencyStore,
+    cursors,
+    routes: adapters.routes ?? routeModules,
+    readiness,
+  });
+
+  // Token revocations drop cached credentials at once.
+  if (nats) {
+    const sub = subscribeTokenRevocations(nats, config.EVENT_SUBJECT_PREFIX, credentialCache, logger);
+    closers.push(() => sub.close());
+  }
+
+  // Expired idempotency keys are purged periodically (every replica; deletes skip locked rows).
+  const purge = () =>
+    void idempotencyStore.purgeExpired().then(
+      (n) => n > 0 && logger.info({ purged: n }, 'expired Idempotency-Keys purged'),
+      (err: unknown) => logger.warn({ err }, 'Idempotency-Key purge failed'),
+    );
+  const purgeTimer = setInterval(purge, config.IDEMPOTENCY_PURGE_INTERVAL_MS);
+  purgeTimer.unref();
+  closers.push(() => clearInterval(purgeTimer));
+  app.addHook('onReady', async () => purge());
+
+  if (ownsClients) closers.push(() => closeGatewayClients(clients));
+  app.addHook('onClose', async () => {
+    for (const close of [...closers].reverse()) close();
+  });
+
+  return {
+    app,
+    clients,
+    credentialCache,
+    idempotencyStore,
+    cursors,
+    async close(graceMs = config.SHUTDOWN_GRACE_MS) {
+      const timer = setTimeout(() => {
+        logger.warn('grace period over; closing remaining connections');
+        app.server.closeAllConnections();
+      }, graceMs);
+      timer.unref();
+      await app.close();
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The gateway's Fastify app alone, built by the composition root (closing it closes what the composition opened). */
+export async function buildGateway(
+  options: GatewayResources & GatewayAdapters,
+): Promise<FastifyInstance> {
+  const { config, logger, orm, nats, ...adapters } = options;
+  return (await composeGateway({ config, logger, ...(orm ? { orm } : {}), ...(nats ? { nats } : {}) }, adapters)).app;
+}
+
+/** Opens the gateway schema's database (created and migrated as configured). */
+export async function openGatewayDatabase(config: GatewayConfig, logger: Logger): Promise<MikroORM> {
+  let orm: MikroORM;
+  try {
+    await ensureDatabase(config.DATABASE_URL);
+    orm = await openStore({
+      databaseUrl: config.DATABASE_URL,
+      schema: GATEWAY_SCHEMA,
+      entities: [],
+      migrations,
+      poolMax: config.DATABASE_POOL_MAX,
+      acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+      logger,
+    });
+    await orm.em.getConnection().execute('select 1');
+  } catch (err) {
+    throw describeUnreachable('Postgres', config.DATABASE_URL, err);
+  }
+  return orm;
+}
+
+/**
+ * Opens what a gateway process runs on: the database (migrated when
+ * MIGRATE_ON_START) and NATS, each registered on `life` for shutdown.
+ */
+export async function openGatewayResources(
+  config: GatewayConfig,
+  logger: Logger,
+  life: Lifecycle,
+): Promise<GatewayResources & { orm: MikroORM; nats: NatsConnection }> {
+  const orm = await openGatewayDatabase(config, logger);
+  life.onShutdown('database', () => orm.close());
+  if (config.MIGRATE_ON_START) await migrate(orm, GATEWAY_SCHEMA, logger);
+  let bus: Bus;
+  try {
+    bus = await connectBus(config.NATS_URL, 'gateway', logger);
+  } catch (err) {
+    throw describeUnreachable('NATS', config.NATS_URL, err);
+  }
+  life.onShutdown('nats', () => bus.close());
+  return { config, logger, orm, nats: bus.nc };
+}

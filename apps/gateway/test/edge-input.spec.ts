@@ -1,0 +1,219 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the test walks an arbitrary JSON document */
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '@sluice/core';
+import { nonIntegerLiterals } from '../src/http/edge-input.js';
+import { routeModules } from '../src/routes/index.js';
+import { FakeIdentity, basic } from './support/fake-identity.js';
+import { testRoutes, type TestRouteState } from './support/test-routes.js';
+import { API, startGateway, type Harness } from './support/harness.js';
+
+/**
+ * The edge rules every request meets (src/http/edge-input.ts and the error
+ * model of what the router and the HTTP parser refuse), through the real
+ * gateway core with test routes and every real route module.
+ */
+let idp: FakeIdentity;
+let h: Harness;
+let auth: { authorization: string };
+const state: TestRouteState = { widgetCalls: 0, flakyCalls: 0 };
+
+beforeAll(async () => {
+  idp = await new FakeIdentity().start();
+  const t = idp.add({ tokenId: newId('Token'), secret: 'sk_edge', platformId: newId('Platform'), environment: 'SANDBOX' });
+  auth = { authorization: basic(t.tokenId, t.secret) };
+  h = await startGateway(idp.address, { ...routeModules, test: testRoutes(state) });
+});
+
+afterAll(async () => {
+  await h?.close();
+  await idp?.stop();
+});
+
+const raw = (method: 'POST' | 'PATCH', url: string, payload: string, headers: Record<string, string> = {}) =>
+  h.app.inject({
+    method,
+    url: `${API}${url}`,
+    headers: { ...auth, 'content-type': 'application/json', ...headers },
+    payload,
+  });
+
+function expectInvalid(res: { statusCode: number; body: string }, field: string, message?: RegExp) {
+  expect(res.statusCode, res.body).toBe(400);
+  const body = JSON.parse(res.body);
+  expect(body).toMatchObject({ status: 400, code: 'INVALID_INPUT' });
+  const e = body.details.errors.find((x: { field: string }) => x.field === field);
+  expect(e, `${field} in ${res.body}`).toBeDefined();
+  if (message) expect(e.message).toMatch(message);
+}
+
+describe('numbers are decided from the JSON text', () => {
+  it('finds the literals written with a fraction or an exponent, by JSON pointer', () => {
+    expect([
+      ...nonIntegerLiterals('{"a":1,"b":100.000000000000001,"c":[1,2e3,{"d/e":-0.5}],"s":"1.5","t":{"u":1E2}}'),
+    ]).toEqual(['/b', '/c/1', '/c/2/d~1e', '/t/u']);
+    expect(nonIntegerLiterals('{"amount":100}').size).toBe(0);
+  });
+
+  it('refuses 100.000000000000001, 5.0 and 5e0 in an integer field (JavaScript reads them as integers)', async () => {
+    const before = state.widgetCalls;
+    for (const amount of ['100.000000000000001', '5.0', '5e0', '50E-1'])
+      expectInvalid(await raw('POST', '/widgets', `{"name":"w","kind":"SMALL","amount":${amount}}`), 'amount', /integer/);
+    expect(state.widgetCalls).toBe(before);
+    const ok = await raw('POST', '/widgets', '{"name":"w","kind":"SMALL","amount":5}');
+    expect(ok.statusCode, ok.body).toBe(201);
+  });
+
+  it('keeps a fraction where the schema wants a number', async () => {
+    const usd = { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 };
+    const res = await raw('POST', '/exchange', JSON.stringify({ from: usd, to: usd, rate: 1.08 }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().rate).toBe(1.08);
+  });
+
+  it('refuses a fractional amount on the real money routes, naming the field', async () => {
+    const account = newId('InternalAccount');
+    expectInvalid(await raw('POST', `/sandbox/internal-accounts/${account}/fund`, '{"amount":100.000000000000001}'), 'amount');
+    const transfer = `{"source":{"accountId":"${account}"},"destination":{"accountId":"${newId('ExternalAccount')}"},"amount":1e2}`;
+    expectInvalid(await raw('POST', '/transfer-out', transfer), 'amount');
+  });
+});
+
+describe('strings', () => {
+  it('refuses control characters in body values, query and path, naming the field', async () => {
+    expectInvalid(await raw('POST', '/widgets', JSON.stringify({ name: 'a\u0000b', kind: 'SMALL', amount: 1 })), 'name', /control/);
+    expectInvalid(await raw('POST', '/widgets', JSON.stringify({ name: 'line\nbreak', kind: 'SMALL', amount: 1 })), 'name', /control/);
+    expectInvalid(
+      await raw('POST', '/widgets', JSON.stringify({ name: 'w', kind: 'SMALL', amount: 1, address: { line1: '\u0085', postalCode: '1' } })),
+      'address.line1',
+      /control/,
+    );
+    expectInvalid(await h.app.inject({ url: `${API}/transactions?reference=%00`, headers: auth }), 'reference', /control/);
+    expectInvalid(await h.app.inject({ url: `${API}/transactions?customerId=a%01b`, headers: auth }), 'customerId', /control/);
+    expectInvalid(await h.app.inject({ url: `${API}/receiver/uma/%24a%00%40b.example`, headers: auth }), 'receiverUmaAddress', /control/);
+  });
+
+  it('refuses lone surrogates instead of storing U+FFFD', async () => {
+    expectInvalid(await raw('POST', '/widgets', '{"name":"\\ud800","kind":"SMALL","amount":1}'), 'name', /Unicode/);
+    expectInvalid(await raw('POST', '/widgets', '{"name":"x\\udc00","kind":"SMALL","amount":1}'), 'name', /Unicode/);
+    const ok = await raw('POST', '/widgets', '{"name":"\\ud83d\\ude00","kind":"SMALL","amount":1}');
+    expect(ok.statusCode, ok.body).toBe(201);
+  });
+
+  it('refuses a string over 16384 characters anywhere, and nesting deeper than 32', async () => {
+    expectInvalid(await raw('POST', '/widgets', JSON.stringify({ name: 'x'.repeat(16_385), kind: 'SMALL', amount: 1 })), 'name', /at most 16384/);
+    const deep = `{"senderCustomerInfo":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}`;
+    expectInvalid(await raw('POST', '/quotes', deep), 'senderCustomerInfo.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a', /nested/);
+  });
+
+  it('every string, array and free-form object of every real route request is bounded by its schema', async () => {
+    const real = await startGateway(idp.address, routeModules);
+    const doc = (await real.app.inject({ url: `${API}/openapi.json` })).json();
+    await real.close();
+    const resolve = (s: any): any => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()]) : s);
+    const unbounded: string[] = [];
+    const seen = new Set<any>();
+    // `partOf`: a member of an allOf (another member closes the object, e.g. a discriminated union).
+    const walk = (node: any, where: string, partOf = false): void => {
+      const s = resolve(node);
+      if (!s || typeof s !== 'object' || seen.has(s)) return;
+      seen.add(s);
+      const boundedPattern = typeof s.pattern === 'string' && /^\^[^*+]*\$$/.test(s.pattern) && !/\{\d+,\}/.test(s.pattern);
+      if (s.type === 'string' && s.maxLength === undefined && !s.enum && s.const === undefined && !boundedPattern && s.format !== 'date')
+        unbounded.push(`${where}: string`);
+      if (s.type === 'array' && s.maxItems === undefined) unbounded.push(`${where}: array`);
+      if (s.type === 'object' && s.additionalProperties !== false && s.maxProperties === undefined && !partOf)
+        unbounded.push(`${where}: object`);
+      for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${where}.${k}`);
+      for (const k of ['items', 'additionalProperties']) if (typeof s[k] === 'object') walk(s[k], `${where}[]`);
+      for (const k of ['anyOf', 'oneOf', 'allOf'])
+        for (const [i, v] of (s[k] ?? []).entries()) walk(v, `${where}/${k}${i}`, k === 'allOf');
+    };
+    const paths = Object.entries(doc.paths as Record<string, any>);
+    expect(paths.length).toBeGreaterThan(30);
+    for (const [path, item] of paths)
+      for (const [method, op] of Object.entries(item as Record<string, any>)) {
+        walk(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} body`);
+        for (const p of op.parameters ?? []) if (p.in !== 'header') walk(p.schema, `${method} ${path} ${p.in} ${p.name}`);
+      }
+    expect(unbounded).toEqual([]);
+  });
+});
+
+describe('bodies', () => {
+  it('a route without a body schema takes none: {} and no body pass, anything else is 400', async () => {
+    expect((await raw('POST', '/conflict', '{}')).statusCode).toBe(409);
+    expect((await h.app.inject({ method: 'POST', url: `${API}/conflict`, headers: auth })).statusCode).toBe(409);
+    expectInvalid(await raw('POST', '/conflict', '[1,2]'), 'body', /empty/);
+    expectInvalid(await raw('POST', '/conflict', '42'), 'body', /empty/);
+    expectInvalid(await raw('POST', '/conflict', '{"rotate":true}'), 'rotate', /takes no body/);
+  });
+
+  it('POST /config/webhook-secret/rotate refuses arrays, numbers and 400 kB nestings without calling identity', async () => {
+    for (const payload of ['[]', '7', '{"x":1}'])
+      expect((await raw('POST', '/config/webhook-secret/rotate', payload)).statusCode, payload).toBe(400);
+    const nested = '['.repeat(200_000) + ']'.repeat(200_000);
+    const res = await raw('POST', '/config/webhook-secret/rotate', nested);
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(400);
+    expect(res.json()).toMatchObject({ status: 400, code: 'INVALID_INPUT' });
+  });
+
+  it('Content-Encoding other than identity is 415 in the error model, never read as plain JSON', async () => {
+    const before = state.widgetCalls;
+    for (const encoding of ['gzip', 'br', 'deflate']) {
+      const res = await raw('POST', '/widgets', '{"name":"w","kind":"SMALL","amount":1}', { 'content-encoding': encoding });
+      expect(res.statusCode).toBe(415);
+      expect(res.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringMatching(/Content-Encoding/) });
+    }
+    expect(state.widgetCalls).toBe(before);
+    const identity = await raw('POST', '/widgets', '{"name":"w","kind":"SMALL","amount":1}', { 'content-encoding': 'identity' });
+    expect(identity.statusCode).toBe(201);
+  });
+});
+
+describe('query parameters', () => {
+  it('an unknown one is 400 on single-resource GETs and GET /config too', async () => {
+    expectInvalid(await h.app.inject({ url: `${API}/whoami?debug=1`, headers: auth }), 'debug', /not a known field/);
+    expectInvalid(await h.app.inject({ url: `${API}/config?expand=all`, headers: auth }), 'expand', /not a known field/);
+    expectInvalid(
+      await h.app.inject({ url: `${API}/transactions/${newId('Transaction')}?fields=id`, headers: auth }),
+      'fields',
+      /not a known field/,
+    );
+  });
+});
+
+describe('what the router and the HTTP parser refuse is in the error model too', () => {
+  it('414 for a path segment over 500 characters, 400 for a malformed URL', async () => {
+    const long = await h.app.inject({ url: `${API}/transactions/${'x'.repeat(600)}`, headers: auth });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ status: 414, code: 'URI_TOO_LONG', message: expect.any(String) });
+    const bad = await h.app.inject({ url: `${API}/transactions/%E0%A4%A`, headers: auth });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ status: 400, code: 'BAD_REQUEST', message: 'The request URL is malformed' });
+  });
+
+  it('431 for headers over the limit, as JSON', async () => {
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = h.app.server.address() as { port: number };
+    const res = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path: `${API}/whoami`, headers: { 'x-filler': 'x'.repeat(20_000) } },
+        (r) => {
+          let body = '';
+          r.on('data', (c) => (body += c));
+          r.on('end', () => resolve({ status: r.statusCode!, type: String(r.headers['content-type']), body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res.status).toBe(431);
+    expect(res.type).toMatch(/application\/json/);
+    expect(JSON.parse(res.body)).toEqual({
+      status: 431,
+      code: 'REQUEST_HEADERS_TOO_LARGE',
+      message: 'The request headers are too large',
+    });
+  });
+});
