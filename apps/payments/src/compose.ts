@@ -1,3 +1,4 @@
+import type { Environment } from '@sluice/core';
 import type { Composition, ServiceDeps, Worker } from '@sluice/runtime';
 import type { PaymentsConfig } from './service.js';
 import type {
@@ -39,7 +40,6 @@ import {
 } from './clients/sandbox-uma.js';
 import { WalletAuthClient } from './clients/wallet-auth.client.js';
 import { approvalThresholds } from './domain/approval-thresholds.js';
-import type { Environment } from './domain/environment.js';
 import {
   SandboxExchangeRateProvider,
   UnconfiguredExchangeRateProvider,

@@ -133,3 +133,77 @@ export const CUSTOMER_INFO_FIELDS = [
 
 /** What an API token may do. */
 export const PERMISSIONS = ['VIEW', 'TRANSACT', 'MANAGE'] as const;
+
+/** The world a platform lives in: sandbox platforms see the simulated world, production ones the real one. */
+export const ENVIRONMENTS = ['SANDBOX', 'PRODUCTION'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+/** The `accountInfo.accountType` variants of external accounts the service accepts. */
+export const EXTERNAL_ACCOUNT_TYPES = [
+  'USD_ACCOUNT',
+  'EUR_ACCOUNT',
+  'GBP_ACCOUNT',
+  'MXN_ACCOUNT',
+  'BRL_ACCOUNT',
+  'SPARK_WALLET',
+  'LIGHTNING',
+  'SOLANA_WALLET',
+  'TRON_WALLET',
+  'POLYGON_WALLET',
+  'BASE_WALLET',
+  'ETHEREUM_WALLET',
+] as const;
+export type ExternalAccountType = (typeof EXTERNAL_ACCOUNT_TYPES)[number];
+
+/**
+ * External account states. Accounts are created ACTIVE; the others are set by an
+ * operator or a partner's review. Only ACTIVE accounts are paid or pulled from.
+ */
+export const EXTERNAL_ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const;
+export type ExternalAccountStatus = (typeof EXTERNAL_ACCOUNT_STATUSES)[number];
+
+export const BENEFICIARY_VERIFICATION_STATUSES = [
+  'MATCHED',
+  'PARTIAL_MATCH',
+  'NOT_MATCHED',
+  'UNSUPPORTED',
+  'CHECKED_BY_RECEIVING_FI',
+  'PENDING',
+] as const;
+export type BeneficiaryVerificationStatus = (typeof BENEFICIARY_VERIFICATION_STATUSES)[number];
+
+export const BANK_ACCOUNT_TYPES = ['CHECKING', 'SAVINGS'] as const;
+
+export const PIX_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'] as const;
+export type PixKeyType = (typeof PIX_KEY_TYPES)[number];
+
+/** A postal address (customers, beneficiaries). */
+export interface PostalAddress {
+  line1: string;
+  line2?: string;
+  city?: string;
+  state?: string;
+  postalCode: string;
+  country: string;
+}
+
+/** `accountOrWalletInfo` of a payment instruction (public PaymentInstructions); `accountType` says which fields are set. */
+export interface AccountOrWalletInfo {
+  accountType: string;
+  accountNumber?: string;
+  routingNumber?: string;
+  paymentRails?: string[];
+  bankName?: string;
+  reference?: string;
+  iban?: string;
+  swiftCode?: string;
+  sortCode?: string;
+  clabeNumber?: string;
+  bankCode?: string;
+  branchCode?: string;
+  vpa?: string;
+  qrCode?: string;
+  address?: string;
+  assetType?: string;
+  invoice?: string;
+}

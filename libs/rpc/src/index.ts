@@ -4,3 +4,4 @@ export * from './client.js';
 export * from './lifecycle.js';
 export * from './deadline.js';
 export * from './paging.js';
+export * from './environment.js';

@@ -1,4 +1,4 @@
-import { decodeCursor, newId, pageSize, type Clock, type Page } from '@sluice/core';
+import { decodeCursor, newId, pageSize, type Clock, type Page, type Environment } from '@sluice/core';
 import { transactional, type MikroORM } from '@sluice/store';
 import { customerNotFound, externalAccountNotFound, fail } from '../domain/errors.js';
 import {
@@ -8,7 +8,6 @@ import {
   type NewExternalAccountRequest,
 } from '../domain/external-account.js';
 import type { BeneficiaryVerifier } from '../domain/beneficiary-verification.js';
-import type { Environment } from '../domain/internal-account.js';
 import { validateAccountIds, validateAccountList, type AccountListRequest } from '../domain/validation.js';
 import { ExternalAccountRepository } from '../store/external-account.repository.js';
 import { keysetPage } from './page.js';

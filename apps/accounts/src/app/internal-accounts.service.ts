@@ -1,15 +1,8 @@
-import { decodeCursor, newId, pageSize, type Clock, type Page } from '@sluice/core';
+import { decodeCursor, newId, pageSize, type Clock, type Page, type Environment } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import { accountNotFound, fail } from '../domain/errors.js';
-import {
-  holdingAccountType,
-  knownCurrencies,
-  type AccountOwner,
-  type Environment,
-  type InternalAccountRecord,
-  type InternalAccountType,
-} from '../domain/internal-account.js';
+import { holdingAccountType, knownCurrencies, type AccountOwner, type InternalAccountRecord, type InternalAccountType } from '../domain/internal-account.js';
 import {
   validateAccountIds,
   validateAccountList,

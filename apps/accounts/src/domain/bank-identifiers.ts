@@ -1,3 +1,4 @@
+import type { PixKeyType } from '@sluice/core';
 import { keccak_256 } from '@noble/hashes/sha3';
 import { bytesToHex } from '@noble/hashes/utils';
 
@@ -121,8 +122,6 @@ export function checkEmail(v: string): string | undefined {
   return v.length <= 254 && EMAIL.test(v) ? undefined : 'must be an e-mail address';
 }
 
-export type PixKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'RANDOM';
-export const PIX_KEY_TYPES: readonly PixKeyType[] = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'];
 
 /**
  * A PIX key of the given type: CPF / CNPJ (digits, valid check digits), EMAIL (at most

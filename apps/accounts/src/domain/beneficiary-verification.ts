@@ -1,4 +1,4 @@
-import type { BeneficiaryVerificationStatus, ExternalAccountType } from './external-account.js';
+import { type BeneficiaryVerificationStatus, type ExternalAccountType } from '@sluice/core';
 
 /**
  * Beneficiary name verification ("confirmation of payee"): does the name the platform

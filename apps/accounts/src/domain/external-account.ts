@@ -1,4 +1,16 @@
-import { FieldErrors, invalidInput, isCurrencyCode } from '@sluice/core';
+import {
+  EXTERNAL_ACCOUNT_TYPES,
+  FieldErrors,
+  invalidInput,
+  isCurrencyCode,
+  PIX_KEY_TYPES,
+  type BeneficiaryVerificationStatus,
+  type Environment,
+  type ExternalAccountStatus,
+  type ExternalAccountType,
+  type PixKeyType,
+  type PostalAddress,
+} from '@sluice/core';
 import {
   checkAbaRoutingNumber,
   checkBic,
@@ -18,55 +30,10 @@ import {
   checkUkAccountNumber,
   checkUsAccountNumber,
   normalizeIban,
-  PIX_KEY_TYPES,
-  type PixKeyType,
 } from './bank-identifiers.js';
-import type { Environment, Owner } from './internal-account.js';
+import type { Owner } from './internal-account.js';
 import { checks } from './validation.js';
 
-/** The `accountInfo.accountType` variants the service accepts. */
-export const EXTERNAL_ACCOUNT_TYPES = [
-  'USD_ACCOUNT',
-  'EUR_ACCOUNT',
-  'GBP_ACCOUNT',
-  'MXN_ACCOUNT',
-  'BRL_ACCOUNT',
-  'SPARK_WALLET',
-  'LIGHTNING',
-  'SOLANA_WALLET',
-  'TRON_WALLET',
-  'POLYGON_WALLET',
-  'BASE_WALLET',
-  'ETHEREUM_WALLET',
-] as const;
-export type ExternalAccountType = (typeof EXTERNAL_ACCOUNT_TYPES)[number];
-
-/**
- * Accounts are created ACTIVE; the other states are set by an operator or a
- * partner's review (not by the public API yet). Only ACTIVE accounts are paid or
- * pulled from (payments: EXTERNAL_ACCOUNT_NOT_USABLE).
- */
-export const EXTERNAL_ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const;
-export type ExternalAccountStatus = (typeof EXTERNAL_ACCOUNT_STATUSES)[number];
-
-export const BENEFICIARY_VERIFICATION_STATUSES = [
-  'MATCHED',
-  'PARTIAL_MATCH',
-  'NOT_MATCHED',
-  'UNSUPPORTED',
-  'CHECKED_BY_RECEIVING_FI',
-  'PENDING',
-] as const;
-export type BeneficiaryVerificationStatus = (typeof BENEFICIARY_VERIFICATION_STATUSES)[number];
-
-export interface PostalAddress {
-  line1: string;
-  line2?: string;
-  city?: string;
-  state?: string;
-  postalCode: string;
-  country: string;
-}
 
 /** The `beneficiary` of a bank account: an INDIVIDUAL (fullName) or a BUSINESS (legalName). */
 export interface Beneficiary {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pixPayload } from '@sluice/core';
+import { pixPayload, type AccountOrWalletInfo } from '@sluice/core';
 import type { InternalAccountRecord } from './internal-account.js';
 
 /**
@@ -12,27 +12,6 @@ import type { InternalAccountRecord } from './internal-account.js';
  * they are stable across reads and unique per account. Production accounts get
  * none until a banking/custody partner adapter issues real ones.
  */
-
-/** `accountOrWalletInfo` of one instruction; `accountType` tells which fields are present. */
-export type AccountOrWalletInfo = {
-  accountType: string;
-  accountNumber?: string;
-  routingNumber?: string;
-  paymentRails?: string[];
-  bankName?: string;
-  reference?: string;
-  iban?: string;
-  swiftCode?: string;
-  sortCode?: string;
-  clabeNumber?: string;
-  bankCode?: string;
-  branchCode?: string;
-  vpa?: string;
-  qrCode?: string;
-  address?: string;
-  assetType?: string;
-  invoice?: string;
-};
 
 export type FundingInstruction = {
   accountOrWalletInfo: AccountOrWalletInfo;

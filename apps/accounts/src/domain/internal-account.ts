@@ -7,7 +7,7 @@ export const INTERNAL_ACCOUNT_TYPES: readonly InternalAccountType[] = [
   'EMBEDDED_WALLET',
 ];
 
-export type Environment = 'SANDBOX' | 'PRODUCTION';
+import type { Environment } from '@sluice/core';
 export type Owner = 'CUSTOMER' | 'PLATFORM';
 
 export function isInternalAccountType(value: string): value is InternalAccountType {

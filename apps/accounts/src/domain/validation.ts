@@ -1,4 +1,4 @@
-import { FieldErrors, isCurrencyCode, isId, MAX_AMOUNT } from '@sluice/core';
+import { FieldErrors, isCurrencyCode, isId, MAX_AMOUNT, type Environment } from '@sluice/core';
 import {
   ENTRY_ID_PATTERN,
   KIND_PATTERN,
@@ -7,15 +7,7 @@ import {
   unbalancedCurrencies,
   type LedgerAccountRef,
 } from './ledger.js';
-import {
-  isInternalAccountType,
-  normalizeCurrencies,
-  type AccountFilter,
-  type AccountListFilter,
-  type AccountOwner,
-  type Environment,
-  type Owner,
-} from './internal-account.js';
+import { isInternalAccountType, normalizeCurrencies, type AccountFilter, type AccountListFilter, type AccountOwner, type Owner } from './internal-account.js';
 
 /**
  * The meaning of accounts' requests, checked before any work: every use case

@@ -1,5 +1,5 @@
 import { accounts as pb } from '@sluice/contracts';
-import { implement, pageInfo, type AsyncService, type RegisteredService } from '@sluice/rpc';
+import { environmentFromPb, implement, pageInfo, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { Logger } from '@sluice/logging';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
 import type { LedgerService } from '../app/ledger.service.js';
@@ -7,7 +7,7 @@ import type { ExternalAccountsService } from '../app/external-accounts.service.j
 import type { AccountListRequest } from '../domain/validation.js';
 import { accountInfoFromPb, externalAccountToPb } from './external-account.mapper.js';
 import { ledgerHandlers } from './ledger.rpc.js';
-import { environmentFromPb, ownerFromPb, toPb, typeFromPb } from './internal-account.mapper.js';
+import { ownerFromPb, toPb, typeFromPb } from './internal-account.mapper.js';
 
 /** The filter fields ListInternalAccounts and ListExternalAccounts share, as the app takes them. */
 function listRequest(

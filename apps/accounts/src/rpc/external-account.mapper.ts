@@ -1,9 +1,6 @@
 import { common, accounts as pb } from '@sluice/contracts';
-import type {
-  AccountInfoInput,
-  BeneficiaryVerificationStatus,
-  ExternalAccountRecord,
-} from '../domain/external-account.js';
+import type { AccountInfoInput, ExternalAccountRecord } from '../domain/external-account.js';
+import { type BeneficiaryVerificationStatus } from '@sluice/core';
 
 /** proto <-> domain translations of external accounts. */
 

@@ -1,8 +1,8 @@
-import { common, accounts as pb } from '@sluice/contracts';
+import { environmentToPb } from '@sluice/rpc';
+import { accounts as pb } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import {
   availableBalance,
-  type Environment,
   type InternalAccountRecord,
   type InternalAccountType,
   type Owner,
@@ -19,14 +19,6 @@ const TYPE_TO_PB: Record<InternalAccountType, pb.InternalAccountType> = {
 
 export function typeFromPb(t: pb.InternalAccountType | undefined): InternalAccountType | undefined {
   return (Object.keys(TYPE_TO_PB) as InternalAccountType[]).find((k) => TYPE_TO_PB[k] === t);
-}
-
-export function environmentFromPb(e: common.Environment | undefined): Environment | undefined {
-  return e === common.Environment.SANDBOX
-    ? 'SANDBOX'
-    : e === common.Environment.PRODUCTION
-      ? 'PRODUCTION'
-      : undefined;
 }
 
 export function ownerFromPb(o: pb.Owner | undefined): Owner | undefined {
@@ -51,7 +43,7 @@ export function toPb(a: InternalAccountRecord): pb.InternalAccount {
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
     currency: a.currency,
-    environment: a.environment === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION,
+    environment: environmentToPb(a.environment),
     availableAmount: availableBalance(a),
     fundingReference: a.fundingReference,
     ...(a.type === 'EMBEDDED_WALLET' ? { privateEnabled: a.privateEnabled ?? false } : {}),

@@ -1,12 +1,8 @@
 import type { EntityManager } from '@sluice/store';
-import type { CursorPosition } from '@sluice/core';
-import type { AccountListFilter, Environment, Owner } from '../domain/internal-account.js';
-import type {
-  BeneficiaryVerificationStatus,
-  ExternalAccountInfo,
-  ExternalAccountRecord,
-  ExternalAccountStatus,
-} from '../domain/external-account.js';
+import { type CursorPosition, type Environment } from '@sluice/core';
+import type { AccountListFilter, Owner } from '../domain/internal-account.js';
+import type { ExternalAccountInfo, ExternalAccountRecord } from '../domain/external-account.js';
+import { type BeneficiaryVerificationStatus, type ExternalAccountStatus } from '@sluice/core';
 
 /** External accounts (raw SQL: partial unique indexes decide duplicates; soft delete). */
 

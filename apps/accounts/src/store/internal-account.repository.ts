@@ -1,14 +1,7 @@
 import { toBigInt, type EntityManager } from '@sluice/store';
-import type { CursorPosition } from '@sluice/core';
+import { type CursorPosition, type Environment } from '@sluice/core';
 import { fundingReference } from '../domain/funding-instructions.js';
-import type {
-  AccountFilter,
-  AccountOwner,
-  Environment,
-  InternalAccountRecord,
-  InternalAccountType,
-  Owner,
-} from '../domain/internal-account.js';
+import type { AccountFilter, AccountOwner, InternalAccountRecord, InternalAccountType, Owner } from '../domain/internal-account.js';
 
 /**
  * Internal accounts, read together with their ledger running totals. Raw SQL on

@@ -1,15 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { accounts } from '@sluice/contracts';
-import {
-  BANK_ACCOUNT_TYPES,
-  Beneficiary,
-  EXTERNAL_ACCOUNT_TYPES,
-  ExternalAccount,
-  Id,
-  PIX_KEY_TYPES,
-  Page,
-  stringEnum,
-} from '@sluice/api';
+import { BANK_ACCOUNT_TYPES, EXTERNAL_ACCOUNT_TYPES, PIX_KEY_TYPES } from '@sluice/core';
+import { Beneficiary, ExternalAccount, Id, Page, stringEnum } from '@sluice/api';
 import { PageQuery } from './common.js';
 
 /**

@@ -1,7 +1,6 @@
-import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode } from '@sluice/core';
+import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode, type Environment, type PostalAddress } from '@sluice/core';
 import { country, email, noDuplicates, pastDate, range, text } from './validation.js';
 import { normalizeUmaAddress } from './uma-address.js';
-import type { Environment } from './token.js';
 import { fail } from './errors.js';
 export { CUSTOMER_TYPES, VERIFICATION_STATUSES, ENTITY_TYPES, BUSINESS_TYPES, PURPOSES_OF_ACCOUNT, MONTHLY_TRANSACTION_COUNTS, MONTHLY_TRANSACTION_VOLUMES } from '@sluice/core';
 import { CUSTOMER_TYPES, VERIFICATION_STATUSES, ENTITY_TYPES, BUSINESS_TYPES, PURPOSES_OF_ACCOUNT, MONTHLY_TRANSACTION_COUNTS, MONTHLY_TRANSACTION_VOLUMES } from '@sluice/core';
@@ -10,15 +9,6 @@ export type CustomerType = (typeof CUSTOMER_TYPES)[number];
 
 export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
 
-
-export interface Address {
-  line1: string;
-  line2?: string;
-  city?: string;
-  state?: string;
-  postalCode: string;
-  country: string;
-}
 
 /** Business details (REST BusinessInfo); every field optional except legalName at creation. */
 export interface BusinessInfo {
@@ -52,7 +42,7 @@ export interface Customer {
   fullName?: string;
   birthDate?: string;
   nationality?: string;
-  address?: Address;
+  address?: PostalAddress;
   businessInfo?: BusinessInfo;
   createdAt: Date;
   updatedAt: Date;
@@ -71,7 +61,7 @@ export interface NewCustomerInput {
   fullName?: string;
   birthDate?: string;
   nationality?: string;
-  address?: Address;
+  address?: PostalAddress;
   businessInfo?: BusinessInfo;
 }
 
@@ -84,7 +74,7 @@ export interface CustomerUpdateInput {
   fullName?: string;
   birthDate?: string;
   nationality?: string;
-  address?: Address;
+  address?: PostalAddress;
   businessInfo?: BusinessInfo;
 }
 
@@ -235,8 +225,8 @@ function currencies(p: FieldErrors, field: string, codes: string[], allowed: Set
   return [...codes];
 }
 
-function address(p: FieldErrors, field: string, a: Address): Address {
-  const out: Address = {
+function address(p: FieldErrors, field: string, a: PostalAddress): PostalAddress {
+  const out: PostalAddress = {
     line1: required(p, `${field}.line1`, a.line1, 200),
     postalCode: required(p, `${field}.postalCode`, a.postalCode, 20),
     country:

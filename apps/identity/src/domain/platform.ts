@@ -1,4 +1,5 @@
-import type { Environment, Permission } from './token.js';
+import type { Environment } from '@sluice/core';
+import type { Permission } from './token.js';
 import type { PlatformSettings } from './platform-config.js';
 
 export type { Environment, Permission };

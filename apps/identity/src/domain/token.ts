@@ -6,7 +6,7 @@ import { PERMISSIONS } from '@sluice/core';
 
 export type Permission = (typeof PERMISSIONS)[number];
 
-export type Environment = 'SANDBOX' | 'PRODUCTION';
+import type { Environment } from '@sluice/core';
 
 /**
  * A new client secret: 32 random bytes, base64url (43 characters). It is shown

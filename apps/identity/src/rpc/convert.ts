@@ -1,7 +1,8 @@
-import { common, identity as pb } from '@sluice/contracts';
+import type { PostalAddress } from '@sluice/core';
+import { environmentToPb } from '@sluice/rpc';
+import { identity as pb } from '@sluice/contracts';
 import { idUuid } from '@sluice/core';
 import type {
-  Address,
   BusinessInfo,
   Customer,
   CustomerType,
@@ -14,7 +15,7 @@ import type {
   EmbeddedWalletConfigInput,
 } from '../domain/platform-config.js';
 import type { ApiToken, Platform, PlatformConfigView } from '../domain/platform.js';
-import type { Environment, Permission } from '../domain/token.js';
+import type { Permission } from '../domain/token.js';
 
 // Proto enums are strings with the enum prefix (`ENVIRONMENT_SANDBOX`); the domain uses the bare name.
 function bare<T extends string>(prefix: string, value: string): T | undefined {
@@ -23,9 +24,6 @@ function bare<T extends string>(prefix: string, value: string): T | undefined {
     : undefined;
 }
 
-export const environmentFromPb = (e: common.Environment): Environment | undefined =>
-  bare<Environment>('ENVIRONMENT_', e);
-export const environmentToPb = (e: Environment): common.Environment => `ENVIRONMENT_${e}` as common.Environment;
 export const permissionFromPb = (p: pb.Permission): Permission | undefined =>
   bare<Permission>('PERMISSION_', p);
 export const permissionToPb = (p: Permission): pb.Permission => `PERMISSION_${p}` as pb.Permission;
@@ -146,8 +144,8 @@ export function businessInfoFromPb(b: pb.BusinessInfo): BusinessInfo {
   return out;
 }
 
-export function addressFromPb(a: pb.Address): Address {
-  const out: Address = { line1: a.line1, postalCode: a.postalCode, country: a.country };
+export function addressFromPb(a: pb.Address): PostalAddress {
+  const out: PostalAddress = { line1: a.line1, postalCode: a.postalCode, country: a.country };
   if (a.line2 !== undefined) out.line2 = a.line2;
   if (a.city !== undefined) out.city = a.city;
   if (a.state !== undefined) out.state = a.state;

@@ -1,26 +1,12 @@
 import { identity as pb } from '@sluice/contracts';
-import { pageInfo, type AsyncService } from '@sluice/rpc';
+import { environmentFromPb, environmentToPb, pageInfo, type AsyncService } from '@sluice/rpc';
 import type { ConfigUpdateInput } from '../domain/platform-config.js';
 import type { CustomerUpdateInput, NewCustomerInput } from '../domain/customer.js';
 import type { PlatformsService } from '../app/platforms.service.js';
 import type { TokensService } from '../app/tokens.service.js';
 import type { CustomersService } from '../app/customers.service.js';
 import type { ConfigService } from '../app/config.service.js';
-import {
-  addressFromPb,
-  businessInfoFromPb,
-  configToPb,
-  currencyConfigFromPb,
-  customerToPb,
-  customerTypeFromPb,
-  embeddedWalletFromPb,
-  environmentFromPb,
-  environmentToPb,
-  permissionFromPb,
-  permissionToPb,
-  platformToPb,
-  tokenToPb,
-} from './convert.js';
+import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb } from './convert.js';
 
 /** The use cases IdentityService serves. */
 export interface IdentityUseCases {

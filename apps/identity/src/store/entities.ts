@@ -1,5 +1,6 @@
 import { ArrayType, BlobType, EntitySchema } from '@mikro-orm/core';
-import type { Address, BusinessInfo, CustomerType, VerificationStatus } from '../domain/customer.js';
+import type { PostalAddress } from '@sluice/core';
+import type { BusinessInfo, CustomerType, VerificationStatus } from '../domain/customer.js';
 import type { CustomerInfoField, EmbeddedWalletConfig, TransactionType } from '../domain/platform-config.js';
 import type { Permission } from '../domain/token.js';
 
@@ -131,7 +132,7 @@ export class CustomerRecord {
   birthDate?: string | null;
   nationality?: string | null;
   /** jsonb, as validated by the domain. */
-  address?: Address | null;
+  address?: PostalAddress | null;
   /** jsonb, as validated by the domain. */
   businessInfo?: BusinessInfo | null;
   createdAt!: Date;

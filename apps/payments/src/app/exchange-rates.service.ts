@@ -1,4 +1,4 @@
-import type { Environment } from '../domain/environment.js';
+import type { Environment } from '@sluice/core';
 import { corridorRates, type CorridorRate, type RatesQuery } from '../domain/exchange-rate-table.js';
 import type { ExchangeRateProvider } from '../domain/exchange-rates.js';
 import type { FeeSchedule } from '../domain/pricing.js';

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { DomainError, isDomainError, newId, type Clock } from '@sluice/core';
+import { DomainError, isDomainError, newId, type Clock, type Environment } from '@sluice/core';
 import { transactional, type MikroORM } from '@sluice/store';
-import type { Environment } from '../domain/environment.js';
 import { fail } from '../domain/errors.js';
 import type { ExchangeRateProvider } from '../domain/exchange-rates.js';
 import { JOB_KINDS, jobIds } from '../domain/jobs.js';

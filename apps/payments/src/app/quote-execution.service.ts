@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { invalidInput, newId, type Clock } from '@sluice/core';
+import { invalidInput, newId, type Clock, type Environment } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type MikroORM } from '@sluice/store';
-import type { Environment } from '../domain/environment.js';
 import { fail } from '../domain/errors.js';
 import { quoteLedgerIds } from '../domain/ids.js';
 import { jobIds } from '../domain/jobs.js';

@@ -1,7 +1,6 @@
-import { isId, isPermanentRefusal, type Clock, type DomainError } from '@sluice/core';
+import { isId, isPermanentRefusal, type Clock, type DomainError, type Environment } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import type { Environment } from '../domain/environment.js';
 import { quoteLedgerIds, refundReference } from '../domain/ids.js';
 import { JOB_KINDS, jobIds, type QuotePaymentJobKind } from '../domain/jobs.js';
 import type { Quote } from '../domain/quote.js';

@@ -1,6 +1,5 @@
-import { newId, type Clock } from '@sluice/core';
+import { newId, type Clock, type Environment } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import type { Environment } from '../domain/environment.js';
 import { fail } from '../domain/errors.js';
 import type { ExchangeRateProvider } from '../domain/exchange-rates.js';
 import { currencyPreferences, type LookupRequest, type ReceiverLookup } from '../domain/receiver-lookup.js';

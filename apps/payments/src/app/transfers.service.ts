@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { isPermanentRefusal, newId, type Clock } from '@sluice/core';
+import { isPermanentRefusal, newId, type Clock, type Environment } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { isUniqueViolation, transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import type { Environment } from '../domain/environment.js';
 import { fail } from '../domain/errors.js';
 import { holdPostId, holdVoidId, transferLedgerIds } from '../domain/ids.js';
 import { JOB_KINDS, jobIds } from '../domain/jobs.js';

@@ -1,5 +1,4 @@
-import type { Page } from '@sluice/core';
-import type { Environment } from '../domain/environment.js';
+import { type Page, type Environment } from '@sluice/core';
 import { pageUmaProviders, type UmaProvider, type UmaProvidersQuery } from '../domain/uma-providers.js';
 import type { UmaProviderDirectory } from './ports.js';
 

@@ -1,5 +1,4 @@
-import { FieldErrors, isDomainError } from '@sluice/core';
-import type { Environment } from './environment.js';
+import { FieldErrors, isDomainError, type Environment } from '@sluice/core';
 import { checkAmount, checkCurrency, checkEnvironment, checkId } from './field-rules.js';
 import type { ExchangeRateProvider } from './exchange-rates.js';
 import { paymentRailFor } from './payment-rails.js';

@@ -1,14 +1,4 @@
-import {
-  CONTROL_CHARACTERS,
-  DESCRIPTION_MAX_LENGTH,
-  isCurrencyCode,
-  isId,
-  LONE_SURROGATE,
-  MAX_AMOUNT,
-  type FieldErrors,
-  type IdType,
-} from '@sluice/core';
-import type { Environment } from './environment.js';
+import { CONTROL_CHARACTERS, DESCRIPTION_MAX_LENGTH, isCurrencyCode, isId, LONE_SURROGATE, MAX_AMOUNT, type FieldErrors, type IdType, type Environment } from '@sluice/core';
 
 // The field rules every request of the service shares. Each adds its problem to the request's
 // FieldErrors (core's one collector) under the field name the public API uses, so a request's

@@ -1,5 +1,4 @@
-import { FieldErrors } from '@sluice/core';
-import type { Environment } from './environment.js';
+import { FieldErrors, type Environment } from '@sluice/core';
 import { checkAmount, checkCurrency, checkEnvironment, checkId, checkMemo, checkRequestKey, jsonObject } from './field-rules.js';
 import { checkTransactionRef } from './transaction-query.js';
 import { checkUmaAddress, parseUmaAddress } from './uma.js';

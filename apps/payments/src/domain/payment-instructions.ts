@@ -1,21 +1,4 @@
-import { pixPayload } from '@sluice/core';
-
-/** `accountOrWalletInfo` of a payment instruction (public PaymentInstructions); `accountType` says which fields are set. */
-export interface AccountOrWalletInfo {
-  accountType: string;
-  accountNumber?: string;
-  routingNumber?: string;
-  paymentRails?: string[];
-  bankName?: string;
-  reference?: string;
-  iban?: string;
-  swiftCode?: string;
-  sortCode?: string;
-  clabeNumber?: string;
-  qrCode?: string;
-  address?: string;
-  assetType?: string;
-}
+import { pixPayload, type AccountOrWalletInfo } from '@sluice/core';
 
 /** One way to pay a quote funded in real time (public PaymentInstructions). */
 export interface PaymentInstruction {

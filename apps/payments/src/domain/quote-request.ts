@@ -1,5 +1,4 @@
-import { FieldErrors, isCurrencyCode, isId, PAYMENT_RAILS, PURPOSES_OF_PAYMENT } from '@sluice/core';
-import type { Environment } from './environment.js';
+import { FieldErrors, isCurrencyCode, isId, PAYMENT_RAILS, PURPOSES_OF_PAYMENT, type Environment } from '@sluice/core';
 import { checkAmount, checkCurrency, checkEnvironment, checkId, checkMemo, jsonObject } from './field-rules.js';
 import { isPaymentRail, type PaymentRail } from './payment-rails.js';
 import type { LockedCurrencySide } from './pricing.js';

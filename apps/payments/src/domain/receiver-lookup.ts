@@ -1,5 +1,4 @@
-import { FieldErrors } from '@sluice/core';
-import type { Environment } from './environment.js';
+import { FieldErrors, type Environment } from '@sluice/core';
 import type { ExchangeRateProvider } from './exchange-rates.js';
 import { checkCurrency, checkEnvironment, checkId } from './field-rules.js';
 import { amountLimits } from './pricing.js';

@@ -1,6 +1,5 @@
-import { FieldErrors, invalidInput } from '@sluice/core';
+import { FieldErrors, invalidInput, type Environment } from '@sluice/core';
 import { fail } from './errors.js';
-import type { Environment } from './environment.js';
 import { checkAmount, checkEnvironment, checkId, checkMemo, checkRequestKey } from './field-rules.js';
 
 /** A same-currency transfer request (POST /transfer-out, POST /transfer-in), valid. */

@@ -1,5 +1,4 @@
-import { decodeCursor, FieldErrors, isCurrencyCode, pageSize, toPage, type Page } from '@sluice/core';
-import type { Environment } from './environment.js';
+import { decodeCursor, FieldErrors, isCurrencyCode, pageSize, toPage, type Page, type Environment } from '@sluice/core';
 import { checkEnvironment, checkId } from './field-rules.js';
 
 /** A counterparty institution reachable over UMA. */

@@ -1,8 +1,8 @@
 import type { payments as pb } from '@sluice/contracts';
-import type { AsyncService } from '@sluice/rpc';
+import { environmentFromPb, type AsyncService } from '@sluice/rpc';
 import type { IncomingService } from '../app/incoming.service.js';
 import { parseApprovalRequest, parseRejectionRequest, parseUmaReceiveRequest } from '../domain/incoming-request.js';
-import { environmentFromPb, transactionToPb } from './payments.mapper.js';
+import { transactionToPb } from './payments.mapper.js';
 
 /** gRPC handlers of incoming payments (sandbox UMA receive, approve, reject). */
 export function incomingHandlers(

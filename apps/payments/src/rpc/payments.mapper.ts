@@ -1,11 +1,10 @@
-import { common, payments as pb } from '@sluice/contracts';
+import { payments as pb } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import type { CorridorRate } from '../domain/exchange-rate-table.js';
 import { toDecimalString } from '../domain/ratio.js';
 import type { ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { SandboxReceiverBehavior } from '../domain/uma.js';
 import type { UmaProvider } from '../domain/uma-providers.js';
-import type { Environment } from '../domain/environment.js';
 import type { RateDetails } from '../domain/pricing.js';
 import type { Quote } from '../domain/quote.js';
 import type { Transaction } from '../domain/transaction.js';
@@ -13,15 +12,6 @@ import type { Transaction } from '../domain/transaction.js';
 // The one mapping of the service's domain values to and from its proto messages
 // (proto/sluice/payments/v1/payments.proto). The webhook data is built from these
 // messages too (events/transaction.events.ts), so REST and webhooks agree.
-
-/** The environment of a request; undefined for ENVIRONMENT_UNSPECIFIED (refused by the request's parser). */
-export function environmentFromPb(e: common.Environment | undefined): Environment | undefined {
-  return e === common.Environment.SANDBOX
-    ? 'SANDBOX'
-    : e === common.Environment.PRODUCTION
-      ? 'PRODUCTION'
-      : undefined;
-}
 
 /** A currency code as the proto Currency (code, name, symbol, decimals). */
 const currencyToPb = (code: string): pb.Currency => currencyView(code);

@@ -1,6 +1,6 @@
 import { payments as pb } from '@sluice/contracts';
 import type { Logger } from '@sluice/logging';
-import { implement, pageInfo, pageRequest, type AsyncService, type RegisteredService } from '@sluice/rpc';
+import { environmentFromPb, implement, pageInfo, pageRequest, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { ExchangeRatesService } from '../app/exchange-rates.service.js';
 import type { IncomingService } from '../app/incoming.service.js';
 import type { QuoteCreationService } from '../app/quote-creation.service.js';
@@ -14,7 +14,7 @@ import { parseRatesQuery } from '../domain/exchange-rate-table.js';
 import { parseExternalAccountLookup, parseLookupRef, parseUmaLookup } from '../domain/receiver-lookup.js';
 import { parseUmaProvidersQuery } from '../domain/uma-providers.js';
 import { incomingHandlers } from './incoming.rpc.js';
-import { corridorToPb, environmentFromPb, lookupToPb, providerToPb } from './payments.mapper.js';
+import { corridorToPb, lookupToPb, providerToPb } from './payments.mapper.js';
 import { quotesHandlers } from './quotes.rpc.js';
 import { transactionsHandlers } from './transactions.rpc.js';
 

@@ -1,5 +1,5 @@
 import type { payments as pb } from '@sluice/contracts';
-import type { AsyncService } from '@sluice/rpc';
+import { environmentFromPb, type AsyncService } from '@sluice/rpc';
 import type { QuoteCreationService } from '../app/quote-creation.service.js';
 import type { QuoteExecutionService } from '../app/quote-execution.service.js';
 import type { QuoteExpiryService } from '../app/quote-expiry.service.js';
@@ -9,7 +9,7 @@ import {
   parseQuoteRef,
   parseSandboxSendRequest,
 } from '../domain/quote-request.js';
-import { environmentFromPb, quoteToPb, transactionToPb } from './payments.mapper.js';
+import { quoteToPb, transactionToPb } from './payments.mapper.js';
 
 /** gRPC handlers of the quote RPCs of sluice.payments.v1.PaymentsService. */
 export function quotesHandlers(o: {

@@ -1,10 +1,10 @@
 import { payments as pb } from '@sluice/contracts';
-import { pageInfo, pageRequest, type AsyncService } from '@sluice/rpc';
+import { environmentFromPb, pageInfo, pageRequest, type AsyncService } from '@sluice/rpc';
 import type { TransactionsService } from '../app/transactions.service.js';
 import type { TransfersService } from '../app/transfers.service.js';
 import { parseTransactionQuery, parseTransactionRef } from '../domain/transaction-query.js';
 import { parseTransferRequest, type TransferInput } from '../domain/transfer-request.js';
-import { environmentFromPb, transactionToPb } from './payments.mapper.js';
+import { transactionToPb } from './payments.mapper.js';
 
 function transferInput(req: pb.TransferOutRequest | pb.TransferInRequest): TransferInput {
   return {

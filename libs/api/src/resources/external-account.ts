@@ -1,3 +1,4 @@
+import { BANK_ACCOUNT_TYPES, BENEFICIARY_VERIFICATION_STATUSES, EXTERNAL_ACCOUNT_STATUSES, PIX_KEY_TYPES } from '@sluice/core';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { accounts } from '@sluice/contracts';
 import { Timestamp, iso, stringEnum } from '../schema.js';
@@ -8,31 +9,6 @@ import { Timestamp, iso, stringEnum } from '../schema.js';
  * selects the variant; the accounts service validates each variant's fields.
  */
 
-export const EXTERNAL_ACCOUNT_TYPES = [
-  'USD_ACCOUNT',
-  'EUR_ACCOUNT',
-  'GBP_ACCOUNT',
-  'MXN_ACCOUNT',
-  'BRL_ACCOUNT',
-  'SPARK_WALLET',
-  'LIGHTNING',
-  'SOLANA_WALLET',
-  'TRON_WALLET',
-  'POLYGON_WALLET',
-  'BASE_WALLET',
-  'ETHEREUM_WALLET',
-] as const;
-export const BANK_ACCOUNT_TYPES = ['CHECKING', 'SAVINGS'] as const;
-export const PIX_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'] as const;
-export const EXTERNAL_ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const;
-export const BENEFICIARY_VERIFICATION_STATUSES = [
-  'MATCHED',
-  'PARTIAL_MATCH',
-  'NOT_MATCHED',
-  'UNSUPPORTED',
-  'CHECKED_BY_RECEIVING_FI',
-  'PENDING',
-] as const;
 
 const Text = (description: string, maxLength = 200) =>
   Type.String({ minLength: 1, maxLength, description });

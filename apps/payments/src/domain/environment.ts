@@ -1,2 +1,0 @@
-/** The world a platform lives in: sandbox platforms see the simulated world, production ones the real one. */
-export type Environment = 'SANDBOX' | 'PRODUCTION';
