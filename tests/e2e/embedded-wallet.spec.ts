@@ -112,8 +112,8 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       type: 'EMAIL_OTP',
       email: 'b@example.test',
     });
-    expect([400, 202]).toContain(dup.status); // a second credential needs a signature first, or is refused outright
-    if (dup.status === 400) expect(dup.json.code).toBe('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
+    // One EMAIL_OTP per account: refused outright (before any signature is asked for).
+    expect([dup.status, dup.json.code], dup.text).toEqual([400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS']);
 
     // Wrong magic value: 401 with the exact reason; right one: a session key only this client can open.
     const keys1 = generateKeyPair();
@@ -302,10 +302,13 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     expect(executed.status, executed.text).toBe(200);
     expect(executed.json.status).toBe('PROCESSING');
     expect(executed.json.transactionId).toMatch(/^Transaction:/);
-    // The same stamp again moves nothing: the executed quote comes back (or the request is refused as reused).
+    // The same stamp again moves nothing: an executed quote is returned as it is (execute is idempotent
+    // per quote; the signature is only checked while the quote is still PENDING).
     const replayed = await api('POST', execPath, undefined, quoteStamp);
-    if (replayed.status === 200) expect(replayed.json.transactionId).toBe(executed.json.transactionId);
-    else expect(replayed.json.code).toBe('SIGNING_REQUEST_REUSED');
+    expect([replayed.status, replayed.json.transactionId], replayed.text).toEqual([
+      200,
+      executed.json.transactionId,
+    ]);
     await eventually(async () => {
       const r = await api('GET', `/quotes/${encodeURIComponent(q.json.id)}`);
       return r.json.status === 'COMPLETED' ? r.json : undefined;
@@ -346,6 +349,47 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       const r = await api('GET', `/quotes/${encodeURIComponent(q2.json.id)}`);
       return r.json.status === 'COMPLETED' ? r.json : undefined;
     }, 30_000);
-    expect(await walletBalance()).toBe(afterFirst - (q2.json.totalSendingAmount as number));
+    const afterSecond = afterFirst - (q2.json.totalSendingAmount as number);
+    expect(await walletBalance()).toBe(afterSecond);
+
+    // A signed execute raced through the real stack: one signing request, stamped once, sent by 8
+    // clients at once (with keys of their own). wallet-auth consumes the request once: one execution,
+    // one debit; every other copy is refused as a reused request or finds the quote executed.
+    const q3 = await api('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: wallet.id },
+      destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 5_000_000,
+    });
+    expect(q3.status, q3.text).toBe(201);
+    const exec3 = `/quotes/${encodeURIComponent(q3.json.id)}/execute`;
+    const ch3 = await api('POST', exec3);
+    expect(ch3.status, ch3.text).toBe(202);
+    const stamped = {
+      'Service-Wallet-Signature': stamp(ch3.json.payloadToSign, session2Key),
+      'Request-Id': ch3.json.requestId,
+    };
+    const raced = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api('POST', exec3, undefined, { ...stamped, 'Idempotency-Key': `race-signed-${i}` }),
+      ),
+    );
+    const ran = raced.filter((r) => r.status === 200);
+    expect(ran.length, JSON.stringify(raced.map((r) => r.text))).toBeGreaterThanOrEqual(1);
+    expect(new Set(ran.map((r) => r.json.transactionId)).size).toBe(1);
+    for (const r of raced.filter((x) => x.status !== 200))
+      expect([r.status, r.json.code], r.text).toEqual([401, 'SIGNING_REQUEST_REUSED']);
+    const { rows: txs } = await e2e
+      .db()
+      .query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [q3.json.id]);
+    expect(txs.map((t) => t.id)).toEqual([ran[0]!.json.transactionId]);
+    await eventually(async () => {
+      const r = await api('GET', `/quotes/${encodeURIComponent(q3.json.id)}`);
+      return r.json.status === 'COMPLETED' ? r.json : undefined;
+    }, 30_000);
+    expect(await walletBalance()).toBe(afterSecond - (q3.json.totalSendingAmount as number));
+    console.info(
+      `embedded-wallet: 8 signed executes raced: ${ran.length} answered 200, ${raced.length - ran.length} refused as reused`,
+    );
   });
 });
