@@ -391,5 +391,36 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     console.info(
       `embedded-wallet: 8 signed executes raced: ${ran.length} answered 200, ${raced.length - ran.length} refused as reused`,
     );
+
+    // The same race where the execution cannot happen (the hold is refused: more than the balance), so
+    // every copy reaches wallet-auth with the quote still PENDING: exactly one gets past the single-use
+    // signing request (and is refused by the ledger), the other 7 are refused as reused; nothing moves.
+    const afterThird = await walletBalance();
+    const q4 = await api('POST', '/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: wallet.id },
+      destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: afterThird + 1,
+    });
+    expect(q4.status, q4.text).toBe(201);
+    const exec4 = `/quotes/${encodeURIComponent(q4.json.id)}/execute`;
+    const ch4 = await api('POST', exec4);
+    expect(ch4.status, ch4.text).toBe(202);
+    const stamped4 = {
+      'Service-Wallet-Signature': stamp(ch4.json.payloadToSign, session2Key),
+      'Request-Id': ch4.json.requestId,
+    };
+    const raced4 = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api('POST', exec4, undefined, { ...stamped4, 'Idempotency-Key': `race-refused-${i}` }),
+      ),
+    );
+    const outcomes = raced4.map((r) => `${r.status} ${r.json?.code}`).sort();
+    expect(outcomes).toEqual([
+      '400 INSUFFICIENT_FUNDS',
+      ...Array.from({ length: 7 }, () => '401 SIGNING_REQUEST_REUSED'),
+    ]);
+    expect((await api('GET', `/quotes/${encodeURIComponent(q4.json.id)}`)).json.status).toBe('PENDING');
+    expect(await walletBalance()).toBe(afterThird);
   });
 });
