@@ -220,7 +220,9 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
           // Outside a crash window: a 5xx or a transport failure fails the test (the client throws).
           const r = await api('GET', `/transactions/${encodeURIComponent(ids[k]!)}`);
           last[k] =
-            r.status === 200 ? String(r.json.status) : `HTTP ${r.status} ${r.json?.code ?? r.text.slice(0, 80)}`;
+            r.status === 200
+              ? String(r.json.status)
+              : `HTTP ${r.status} ${r.json?.code ?? r.text.slice(0, 80)}`;
           if (r.status === 200 && FINAL.has(r.json.status)) {
             finals[k] = r.json as Tx;
             return;
@@ -788,7 +790,9 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
   }, 420_000);
 
   it('afterwards: the approval window open across the crashes elapses, and every event of the file was delivered once by webhook-id', async () => {
-    expect((await api('GET', `/transactions/${encodeURIComponent(ids['time-out']!)}`)).json.status).toBe('PENDING');
+    expect((await api('GET', `/transactions/${encodeURIComponent(ids['time-out']!)}`)).json.status).toBe(
+      'PENDING',
+    );
     await closeApprovalWindow(ids['time-out']!);
     await finalStatesOf(['time-out']);
     expect(finals['time-out']).toMatchObject({

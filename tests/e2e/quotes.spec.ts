@@ -151,7 +151,9 @@ describe('quotes through the real processes', () => {
       if (r.status === 200) expect(r.json.transactionId).toBe(first.json.transactionId);
       else expect([r.status, r.json.code], r.text).toEqual([409, 'IDEMPOTENCY_KEY_IN_PROGRESS']);
     }
-    expect(shared.some((r) => r.status === 200 && r.headers.get('idempotent-replayed') !== 'true')).toBe(true);
+    expect(shared.some((r) => r.status === 200 && r.headers.get('idempotent-replayed') !== 'true')).toBe(
+      true,
+    );
     const again = await api('POST', `/quotes/${id}/execute`, undefined, { 'idempotency-key': 'race-shared' });
     expect([again.status, again.headers.get('idempotent-replayed'), again.json.transactionId]).toEqual([
       200,
@@ -160,7 +162,9 @@ describe('quotes through the real processes', () => {
     ]);
     // One transaction for the quote, one hold on the account.
     const db = e2e.db();
-    const { rows: txs } = await db.query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [q.json.id]);
+    const { rows: txs } = await db.query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [
+      q.json.id,
+    ]);
     expect(txs.map((t) => t.id)).toEqual([first.json.transactionId]);
     const { rows: holds } = await db.query(
       `SELECT e.id FROM accounts.journal_entries e JOIN accounts.journal_lines l ON l.platform_id = e.platform_id AND l.entry_id = e.id
@@ -249,9 +253,10 @@ describe('quotes through the real processes', () => {
     const platformId = e2e.stack.platforms.sandbox!.platformId;
     const ids = async (table: string) =>
       (
-        await db.query<{ id: string }>(`SELECT id FROM payments.${table} WHERE platform_id = $1 ORDER BY id`, [
-          platformId,
-        ])
+        await db.query<{ id: string }>(
+          `SELECT id FROM payments.${table} WHERE platform_id = $1 ORDER BY id`,
+          [platformId],
+        )
       ).rows.map((r) => r.id);
     const world = async () => ({
       quotes: await ids('quotes'),
@@ -323,7 +328,9 @@ describe('quotes through the real processes', () => {
     refused(again!, 409, 'IDEMPOTENCY_KEY_IN_PROGRESS');
     expect(executed.status, executed.text).toBe(200);
     await transactionWhen(executed.json.transactionId, (t) => t.status === 'COMPLETED');
-    const { rows } = await db.query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [second.json.id]);
+    const { rows } = await db.query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [
+      second.json.id,
+    ]);
     expect(rows.map((r) => r.id)).toEqual([executed.json.transactionId]);
     expect(await balance()).toBe(afterRun.balance - second.json.totalSendingAmount);
     await reconcile();

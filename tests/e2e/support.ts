@@ -255,7 +255,8 @@ export async function withRequestInFlight(
     }
     let answer = await pending;
     for (let retry = 0; answer.status >= 500; retry++) {
-      if (retry === 40) throw new Error(`${opts.label}: still ${answer.status} after ${retry} retries: ${answer.text}`);
+      if (retry === 40)
+        throw new Error(`${opts.label}: still ${answer.status} after ${retry} retries: ${answer.text}`);
       await new Promise((r) => setTimeout(r, 250));
       answer = await opts.send();
     }

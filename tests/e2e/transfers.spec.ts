@@ -341,9 +341,10 @@ describe('transfers through the real processes', () => {
     const platformId = e2e.stack.platforms.sandbox!.platformId;
     const world = async () => ({
       transactions: (
-        await db.query<{ id: string }>(`SELECT id FROM payments.transactions WHERE platform_id = $1 ORDER BY id`, [
-          platformId,
-        ])
+        await db.query<{ id: string }>(
+          `SELECT id FROM payments.transactions WHERE platform_id = $1 ORDER BY id`,
+          [platformId],
+        )
       ).rows.map((r) => r.id),
       balance: await balance(),
     });

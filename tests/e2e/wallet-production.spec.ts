@@ -217,10 +217,15 @@ describe('embedded-wallet credentials of a production platform', () => {
     ).rejects.toThrow();
     const revoke1 = await api('DELETE', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`);
     expect(revoke1.status, revoke1.text).toBe(202);
-    const revoked = await api('DELETE', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`, undefined, {
-      'Service-Wallet-Signature': stamp(revoke1.json.payloadToSign, oidcSession),
-      'Request-Id': revoke1.json.requestId,
-    });
+    const revoked = await api(
+      'DELETE',
+      `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`,
+      undefined,
+      {
+        'Service-Wallet-Signature': stamp(revoke1.json.payloadToSign, oidcSession),
+        'Request-Id': revoke1.json.requestId,
+      },
+    );
     expect(revoked.status, revoked.text).toBe(204);
     const left = await api('GET', `/auth/credentials?accountId=${encodeURIComponent(wallet.id)}`);
     expect(left.json.data.map((c: { id: string }) => c.id)).toEqual([created.json.id]);

@@ -139,7 +139,9 @@ describe('credential cache', () => {
     const res = await get('/whoami', auth);
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual(UNAUTHORIZED);
-    expect(idp.authCalls, 'identity was asked again: the cache no longer answers for the token').toBe(calls + 1);
+    expect(idp.authCalls, 'identity was asked again: the cache no longer answers for the token').toBe(
+      calls + 1,
+    );
   });
 
   it('the event only drops the deleted token', async () => {
