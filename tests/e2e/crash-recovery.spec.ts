@@ -44,12 +44,14 @@ import {
 } from '../../apps/webhook-dispatcher/src/domain/webhook-types.js';
 import type { AppName } from '../../tools/stack.js';
 import {
+  accountRightAfterCreate,
   apiClient,
   newCredential,
   startE2eStack,
   type Api,
   type ApiResponse,
   type E2eStack,
+  usdAccountInfo,
 } from './support.js';
 
 const FINAL = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'REFUNDED', 'EXPIRED']);
@@ -595,14 +597,7 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
     expect(c.status, c.text).toBe(201);
     customerId = c.json.id;
     umaAddress = c.json.umaAddress;
-    // Read your writes (README): the customer's internal accounts exist when POST /customers has answered.
-    const list = await api(
-      'GET',
-      `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=USD`,
-    );
-    expect(list.status, list.text).toBe(200);
-    expect(list.json.data, 'the USD account right after POST /customers').toHaveLength(1);
-    usdAccount = list.json.data[0].id;
+    usdAccount = await accountRightAfterCreate(client, customerId, 'USD');
     const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, {
       amount: FUNDED,
     });
@@ -611,16 +606,7 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
       const r = await api('POST', '/customers/external-accounts', {
         customerId,
         currency: 'USD',
-        accountInfo: {
-          accountType: 'USD_ACCOUNT',
-          accountNumber,
-          routingNumber: '021000021',
-          beneficiary: {
-            beneficiaryType: 'INDIVIDUAL',
-            fullName: 'Ada Lovelace',
-            address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
-          },
-        },
+        accountInfo: usdAccountInfo(accountNumber),
       });
       expect(r.status, r.text).toBe(201);
       return r.json.id as string;

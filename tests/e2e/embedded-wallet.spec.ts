@@ -9,20 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@sluice/testing';
 import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
-import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+import { apiClient, germanIban, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 const ISSUER = 'https://accounts.example.test';
 
 /** A structurally valid JWT (the sandbox bypasses the signature check, not parsing). */
-/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
-function germanIban(account: string): string {
-  const bban = `37040044${account}`;
-  const numeric = `${bban}131400`; // + "DE00" as digits (D=13, E=14)
-  let rem = 0;
-  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
-  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
-}
-
 function unsignedJwt(claims: Record<string, unknown>): string {
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${enc({ alg: 'RS256', typ: 'JWT', kid: 'k1' })}.${enc(claims)}.${randomBytes(64).toString('base64url')}`;
@@ -355,25 +346,33 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     // A signed execute raced through the real stack: one signing request, stamped once, sent by 8
     // clients at once (with keys of their own). wallet-auth consumes the request once: one execution,
     // one debit; every other copy is refused as a reused request or finds the quote executed.
-    const q3 = await api('POST', '/quotes', {
-      source: { sourceType: 'ACCOUNT', accountId: wallet.id },
-      destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
-      lockedCurrencySide: 'SENDING',
-      lockedCurrencyAmount: 5_000_000,
-    });
-    expect(q3.status, q3.text).toBe(201);
-    const exec3 = `/quotes/${encodeURIComponent(q3.json.id)}/execute`;
-    const ch3 = await api('POST', exec3);
-    expect(ch3.status, ch3.text).toBe(202);
-    const stamped = {
-      'Service-Wallet-Signature': stamp(ch3.json.payloadToSign, session2Key),
-      'Request-Id': ch3.json.requestId,
+    /**
+     * A quote of `amount` from the wallet, its execute challenged once (202), stamped once, and
+     * the stamped execute sent by 8 clients at once (each with an Idempotency-Key of its own).
+     */
+    const raceStampedExecute = async (amount: number, label: string) => {
+      const q = await api('POST', '/quotes', {
+        source: { sourceType: 'ACCOUNT', accountId: wallet.id },
+        destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: amount,
+      });
+      expect(q.status, q.text).toBe(201);
+      const path = `/quotes/${encodeURIComponent(q.json.id)}/execute`;
+      const challenge = await api('POST', path);
+      expect(challenge.status, challenge.text).toBe(202);
+      const stamped = {
+        'Service-Wallet-Signature': stamp(challenge.json.payloadToSign, session2Key),
+        'Request-Id': challenge.json.requestId,
+      };
+      const raced = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          api('POST', path, undefined, { ...stamped, 'Idempotency-Key': `${label}-${i}` }),
+        ),
+      );
+      return { quote: q.json, raced };
     };
-    const raced = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        api('POST', exec3, undefined, { ...stamped, 'Idempotency-Key': `race-signed-${i}` }),
-      ),
-    );
+    const { quote: q3, raced } = await raceStampedExecute(5_000_000, 'race-signed');
     const ran = raced.filter((r) => r.status === 200);
     expect(ran.length, JSON.stringify(raced.map((r) => r.text))).toBeGreaterThanOrEqual(1);
     expect(new Set(ran.map((r) => r.json.transactionId)).size).toBe(1);
@@ -381,13 +380,13 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       expect([r.status, r.json.code], r.text).toEqual([401, 'SIGNING_REQUEST_REUSED']);
     const { rows: txs } = await e2e
       .db()
-      .query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [q3.json.id]);
+      .query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [q3.id]);
     expect(txs.map((t) => t.id)).toEqual([ran[0]!.json.transactionId]);
     await eventually(async () => {
-      const r = await api('GET', `/quotes/${encodeURIComponent(q3.json.id)}`);
+      const r = await api('GET', `/quotes/${encodeURIComponent(q3.id)}`);
       return r.json.status === 'COMPLETED' ? r.json : undefined;
     }, 30_000);
-    expect(await walletBalance()).toBe(afterSecond - (q3.json.totalSendingAmount as number));
+    expect(await walletBalance()).toBe(afterSecond - (q3.totalSendingAmount as number));
     console.info(
       `embedded-wallet: 8 signed executes raced: ${ran.length} answered 200, ${raced.length - ran.length} refused as reused`,
     );
@@ -396,31 +395,13 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     // every copy reaches wallet-auth with the quote still PENDING: exactly one gets past the single-use
     // signing request (and is refused by the ledger), the other 7 are refused as reused; nothing moves.
     const afterThird = await walletBalance();
-    const q4 = await api('POST', '/quotes', {
-      source: { sourceType: 'ACCOUNT', accountId: wallet.id },
-      destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
-      lockedCurrencySide: 'SENDING',
-      lockedCurrencyAmount: afterThird + 1,
-    });
-    expect(q4.status, q4.text).toBe(201);
-    const exec4 = `/quotes/${encodeURIComponent(q4.json.id)}/execute`;
-    const ch4 = await api('POST', exec4);
-    expect(ch4.status, ch4.text).toBe(202);
-    const stamped4 = {
-      'Service-Wallet-Signature': stamp(ch4.json.payloadToSign, session2Key),
-      'Request-Id': ch4.json.requestId,
-    };
-    const raced4 = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        api('POST', exec4, undefined, { ...stamped4, 'Idempotency-Key': `race-refused-${i}` }),
-      ),
-    );
+    const { quote: q4, raced: raced4 } = await raceStampedExecute(afterThird + 1, 'race-refused');
     const outcomes = raced4.map((r) => `${r.status} ${r.json?.code}`).sort();
     expect(outcomes).toEqual([
       '400 INSUFFICIENT_FUNDS',
       ...Array.from({ length: 7 }, () => '401 SIGNING_REQUEST_REUSED'),
     ]);
-    expect((await api('GET', `/quotes/${encodeURIComponent(q4.json.id)}`)).json.status).toBe('PENDING');
+    expect((await api('GET', `/quotes/${encodeURIComponent(q4.id)}`)).json.status).toBe('PENDING');
     expect(await walletBalance()).toBe(afterThird);
   });
 });

@@ -9,7 +9,15 @@ import { createServer, type Server } from 'node:http';
 import { eventually } from '@sluice/testing';
 import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
-import { apiClient, basic, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+import {
+  accountRightAfterCreate,
+  apiClient,
+  basic,
+  newCredential,
+  startE2eStack,
+  type Api,
+  type E2eStack,
+} from './support.js';
 
 describe('incoming payments through the real processes', () => {
   let e2e: E2eStack;
@@ -103,14 +111,7 @@ describe('incoming payments through the real processes', () => {
     expect(c.status, c.text).toBe(201);
     customerId = c.json.id;
     umaAddress = c.json.umaAddress;
-    // Read your writes (README): the customer's internal accounts exist when POST /customers has answered.
-    const list = await api(
-      'GET',
-      `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=USD`,
-    );
-    expect(list.status, list.text).toBe(200);
-    expect(list.json.data, 'the USD account right after POST /customers').toHaveLength(1);
-    usdAccount = list.json.data[0].id;
+    usdAccount = await accountRightAfterCreate(client, customerId, 'USD');
   }, 240_000);
 
   afterAll(async () => {

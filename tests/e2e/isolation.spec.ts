@@ -18,33 +18,16 @@ import { decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-cli
 import { ensurePlatformCredential } from '../../tools/lib/bootstrap.js';
 import {
   apiClient,
+  germanIban,
   newCredential,
   startE2eStack,
   type Api,
   type ApiResponse,
   type E2eStack,
+  usdAccountInfo,
 } from './support.js';
 
-/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
-function germanIban(account: string): string {
-  const bban = `37040044${account}`;
-  const numeric = `${bban}131400`; // + "DE00" as digits (D=13, E=14)
-  let rem = 0;
-  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
-  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
-}
-
 const THRESHOLD = 100_000;
-const usdAccountInfo = (accountNumber: string) => ({
-  accountType: 'USD_ACCOUNT',
-  accountNumber,
-  routingNumber: '021000021',
-  beneficiary: {
-    beneficiaryType: 'INDIVIDUAL',
-    fullName: 'Ada Lovelace',
-    address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
-  },
-});
 const eurAccountInfo = (account: string) => ({
   accountType: 'EUR_ACCOUNT',
   iban: germanIban(account),
@@ -308,6 +291,14 @@ describe('platform isolation on every resource type', () => {
       request: newId('Request'),
     };
     const pk = generateKeyPair().publicKey;
+    /** B asks for a quote (a small one, locked on the sending side). */
+    const quoteFromB = (source: Record<string, unknown>, destinationAccountId: string) =>
+      call(b, 'POST', '/quotes', {
+        source,
+        destination: { destinationType: 'ACCOUNT', accountId: destinationAccountId },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 1_000,
+      });
     const probes: [string, string, string, (id: string) => Promise<ApiResponse>][] = [
       // Customers and what hangs off them.
       ['GET customer', A.customerId, unknown.customer, (id) => call(b, 'GET', `/customers/${e(id)}`)],
@@ -352,12 +343,7 @@ describe('platform isolation on every resource type', () => {
         A.customerId,
         unknown.customer,
         (id) =>
-          call(b, 'POST', '/quotes', {
-            source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: id },
-            destination: { destinationType: 'ACCOUNT', accountId: B.eurExternal },
-            lockedCurrencySide: 'SENDING',
-            lockedCurrencyAmount: 1_000,
-          }),
+          quoteFromB({ sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: id }, B.eurExternal),
       ],
       [
         'UMA receive to a customer address',
@@ -382,25 +368,13 @@ describe('platform isolation on every resource type', () => {
         'quote from an internal account',
         A.usdAccount,
         unknown.internal,
-        (id) =>
-          call(b, 'POST', '/quotes', {
-            source: { sourceType: 'ACCOUNT', accountId: id },
-            destination: { destinationType: 'ACCOUNT', accountId: B.eurExternal },
-            lockedCurrencySide: 'SENDING',
-            lockedCurrencyAmount: 1_000,
-          }),
+        (id) => quoteFromB({ sourceType: 'ACCOUNT', accountId: id }, B.eurExternal),
       ],
       [
         'quote to an internal account',
         A.usdAccount,
         unknown.internal,
-        (id) =>
-          call(b, 'POST', '/quotes', {
-            source: { sourceType: 'ACCOUNT', accountId: B.usdAccount },
-            destination: { destinationType: 'ACCOUNT', accountId: id },
-            lockedCurrencySide: 'SENDING',
-            lockedCurrencyAmount: 1_000,
-          }),
+        (id) => quoteFromB({ sourceType: 'ACCOUNT', accountId: B.usdAccount }, id),
       ],
       [
         'transfer-out from an internal account',
@@ -505,13 +479,7 @@ describe('platform isolation on every resource type', () => {
         'quote to an external account',
         A.eurExternal,
         unknown.external,
-        (id) =>
-          call(b, 'POST', '/quotes', {
-            source: { sourceType: 'ACCOUNT', accountId: B.usdAccount },
-            destination: { destinationType: 'ACCOUNT', accountId: id },
-            lockedCurrencySide: 'SENDING',
-            lockedCurrencyAmount: 1_000,
-          }),
+        (id) => quoteFromB({ sourceType: 'ACCOUNT', accountId: B.usdAccount }, id),
       ],
       // Quotes.
       ['GET quote', A.quoteId, unknown.quote, (id) => call(b, 'GET', `/quotes/${e(id)}`)],

@@ -14,6 +14,7 @@ import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
 import {
   apiClient,
+  germanIban,
   newCredential,
   startE2eStack,
   withRequestInFlight,
@@ -21,16 +22,6 @@ import {
   type ApiResponse,
   type E2eStack,
 } from './support.js';
-
-/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
-function germanIban(account: string): string {
-  const bban = `37040044${account}`;
-  // Letters D=13, E=14; check digits = 98 − (bban + "DE00" as digits) mod 97.
-  const numeric = `${bban}131400`;
-  let rem = 0;
-  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
-  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
-}
 
 describe('quotes through the real processes', () => {
   let e2e: E2eStack;

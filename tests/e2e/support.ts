@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { newId } from '@sluice/core';
 import { startStack, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
@@ -116,6 +117,48 @@ export function apiClient(stack: Stack, credential: Credential): Api {
     }
     return answer;
   };
+}
+
+/** The accountInfo of a US bank account of Ada Lovelace (its last 3 digits pick the sandbox outcome). */
+export function usdAccountInfo(accountNumber: string) {
+  return {
+    accountType: 'USD_ACCOUNT',
+    accountNumber,
+    routingNumber: '021000021',
+    beneficiary: {
+      beneficiaryType: 'INDIVIDUAL',
+      fullName: 'Ada Lovelace',
+      address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
+    },
+  };
+}
+
+/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
+export function germanIban(account: string): string {
+  const bban = `37040044${account}`;
+  // Letters D=13, E=14; check digits = 98 − (bban + "DE00" as digits) mod 97.
+  const numeric = `${bban}131400`;
+  let rem = 0;
+  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
+  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
+}
+
+/**
+ * Read your writes (README: a customer's internal accounts "exist when POST /customers
+ * returns"): its account in `currency`, read once right after the create answered.
+ */
+export async function accountRightAfterCreate(
+  api: Api,
+  customerId: string,
+  currency: string,
+): Promise<string> {
+  const list = await api(
+    'GET',
+    `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=${currency}`,
+  );
+  expect(list.status, list.text).toBe(200);
+  expect(list.json.data, `the ${currency} account right after POST /customers`).toHaveLength(1);
+  return list.json.data[0].id as string;
 }
 
 export interface E2eStack {

@@ -20,6 +20,7 @@ import {
   type Api,
   type ApiResponse,
   type E2eStack,
+  usdAccountInfo,
 } from './support.js';
 
 describe('transfers through the real processes', () => {
@@ -48,16 +49,7 @@ describe('transfers through the real processes', () => {
     const r = await api('POST', '/customers/external-accounts', {
       customerId,
       currency: 'USD',
-      accountInfo: {
-        accountType: 'USD_ACCOUNT',
-        accountNumber,
-        routingNumber: '021000021',
-        beneficiary: {
-          beneficiaryType: 'INDIVIDUAL',
-          fullName: 'Ada Lovelace',
-          address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
-        },
-      },
+      accountInfo: usdAccountInfo(accountNumber),
     });
     expect(r.status, r.text).toBe(201);
     return r.json.id;
