@@ -1,12 +1,15 @@
 /**
  * deploy/ agrees with the apps: every app has its Kubernetes manifests and its
- * compose services, every YAML file parses, ports match SERVICE_PORTS (and the
+ * compose services, every YAML file parses, the kustomizations render (on every
+ * run: kustomize.ts renders the subset deploy/k8s uses, checked against
+ * `kubectl kustomize` wherever kubectl exists), ports match SERVICE_PORTS (and the
  * gateway's 8080), every variable set exists in (and validates against) the
  * app's config schema, probes hit the serving port, and webhooks never go to
  * private addresses from a deployment.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +18,7 @@ import type { TObject } from '@sinclair/typebox';
 import { loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
 import { appConfigSchema } from '../../tools/lib/app-config.js';
 import { APPS, grpcUrlVariable, type AppName } from '../../tools/stack.js';
+import { KustomizeError, kustomizeBuild } from './kustomize.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DEPLOY = join(ROOT, 'deploy');
@@ -40,6 +44,12 @@ const TOOL_VARIABLES: Record<string, string[]> = {
 };
 
 type Doc = Record<string, any>;
+/** A rendered kustomization: its resources, and the data of its ConfigMaps and Secrets by (rendered) name. */
+interface Rendered {
+  resources: Doc[];
+  configMaps: Record<string, Record<string, string>>;
+  secrets: Record<string, Record<string, string>>;
+}
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -56,59 +66,39 @@ function readYaml(file: string): Doc[] {
   return docs.map((d) => d.toJS() as Doc).filter(Boolean);
 }
 
-/** The resources a kustomization directory produces from its own files (recursively through directories). */
-function kustomize(dir: string): {
-  resources: Doc[];
-  configMaps: Record<string, Record<string, string>>;
-  secrets: Record<string, Record<string, string>>;
-} {
-  const k = readYaml(join(dir, 'kustomization.yaml'))[0]!;
-  const out = {
-    resources: [] as Doc[],
-    configMaps: {} as Record<string, Record<string, string>>,
-    secrets: {} as Record<string, Record<string, string>>,
-  };
-  for (const r of (k.resources ?? []) as string[]) {
-    const p = join(dir, r);
-    expect(existsSync(p), `${relative(ROOT, dir)}/kustomization.yaml lists ${r}, which does not exist`).toBe(
-      true,
-    );
-    if (statSync(p).isDirectory()) {
-      const sub = kustomize(p);
-      out.resources.push(...sub.resources);
-      for (const [n, v] of Object.entries(sub.configMaps)) out.configMaps[n] = { ...out.configMaps[n], ...v };
-      for (const [n, v] of Object.entries(sub.secrets)) out.secrets[n] = { ...out.secrets[n], ...v };
-    } else {
-      out.resources.push(...readYaml(p));
-    }
+/** Renders a kustomization directory (kustomize.ts) and indexes its ConfigMaps and Secrets (decoded). */
+function render(dir: string): Rendered {
+  const resources = kustomizeBuild(dir, ROOT);
+  const out: Rendered = { resources, configMaps: {}, secrets: {} };
+  for (const d of resources) {
+    if (d.kind === 'ConfigMap') out.configMaps[d.metadata.name] = { ...d.data };
+    if (d.kind === 'Secret')
+      out.secrets[d.metadata.name] = Object.fromEntries(
+        Object.entries((d.data ?? {}) as Record<string, string>).map(([k, v]) => [
+          k,
+          Buffer.from(v, 'base64').toString('utf8'),
+        ]),
+      );
   }
-  const literals = (g: Doc) =>
-    Object.fromEntries(
-      ((g.literals ?? []) as string[]).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
-  for (const g of (k.configMapGenerator ?? []) as Doc[])
-    out.configMaps[g.name] = { ...(g.behavior === 'merge' ? out.configMaps[g.name] : {}), ...literals(g) };
-  for (const g of (k.secretGenerator ?? []) as Doc[])
-    out.secrets[g.name] = { ...out.secrets[g.name], ...literals(g) };
   return out;
 }
 
 const find = (docs: Doc[], kind: string, name: string) =>
   docs.find((d) => d.kind === kind && d.metadata?.name === name);
 
-/** The environment a container gets: configMap refs resolved, secret refs from the given secrets (or a placeholder). */
+/**
+ * The environment a container gets in a rendered kustomization: configMap refs resolved (each must
+ * name a rendered ConfigMap, i.e. the hashed name of a generated one), secret refs from the rendered
+ * secrets (or a placeholder where the base leaves the Secret to the overlay).
+ */
 function containerEnv(
   c: Doc,
-  configMaps: Record<string, Record<string, string>>,
-  secrets: Record<string, Record<string, string>>,
+  { configMaps, secrets }: Pick<Rendered, 'configMaps' | 'secrets'>,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const from of (c.envFrom ?? []) as Doc[]) {
     const name = from.configMapRef?.name as string;
-    expect(
-      configMaps[name],
-      `configMap ${name} referenced by container ${c.name} is generated`,
-    ).toBeDefined();
+    expect(configMaps[name], `configMap ${name} referenced by container ${c.name} is rendered`).toBeDefined();
     Object.assign(env, configMaps[name]);
   }
   for (const e of (c.env ?? []) as Doc[]) {
@@ -154,7 +144,11 @@ describe('deploy/', () => {
 });
 
 describe('kubernetes base', () => {
-  const base = kustomize(BASE);
+  // Rendered in a hook, so a kustomization that does not render fails every test of the block by name.
+  let base: Rendered;
+  beforeAll(() => {
+    base = render(BASE);
+  });
 
   it.each(apps)('%s has a Deployment, a Service and a migration Job', (app) => {
     const k = readYaml(join(BASE, app, 'kustomization.yaml'))[0]!;
@@ -187,7 +181,7 @@ describe('kubernetes base', () => {
     expect(c.image).toBe(`sluice/${app}`);
     expect(c.ports).toHaveLength(1);
     expect(c.ports[0].containerPort).toBe(port);
-    const env = containerEnv(c, base.configMaps, base.secrets);
+    const env = containerEnv(c, base);
     expect(Number(env[app === 'gateway' ? 'GATEWAY_PORT' : 'GRPC_PORT'])).toBe(port);
     expect(env[app === 'gateway' ? 'GATEWAY_HOST' : 'GRPC_HOST']).toBe('0.0.0.0');
     expect(svc.spec.ports).toHaveLength(1);
@@ -213,13 +207,9 @@ describe('kubernetes base', () => {
     const schema = schemas[app];
     const dep = find(base.resources, 'Deployment', app)!;
     const job = find(base.resources, 'Job', `${app}-migrate`)!;
-    const env = containerEnv(dep.spec.template.spec.containers[0], base.configMaps, base.secrets);
+    const env = containerEnv(dep.spec.template.spec.containers[0], base);
     expectValidConfig(schema, env, `Deployment ${app}`);
-    expectValidConfig(
-      schema,
-      containerEnv(job.spec.template.spec.containers[0], base.configMaps, base.secrets),
-      `Job ${app}-migrate`,
-    );
+    expectValidConfig(schema, containerEnv(job.spec.template.spec.containers[0], base), `Job ${app}-migrate`);
     // Everything that must not be left to its local default in a cluster is set.
     expect(env.DATABASE_URL, 'DATABASE_URL').toBeDefined();
     expect(
@@ -264,7 +254,10 @@ describe('kubernetes base', () => {
 
 describe('kubernetes example overlay', () => {
   const k = readYaml(join(OVERLAY, 'kustomization.yaml'))[0]!;
-  const overlay = kustomize(OVERLAY);
+  let overlay: Rendered;
+  beforeAll(() => {
+    overlay = render(OVERLAY);
+  });
 
   it('sets a namespace, an image per app, replicas of existing Deployments and the database secret', () => {
     expect(k.namespace).toBeTruthy();
@@ -274,22 +267,90 @@ describe('kubernetes example overlay', () => {
     for (const i of k.images as Doc[]) expect(i.newTag, `${i.name} is pinned`).toMatch(/\S/);
     for (const r of k.replicas as Doc[])
       expect(find(overlay.resources, 'Deployment', r.name), `replicas for ${r.name}`).toBeDefined();
-    expect(overlay.secrets['sluice-secrets']?.DATABASE_URL).toMatch(/^postgres(ql)?:\/\//);
+    const secret = overlay.resources.find(
+      (d) => d.kind === 'Secret' && d.metadata.name.startsWith('sluice-secrets-'),
+    );
+    expect(overlay.secrets[secret?.metadata.name]?.DATABASE_URL).toMatch(/^postgres(ql)?:\/\//);
   });
 
   it.each(apps)('%s: its effective configuration validates', (app) => {
     const dep = find(overlay.resources, 'Deployment', app)!;
     expectValidConfig(
       schemas[app],
-      containerEnv(dep.spec.template.spec.containers[0], overlay.configMaps, overlay.secrets),
+      containerEnv(dep.spec.template.spec.containers[0], overlay),
       `overlay ${app}`,
     );
   });
 
-  it.runIf(hasKubectl())('renders with kustomize', () => {
-    const out = execFileSync('kubectl', ['kustomize', OVERLAY], { encoding: 'utf8' });
-    const kinds = parseAllDocuments(out).map((d) => (d.toJS() as Doc).kind);
+  it('renders: the namespace, pinned images, replicas, and every generated name referenced by its hashed name', () => {
+    const kinds = overlay.resources.map((d) => d.kind);
     expect(kinds.filter((x) => x === 'Deployment')).toHaveLength(apps.length);
+    for (const d of overlay.resources)
+      if (d.kind !== 'Namespace')
+        expect(d.metadata.namespace, `${d.kind} ${d.metadata.name}`).toBe(k.namespace);
+    for (const app of apps) {
+      const image = (k.images as Doc[]).find((i) => i.name === `sluice/${app}`)!;
+      const dep = find(overlay.resources, 'Deployment', app)!;
+      const job = find(overlay.resources, 'Job', `${app}-migrate`)!;
+      for (const c of [dep.spec.template.spec.containers[0], job.spec.template.spec.containers[0]])
+        expect(c.image, app).toBe(`${image.newName}:${image.newTag}`);
+      expect(dep.spec.replicas, `${app} replicas`).toBe(
+        (k.replicas as Doc[]).find((r) => r.name === app)?.count ?? 1,
+      );
+    }
+    // No reference is left to a generator's own name (it would name no object in the cluster).
+    const names = new Set(overlay.resources.map((d) => `${d.kind}/${d.metadata.name}`));
+    for (const d of overlay.resources)
+      for (const c of (d.spec?.template?.spec?.containers ?? []) as Doc[]) {
+        for (const from of (c.envFrom ?? []) as Doc[])
+          expect(
+            names.has(`ConfigMap/${from.configMapRef.name}`),
+            `${d.metadata.name}: ${from.configMapRef.name}`,
+          ).toBe(true);
+        for (const e of (c.env ?? []) as Doc[]) {
+          const ref = e.valueFrom?.secretKeyRef;
+          if (ref && !ref.optional)
+            expect(names.has(`Secret/${ref.name}`), `${d.metadata.name}: secret ${ref.name}`).toBe(true);
+        }
+      }
+  });
+
+  it.runIf(hasKubectl())(
+    'kustomize.ts renders exactly what kubectl kustomize renders (base and overlay)',
+    () => {
+      for (const dir of [BASE, OVERLAY]) {
+        const real = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map(
+          (d) => d.toJS() as Doc,
+        );
+        const byId = (docs: Doc[]) =>
+          new Map(docs.map((d) => [`${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`, d]));
+        const ours = byId(kustomizeBuild(dir, ROOT));
+        const theirs = byId(real);
+        expect([...ours.keys()].sort(), relative(ROOT, dir)).toEqual([...theirs.keys()].sort());
+        for (const [id, d] of theirs) expect(ours.get(id), `${relative(ROOT, dir)}: ${id}`).toEqual(d);
+      }
+    },
+  );
+
+  it('kustomize.ts refuses what it does not implement instead of ignoring it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kustomize-'));
+    try {
+      writeFileSync(join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n');
+      const attempt = (kustomization: string) => {
+        writeFileSync(join(dir, 'kustomization.yaml'), kustomization);
+        return () => kustomizeBuild(dir);
+      };
+      expect(attempt('resources: [cm.yaml]\npatches: [{ path: p.yaml }]\n')).toThrow(KustomizeError);
+      expect(attempt('resources: [cm.yaml]\nconfigMapGenerator: [{ name: y, files: [a.txt] }]\n')).toThrow(
+        /"files" is not supported/,
+      );
+      expect(attempt('configMapGenerator: [{ name: y, behavior: merge, literals: [A=1] }]\n')).toThrow(
+        /not generated below/,
+      );
+      expect(attempt('resources: [cm.yaml, cm.yaml]\n')).toThrow(/defined twice/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

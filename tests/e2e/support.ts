@@ -2,11 +2,19 @@
  * Shared set-up of the end-to-end suites: each file gets its own database,
  * subject prefix and free ports, and starts every process exactly as
  * `npm start` does (tools/stack.ts).
+ *
+ * A 5xx answer is a failure unless it happens inside a deliberate fault: the API
+ * client throws on one (and the stack remembers it, so a poll that swallows the
+ * throw still fails the file when the stack stops). A test that breaks the stack
+ * on purpose (kills or freezes a process) wraps that part in `e2e.fault(label, fn)`;
+ * the 5xx answered inside are counted and printed instead.
  */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { newId } from '@sluice/core';
-import { startStack, type Stack, type StackOptions } from '../../tools/stack.js';
+import { startStack, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
 
 export interface Credential {
   tokenId: string;
@@ -40,6 +48,49 @@ export interface ApiOptions {
 
 export type Api = (method: string, path: string, opts?: ApiOptions) => Promise<ApiResponse>;
 
+/**
+ * Which 5xx answers a stack gave, inside and outside deliberate faults. Outside one, a 5xx
+ * is an unexpected failure of the system under test: it is recorded and thrown.
+ */
+class FaultWatch {
+  /** 5xx answers outside any fault window. */
+  readonly unexpected: string[] = [];
+  /** Open fault windows, each counting the 5xx answered while it is open (by status and code). */
+  private readonly windows: Map<string, number>[] = [];
+
+  get inFault(): boolean {
+    return this.windows.length > 0;
+  }
+
+  /** Notes a 5xx; returns the error to throw when it happened outside a fault. */
+  note(method: string, path: string, r: ApiResponse): Error | undefined {
+    const key = `${r.status}${r.json?.code ? ` ${r.json.code}` : ''}`;
+    if (this.inFault) {
+      for (const w of this.windows) w.set(key, (w.get(key) ?? 0) + 1);
+      return undefined;
+    }
+    const what = `${method} ${path} answered ${r.status} outside a deliberate fault: ${r.text.slice(0, 300)}`;
+    this.unexpected.push(what);
+    return new Error(what);
+  }
+
+  async during<T>(label: string, fn: () => Promise<T>): Promise<T> {
+    const counts = new Map<string, number>();
+    this.windows.push(counts);
+    try {
+      return await fn();
+    } finally {
+      this.windows.splice(this.windows.indexOf(counts), 1);
+      const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      console.info(
+        `fault "${label}": ${total} 5xx answer(s) retried inside it${total ? ` ${JSON.stringify(Object.fromEntries(counts))}` : ''}`,
+      );
+    }
+  }
+}
+
+const watches = new WeakMap<Stack, FaultWatch>();
+
 /** An HTTP client of the stack's versioned API, authenticated with `credential` by default. */
 export function apiClient(stack: Stack, credential: Credential): Api {
   return async (method, path, opts = {}) => {
@@ -59,13 +110,74 @@ export function apiClient(stack: Stack, credential: Credential): Api {
     } catch {
       json = undefined;
     }
-    return { status: res.status, headers: res.headers, json, text };
+    const answer = { status: res.status, headers: res.headers, json, text };
+    if (res.status >= 500) {
+      const unexpected = watches.get(stack)?.note(method, path, answer);
+      if (unexpected) throw unexpected;
+    }
+    return answer;
   };
+}
+
+/** The accountInfo of a US bank account of Ada Lovelace (its last 3 digits pick the sandbox outcome). */
+export function usdAccountInfo(accountNumber: string) {
+  return {
+    accountType: 'USD_ACCOUNT',
+    accountNumber,
+    routingNumber: '021000021',
+    beneficiary: {
+      beneficiaryType: 'INDIVIDUAL',
+      fullName: 'Ada Lovelace',
+      address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
+    },
+  };
+}
+
+/** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
+export function germanIban(account: string): string {
+  const bban = `37040044${account}`;
+  // Letters D=13, E=14; check digits = 98 − (bban + "DE00" as digits) mod 97.
+  const numeric = `${bban}131400`;
+  let rem = 0;
+  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
+  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
+}
+
+/**
+ * Read your writes (README: a customer's internal accounts "exist when POST /customers
+ * returns"): its account in `currency`, read once right after the create answered.
+ */
+export async function accountRightAfterCreate(
+  api: Api,
+  customerId: string,
+  currency: string,
+): Promise<string> {
+  const list = await api(
+    'GET',
+    `/customers/internal-accounts?customerId=${encodeURIComponent(customerId)}&currency=${currency}`,
+  );
+  expect(list.status, list.text).toBe(200);
+  expect(list.json.data, `the ${currency} account right after POST /customers`).toHaveLength(1);
+  return list.json.data[0].id as string;
 }
 
 export interface E2eStack {
   stack: Stack;
-  /** Tears down the processes, the database and the streams. */
+  /**
+   * Runs `fn` as a deliberate fault (a process killed, frozen, restarted): 5xx answers inside
+   * it are allowed, counted and printed. Outside every fault a 5xx throws and fails the file.
+   */
+  fault<T>(label: string, fn: () => Promise<T>): Promise<T>;
+  /** Whether a fault window is open (a retry loop may retry a 5xx only then). */
+  readonly inFault: boolean;
+  /** A connection pool to the stack's database (opened on first use, closed by stop()). */
+  db(): pg.Pool;
+  /**
+   * Freezes an app's process (SIGSTOP): requests that need it hang until `resume()` (SIGCONT).
+   * A deliberate fault: call it inside `fault()`.
+   */
+  freeze(app: AppName): { resume(): void };
+  /** Tears down the processes, the database and the streams; throws if a 5xx was answered outside a fault. */
   stop(): Promise<void>;
 }
 
@@ -104,12 +216,93 @@ export async function startE2eStack(
     await db.drop().catch(() => undefined);
     throw err;
   }
+  const watch = new FaultWatch();
+  watches.set(stack, watch);
+  let pool: pg.Pool | undefined;
+  /** Frozen processes, thawed by stop() if a test failed before resuming them. */
+  const frozen = new Set<() => void>();
   return {
     stack,
+    fault: (label, fn) => watch.during(label, fn),
+    get inFault() {
+      return watch.inFault;
+    },
+    db() {
+      pool ??= new pg.Pool({ connectionString: stack.databaseUrl, max: 2, idleTimeoutMillis: 0 });
+      return pool;
+    },
+    freeze(app) {
+      if (!watch.inFault) throw new Error(`freezing ${app} is a deliberate fault: do it inside e2e.fault()`);
+      const pid = stack.pid(app);
+      if (pid === undefined) throw new Error(`${app} is not running`);
+      process.kill(pid, 'SIGSTOP');
+      const resume = () => {
+        if (!frozen.delete(resume)) return;
+        process.kill(pid, 'SIGCONT');
+      };
+      frozen.add(resume);
+      return { resume };
+    },
     async stop() {
+      for (const resume of [...frozen]) resume();
+      await pool?.end();
       await stack.stop();
       await db.drop();
       await dropStreams(nats, prefix);
+      if (watch.unexpected.length)
+        throw new Error(
+          `${watch.unexpected.length} 5xx answer(s) outside a deliberate fault:\n${watch.unexpected.join('\n')}`,
+        );
     },
   };
+}
+
+/**
+ * Holds a request in flight, deterministically: inside a fault window, freezes `app` (the service
+ * the request waits on), sends `send()`, waits until the gateway has claimed its Idempotency-Key
+ * (`gateway.idempotency_keys` row IN_PROGRESS), runs `whileInFlight()`, then thaws the app and
+ * returns the request's answer. Should the freeze outlast the gateway's deadline, the 5xx is
+ * retried with the same key (counted and printed by the fault window) until the answer is final.
+ */
+export async function withRequestInFlight(
+  e2e: E2eStack,
+  opts: {
+    label: string;
+    app: AppName;
+    key: string;
+    send: () => Promise<ApiResponse>;
+    whileInFlight: () => Promise<void>;
+  },
+): Promise<ApiResponse> {
+  return e2e.fault(opts.label, async () => {
+    const frozen = e2e.freeze(opts.app);
+    let pending: Promise<ApiResponse> | undefined;
+    try {
+      pending = opts.send();
+      pending.catch(() => undefined);
+      const started = Date.now();
+      for (;;) {
+        const { rows } = await e2e
+          .db()
+          .query<{ state: string }>(`SELECT state FROM gateway.idempotency_keys WHERE idempotency_key = $1`, [
+            opts.key,
+          ]);
+        if (rows[0]?.state === 'IN_PROGRESS') break;
+        if (Date.now() - started > 60_000)
+          throw new Error(`${opts.label}: the gateway never claimed Idempotency-Key ${opts.key}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await opts.whileInFlight();
+    } finally {
+      frozen.resume();
+    }
+    let answer = await pending;
+    for (let retry = 0; answer.status >= 500; retry++) {
+      if (retry === 40)
+        throw new Error(`${opts.label}: still ${answer.status} after ${retry} retries: ${answer.text}`);
+      await new Promise((r) => setTimeout(r, 250));
+      answer = await opts.send();
+    }
+    return answer;
+  });
 }

@@ -1,7 +1,9 @@
 /**
  * End to end: same-currency transfers through the real processes (gateway →
  * payments → accounts ledger → outbox → NATS → webhook dispatcher), with the
- * sandbox rail's suffix outcomes, balances and webhooks.
+ * sandbox rail's suffix outcomes, balances and webhooks; Idempotency-Key on
+ * /transfer-out and /transfer-in (another body 422, in flight 409, nothing
+ * changed), payments frozen as the deliberate fault that holds a request in flight.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
@@ -9,7 +11,17 @@ import { randomBytes } from 'node:crypto';
 import { eventually } from '@sluice/testing';
 import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
-import { apiClient, basic, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+import {
+  apiClient,
+  basic,
+  newCredential,
+  startE2eStack,
+  withRequestInFlight,
+  type Api,
+  type ApiResponse,
+  type E2eStack,
+  usdAccountInfo,
+} from './support.js';
 
 describe('transfers through the real processes', () => {
   let e2e: E2eStack;
@@ -37,16 +49,7 @@ describe('transfers through the real processes', () => {
     const r = await api('POST', '/customers/external-accounts', {
       customerId,
       currency: 'USD',
-      accountInfo: {
-        accountType: 'USD_ACCOUNT',
-        accountNumber,
-        routingNumber: '021000021',
-        beneficiary: {
-          beneficiaryType: 'INDIVIDUAL',
-          fullName: 'Ada Lovelace',
-          address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
-        },
-      },
+      accountInfo: usdAccountInfo(accountNumber),
     });
     expect(r.status, r.text).toBe(201);
     return r.json.id;
@@ -323,6 +326,68 @@ describe('transfers through the real processes', () => {
       async () => received.find((x) => x.type === 'INCOMING_PAYMENT.FAILED' && x.data.id === r.json.id),
       30_000,
     );
+  });
+
+  it('Idempotency-Key on /transfer-out and /transfer-in through the real processes: another body is 422, a request in flight is 409, and neither changes anything', async () => {
+    const db = e2e.db();
+    const platformId = e2e.stack.platforms.sandbox!.platformId;
+    const world = async () => ({
+      transactions: (
+        await db.query<{ id: string }>(
+          `SELECT id FROM payments.transactions WHERE platform_id = $1 ORDER BY id`,
+          [platformId],
+        )
+      ).rows.map((r) => r.id),
+      balance: await balance(),
+    });
+    const refused = (r: ApiResponse, status: number, code: string) =>
+      expect([r.status, r.json?.code], r.text).toEqual([status, code]);
+    const ok = await external('12345670789');
+    const transferIn = (amount: number, key: string) =>
+      api(
+        'POST',
+        '/transfer-in',
+        { source: { accountId: ok }, destination: { accountId: usdAccount }, amount },
+        { 'idempotency-key': key },
+      );
+
+    for (const [route, send, sign] of [
+      ['/transfer-out', (amount: number, key: string) => transferOut(ok, amount, key), -1],
+      ['/transfer-in', transferIn, 1],
+    ] as const) {
+      const key = `idem${route.replace('/', '-')}`;
+      const first = await send(1_000, `${key}-1`);
+      expect(first.status, first.text).toBe(201);
+      await statusOf(first.json.id, 'COMPLETED');
+      const afterFirst = await world();
+      refused(await send(1_001, `${key}-1`), 422, 'IDEMPOTENCY_KEY_REUSED');
+      const replay = await send(1_000, `${key}-1`);
+      expect([replay.status, replay.headers.get('idempotent-replayed'), replay.json.id]).toEqual([
+        201,
+        'true',
+        first.json.id,
+      ]);
+      expect(await world(), `${route}: a refused or replayed key changes nothing`).toEqual(afterFirst);
+
+      const during: ApiResponse[] = [];
+      const inFlight = await withRequestInFlight(e2e, {
+        label: `payments frozen with ${route} in flight`,
+        app: 'payments',
+        key: `${key}-2`,
+        send: () => send(2_000, `${key}-2`),
+        whileInFlight: async () => {
+          during.push(await send(2_000, `${key}-2`), await send(2_001, `${key}-2`));
+        },
+      });
+      refused(during[0]!, 409, 'IDEMPOTENCY_KEY_IN_PROGRESS');
+      refused(during[1]!, 422, 'IDEMPOTENCY_KEY_REUSED');
+      expect(inFlight.status, inFlight.text).toBe(201);
+      await statusOf(inFlight.json.id, 'COMPLETED');
+      expect(await world(), `${route}: one transaction and one movement for the key held in flight`).toEqual({
+        transactions: [...afterFirst.transactions, inFlight.json.id].sort(),
+        balance: afterFirst.balance + sign * 2_000,
+      });
+    }
   });
 
   it('concurrent transfers never overdraw (the ledger refuses the excess, nothing is created for them) and the ledger reconciles', async () => {

@@ -201,8 +201,33 @@ describe('embedded-wallet credentials of a production platform', () => {
       expect(r.status, name).toBe(401);
       expect(r.json.reason, name).toBe('Invalid OIDC token');
     }
-    const fresh = await verify(await token(signingKey));
+    // The OIDC login: a fresh token signed by the issuer opens a session whose key is HPKE-sealed to
+    // this client's key only; opened, it signs wallet actions (here: revoking the OTP credential).
+    const client2 = generateKeyPair();
+    const fresh = await api('POST', `/auth/credentials/${encodeURIComponent(created.json.id)}/verify`, {
+      type: 'OAUTH',
+      oidcToken: await token(signingKey),
+      clientPublicKey: client2.publicKey,
+    });
     expect(fresh.status, fresh.text).toBe(200);
-    expect(fresh.json.encryptedSessionSigningKey).toBeTruthy();
+    const oidcSession = await decryptSessionBundle(fresh.json.encryptedSessionSigningKey, client2.privateKey);
+    expect(oidcSession).toMatch(/^[0-9a-f]{64}$/);
+    await expect(
+      decryptSessionBundle(fresh.json.encryptedSessionSigningKey, generateKeyPair().privateKey),
+    ).rejects.toThrow();
+    const revoke1 = await api('DELETE', `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`);
+    expect(revoke1.status, revoke1.text).toBe(202);
+    const revoked = await api(
+      'DELETE',
+      `/auth/credentials/${encodeURIComponent(otpCred.json.id)}`,
+      undefined,
+      {
+        'Service-Wallet-Signature': stamp(revoke1.json.payloadToSign, oidcSession),
+        'Request-Id': revoke1.json.requestId,
+      },
+    );
+    expect(revoked.status, revoked.text).toBe(204);
+    const left = await api('GET', `/auth/credentials?accountId=${encodeURIComponent(wallet.id)}`);
+    expect(left.json.data.map((c: { id: string }) => c.id)).toEqual([created.json.id]);
   });
 });

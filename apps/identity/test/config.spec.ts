@@ -267,14 +267,48 @@ describe('platform config', () => {
     expect(rotated.envelope.data.webhookSigningSecretRotated).toBe(true);
     expect(JSON.stringify(rotated)).not.toContain('whsec_');
 
-    h.clock.advance(24 * 3600_000 - 1000);
-    expect((await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets).toHaveLength(2);
-    h.clock.advance(2000);
+    // The grace period is [rotation, rotation + 24 h): the old secret signs up to its last
+    // millisecond and not at the instant it expires.
+    h.clock.advance(24 * 3600_000 - 1);
+    expect((await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets).toEqual([
+      config!.webhookSigningSecret,
+      old,
+    ]);
+    expect(
+      (await h.client.getPlatformConfig({ platformId: p.id })).config!.previousWebhookSigningSecretExpiresAt,
+    ).toEqual(new Date(rotatedAt.getTime() + 24 * 3600_000));
+    h.clock.advance(1);
     expect((await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets).toEqual([
       config!.webhookSigningSecret,
     ]);
     const after = (await h.client.getPlatformConfig({ platformId: p.id })).config!;
+    expect(after.webhookSigningSecret).toBe(config!.webhookSigningSecret);
     expect(after.previousWebhookSigningSecretExpiresAt).toBeUndefined();
+  });
+
+  it('a second rotation inside the grace period: each replaced secret keeps its own 24 hours', async () => {
+    const p = await newPlatform(h.client);
+    const first = (await h.client.getPlatformConfig({ platformId: p.id })).config!.webhookSigningSecret;
+    h.clock.advance(60_000);
+    const firstRotation = h.clock.now().getTime();
+    const second = (await h.client.rotateWebhookSigningSecret({ platformId: p.id })).config!
+      .webhookSigningSecret;
+    h.clock.advance(3600_000);
+    const secondRotation = h.clock.now().getTime();
+    const { config } = await h.client.rotateWebhookSigningSecret({ platformId: p.id });
+    const third = config!.webhookSigningSecret;
+    expect(new Set([first, second, third]).size).toBe(3);
+    expect(config!.previousWebhookSigningSecretExpiresAt).toEqual(new Date(secondRotation + 24 * 3600_000));
+    const signing = async () => (await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets;
+    expect(await signing()).toEqual([third, second, first]);
+    h.clock.set(new Date(firstRotation + 24 * 3600_000 - 1));
+    expect(await signing()).toEqual([third, second, first]);
+    h.clock.advance(1);
+    expect(await signing()).toEqual([third, second]);
+    h.clock.set(new Date(secondRotation + 24 * 3600_000 - 1));
+    expect(await signing()).toEqual([third, second]);
+    h.clock.advance(1);
+    expect(await signing()).toEqual([third]);
   });
 
   it('answers NOT_FOUND for an unknown platform and INVALID_INPUT for a malformed id', async () => {

@@ -318,7 +318,10 @@ describe('REST: config and tokens', () => {
     });
     expect(rotated.statusCode, rotated.body).toBe(200);
     expect(rotated.json().webhookSigningSecret).not.toBe(before.webhookSigningSecret);
-    expect(rotated.json().previousWebhookSigningSecretExpiresAt).toBeDefined();
+    // The previous secret keeps signing for exactly 24 hours from the rotation (identity's clock).
+    expect(rotated.json().previousWebhookSigningSecretExpiresAt).toBe(
+      new Date(h.clock.now().getTime() + 24 * 3600_000).toISOString(),
+    );
   });
 
   it('creates a token whose secret works once shown, hides the signing secret from VIEW tokens, and deletes tokens', async () => {

@@ -260,8 +260,16 @@ describe('wallet-auth production: real OTP email, OIDC, WebAuthn and stamps', ()
     expect((await rejects(verify(forged), 'UNAUTHORIZED')).details?.problem).toBe('signature');
     expect((await rejects(verify(await oidcToken({ sub: 'someone-else' })), 'UNAUTHORIZED')).details?.problem).toBe('subject');
     const fresh = await oidcToken({ sub: 'sub-o', nonce: 'n1' });
-    await verify(fresh);
+    const client = generateKeyPair();
+    const { session } = await h.client.verifyCredential({ platformId, credentialId: oauth.id, type: T.OAUTH, oidcToken: fresh, clientPublicKey: client.publicKey });
     expect((await rejects(verify(fresh), 'UNAUTHORIZED')).details?.problem).toBe('replayed');
+    // The OIDC login's session key: HPKE-sealed to this client's key only, the session's own key pair, and it signs.
+    const oidcKey = await decryptSessionBundle(session!.encryptedSessionSigningKey!, client.privateKey);
+    expect(keyPairFromPrivateKey(oidcKey).publicKeyCompressed).toBe(session!.publicKey);
+    await expect(decryptSessionBundle(session!.encryptedSessionSigningKey!, generateKeyPair().privateKey)).rejects.toThrow();
+    const ch = (await h.client.revokeCredential({ platformId, credentialId: a.credential.id, signed: { bodyJson: '' } })).signingChallenge!;
+    await h.client.revokeCredential({ platformId, credentialId: a.credential.id, signed: { bodyJson: '', signature: stamp(ch.payloadToSign, oidcKey), requestId: ch.requestId } });
+    expect((await h.client.listCredentials({ platformId, accountId: a.accountId })).authMethods.map((m) => m.id)).toEqual([oauth.id]);
   });
 
   it('PASSKEY: WebAuthn registration and assertion verified, counter stored and checked, challenge single use', async () => {

@@ -23,6 +23,12 @@ import {
 } from './bank-identifiers.js';
 
 const ok = (reason: string | undefined) => expect(reason).toBeUndefined();
+/** The exact reasons a refusal gives (a check that refuses for the wrong reason must fail here). */
+const BR_PHONE = 'must be a Brazilian phone number in E.164 form (+55, area code, 8 or 9 digits)';
+const SOLANA = 'must be a base58 Solana address (32 to 44 characters)';
+const SPARK = 'must be a Spark address (spark1...)';
+const BOLT11 = 'must be a BOLT11 invoice (lnbc...)';
+const LIGHTNING = 'must be a lightning address (user@domain, lower case)';
 
 describe('ABA routing number', () => {
   it.each(['021000021', '011000015', '110000000', '121000358', '322271627'])('accepts %s', (v) => ok(checkAbaRoutingNumber(v)));
@@ -39,9 +45,9 @@ describe('US account number', () => {
   it('takes 4 to 17 digits', () => {
     ok(checkUsAccountNumber('1234'));
     ok(checkUsAccountNumber('12345678901234567'));
-    expect(checkUsAccountNumber('123')).toBeDefined();
-    expect(checkUsAccountNumber('123456789012345678')).toBeDefined();
-    expect(checkUsAccountNumber('12-3456')).toBeDefined();
+    expect(checkUsAccountNumber('123')).toBe('must be 4 to 17 digits');
+    expect(checkUsAccountNumber('123456789012345678')).toBe('must be 4 to 17 digits');
+    expect(checkUsAccountNumber('12-3456')).toBe('must be 4 to 17 digits');
   });
 });
 
@@ -65,7 +71,9 @@ describe('BIC', () => {
     ok(checkBic('DEUTDEFF'));
     ok(checkBic('DEUTDEFF500'));
   });
-  it.each(['DEUT1EFF', 'DEUTDEF', 'DEUTDEFF50', 'deutdeff'])('refuses %s', (v) => expect(checkBic(v)).toBeDefined());
+  it.each(['DEUT1EFF', 'DEUTDEF', 'DEUTDEFF50', 'deutdeff'])('refuses %s', (v) =>
+    expect(checkBic(v)).toBe('must be a BIC of 8 or 11 characters (e.g. DEUTDEFF or DEUTDEFF500)'),
+  );
 });
 
 describe('CLABE', () => {
@@ -97,22 +105,22 @@ describe('CPF / CNPJ', () => {
 describe('PIX keys', () => {
   it('validates each key type', () => {
     ok(checkPixKey('CPF', '52998224725'));
-    expect(checkPixKey('CPF', '52998224726')).toBeDefined();
+    expect(checkPixKey('CPF', '52998224726')).toBe('CPF check digits do not match');
     ok(checkPixKey('CNPJ', '11222333000181'));
-    expect(checkPixKey('CNPJ', '52998224725')).toBeDefined();
+    expect(checkPixKey('CNPJ', '52998224725')).toBe('must be a CNPJ of 14 digits');
     ok(checkPixKey('EMAIL', 'maria.silva@example.com.br'));
-    expect(checkPixKey('EMAIL', 'maria.silva')).toBeDefined();
+    expect(checkPixKey('EMAIL', 'maria.silva')).toBe('must be an e-mail address');
     expect(checkPixKey('EMAIL', `${'a'.repeat(71)}@ex.com`)).toBe('must be at most 77 characters');
     ok(checkPixKey('PHONE', '+5511987654321'));
     ok(checkPixKey('PHONE', '+551133334444'));
-    expect(checkPixKey('PHONE', '+15551234567')).toBeDefined();
-    expect(checkPixKey('PHONE', '11987654321')).toBeDefined();
+    expect(checkPixKey('PHONE', '+15551234567')).toBe(BR_PHONE);
+    expect(checkPixKey('PHONE', '11987654321')).toBe(BR_PHONE);
     ok(checkPixKey('RANDOM', '123e4567-e89b-12d3-a456-426614174000'));
-    expect(checkPixKey('RANDOM', '123e4567e89b12d3a456426614174000')).toBeDefined();
+    expect(checkPixKey('RANDOM', '123e4567e89b12d3a456426614174000')).toBe('must be a random key (EVP UUID)');
   });
   it('e-mail', () => {
     ok(checkEmail('a@b.co'));
-    expect(checkEmail('a@b')).toBeDefined();
+    expect(checkEmail('a@b')).toBe('must be an e-mail address');
   });
 });
 
@@ -129,32 +137,36 @@ describe('UK sort code and account number', () => {
 describe('wallet addresses', () => {
   it('Solana and Tron are base58 of the right length', () => {
     ok(checkSolanaAddress('4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg'));
-    expect(checkSolanaAddress('0Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg')).toBeDefined();
-    expect(checkSolanaAddress('4Nd1m6Qkq7')).toBeDefined();
+    expect(checkSolanaAddress('0Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg')).toBe(SOLANA);
+    expect(checkSolanaAddress('4Nd1m6Qkq7')).toBe(SOLANA);
     ok(checkTronAddress('TBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o'));
-    expect(checkTronAddress('XBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o')).toBeDefined();
+    expect(checkTronAddress('XBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o')).toBe(
+      'must be a base58 Tron address (34 characters starting with T)',
+    );
   });
   it('EVM addresses: hex, EIP-55 checksum when mixed case', () => {
     ok(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'));
     ok(checkEvmAddress('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'));
     ok(checkEvmAddress('0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED'));
     expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toBe('EIP-55 checksum does not match');
-    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeA')).toBeDefined();
+    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeA')).toBe(
+      'must be 0x followed by 40 hexadecimal digits',
+    );
   });
   it('Spark addresses', () => {
     ok(checkSparkAddress('spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu'));
     ok(checkSparkAddress('sparkrt1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6m102'));
-    expect(checkSparkAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq')).toBeDefined();
-    expect(checkSparkAddress('spark1ABC')).toBeDefined();
+    expect(checkSparkAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq')).toBe(SPARK);
+    expect(checkSparkAddress('spark1ABC')).toBe(SPARK);
   });
   it('Lightning: BOLT11, BOLT12, lightning address', () => {
     ok(checkBolt11('lnbc15u1p3xnhl2pp5jptserfk3zk4qy42tlucycrfwxhydvlemu9pqr93tuzlv9cc7g3s'));
-    expect(checkBolt11('LNBC15U1P3XNHL2PP5JPTSERFK3ZK4QY42TLUCYCRFWXHYDVLEMU')).toBeDefined();
-    expect(checkBolt11('bitcoin:bc1q')).toBeDefined();
+    expect(checkBolt11('LNBC15U1P3XNHL2PP5JPTSERFK3ZK4QY42TLUCYCRFWXHYDVLEMU')).toBe(BOLT11);
+    expect(checkBolt11('bitcoin:bc1q')).toBe(BOLT11);
     ok(checkBolt12('lno1pgqpvggr53478rgx3s4uttelcy76ssrepm2q'));
-    expect(checkBolt12('lnbc1pgqpvggr53478rgx3s4uttelcy76ssrepm2q')).toBeDefined();
+    expect(checkBolt12('lnbc1pgqpvggr53478rgx3s4uttelcy76ssrepm2q')).toBe('must be a BOLT12 offer (lno1...)');
     ok(checkLightningAddress('john.doe@lightningwallet.com'));
-    expect(checkLightningAddress('john doe@lightningwallet.com')).toBeDefined();
-    expect(checkLightningAddress('john@localhost')).toBeDefined();
+    expect(checkLightningAddress('john doe@lightningwallet.com')).toBe(LIGHTNING);
+    expect(checkLightningAddress('john@localhost')).toBe(LIGHTNING);
   });
 });
