@@ -7,6 +7,11 @@ import {
   checkBrTaxId,
   checkClabe,
   checkCnpj,
+  checkDigits,
+  checkField,
+  checkPhone,
+  checkVpa,
+  normalizeField,
   checkCpf,
   checkEmail,
   checkEvmAddress,
@@ -66,7 +71,61 @@ describe('IBAN', () => {
   ])('refuses %s', (v, reason) => expect(checkIban(v)).toBe(reason));
 });
 
+describe('IBAN of one country (DKK, AED, EGP, PKR variants)', () => {
+  it.each([
+    ['DK5000400440116243', 'DK'],
+    ['AE070331234567890123456', 'AE'],
+    ['EG380019000500000000263180002', 'EG'],
+    ['PK36SCBL0000001123456702', 'PK'],
+  ])('accepts %s for %s', (v, c) => ok(checkIban(v, [c])));
+  it.each([
+    ['DE89370400440532013000', 'DK', 'must be an IBAN of DK, not DE'],
+    ['DK5000400440116244', 'DK', 'checksum does not match'],
+    ['AE07033123456789012345', 'AE', 'must be 23 characters for AE'],
+    ['PK36SC1L0000001123456702', 'PK', 'is not in the IBAN format of PK'],
+  ])('refuses %s for %s', (v, c, reason) => expect(checkIban(v, [c])).toBe(reason));
+});
+
+describe('digits, phone numbers, UPI addresses', () => {
+  it('digits: exact or a range', () => {
+    ok(checkDigits('001', 3, 3));
+    expect(checkDigits('01', 3, 3)).toBe('must be 3 digits');
+    expect(checkDigits('12345a7', 7, 12)).toBe('must be 7 to 12 digits');
+  });
+  it.each([
+    ['+254712345678', ['KE']],
+    ['+22997123456', ['BJ']],
+    ['+2290197123456', ['BJ']],
+    ['+2250712345678', ['BJ', 'CI', 'SN', 'TG']],
+    ['+6281234567890', ['ID']],
+    ['+573001234567', ['CO']],
+  ])('phone %s of %o', (v, countries) => ok(checkPhone(v, countries)));
+  it.each([
+    ['+255712345678', ['KE'], 'must be a phone number of KE (+254)'],
+    ['+2547123456789', ['KE'], 'must have 9 digits after +254 (KE)'],
+    ['254712345678', ['KE'], 'must be a phone number in E.164 form (+254 and the number)'],
+    ['+233241234567', ['CM', 'CG'], 'must be a phone number of CM or CG (+237 or +242)'],
+  ])('refuses phone %s of %o', (v, countries, reason) => expect(checkPhone(v, countries)).toBe(reason));
+  it('UPI', () => {
+    ok(checkVpa('ada.lovelace@okaxis'));
+    ok(checkVpa('user_1-2@upi'));
+    for (const v of ['ada', '@upi', 'ada@ok.axis', 'a@b@c']) expect(checkVpa(v), v).toBe('must be a UPI address (handle@psp)');
+  });
+  it('normalizes by format before checking', () => {
+    expect(normalizeField({ kind: 'phone', countries: ['KE'] }, '+254 (712) 345-678')).toBe('+254712345678');
+    expect(normalizeField({ kind: 'digits', min: 6, max: 6 }, '04-00 75')).toBe('040075');
+    expect(normalizeField({ kind: 'bic' }, 'cobade ff')).toBe('COBADEFF');
+    expect(normalizeField({ kind: 'vpa' }, 'Ada@OKAXIS')).toBe('ada@okaxis');
+    expect(checkField({ kind: 'enum', values: ['BJ', 'CI'] }, 'GH')).toBe('must be one of BJ, CI');
+    expect(checkField({ kind: 'text', max: 3 }, 'abcd')).toBe('must be at most 3 characters');
+  });
+});
+
 describe('BIC', () => {
+  it('the country of the account', () => {
+    ok(checkBic('HSBCHKHHHKH', 'HK'));
+    expect(checkBic('DBSSSGSG', 'HK')).toBe('country SG does not match the account country HK');
+  });
   it('accepts 8 and 11 characters', () => {
     ok(checkBic('DEUTDEFF'));
     ok(checkBic('DEUTDEFF500'));

@@ -5,6 +5,7 @@ import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
 import { API, startGateway, transparentCursors, type Harness } from '../../test/support/harness.js';
 import { basic, FakeIdentity } from '../../test/support/fake-identity.js';
+import { referenceValidator } from '@sluice/testing/reference';
 import externalAccountsRoutes from './external-accounts.routes.js';
 
 // Route tests for external accounts: the real gateway core, a fake identity
@@ -23,6 +24,7 @@ function pbAccount(over: Partial<accounts.ExternalAccount> = {}): accounts.Exter
       accountNumber: '12345678901',
       routingNumber: '021000021',
       bankAccountType: 'CHECKING',
+      paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
       beneficiary: {
         beneficiaryType: 'INDIVIDUAL',
         fullName: 'John Doe',
@@ -54,6 +56,7 @@ const PUBLIC = (a: accounts.ExternalAccount) => ({
     accountNumber: '12345678901',
     routingNumber: '021000021',
     bankAccountType: 'CHECKING',
+    paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
     beneficiary: {
       beneficiaryType: 'INDIVIDUAL',
       fullName: 'John Doe',
@@ -148,6 +151,7 @@ describe('POST /customers/external-accounts', () => {
     const res = await call('POST', '/customers/external-accounts', createBody);
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual(PUBLIC(fake.account));
+    expect(referenceValidator('ExternalAccount')(res.json())).toEqual([]);
     expect(fake.calls).toHaveLength(1);
     expect(fake.calls[0]!.method).toBe('createExternalAccount');
     expect(fake.calls[0]!.req).toMatchObject({
@@ -156,8 +160,39 @@ describe('POST /customers/external-accounts', () => {
       customerId,
       currency: 'USD',
       platformAccountId: 'ext_1',
-      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '12345678901', beneficiary: { fullName: 'John Doe', address: { country: 'US' } } },
+      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '12345678901', paymentRails: [], beneficiary: { fullName: 'John Doe', address: { country: 'US' } } },
     });
+  });
+
+  it('passes the rails a request selects', async () => {
+    await call('POST', '/customers/external-accounts', {
+      ...createBody,
+      accountInfo: { ...createBody.accountInfo, paymentRails: ['WIRE'] },
+    });
+    expect(fake.calls[0]!.req).toMatchObject({ accountInfo: { paymentRails: ['WIRE'] } });
+  });
+
+  it('refuses a body of the wrong shape with 400 naming the field, before calling accounts', async () => {
+    const { beneficiary: _b, ...noBeneficiary } = createBody.accountInfo;
+    const cases: [unknown, string][] = [
+      [{ ...createBody.accountInfo, accountType: 'CHF_ACCOUNT' }, 'accountInfo.accountType'],
+      [{ ...createBody.accountInfo, accountType: undefined }, 'accountInfo.accountType'],
+      [noBeneficiary, 'accountInfo.beneficiary'],
+      [{ ...createBody.accountInfo, iban: 'DE89370400440532013000' }, 'accountInfo.iban'],
+      [{ ...createBody.accountInfo, paymentRails: ['SEPA'] }, 'accountInfo.paymentRails[0]'],
+      [{ ...createBody.accountInfo, paymentRails: [] }, 'accountInfo.paymentRails'],
+      [{ ...createBody.accountInfo, bankAccountType: 'BROKERAGE' }, 'accountInfo.bankAccountType'],
+      [{ ...createBody.accountInfo, beneficiary: { fullName: 'John Doe' } }, 'accountInfo.beneficiary.beneficiaryType'],
+      [{ ...createBody.accountInfo, beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'J', legalName: 'Acme' } }, 'accountInfo.beneficiary.legalName'],
+      [{ ...createBody.accountInfo, beneficiary: { beneficiaryType: 'BUSINESS', fullName: 'J' } }, 'accountInfo.beneficiary.legalName'],
+      [{ accountType: 'KES_ACCOUNT', phoneNumber: '+254712345678', beneficiary: createBody.accountInfo.beneficiary }, 'accountInfo.provider'],
+    ];
+    for (const [accountInfo, field] of cases) {
+      const res = await call('POST', '/customers/external-accounts', { ...createBody, accountInfo });
+      expect(res.statusCode, JSON.stringify(accountInfo)).toBe(400);
+      expect(res.json().details.errors.map((e: { field: string }) => e.field), JSON.stringify(accountInfo)).toContain(field);
+    }
+    expect(fake.calls).toEqual([]);
   });
 
   it('production platforms create with the PRODUCTION environment', async () => {
@@ -266,7 +301,19 @@ describe('OpenAPI document', () => {
       ]),
     );
     expect(Object.keys(doc.components.schemas)).toEqual(
-      expect.arrayContaining(['ExternalAccount', 'ExternalAccountList', 'ExternalAccountCreateRequest', 'Beneficiary', 'UsdExternalAccountInfo']),
+      expect.arrayContaining([
+        'ExternalAccount',
+        'ExternalAccountList',
+        'ExternalAccountCreateRequest',
+        'ExternalAccountInfoOneOf',
+        'UsdExternalAccountInfo',
+        'UsdBeneficiary',
+        'BusinessBeneficiary',
+        'SlvExternalAccountInfo',
+        'EthereumWalletExternalAccountInfo',
+      ]),
     );
+    const oneOf = doc.components.schemas.ExternalAccountInfoOneOf;
+    expect((oneOf.anyOf ?? oneOf.oneOf).length).toBe(43);
   });
 });
