@@ -41,7 +41,7 @@ function flatten(s: any, out = { props: {} as Record<string, any>, required: new
 }
 
 function ours(type: ExternalAccountType): TObject {
-  return (ExternalAccountInfo.anyOf as TObject[]).find((v) => v.properties.accountType!.const === type)!;
+  return (ExternalAccountInfo.oneOf as TObject[]).find((v) => v.properties.accountType!.const === type)!;
 }
 const requiredOf = (o: TObject) => new Set(o.required ?? []);
 
@@ -75,7 +75,7 @@ describe('ExternalAccount against the reference document', () => {
       .sort();
     const mine = EXTERNAL_ACCOUNT_TYPES.map((t) => `${variantSchemaName(t)}ExternalAccountInfo`).sort();
     expect(mine).toEqual(reference);
-    expect((ExternalAccountInfo.anyOf as TObject[]).map((v) => v.$id).sort()).toEqual(reference);
+    expect((ExternalAccountInfo.oneOf as TObject[]).map((v) => v.$id).sort()).toEqual(reference);
   });
 
   it.each(EXTERNAL_ACCOUNT_TYPES)(
@@ -97,7 +97,7 @@ describe('ExternalAccount against the reference document', () => {
     (type) => {
       const ref = flatten(schemas()[`${variantSchemaName(type)}ExternalAccountInfo`]).props.beneficiary;
       const refBranches = ref.oneOf.map((b: any) => flatten(b));
-      const mine = (ours(type).properties.beneficiary as any).anyOf as TObject[];
+      const mine = (ours(type).properties.beneficiary as any).oneOf as TObject[];
       expect(mine).toHaveLength(2);
       for (const [i, branch] of mine.entries()) {
         expect(Object.keys(branch.properties).sort(), `${type} ${i}`).toEqual(

@@ -73,6 +73,18 @@ function beneficiaryObject(
 
 type Mode = 'response' | 'request';
 
+/**
+ * A response union as the reference writes it: `oneOf` with a `discriminator` on `tag` (code
+ * generators make a tagged union of it). Exactly one branch matches, by the tag's literal.
+ */
+function oneOf<T extends TObject[]>(tag: string, branches: [...T], options: Record<string, unknown>) {
+  return Type.Unsafe<Static<T[number]>>({
+    ...options,
+    oneOf: branches,
+    discriminator: { propertyName: tag },
+  });
+}
+
 export const BusinessBeneficiary = beneficiaryObject('BUSINESS', BUSINESS_BENEFICIARY_FIELDS, ['legalName'], {
   $id: 'BusinessBeneficiary',
   description: 'Business Beneficiary',
@@ -192,7 +204,7 @@ export function accountInfoVariantSchema(v: ExternalAccountVariant, mode: Mode):
   const beneficiary = !rails.length
     ? undefined
     : mode === 'response'
-      ? Type.Union(beneficiarySchemas(v), { description: holder })
+      ? oneOf('beneficiaryType', beneficiarySchemas(v), { description: holder })
       : Type.Unknown({
           description: `${holder}; an IndividualBeneficiaryInput or a BusinessBeneficiaryInput`,
         });
@@ -224,8 +236,9 @@ export function accountInfoVariantSchema(v: ExternalAccountVariant, mode: Mode):
   );
 }
 
-/** `accountInfo` of an ExternalAccount (discriminated by `accountType`). */
-export const ExternalAccountInfo = Type.Union(
+/** `accountInfo` of an ExternalAccount (discriminated by `accountType`, as the reference's ExternalAccountInfoOneOf). */
+export const ExternalAccountInfo = oneOf(
+  'accountType',
   EXTERNAL_ACCOUNT_TYPES.map((t) => accountInfoVariantSchema(EXTERNAL_ACCOUNT_VARIANTS[t], 'response')),
   { $id: 'ExternalAccountInfoOneOf' },
 );
