@@ -6,6 +6,7 @@
  * of every kind answered 400 naming the field, with nothing stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '@sluice/testing';
 import { EXTERNAL_ACCOUNT_TYPES, paymentRailsOf, type ExternalAccountType } from '@sluice/core';
 import {
   BUSINESS_BENEFICIARY,
@@ -52,7 +53,11 @@ describe('external accounts of every variant through the real processes', () => 
   };
 
   beforeAll(async () => {
-    e2e = await startE2eStack('e2eextacc', { sandbox }, { migrate: false });
+    e2e = await startE2eStack(
+      'e2eextacc',
+      { sandbox },
+      { migrate: false, env: { SANDBOX_TIME_SCALE: '0.01' } },
+    );
     client = apiClient(e2e.stack, sandbox);
     customerId = await newCustomer('ext-accounts-user');
   }, 240_000);
@@ -174,6 +179,84 @@ describe('external accounts of every variant through the real processes', () => 
       expect(r.json.details.errors.map((e: { field: string }) => e.field)).toEqual([field]);
     }
     expect(await countOf(owner)).toBe(before);
+  });
+
+  it('payments use the account: a quote takes the rails it was registered with; a transfer-out to a CAD account follows its sandbox suffix', async () => {
+    const cfg = await api('PATCH', '/config', {
+      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }, { currencyCode: 'CAD' }],
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'ext-accounts-payer',
+      fullName: 'Ada Lovelace',
+      currencies: ['USD', 'CAD'],
+    });
+    expect(c.status, c.text).toBe(201);
+    const payer = c.json.id as string;
+    const internal = async (currency: string) =>
+      (
+        await api(
+          'GET',
+          `/customers/internal-accounts?customerId=${encodeURIComponent(payer)}&currency=${currency}`,
+        )
+      ).json.data[0].id as string;
+    const usd = await internal('USD');
+
+    // EUR account registered for SEPA only: the quote pays on SEPA, SEPA_INSTANT is refused
+    const eur = await create(
+      'EUR_ACCOUNT',
+      { ...EXTERNAL_ACCOUNT_EXAMPLES.EUR_ACCOUNT.accountInfo, paymentRails: ['SEPA'] },
+      'EUR',
+      payer,
+    );
+    expect(eur.status, eur.text).toBe(201);
+    const quote = (paymentRail?: string) =>
+      api('POST', '/quotes', {
+        source: { sourceType: 'ACCOUNT', accountId: usd },
+        destination: {
+          destinationType: 'ACCOUNT',
+          accountId: eur.json.id,
+          ...(paymentRail ? { paymentRail } : {}),
+        },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 1_000,
+      });
+    const q = await quote();
+    expect(q.status, q.text).toBe(201);
+    expect(q.json.destination.paymentRail).toBe('SEPA');
+    const refused = await quote('SEPA_INSTANT');
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json.details.errors.map((e: { field: string }) => e.field)).toEqual([
+      'destination.paymentRail',
+    ]);
+
+    // CAD (a new variant): the sandbox rail reads its primary identifier's suffix
+    const cad = await internal('CAD');
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(cad)}/fund`, {
+      amount: 10_000,
+    });
+    expect(fund.status, fund.text).toBe(200);
+    const transferTo = async (suffix: string) => {
+      const { accountInfo } = withSuffix('CAD_ACCOUNT', suffix);
+      const ext = await create('CAD_ACCOUNT', accountInfo, 'CAD', payer);
+      expect(ext.status, ext.text).toBe(201);
+      return client('POST', '/transfer-out', {
+        body: { source: { accountId: cad }, destination: { accountId: ext.json.id }, amount: 1_000 },
+        headers: { 'idempotency-key': `cad-${suffix}` },
+      });
+    };
+    const ok = await transferTo('789');
+    expect(ok.status, ok.text).toBeLessThan(300);
+    const failed = await transferTo('002');
+    expect(failed.status, failed.text).toBeLessThan(300);
+    const statusOf = (id: string) =>
+      eventually(async () => {
+        const t = await api('GET', `/transactions/${encodeURIComponent(id)}`);
+        return ['COMPLETED', 'FAILED'].includes(t.json.status) ? t.json.status : undefined;
+      }, 30_000);
+    expect(await statusOf(ok.json.id)).toBe('COMPLETED');
+    expect(await statusOf(failed.json.id)).toBe('FAILED');
   });
 
   it('bad input of every kind: 400 INVALID_INPUT naming the field, nothing stored', async () => {

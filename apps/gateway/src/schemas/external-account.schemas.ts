@@ -17,6 +17,7 @@ const variants = discriminated(
   EXTERNAL_ACCOUNT_TYPES.map((t) => accountInfoVariantSchema(EXTERNAL_ACCOUNT_VARIANTS[t], 'request')),
 );
 export const ExternalAccountCreateInfo = Type.Unsafe<Static<typeof variants>>({
+  $id: 'ExternalAccountCreateInfoOneOf',
   description:
     'The account or wallet, by accountType (see each variant); bank variants name their beneficiary',
   allOf: [
