@@ -210,6 +210,7 @@ export function accountInfoVariantSchema(v: ExternalAccountVariant, mode: Mode):
         });
   const railList = Type.Array(stringEnum(rails), {
     minItems: mode === 'request' ? 1 : 0,
+    maxItems: rails.length,
     uniqueItems: true,
     description:
       mode === 'request'
