@@ -11,7 +11,9 @@ import { EXTERNAL_ACCOUNT_TYPES, paymentRailsOf, type ExternalAccountType } from
 import {
   BUSINESS_BENEFICIARY,
   EXTERNAL_ACCOUNT_EXAMPLES,
+  exampleWith,
   INDIVIDUAL_BENEFICIARY,
+  individualWith,
   withSuffix,
 } from '@sluice/testing/external-accounts';
 import { referenceValidator } from '@sluice/testing/reference';
@@ -261,15 +263,8 @@ describe('external accounts of every variant through the real processes', () => 
 
   it('bad input of every kind: 400 INVALID_INPUT naming the field, nothing stored', async () => {
     const owner = await newCustomer('ext-accounts-bad');
-    const ex = (type: ExternalAccountType, over: Record<string, unknown>) => {
-      const info: Record<string, unknown> = { ...EXTERNAL_ACCOUNT_EXAMPLES[type].accountInfo, ...over };
-      for (const k of Object.keys(info)) if (info[k] === undefined) delete info[k];
-      return info;
-    };
-    const person = (over: Record<string, unknown>) =>
-      Object.fromEntries(
-        Object.entries({ ...INDIVIDUAL_BENEFICIARY, ...over }).filter(([, v]) => v !== undefined),
-      );
+    const ex = exampleWith;
+    const person = individualWith;
     const cases: [string, ExternalAccountType, Record<string, unknown>, string, string?][] = [
       // the shape (gateway)
       ['unknown accountType', 'USD_ACCOUNT', { accountType: 'CHF_ACCOUNT' }, 'accountInfo.accountType'],

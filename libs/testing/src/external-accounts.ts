@@ -307,6 +307,24 @@ export const EXTERNAL_ACCOUNT_EXAMPLES: Readonly<
   },
 };
 
+/** Drops the keys whose value is undefined (a test removes a field with `{ field: undefined }`). */
+function withoutUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+/** The example accountInfo of `type` with fields replaced (undefined removes one). */
+export function exampleWith(
+  type: ExternalAccountType,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return withoutUndefined({ ...EXTERNAL_ACCOUNT_EXAMPLES[type].accountInfo, ...over });
+}
+
+/** INDIVIDUAL_BENEFICIARY with fields replaced (undefined removes one). */
+export function individualWith(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return withoutUndefined({ ...INDIVIDUAL_BENEFICIARY, ...over });
+}
+
 /** ISO 7064 mod 97-10 of an IBAN rearranged (letters as 10..35). */
 function mod97(s: string): number {
   let rem = 0;

@@ -9,7 +9,9 @@ import {
 import {
   BUSINESS_BENEFICIARY,
   EXTERNAL_ACCOUNT_EXAMPLES,
+  exampleWith,
   INDIVIDUAL_BENEFICIARY,
+  individualWith,
   withSuffix,
 } from '@sluice/testing/external-accounts';
 import { validateAccountInfo, validatePlatformAccountId } from './external-account.js';
@@ -26,14 +28,9 @@ function fieldErrors(currency: unknown, info: unknown): { field: string; message
   throw new Error('expected INVALID_INPUT');
 }
 
-/** The example of `type` with fields replaced (undefined removes one). */
-function ex(type: ExternalAccountType, over: Record<string, unknown> = {}): Record<string, unknown> {
-  const info: Record<string, unknown> = { ...EXTERNAL_ACCOUNT_EXAMPLES[type].accountInfo, ...over };
-  for (const k of Object.keys(info)) if (info[k] === undefined) delete info[k];
-  return info;
-}
+const ex = exampleWith;
 const cur = (type: ExternalAccountType) => EXTERNAL_ACCOUNT_EXAMPLES[type].currency;
-const person = (over: Record<string, unknown> = {}) => ({ ...INDIVIDUAL_BENEFICIARY, ...over });
+const person = individualWith;
 
 describe('the variant table', () => {
   it('has a row for each of the 43 account types, each with an example', () => {
