@@ -12,6 +12,8 @@ import {
   checkPhone,
   checkVpa,
   normalizeField,
+  BBAN_FORMATS,
+  IBAN_LENGTHS,
   checkCpf,
   checkEmail,
   checkEvmAddress,
@@ -36,7 +38,9 @@ const BOLT11 = 'must be a BOLT11 invoice (lnbc...)';
 const LIGHTNING = 'must be a lightning address (user@domain, lower case)';
 
 describe('ABA routing number', () => {
-  it.each(['021000021', '011000015', '110000000', '121000358', '322271627'])('accepts %s', (v) => ok(checkAbaRoutingNumber(v)));
+  it.each(['021000021', '011000015', '110000000', '121000358', '322271627'])('accepts %s', (v) =>
+    ok(checkAbaRoutingNumber(v)),
+  );
   it.each([
     ['021000022', 'checksum does not match'],
     ['123456789', 'checksum does not match'],
@@ -57,11 +61,15 @@ describe('US account number', () => {
 });
 
 describe('IBAN', () => {
-  it.each(['DE89370400440532013000', 'GB82WEST12345698765432', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'ES9121000418450200051332'])(
-    'accepts %s',
-    (v) => ok(checkIban(v)),
-  );
-  it('normalizes spaces and case', () => expect(normalizeIban('de89 3704 0044 0532 0130 00')).toBe('DE89370400440532013000'));
+  it.each([
+    'DE89370400440532013000',
+    'GB82WEST12345698765432',
+    'FR1420041010050500013M02606',
+    'NL91ABNA0417164300',
+    'ES9121000418450200051332',
+  ])('accepts %s', (v) => ok(checkIban(v)));
+  it('normalizes spaces and case', () =>
+    expect(normalizeIban('de89 3704 0044 0532 0130 00')).toBe('DE89370400440532013000'));
   it.each([
     ['DE89370400440532013001', 'checksum does not match'],
     ['DE88370400440532013000', 'checksum does not match'],
@@ -69,6 +77,34 @@ describe('IBAN', () => {
     ['US89370400440532013000', 'country US is not supported for EUR accounts'],
     ['DE89-3704', 'must be 2 letters, 2 check digits and 11 to 30 letters or digits'],
   ])('refuses %s', (v, reason) => expect(checkIban(v)).toBe(reason));
+});
+
+describe('IBAN national formats (ISO 13616 registry)', () => {
+  it('a BBAN format for every IBAN country, of the IBAN length less 4', () => {
+    expect(Object.keys(BBAN_FORMATS).sort()).toEqual(Object.keys(IBAN_LENGTHS).sort());
+    for (const [country, format] of Object.entries(BBAN_FORMATS)) {
+      const widths = [...format.source.matchAll(/\{(\d+)\}/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+      expect(widths + 4, country).toBe(IBAN_LENGTHS[country]);
+    }
+  });
+  it.each([
+    'BE68539007547034',
+    'IT60X0542811101000000123456',
+    'AT611904300234573201',
+    'CH9300762011623852957',
+    'PL61109010140000071219812874',
+    'PT50000201231234567890154',
+    'SE4550000000058398257466',
+    'FI2112345600000785',
+    'IE29AIBK93115212345678',
+    'NO9386011117947',
+    'LU280019400644750000',
+  ])('accepts the registry example %s', (v) => ok(checkIban(v)));
+  it.each([
+    ['NL91ABNA041716430X', 'is not in the IBAN format of NL'],
+    ['DE8937040044053201300A', 'is not in the IBAN format of DE'],
+    ['IT601054281110100000012345A', 'is not in the IBAN format of IT'],
+  ])('refuses %s (%s)', (v, reason) => expect(checkIban(v)).toBe(reason));
 });
 
 describe('IBAN of one country (DKK, AED, EGP, PKR variants)', () => {
@@ -109,7 +145,8 @@ describe('digits, phone numbers, UPI addresses', () => {
   it('UPI', () => {
     ok(checkVpa('ada.lovelace@okaxis'));
     ok(checkVpa('user_1-2@upi'));
-    for (const v of ['ada', '@upi', 'ada@ok.axis', 'a@b@c']) expect(checkVpa(v), v).toBe('must be a UPI address (handle@psp)');
+    for (const v of ['ada', '@upi', 'ada@ok.axis', 'a@b@c'])
+      expect(checkVpa(v), v).toBe('must be a UPI address (handle@psp)');
   });
   it('normalizes by format before checking', () => {
     expect(normalizeField({ kind: 'phone', countries: ['KE'] }, '+254 (712) 345-678')).toBe('+254712345678');
@@ -207,7 +244,9 @@ describe('wallet addresses', () => {
     ok(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'));
     ok(checkEvmAddress('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'));
     ok(checkEvmAddress('0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED'));
-    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toBe('EIP-55 checksum does not match');
+    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toBe(
+      'EIP-55 checksum does not match',
+    );
     expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeA')).toBe(
       'must be 0x followed by 40 hexadecimal digits',
     );

@@ -72,12 +72,56 @@ export const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   VA: 22,
 };
 
-/** BBAN formats (after the check digits) of the IBAN countries of the non-EUR variants (ISO 13616 registry). */
-const BBAN_FORMATS: Readonly<Record<string, RegExp>> = {
-  AE: /^[0-9]{19}$/,
-  DK: /^[0-9]{14}$/,
-  EG: /^[0-9]{25}$/,
-  PK: /^[A-Z]{4}[0-9]{16}$/,
+/**
+ * The national format (BBAN, after the check digits) of each accepted IBAN country, from the
+ * ISO 13616 registry: n digits, a upper-case letters, c letters or digits. The length of each
+ * is its IBAN's length less 4 (a test keeps the two tables in step).
+ */
+const n = (k: number) => `[0-9]{${k}}`;
+const a = (k: number) => `[A-Z]{${k}}`;
+const c = (k: number) => `[A-Z0-9]{${k}}`;
+const bban = (...parts: string[]) => new RegExp(`^${parts.join('')}$`);
+export const BBAN_FORMATS: Readonly<Record<string, RegExp>> = {
+  AD: bban(n(8), c(12)),
+  AE: bban(n(19)),
+  AT: bban(n(16)),
+  BE: bban(n(12)),
+  BG: bban(a(4), n(6), c(8)),
+  CH: bban(n(5), c(12)),
+  CY: bban(n(8), c(16)),
+  CZ: bban(n(20)),
+  DE: bban(n(18)),
+  DK: bban(n(14)),
+  EE: bban(n(16)),
+  EG: bban(n(25)),
+  ES: bban(n(20)),
+  FI: bban(n(14)),
+  FR: bban(n(10), c(11), n(2)),
+  GB: bban(a(4), n(14)),
+  GI: bban(a(4), c(15)),
+  GR: bban(n(7), c(16)),
+  HR: bban(n(17)),
+  HU: bban(n(24)),
+  IE: bban(a(4), n(14)),
+  IS: bban(n(22)),
+  IT: bban(a(1), n(10), c(12)),
+  LI: bban(n(5), c(12)),
+  LT: bban(n(16)),
+  LU: bban(n(3), c(13)),
+  LV: bban(a(4), c(13)),
+  MC: bban(n(10), c(11), n(2)),
+  MT: bban(a(4), n(5), c(18)),
+  NL: bban(a(4), n(10)),
+  NO: bban(n(11)),
+  PK: bban(a(4), n(16)),
+  PL: bban(n(24)),
+  PT: bban(n(21)),
+  RO: bban(a(4), c(16)),
+  SE: bban(n(20)),
+  SI: bban(n(15)),
+  SK: bban(n(20)),
+  SM: bban(a(1), n(10), c(12)),
+  VA: bban(n(18)),
 };
 
 /** Removes spaces and upper-cases (IBANs are often written in groups of four). */
@@ -113,8 +157,7 @@ export function checkIban(
       ? `must be an IBAN of ${countries[0]}, not ${country}`
       : `country ${country} is not supported for EUR accounts`;
   if (iban.length !== len) return `must be ${len} characters for ${country}`;
-  const bban = BBAN_FORMATS[country];
-  if (bban && !bban.test(iban.slice(4))) return `is not in the IBAN format of ${country}`;
+  if (!BBAN_FORMATS[country]!.test(iban.slice(4))) return `is not in the IBAN format of ${country}`;
   if (mod97(iban.slice(4) + iban.slice(0, 4)) !== 1) return 'checksum does not match';
   return undefined;
 }
