@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, accounts as pb } from '@sluice/contracts';
-import { newId } from '@sluice/core';
+import { EXTERNAL_ACCOUNT_TYPES, newId, paymentRailsOf } from '@sluice/core';
+import { externalAccountJson } from '@sluice/api';
+import { EXTERNAL_ACCOUNT_EXAMPLES } from '@sluice/testing/external-accounts';
+import { referenceValidator } from '@sluice/testing/reference';
 import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
@@ -13,12 +16,19 @@ afterAll(async () => {
 });
 
 const V = pb.BeneficiaryVerificationStatus;
+const johnDoe = { beneficiaryType: 'INDIVIDUAL', fullName: 'John Doe' };
 const usd = (accountNumber: string, extra: Partial<pb.ExternalAccountInfo> = {}): pb.ExternalAccountInfo => ({
   accountType: 'USD_ACCOUNT',
   accountNumber,
   routingNumber: '021000021',
+  paymentRails: [],
+  beneficiary: johnDoe,
   ...extra,
 });
+const address = { line1: '1 Main St', postalCode: '10115', country: 'DE' };
+/** A request accountInfo (JSON, as the gateway forwards it) as the proto message. */
+const asPb = (info: Record<string, unknown>): pb.ExternalAccountInfo =>
+  ({ paymentRails: [], ...info }) as unknown as pb.ExternalAccountInfo;
 
 async function rows(where: string, params: unknown[]): Promise<Record<string, unknown>[]> {
   return (await h.sql.query(`SELECT * FROM accounts.external_accounts WHERE ${where}`, params)).rows;
@@ -29,33 +39,13 @@ async function outbox(type: string, id: string): Promise<Record<string, unknown>
 }
 
 describe('CreateExternalAccount', () => {
-  const variants: [string, pb.ExternalAccountInfo][] = [
-    ['USD', usd('12345678901', { bankAccountType: 'CHECKING', bankName: 'Chase' })],
-    ['EUR', { accountType: 'EUR_ACCOUNT', iban: 'DE89 3704 0044 0532 0130 00', swiftCode: 'COBADEFF' }],
-    ['GBP', { accountType: 'GBP_ACCOUNT', sortCode: '040075', accountNumber: '57443718' }],
-    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719' }],
-    [
-      'BRL',
-      { accountType: 'BRL_ACCOUNT', pixKey: 'maria@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' },
-    ],
-    [
-      'BTC',
-      {
-        accountType: 'SPARK_WALLET',
-        address: 'spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu',
-      },
-    ],
-    ['BTC', { accountType: 'LIGHTNING', lightningAddress: 'john.doe@wallet.example' }],
-    ['USDC', { accountType: 'SOLANA_WALLET', address: '4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg' }],
-    ['USDT', { accountType: 'TRON_WALLET', address: 'TBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o' }],
-    ['USDC', { accountType: 'POLYGON_WALLET', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }],
-    ['USDC', { accountType: 'BASE_WALLET', address: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359' }],
-    ['USDT', { accountType: 'ETHEREUM_WALLET', address: '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB' }],
-  ];
+  const publicShape = referenceValidator('ExternalAccount');
 
-  it.each(variants)(
-    'creates a %s %s account, MATCHED with the customer name, and writes EXTERNAL_ACCOUNT.CREATED',
-    async (currency, info) => {
+  it.each(EXTERNAL_ACCOUNT_TYPES)(
+    'creates a %s account, verified with the beneficiary’s (wallets: the customer’s) name, writes EXTERNAL_ACCOUNT.CREATED; its public JSON is the reference’s ExternalAccount',
+    async (type) => {
+      const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES[type];
+      const bank = paymentRailsOf(type).length > 0;
       const platformId = h.platform();
       const customerId = h.customer(platformId, 'Maria Silva');
       const { account } = await h.client.createExternalAccount({
@@ -63,7 +53,7 @@ describe('CreateExternalAccount', () => {
         environment: SANDBOX,
         customerId,
         currency,
-        accountInfo: info,
+        accountInfo: asPb(accountInfo),
         platformAccountId: 'ext_1',
       });
       expect(account).toMatchObject({
@@ -74,17 +64,38 @@ describe('CreateExternalAccount', () => {
         platformAccountId: 'ext_1',
         defaultUmaDepositAccount: false,
         beneficiaryVerificationStatus: V.MATCHED,
-        beneficiaryVerifiedData: { fullName: 'Maria Silva' },
+        beneficiaryVerifiedData: { fullName: bank ? 'Ada Lovelace' : 'Maria Silva' },
         environment: SANDBOX,
       });
       expect(account!.id).toMatch(/^ExternalAccount:[0-9a-f-]{36}$/);
-      expect(account!.accountInfo!.accountType).toBe(info.accountType);
+      expect(account!.accountInfo).toMatchObject({ ...accountInfo, paymentRails: expect.any(Array) });
+      expect(account!.accountInfo!.paymentRails.length > 0).toBe(bank);
       const again = await h.client.getExternalAccount({ platformId, accountId: account!.id });
       expect(again.account).toEqual(account);
+      const json = externalAccountJson(again.account!);
+      expect(publicShape(json), JSON.stringify(json)).toEqual([]);
       const events = await outbox('EXTERNAL_ACCOUNT.CREATED', account!.id);
       expect(events).toHaveLength(1);
     },
   );
+
+  it('an account stored before payment rails were recorded is read with its type’s rails', async () => {
+    const platformId = h.platform();
+    const customerId = h.customer(platformId, 'Maria Silva');
+    const { account } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'USD',
+      accountInfo: usd('12121212', { paymentRails: ['WIRE'] }),
+    });
+    expect(account!.accountInfo!.paymentRails).toEqual(['WIRE']);
+    await h.sql.query(`UPDATE accounts.external_accounts SET account_info = account_info - 'paymentRails' WHERE id = $1`, [
+      account!.id,
+    ]);
+    const old = await h.client.getExternalAccount({ platformId, accountId: account!.id });
+    expect(old.account!.accountInfo!.paymentRails).toEqual(['ACH', 'WIRE', 'RTP', 'FEDNOW']);
+  });
 
   it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {
     const platformId = h.platform();
@@ -97,7 +108,8 @@ describe('CreateExternalAccount', () => {
       accountInfo: {
         accountType: 'EUR_ACCOUNT',
         iban: 'de89 3704 0044 0532 0130 00',
-        beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Hans Müller' },
+        paymentRails: [],
+        beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Hans Müller', address },
       },
     });
     expect(account!.accountInfo).toMatchObject({
@@ -143,6 +155,8 @@ describe('CreateExternalAccount', () => {
         pixKey: 'john103@example.com',
         pixKeyType: 'EMAIL',
         taxId: '52998224725',
+        paymentRails: [],
+        beneficiary: johnDoe,
       },
     });
     expect(pix.account!.beneficiaryVerificationStatus).toBe(V.PARTIAL_MATCH);
@@ -205,12 +219,30 @@ describe('CreateExternalAccount', () => {
     const customerId = h.customer(platformId, 'John Doe');
     const cases: [Partial<pb.CreateExternalAccountRequest>, string][] = [
       [
-        { currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001' } },
+        { currency: 'EUR', accountInfo: asPb({ accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001', beneficiary: johnDoe }) },
         'accountInfo.iban',
       ],
       [
-        { currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718' } },
+        { currency: 'MXN', accountInfo: asPb({ accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718', beneficiary: johnDoe }) },
         'accountInfo.clabeNumber',
+      ],
+      [{ currency: 'USD', accountInfo: usd('12345678', { beneficiary: undefined }) }, 'accountInfo.beneficiary'],
+      [{ currency: 'USD', accountInfo: usd('12345678', { paymentRails: ['SEPA'] }) }, 'accountInfo.paymentRails'],
+      [
+        { currency: 'CAD', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.CAD_ACCOUNT.accountInfo, bankCode: '1' }) },
+        'accountInfo.bankCode',
+      ],
+      [
+        { currency: 'KES', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.KES_ACCOUNT.accountInfo, phoneNumber: '+256712345678' }) },
+        'accountInfo.phoneNumber',
+      ],
+      [
+        { currency: 'INR', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.INR_ACCOUNT.accountInfo, vpa: 'nobody' }) },
+        'accountInfo.vpa',
+      ],
+      [
+        { currency: 'AED', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.AED_ACCOUNT.accountInfo, iban: 'AE070331234567890123457' }) },
+        'accountInfo.iban',
       ],
       [
         { currency: 'USD', accountInfo: usd('12345678', { routingNumber: '021000022' }) },
@@ -349,7 +381,7 @@ describe('List, Get, Delete', () => {
       environment: SANDBOX,
       customerId: c1,
       currency: 'EUR',
-      accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'NL91ABNA0417164300' },
+      accountInfo: asPb({ accountType: 'EUR_ACCOUNT', iban: 'NL91ABNA0417164300', beneficiary: { ...johnDoe, address } }),
     });
     const plat = await h.client.createExternalAccount({
       platformId,
