@@ -151,14 +151,17 @@ export class World {
       environment: ENV[platform.environment],
       ...(owner ? { customerId: owner } : {}),
       currency,
-      accountInfo: {
-        beneficiary: {
-          beneficiaryType: 'INDIVIDUAL',
-          fullName: 'Ada Lovelace',
-          address: { line1: '1 Main St', postalCode: '10115', country: 'DE' },
-        },
-        ...accountInfo,
-      } as accounts.ExternalAccountInfo,
+      // Bank accounts name their beneficiary; wallets have none.
+      accountInfo: accountInfo.accountType.endsWith('_ACCOUNT')
+        ? ({
+            beneficiary: {
+              beneficiaryType: 'INDIVIDUAL',
+              fullName: 'Ada Lovelace',
+              address: { line1: '1 Main St', postalCode: '10115', country: 'DE' },
+            },
+            ...accountInfo,
+          } as accounts.ExternalAccountInfo)
+        : accountInfo,
     });
     return account!;
   }
@@ -169,11 +172,16 @@ export class World {
     return { posted: account!.balance!.amount, available: account!.availableAmount };
   }
 
-  /** The posted balance of one of the platform's system accounts in `currency` (accounts' ledger table). */
+  /**
+   * The posted balance of one of the platform's system accounts in `currency`: the sum of its
+   * journal lines in posted entries (accounts keeps running totals for internal accounts only).
+   */
   async systemBalance(platformId: string, name: SystemAccountName, currency: string): Promise<bigint> {
-    const { rows } = await this.sql.query<{ balance: string }>(
-      `SELECT posted_credits - posted_debits AS balance FROM accounts.ledger_accounts WHERE id = $1`,
-      [`system:${name.toLowerCase()}:${currency}:${platformId}`],
+    const { rows } = await this.sql.query<{ balance: string | null }>(
+      `SELECT sum(l.amount) AS balance FROM accounts.journal_lines l
+         JOIN accounts.journal_entries e ON e.platform_id = l.platform_id AND e.id = l.entry_id
+        WHERE l.platform_id = $1 AND l.account_id = $2 AND e.phase IN ('POSTED', 'POST_PENDING')`,
+      [platformId, `system:${name.toLowerCase()}:${currency}:${platformId}`],
     );
     return BigInt(rows[0]?.balance ?? 0);
   }

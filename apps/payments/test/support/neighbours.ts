@@ -45,7 +45,10 @@ export async function startPaymentsWithNeighbours(
     walletAuth: walletAuthClient,
     sql: services.sql,
   });
-  const client: PromiseClient<pb.PaymentsServiceClient> = services.client(pb.PaymentsServiceClient, 'payments');
+  const client: PromiseClient<pb.PaymentsServiceClient> = services.client(
+    pb.PaymentsServiceClient,
+    'payments',
+  );
   return {
     services,
     running: services.running.payments,
@@ -69,7 +72,10 @@ export const digits = (n: number) => Array.from({ length: n }, () => randomInt(1
 export function accountInfoFor(currency: string, suffix = '000'): accounts.ExternalAccountInfo {
   switch (currency) {
     case 'EUR':
-      return { accountType: 'EUR_ACCOUNT', iban: germanIban(`${digits(10 - suffix.length)}${suffix}`) } as accounts.ExternalAccountInfo;
+      return {
+        accountType: 'EUR_ACCOUNT',
+        iban: germanIban(`${digits(10 - suffix.length)}${suffix}`),
+      } as accounts.ExternalAccountInfo;
     case 'USD':
       return {
         accountType: 'USD_ACCOUNT',
@@ -82,3 +88,44 @@ export function accountInfoFor(currency: string, suffix = '000'): accounts.Exter
 }
 
 export type { WorldPlatform };
+
+/**
+ * The customers and internal accounts a payments test makes, with who owns what: accounts keeps
+ * one account per owner and currency, so each test's money gets an account of its own (of a new
+ * customer unless an owner is given).
+ */
+export class Holders {
+  /** The customer owning each internal account made here. */
+  readonly ownerOf = new Map<string, string>();
+  /** Each customer's platformCustomerId. */
+  readonly platformCustomerIdOf = new Map<string, string>();
+
+  /** `world` and `platform` are read when used (a test file makes them in beforeAll). */
+  constructor(
+    private readonly world: () => World,
+    private readonly platform: () => WorldPlatform,
+  ) {}
+
+  /** A new customer of the platform in identity. */
+  async newCustomer(p: WorldPlatform = this.platform()): Promise<string> {
+    const c = await this.world().customer(p.id, { platformCustomerId: `pc-${digits(10)}` });
+    this.platformCustomerIdOf.set(c.id, c.platformCustomerId);
+    return c.id;
+  }
+
+  /** An internal account in `currency` funded with `balance`, of `owner` (null: the platform), by default a new customer. */
+  async internal(
+    currency = 'USD',
+    balance = 1_000_000n,
+    opts: { owner?: string | null; platform?: WorldPlatform; type?: 'EMBEDDED_WALLET' } = {},
+  ): Promise<string> {
+    const p = opts.platform ?? this.platform();
+    const owner = opts.owner === undefined ? await this.newCustomer(p) : opts.owner;
+    const account = await this.world().internalAccount(p, owner, currency, {
+      balance,
+      ...(opts.type ? { type: opts.type } : {}),
+    });
+    if (owner) this.ownerOf.set(account.id, owner);
+    return account.id;
+  }
+}
