@@ -56,8 +56,8 @@ describe('CreateExternalAccount', () => {
   it.each(variants)(
     'creates a %s %s account, MATCHED with the customer name, and writes EXTERNAL_ACCOUNT.CREATED',
     async (currency, info) => {
-      const platformId = h.platform();
-      const customerId = h.customer(platformId, 'Maria Silva');
+      const platformId = await h.platform();
+      const customerId = await h.customer(platformId, 'Maria Silva');
       const { account } = await h.client.createExternalAccount({
         platformId,
         environment: SANDBOX,
@@ -87,8 +87,8 @@ describe('CreateExternalAccount', () => {
   );
 
   it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'Maria Silva');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'Maria Silva');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -109,8 +109,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('applies every beneficiary verification suffix (sandbox)', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const expectations: [string, pb.BeneficiaryVerificationStatus, string | undefined][] = [
       ['100000102', V.NOT_MATCHED, undefined],
       ['100000103', V.PARTIAL_MATCH, 'J. Doe'],
@@ -149,8 +149,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('suffix 105: 400 invalid account, nothing stored, no event', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const err = await rejection(() =>
       h.client.createExternalAccount({
         platformId,
@@ -166,8 +166,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('production platforms: UNSUPPORTED, and 105 is not refused', async () => {
-    const platformId = h.platform('PRODUCTION');
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform('PRODUCTION');
+    const customerId = await h.customer(platformId, 'John Doe');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: PRODUCTION,
@@ -180,11 +180,11 @@ describe('CreateExternalAccount', () => {
   });
 
   it('unknown, deleted or another platform’s customer: CUSTOMER_NOT_FOUND, nothing stored', async () => {
-    const platformId = h.platform();
-    const other = h.platform();
-    const foreign = h.customer(other, 'Eve');
-    const deleted = h.customer(platformId, 'Gone');
-    h.customers.get(deleted)!.deleted = true;
+    const platformId = await h.platform();
+    const other = await h.platform();
+    const foreign = await h.customer(other, 'Eve');
+    const deleted = await h.customer(platformId, 'Gone');
+    await h.identity.deleteCustomer({ platformId, customerId: deleted });
     for (const customerId of [foreign, deleted, newId('Customer')]) {
       const err = await rejection(() =>
         h.client.createExternalAccount({
@@ -201,8 +201,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('bad input: field-level INVALID_INPUT, nothing stored', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const cases: [Partial<pb.CreateExternalAccountRequest>, string][] = [
       [
         { currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001' } },
@@ -244,8 +244,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('the same account twice for the same customer: EXTERNAL_ACCOUNT_ALREADY_EXISTS; again after delete: fine', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const req = {
       platformId,
       environment: SANDBOX,
@@ -261,15 +261,15 @@ describe('CreateExternalAccount', () => {
     expect([a.status, b.status]).toEqual(['rejected', 'rejected']);
     expect((a as PromiseRejectedResult).reason.code).toBe('EXTERNAL_ACCOUNT_ALREADY_EXISTS');
     // another customer may register the same account
-    await h.client.createExternalAccount({ ...req, customerId: h.customer(platformId, 'Jane Doe') });
+    await h.client.createExternalAccount({ ...req, customerId: await h.customer(platformId, 'Jane Doe') });
     await h.client.deleteExternalAccount({ platformId, accountId: first.account!.id });
     const again = await h.client.createExternalAccount(req);
     expect(again.account!.id).not.toBe(first.account!.id);
   });
 
   it('keeps one default UMA deposit account per customer', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const a = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -304,8 +304,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('10 concurrent creates that each claim the default: all created, exactly one default', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const made = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         h.client.createExternalAccount({
@@ -330,9 +330,9 @@ describe('CreateExternalAccount', () => {
 
 describe('List, Get, Delete', () => {
   it('lists customer and platform accounts with filters and pagination; deletes softly; other platforms see 404', async () => {
-    const platformId = h.platform();
-    const c1 = h.customer(platformId, 'Ann');
-    const c2 = h.customer(platformId, 'Bob');
+    const platformId = await h.platform();
+    const c1 = await h.customer(platformId, 'Ann');
+    const c2 = await h.customer(platformId, 'Bob');
     const made: string[] = [];
     for (let i = 0; i < 5; i++) {
       const { account } = await h.client.createExternalAccount({
@@ -397,7 +397,7 @@ describe('List, Get, Delete', () => {
     expect(platform.accounts.map((a) => a.id)).toEqual([plat.account!.id]);
 
     // another platform: nothing listed, 404 on get and delete
-    const other = h.platform();
+    const other = await h.platform();
     expect(
       (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).page!.totalCount,
     ).toBe(0);
@@ -435,8 +435,8 @@ describe('List, Get, Delete', () => {
   });
 
   it('reports the stored status (an account an operator set INACTIVE or UNDER_REVIEW is not shown ACTIVE)', async () => {
-    const platformId = h.platform();
-    const c = h.customer(platformId, 'Ann');
+    const platformId = await h.platform();
+    const c = await h.customer(platformId, 'Ann');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,

@@ -38,6 +38,11 @@ export interface ServiceSetOptions<D extends ServiceSetDefinitions> {
   envOf?: { [K in keyof D]?: Record<string, string> };
   /** The clock of every service (a ManualClock where a test drives time). */
   clock?: Clock;
+  /**
+   * Services whose event consumers are not started (their synchronous API is under test and a
+   * neighbour's events would only add asynchronous work to what the test asserts).
+   */
+  withoutConsumers?: (keyof D)[];
 }
 
 export interface ServiceSet<D extends ServiceSetDefinitions> {
@@ -128,7 +133,7 @@ export async function startServices<D extends ServiceSetDefinitions>(
           ...options.env,
           ...options.envOf?.[name],
         },
-        { clock: options.clock },
+        { clock: options.clock, consume: !options.withoutConsumers?.includes(name) },
       );
       started.push({ name, running });
       addresses.set(name, `127.0.0.1:${running.port}`);

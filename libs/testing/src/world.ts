@@ -129,7 +129,10 @@ export class World {
           ? a.type === accounts.InternalAccountType.EMBEDDED_WALLET
           : a.type !== accounts.InternalAccountType.EMBEDDED_WALLET),
     );
-    if (!wanted) throw new Error(`accounts made no ${opts.type ?? ''} ${currency} account for ${owner ?? 'the platform'}`);
+    if (!wanted)
+      throw new Error(
+        `accounts made no ${opts.type ?? ''} ${currency} account for ${owner ?? 'the platform'}`,
+      );
     if (opts.balance) await this.fund(platform.id, wanted.id, opts.balance);
     return wanted;
   }
