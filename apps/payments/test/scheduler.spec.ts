@@ -307,9 +307,7 @@ describe('JobScheduler', () => {
     expect(free).toEqual([true, true]);
     expect(await effects('call:%')).toEqual([{ job_id: 'call:kept', n: '1' }]);
     const rows = (
-      await sql.query(
-        `SELECT id, done_at IS NOT NULL AS done FROM payments.scheduled_jobs WHERE id LIKE 'call:%' ORDER BY id`,
-      )
+      await sql.query(`SELECT id, done_at IS NOT NULL AS done FROM payments.scheduled_jobs WHERE id LIKE 'call:%' ORDER BY id`)
     ).rows;
     expect(rows).toEqual([
       { id: 'call:kept', done: true },
@@ -320,12 +318,9 @@ describe('JobScheduler', () => {
   it('runs jobs outside the context of the request that scheduled them (no inherited deadline or request id)', async () => {
     const clock = new ManualClock('2026-03-01T00:00:00Z');
     const seen: { deadline?: number; requestId?: string }[] = [];
-    const s = new JobScheduler(await replicaOrm(), clock, { pollMs: 60_000, logger }).register(
-      'ctx',
-      async () => {
-        seen.push({ deadline: inheritedDeadline(), requestId: currentContext().requestId });
-      },
-    );
+    const s = new JobScheduler(await replicaOrm(), clock, { pollMs: 60_000, logger }).register('ctx', async () => {
+      seen.push({ deadline: inheritedDeadline(), requestId: currentContext().requestId });
+    });
     s.start();
     await new Promise((r) => setTimeout(r, 50)); // the first (empty) pass at start
     // Scheduled while serving a call whose caller has 1 ms left: the woken pass must not inherit it.
