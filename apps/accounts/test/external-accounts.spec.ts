@@ -46,8 +46,8 @@ describe('CreateExternalAccount', () => {
     async (type) => {
       const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES[type];
       const bank = paymentRailsOf(type).length > 0;
-      const platformId = h.platform();
-      const customerId = h.customer(platformId, 'Maria Silva');
+      const platformId = await h.platform();
+      const customerId = await h.customer(platformId, 'Maria Silva');
       const { account } = await h.client.createExternalAccount({
         platformId,
         environment: SANDBOX,
@@ -80,8 +80,8 @@ describe('CreateExternalAccount', () => {
   );
 
   it('an account stored before payment rails were recorded is read with its type’s rails', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'Maria Silva');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'Maria Silva');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -90,16 +90,17 @@ describe('CreateExternalAccount', () => {
       accountInfo: usd('12121212', { paymentRails: ['WIRE'] }),
     });
     expect(account!.accountInfo!.paymentRails).toEqual(['WIRE']);
-    await h.sql.query(`UPDATE accounts.external_accounts SET account_info = account_info - 'paymentRails' WHERE id = $1`, [
-      account!.id,
-    ]);
+    await h.sql.query(
+      `UPDATE accounts.external_accounts SET account_info = account_info - 'paymentRails' WHERE id = $1`,
+      [account!.id],
+    );
     const old = await h.client.getExternalAccount({ platformId, accountId: account!.id });
     expect(old.account!.accountInfo!.paymentRails).toEqual(['ACH', 'WIRE', 'RTP', 'FEDNOW']);
   });
 
   it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'Maria Silva');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'Maria Silva');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -121,8 +122,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('applies every beneficiary verification suffix (sandbox)', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const expectations: [string, pb.BeneficiaryVerificationStatus, string | undefined][] = [
       ['100000102', V.NOT_MATCHED, undefined],
       ['100000103', V.PARTIAL_MATCH, 'J. Doe'],
@@ -163,8 +164,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('suffix 105: 400 invalid account, nothing stored, no event', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const err = await rejection(() =>
       h.client.createExternalAccount({
         platformId,
@@ -180,8 +181,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('production platforms: UNSUPPORTED, and 105 is not refused', async () => {
-    const platformId = h.platform('PRODUCTION');
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform('PRODUCTION');
+    const customerId = await h.customer(platformId, 'John Doe');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: PRODUCTION,
@@ -194,11 +195,11 @@ describe('CreateExternalAccount', () => {
   });
 
   it('unknown, deleted or another platform’s customer: CUSTOMER_NOT_FOUND, nothing stored', async () => {
-    const platformId = h.platform();
-    const other = h.platform();
-    const foreign = h.customer(other, 'Eve');
-    const deleted = h.customer(platformId, 'Gone');
-    h.customers.get(deleted)!.deleted = true;
+    const platformId = await h.platform();
+    const other = await h.platform();
+    const foreign = await h.customer(other, 'Eve');
+    const deleted = await h.customer(platformId, 'Gone');
+    await h.identity.deleteCustomer({ platformId, customerId: deleted });
     for (const customerId of [foreign, deleted, newId('Customer')]) {
       const err = await rejection(() =>
         h.client.createExternalAccount({
@@ -215,33 +216,71 @@ describe('CreateExternalAccount', () => {
   });
 
   it('bad input: field-level INVALID_INPUT, nothing stored', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const cases: [Partial<pb.CreateExternalAccountRequest>, string][] = [
       [
-        { currency: 'EUR', accountInfo: asPb({ accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001', beneficiary: johnDoe }) },
+        {
+          currency: 'EUR',
+          accountInfo: asPb({
+            accountType: 'EUR_ACCOUNT',
+            iban: 'DE89370400440532013001',
+            beneficiary: johnDoe,
+          }),
+        },
         'accountInfo.iban',
       ],
       [
-        { currency: 'MXN', accountInfo: asPb({ accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718', beneficiary: johnDoe }) },
+        {
+          currency: 'MXN',
+          accountInfo: asPb({
+            accountType: 'MXN_ACCOUNT',
+            clabeNumber: '032180000118359718',
+            beneficiary: johnDoe,
+          }),
+        },
         'accountInfo.clabeNumber',
       ],
-      [{ currency: 'USD', accountInfo: usd('12345678', { beneficiary: undefined }) }, 'accountInfo.beneficiary'],
-      [{ currency: 'USD', accountInfo: usd('12345678', { paymentRails: ['SEPA'] }) }, 'accountInfo.paymentRails'],
       [
-        { currency: 'CAD', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.CAD_ACCOUNT.accountInfo, bankCode: '1' }) },
+        { currency: 'USD', accountInfo: usd('12345678', { beneficiary: undefined }) },
+        'accountInfo.beneficiary',
+      ],
+      [
+        { currency: 'USD', accountInfo: usd('12345678', { paymentRails: ['SEPA'] }) },
+        'accountInfo.paymentRails',
+      ],
+      [
+        {
+          currency: 'CAD',
+          accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.CAD_ACCOUNT.accountInfo, bankCode: '1' }),
+        },
         'accountInfo.bankCode',
       ],
       [
-        { currency: 'KES', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.KES_ACCOUNT.accountInfo, phoneNumber: '+256712345678' }) },
+        {
+          currency: 'KES',
+          accountInfo: asPb({
+            ...EXTERNAL_ACCOUNT_EXAMPLES.KES_ACCOUNT.accountInfo,
+            phoneNumber: '+256712345678',
+          }),
+        },
         'accountInfo.phoneNumber',
       ],
       [
-        { currency: 'INR', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.INR_ACCOUNT.accountInfo, vpa: 'nobody' }) },
+        {
+          currency: 'INR',
+          accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.INR_ACCOUNT.accountInfo, vpa: 'nobody' }),
+        },
         'accountInfo.vpa',
       ],
       [
-        { currency: 'AED', accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.AED_ACCOUNT.accountInfo, iban: 'AE070331234567890123457' }) },
+        {
+          currency: 'AED',
+          accountInfo: asPb({
+            ...EXTERNAL_ACCOUNT_EXAMPLES.AED_ACCOUNT.accountInfo,
+            iban: 'AE070331234567890123457',
+          }),
+        },
         'accountInfo.iban',
       ],
       [
@@ -276,8 +315,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('the same account twice for the same customer: EXTERNAL_ACCOUNT_ALREADY_EXISTS; again after delete: fine', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const req = {
       platformId,
       environment: SANDBOX,
@@ -293,15 +332,15 @@ describe('CreateExternalAccount', () => {
     expect([a.status, b.status]).toEqual(['rejected', 'rejected']);
     expect((a as PromiseRejectedResult).reason.code).toBe('EXTERNAL_ACCOUNT_ALREADY_EXISTS');
     // another customer may register the same account
-    await h.client.createExternalAccount({ ...req, customerId: h.customer(platformId, 'Jane Doe') });
+    await h.client.createExternalAccount({ ...req, customerId: await h.customer(platformId, 'Jane Doe') });
     await h.client.deleteExternalAccount({ platformId, accountId: first.account!.id });
     const again = await h.client.createExternalAccount(req);
     expect(again.account!.id).not.toBe(first.account!.id);
   });
 
   it('keeps one default UMA deposit account per customer', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const a = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -336,8 +375,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('10 concurrent creates that each claim the default: all created, exactly one default', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const made = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         h.client.createExternalAccount({
@@ -362,9 +401,9 @@ describe('CreateExternalAccount', () => {
 
 describe('List, Get, Delete', () => {
   it('lists customer and platform accounts with filters and pagination; deletes softly; other platforms see 404', async () => {
-    const platformId = h.platform();
-    const c1 = h.customer(platformId, 'Ann');
-    const c2 = h.customer(platformId, 'Bob');
+    const platformId = await h.platform();
+    const c1 = await h.customer(platformId, 'Ann');
+    const c2 = await h.customer(platformId, 'Bob');
     const made: string[] = [];
     for (let i = 0; i < 5; i++) {
       const { account } = await h.client.createExternalAccount({
@@ -381,7 +420,11 @@ describe('List, Get, Delete', () => {
       environment: SANDBOX,
       customerId: c1,
       currency: 'EUR',
-      accountInfo: asPb({ accountType: 'EUR_ACCOUNT', iban: 'NL91ABNA0417164300', beneficiary: { ...johnDoe, address } }),
+      accountInfo: asPb({
+        accountType: 'EUR_ACCOUNT',
+        iban: 'NL91ABNA0417164300',
+        beneficiary: { ...johnDoe, address },
+      }),
     });
     const plat = await h.client.createExternalAccount({
       platformId,
@@ -429,9 +472,10 @@ describe('List, Get, Delete', () => {
     expect(platform.accounts.map((a) => a.id)).toEqual([plat.account!.id]);
 
     // another platform: nothing listed, 404 on get and delete
-    const other = h.platform();
+    const other = await h.platform();
     expect(
-      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).page!.totalCount,
+      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).page!
+        .totalCount,
     ).toBe(0);
     expect(
       (await rejection(() => h.client.getExternalAccount({ platformId: other, accountId: made[0]! }))).code,
@@ -447,8 +491,8 @@ describe('List, Get, Delete', () => {
       (await rejection(() => h.client.getExternalAccount({ platformId, accountId: made[0]! }))).code,
     ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
     expect(
-      (await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' }))
-        .page!.totalCount,
+      (await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' })).page!
+        .totalCount,
     ).toBe(4);
     expect(
       (await rejection(() => h.client.deleteExternalAccount({ platformId, accountId: made[0]! }))).code,
@@ -467,8 +511,8 @@ describe('List, Get, Delete', () => {
   });
 
   it('reports the stored status (an account an operator set INACTIVE or UNDER_REVIEW is not shown ACTIVE)', async () => {
-    const platformId = h.platform();
-    const c = h.customer(platformId, 'Ann');
+    const platformId = await h.platform();
+    const c = await h.customer(platformId, 'Ann');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
