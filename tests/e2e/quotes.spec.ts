@@ -750,7 +750,9 @@ describe('quotes through the real processes', () => {
     // The refused quotes stay executable and hold nothing.
     const left = await api('GET', `/quotes/${encodeURIComponent(quotes[results.indexOf(refused[0]!)]!)}`);
     expect(left.json).toMatchObject({ status: 'PENDING' });
-    expect(left.json.transactionId).toBeUndefined();
+    // Its transaction exists since the quote was created, and waits with it (PENDING).
+    const waiting = await api('GET', `/transactions/${encodeURIComponent(left.json.transactionId)}`);
+    expect(waiting.json).toMatchObject({ status: 'PENDING', quoteId: left.json.id });
     await eventually(async () => {
       const list = await api(
         'GET',
@@ -763,8 +765,9 @@ describe('quotes through the real processes', () => {
       `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USD`,
     );
     expect(after.json.data[0].balance.amount).toBe(0);
+    // One transaction per quote: 100 paid, 100 still PENDING with their unexecuted quotes.
     const all = await api('GET', `/transactions?senderAccountIdentifier=${encodeURIComponent(hot)}&limit=1`);
-    expect(all.json.totalCount).toBe(100);
+    expect(all.json.totalCount).toBe(200);
     await reconcile();
   });
 

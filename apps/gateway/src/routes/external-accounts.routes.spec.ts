@@ -266,7 +266,7 @@ describe('OpenAPI document', () => {
       ]),
     );
     expect(Object.keys(doc.components.schemas)).toEqual(
-      expect.arrayContaining(['ExternalAccount', 'ExternalAccountList', 'ExternalAccountCreateRequest', 'Beneficiary', 'UsdExternalAccountInfo']),
+      expect.arrayContaining(['ExternalAccount', 'ExternalAccountListResponse', 'ExternalAccountCreateRequest', 'Beneficiary', 'UsdExternalAccountInfo']),
     );
   });
 });

@@ -377,7 +377,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
         'InternalAccount',
-        'InternalAccountList',
+        'InternalAccountListResponse',
         'PaymentInstructions',
         'PaymentUsdAccountInfo',
         'SandboxFundRequest',

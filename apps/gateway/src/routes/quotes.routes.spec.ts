@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { common, identity, payments } from '@sluice/contracts';
+import { common, identity, payments, walletAuth } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -428,7 +428,12 @@ describe('POST /quotes/{quoteId}/execute', () => {
     const expiresAt = new Date(Date.now() + 300_000);
     const requestId = newId('Request');
     executeAnswer = () => ({
-      signingChallenge: { payloadToSign: '{"requestId":"x"}', requestId, expiresAt },
+      signingChallenge: {
+        payloadToSign: '{"requestId":"x"}',
+        requestId,
+        expiresAt,
+        credentialType: walletAuth.AuthMethodType.UNSPECIFIED,
+      },
     });
     const step1 = await h.app.inject({
       method: 'POST',

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { Memo, PositiveAmount, UmaAddress } from '@sluice/api';
-import { FreeFormObject } from './common.js';
+import { FreeFormObject, named } from './common.js';
 
 /** POST /sandbox/uma/receive (reference SandboxUmaReceiveRequest; the receiver is found by UMA address). */
-export const SandboxUmaReceiveRequest = Type.Object(
+export const SandboxUmaReceiveRequest = named('SandboxUmaReceiveRequest', Type.Object(
   {
     senderUmaAddress: UmaAddress(
       'UMA address of the (simulated) sender, e.g. $success.usd@sandbox.sluice.local',
@@ -16,20 +16,20 @@ export const SandboxUmaReceiveRequest = Type.Object(
     receivingCurrencyAmount: PositiveAmount('amount received, in the smallest unit of the currency'),
   },
   { additionalProperties: false },
-);
+));
 
 /** POST /transactions/{transactionId}/approve (reference ApprovePaymentRequest). */
-export const ApprovePaymentRequest = Type.Object(
+export const ApprovePaymentRequest = named('ApprovePaymentRequest', Type.Object(
   {
     receiverCustomerInfo: Type.Optional(
       FreeFormObject('information about the recipient the sender asked for (kept with the decision)'),
     ),
   },
   { additionalProperties: false },
-);
+));
 
 /** POST /transactions/{transactionId}/reject (reference RejectPaymentRequest). */
-export const RejectPaymentRequest = Type.Object(
+export const RejectPaymentRequest = named('RejectPaymentRequest', Type.Object(
   { reason: Type.Optional(Memo('why the platform rejects it (for its own records)')) },
   { additionalProperties: false },
-);
+));
