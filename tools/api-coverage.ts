@@ -31,6 +31,7 @@ if (process.argv.includes('--write')) {
   writeFileSync(API_DIFFERENCES_DOC, renderDifferencesDoc());
   process.stdout.write(`wrote ${API_DIFFERENCES_DOC}\n`);
 }
+for (const e of report.extensions) process.stdout.write(`extension (documented): ${e}\n`);
 for (const f of report.undocumented) process.stdout.write(`undocumented: ${f}\n`);
 for (const p of report.stale)
   process.stdout.write(`stale entry of differences.ts (no such difference any more): ${p}\n`);

@@ -292,14 +292,21 @@ describe('quotes through the real processes', () => {
     refused(during[1]!, 422, 'IDEMPOTENCY_KEY_REUSED');
     expect(second.status, second.text).toBe(201);
     const afterSecond = await world();
-    expect(afterSecond).toEqual({ ...afterCreate, quotes: [...afterCreate.quotes, second.json.id].sort() });
+    // One quote more, and its transaction (PENDING since the quote was created).
+    expect(afterSecond).toEqual({
+      ...afterCreate,
+      quotes: [...afterCreate.quotes, second.json.id].sort(),
+      transactions: [...afterCreate.transactions, second.json.transactionId].sort(),
+    });
 
     // Execute: the key of one execution used for another quote is refused, and that quote is not executed.
     const ran = await execute(created.json.id, 'idem-exec-1');
     expect(ran.status, ran.text).toBe(200);
     await transactionWhen(ran.json.transactionId, (t) => t.status === 'COMPLETED');
     const afterRun = await world();
-    expect(afterRun.transactions).toEqual([...afterSecond.transactions, ran.json.transactionId].sort());
+    // The execution carried the quote's transaction forward: no new one.
+    expect(ran.json.transactionId).toBe(created.json.transactionId);
+    expect(afterRun.transactions).toEqual(afterSecond.transactions);
     expect(afterRun.balance).toBe(afterSecond.balance - created.json.totalSendingAmount);
     refused(await execute(second.json.id, 'idem-exec-1'), 422, 'IDEMPOTENCY_KEY_REUSED');
     expect((await api('GET', `/quotes/${encodeURIComponent(second.json.id)}`)).json.status).toBe('PENDING');
@@ -637,7 +644,7 @@ describe('quotes through the real processes', () => {
     const pending = await api('GET', `/transactions/${encodeURIComponent(q.json.transactionId)}`);
     expect(pending.json).toMatchObject({
       status: 'PENDING',
-      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId },
     });
     expect(instructions[0].accountOrWalletInfo.reference).toBe(
       pending.json.reconciliationInstructions.reference,

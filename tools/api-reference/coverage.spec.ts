@@ -118,6 +118,37 @@ describe('the coverage check', () => {
     ]);
   });
 
+  it('compares query parameters, and counts an operation Sluice adds as a difference unless documented', () => {
+    const withQuery = (params: Json[]) =>
+      doc({ Thing: thing, ThingRequest: request }, { parameters: params });
+    const reference = withQuery([{ name: 'accountId', in: 'query', schema: { type: 'string' } }]);
+    expect(compareDocuments(reference, withQuery([]))[0]!.findings).toEqual([
+      'POST /things/{id}: query parameter accountId missing',
+    ]);
+    expect(
+      compareDocuments(
+        reference,
+        withQuery([
+          { name: 'accountId', in: 'query', required: true, schema: { type: 'string' } },
+          { name: 'extra', in: 'query', schema: { type: 'string' } },
+        ]),
+      )[0]!.findings,
+    ).toEqual([
+      'POST /things/{id}: query parameter accountId required (optional in the reference)',
+      'POST /things/{id}: query parameter extra not in the reference',
+    ]);
+    const ours = withQuery([{ name: 'accountId', in: 'query', schema: { type: 'string' } }]);
+    ours.paths['/things/{thingId}/more'] = { get: { responses: {} } };
+    const undocumented = coverageReport(reference, ours, []);
+    expect(undocumented.undocumented).toEqual([
+      'GET /things/{}/more: not in the reference (an undocumented extension)',
+    ]);
+    const documented = coverageReport(reference, ours, [
+      { id: 'x', title: 'x', reason: 'a reason', extensions: ['GET /things/{id}/more'] },
+    ]);
+    expect([documented.undocumented, documented.extensions]).toEqual([[], ['GET /things/{}/more']]);
+  });
+
   it('patterns: exact, or * for any text', () => {
     expect(matches('Quote.x: missing', 'Quote.x: missing')).toBe(true);
     expect(matches('Quote.x', 'Quote.x: missing')).toBe(false);

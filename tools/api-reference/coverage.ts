@@ -247,6 +247,32 @@ function responseSchemas(op: Json): Map<string, Json | undefined> {
   return out;
 }
 
+/** The query parameters of an operation (refs to components/parameters resolved): name → required. */
+function queryParameters(op: Json, doc: Json): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const p of (op.parameters ?? []) as Json[]) {
+    const param =
+      typeof p.$ref === 'string' ? (doc.components?.parameters?.[p.$ref.split('/').pop()!] as Json) : p;
+    if (param?.in === 'query') out.set(String(param.name), param.required === true);
+  }
+  return out;
+}
+
+/** Query parameters: one the reference has and Sluice does not take (a client sending it gets 400), one Sluice requires. */
+function compareParameters(operation: string, ref: Json, ours: Json, reference: Json): string[] {
+  const theirs = queryParameters(ref, reference);
+  const mine = queryParameters(ours, {});
+  const out: string[] = [];
+  for (const name of theirs.keys())
+    if (!mine.has(name)) out.push(`${operation}: query parameter ${name} missing`);
+  for (const [name, required] of mine) {
+    if (!theirs.has(name)) out.push(`${operation}: query parameter ${name} not in the reference`);
+    else if (required && !theirs.get(name))
+      out.push(`${operation}: query parameter ${name} required (optional in the reference)`);
+  }
+  return out;
+}
+
 const refName = (s: Json | undefined) =>
   typeof s?.$ref === 'string' ? (s.$ref as string).split('/').pop() : undefined;
 
@@ -286,6 +312,7 @@ export function compareDocuments(reference: Json, sluice: Json): OperationResult
         ),
       );
     }
+    findings.push(...compareParameters(operation, r.op, s.op, reference));
     const rr = responseSchemas(r.op);
     const sr = responseSchemas(s.op);
     const statuses = (m: Map<string, unknown>) => [...m.keys()].sort().join(', ');
@@ -338,6 +365,8 @@ export interface CoverageReport {
   undocumented: string[];
   /** coverage patterns of differences.ts that match no finding any more */
   stale: string[];
+  /** operations Sluice has and the reference does not (each documented in differences.ts) */
+  extensions: string[];
   results: OperationResult[];
 }
 
@@ -349,6 +378,18 @@ export function coverageReport(
   const results = compareDocuments(reference, sluice);
   const all = [...new Set(results.flatMap((r) => r.findings))];
   const undocumented = all.filter((f) => !documentedBy(f, differences));
+  // Operations Sluice adds are differences too: each must be a documented extension.
+  const theirs = operationsOf(reference);
+  const declared = new Set(
+    differences.flatMap((d) => d.extensions ?? []).map((e) => e.replace(/\{[^}]+\}/g, '{}')),
+  );
+  const extensions = operationsOf(sluice)
+    .filter((o) => !theirs.some((r) => r.method === o.method && r.key === o.key))
+    .map((o) => `${o.method} ${o.key}`);
+  for (const e of extensions)
+    if (!declared.has(e)) undocumented.push(`${e}: not in the reference (an undocumented extension)`);
+  for (const e of declared)
+    if (!extensions.includes(e)) undocumented.push(`${e}: a documented extension Sluice does not have`);
   const used = new Set<string>();
   for (const f of all)
     for (const d of differences) for (const p of d.coverage ?? []) if (matches(p, f)) used.add(p);
@@ -364,6 +405,7 @@ export function coverageReport(
       .map((r) => r.operation),
     undocumented,
     stale,
+    extensions,
     results,
   };
 }

@@ -94,7 +94,7 @@ export const DIFFERENCES: Difference[] = [
       'Sluice accepts 12 of the reference accountInfo variants, returns no `paymentRails` and has one merged beneficiary ' +
       'object; the complete set is built on the ext-accounts branch of issue 14.',
     coverage: ['*ExternalAccountCreateInfo*', '*ExternalAccountInfo*', '*Beneficiary*'],
-    overrides: notRequired('paymentRails', /ExternalAccount(Create)?Info$/),
+    overrides: notRequired('paymentRails', /^[A-Z][a-z]{2}AccountInfo$/),
   },
   {
     id: 'agent-id',
@@ -124,17 +124,6 @@ export const DIFFERENCES: Difference[] = [
     ],
   },
   {
-    id: 'todo-config',
-    title: 'PlatformConfig `proxyUmaSubdomain` and provider-required customer fields',
-    pending: 'issue 14 (not done yet)',
-    reason: 'Not returned yet.',
-    coverage: [
-      'PlatformConfig.proxyUmaSubdomain: missing',
-      'PlatformCurrencyConfig.providerRequiredCustomerFields: missing',
-      'PlatformCurrencyConfig.providerRequiredCounterpartyCustomerFields: missing',
-    ],
-  },
-  {
     id: 'todo-customer-status',
     title: 'kycStatus / kybStatus on customer create and update',
     pending: 'issue 14 (not done yet)',
@@ -144,26 +133,6 @@ export const DIFFERENCES: Difference[] = [
       'BusinessCustomerCreateRequest.kybStatus: missing',
       'IndividualCustomerUpdateRequest.kycStatus: missing',
       'BusinessCustomerUpdateRequest.kybStatus: missing',
-    ],
-  },
-  {
-    id: 'todo-transaction-fields',
-    title: 'Transaction `source.customerId` (REALTIME_FUNDING) and `paymentInstructions`',
-    pending: 'issue 14 (not done yet)',
-    reason: 'Not returned yet.',
-    coverage: [
-      'RealtimeFundingTransactionSource.customerId: missing',
-      'OutgoingTransaction.paymentInstructions: missing',
-    ],
-  },
-  {
-    id: 'todo-sandbox-receive',
-    title: '`POST /sandbox/uma/receive` with `customerId`',
-    pending: 'issue 14 (not done yet)',
-    reason: 'The sandbox receive takes the receiver UMA address only.',
-    coverage: [
-      'SandboxUmaReceiveRequest.customerId: missing',
-      'SandboxUmaReceiveRequest.receiverUmaAddress: required (optional in the reference)',
     ],
   },
 
@@ -187,6 +156,7 @@ export const DIFFERENCES: Difference[] = [
       'IncomingTransaction.fees: not in the reference',
       'IncomingTransaction.quoteId: not in the reference',
       'IncomingTransaction.refund: not in the reference',
+      'IncomingTransaction.paymentInstructions: not in the reference',
       'OutgoingTransaction.sentAmount: optional (required in the reference)',
       'IncomingRateDetails.counterpartyMultiplier: not in the reference',
       'IncomingRateDetails.counterpartyFixedFee: not in the reference',
@@ -267,6 +237,17 @@ export const DIFFERENCES: Difference[] = [
       'The specification lists executing a quote from an embedded wallet among the signed-retry flows: the first call ' +
       'answers 202 with the signing challenge.',
     coverage: ['POST /quotes/{quoteId}/execute: answers 200, 202 (reference: 200)'],
+    overrides: [
+      {
+        pointer: '/paths/~1quotes~1{quoteId}~1execute/post/responses/202',
+        value: {
+          description: 'EMBEDDED_WALLET source: sign payloadToSign and repeat the request',
+          content: {
+            'application/json': { schema: { $ref: '#/components/schemas/SignedRequestChallenge' } },
+          },
+        },
+      },
+    ],
   },
   {
     id: 'list-envelope',
@@ -281,6 +262,31 @@ export const DIFFERENCES: Difference[] = [
       'PlatformInternalAccountListResponse.hasMore: not in the reference',
       'PlatformInternalAccountListResponse.nextCursor: not in the reference',
       'PlatformInternalAccountListResponse.totalCount: not in the reference',
+      'GET /platform/internal-accounts: query parameter limit not in the reference',
+      'GET /platform/internal-accounts: query parameter cursor not in the reference',
+    ],
+  },
+  {
+    id: 'internal-account-get',
+    title: '`GET /internal-accounts/{id}`',
+    reason:
+      'One internal account and its balance by id (the reference finds an account only through the filtered lists). ' +
+      "Another platform's account or an unknown id is 404 INTERNAL_ACCOUNT_NOT_FOUND.",
+    extensions: ['GET /internal-accounts/{id}'],
+  },
+  {
+    id: 'config-provider-fields',
+    title: 'PlatformConfig: no proxyUmaSubdomain, no provider-required customer fields',
+    reason:
+      "A Sluice deployment serves UMA for the platform's own `umaDomain` itself; there is no hosted UMA proxy whose " +
+      'subdomain `proxyUmaSubdomain` would name. There is no underlying UMA provider either: no currency requires customer ' +
+      'fields at creation (the reference omits `providerRequiredCustomerFields` when none are required), and what a ' +
+      'receiving counterparty requires of the sender is answered per receiver by the lookup (`requiredPayerDataFields` of ' +
+      '`GET /receiver/...`) and enforced at quote creation.',
+    coverage: [
+      'PlatformConfig.proxyUmaSubdomain: missing',
+      'PlatformCurrencyConfig.providerRequiredCustomerFields: missing',
+      'PlatformCurrencyConfig.providerRequiredCounterpartyCustomerFields: missing',
     ],
   },
   {
@@ -342,11 +348,15 @@ export const DIFFERENCES: Difference[] = [
   },
   {
     id: 'lookup-expiry',
-    title: 'Receiver lookups expire',
-    reason: 'A lookup is valid for a limited time before a quote uses it; `expiresAt` says until when.',
+    title: 'Receiver lookups expire, and may name the sending currency',
+    reason:
+      'A lookup is valid for a limited time before a quote uses it; `expiresAt` says until when. `sendingCurrency` ' +
+      '(optional) is the currency the sender will pay in: the estimated rates of the receiving currencies are quoted from it (default USD).',
     coverage: [
       'ReceiverUmaLookupResponse.expiresAt: not in the reference',
       'ReceiverExternalAccountLookupResponse.expiresAt: not in the reference',
+      'GET /receiver/uma/{receiverUmaAddress}: query parameter sendingCurrency not in the reference',
+      'GET /receiver/external-account/{accountId}: query parameter sendingCurrency not in the reference',
       'CustomerInfoFieldName: not an enum *',
     ],
   },

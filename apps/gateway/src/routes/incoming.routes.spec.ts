@@ -32,6 +32,7 @@ const TX: payments.Transaction = {
   reference: 'SLC-ABCDEFGHJKLMNPQR',
   counterpartyInformation: { senderUmaAddress: '$success.usd@sandbox.sluice.local' },
   settledAt: new Date('2026-05-01T10:00:02.000Z'),
+  paymentInstructions: [],
   createdAt: new Date('2026-05-01T10:00:00.000Z'),
   updatedAt: new Date('2026-05-01T10:00:02.000Z'),
 };

@@ -88,6 +88,7 @@ const TX: payments.Transaction = {
   counterpartyInformation: {},
   quoteId: RTF_QUOTE.id,
   rateDetails: QUOTE.rateDetails!,
+  paymentInstructions: RTF_QUOTE.paymentInstructions,
   createdAt: new Date('2026-05-01T10:00:00.000Z'),
   updatedAt: new Date('2026-05-01T10:00:01.000Z'),
 };
@@ -522,10 +523,17 @@ describe('POST /sandbox/send', () => {
       id: TX_ID,
       type: 'OUTGOING',
       status: 'PROCESSING',
-      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      source: { sourceType: 'REALTIME_FUNDING', customerId: CUSTOMER, currency: 'USD' },
       quoteId: RTF_QUOTE.id,
       exchangeRate: 1.08,
       rateDetails: { gridApiFixedFee: 10, gridApiVariableFeeRate: 0.003 },
+    });
+    // The reference OutgoingTransaction: a REALTIME_FUNDING payment carries its paymentInstructions.
+    expect(RTF_QUOTE.paymentInstructions.length).toBeGreaterThan(0);
+    expect(res.json().paymentInstructions).toHaveLength(RTF_QUOTE.paymentInstructions.length);
+    expect(res.json().paymentInstructions[0]).toMatchObject({
+      accountOrWalletInfo: { accountType: RTF_QUOTE.paymentInstructions[0]!.accountOrWalletInfo!.accountType },
+      isPlatformAccount: RTF_QUOTE.paymentInstructions[0]!.isPlatformAccount,
     });
   });
 

@@ -1,14 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import { Memo, PositiveAmount, UmaAddress } from '@sluice/api';
+import { Id, Memo, PositiveAmount, UmaAddress } from '@sluice/api';
 import { FreeFormObject, named } from './common.js';
 
-/** POST /sandbox/uma/receive (reference SandboxUmaReceiveRequest; the receiver is found by UMA address). */
+/** POST /sandbox/uma/receive (reference SandboxUmaReceiveRequest; the receiver by UMA address or customerId). */
 export const SandboxUmaReceiveRequest = named('SandboxUmaReceiveRequest', Type.Object(
   {
     senderUmaAddress: UmaAddress(
       'UMA address of the (simulated) sender, e.g. $success.usd@sandbox.sluice.local',
     ),
-    receiverUmaAddress: UmaAddress('UMA address of the platform customer who receives the payment'),
+    receiverUmaAddress: Type.Optional(
+      UmaAddress('UMA address of the platform customer who receives the payment (or give customerId)'),
+    ),
+    customerId: Type.Optional(Id('Customer')),
     receivingCurrencyCode: Type.String({
       pattern: '^[A-Z0-9]{3,5}$',
       description: 'currency credited; the receiver needs an internal account in it',
