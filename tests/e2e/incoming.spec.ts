@@ -206,7 +206,7 @@ describe('incoming payments through the real processes', () => {
     expect(await balance()).toBe(before + THRESHOLD);
     const rej = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/reject`);
     expect(rej.status, rej.text).toBe(409);
-    expect(rej.json.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
+    expect(rej.json.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
   });
 

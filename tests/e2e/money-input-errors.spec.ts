@@ -696,7 +696,7 @@ describe('money movement refuses bad input through the real processes, and chang
         name: 'execute an expired quote',
         method: 'POST',
         path: execute(expiredQuote),
-        status: 400,
+        status: 409,
         code: 'QUOTE_EXPIRED',
         details: { quoteId: expiredQuote },
       },
@@ -704,7 +704,7 @@ describe('money movement refuses bad input through the real processes, and chang
         name: 'execute a real-time-funded quote',
         method: 'POST',
         path: execute(realtimeQuote),
-        status: 400,
+        status: 409,
         code: 'QUOTE_NOT_EXECUTABLE',
         details: { quoteId: realtimeQuote },
       },
@@ -950,7 +950,7 @@ describe('money movement refuses bad input through the real processes, and chang
     const unknown = newId('Transaction');
     const notAwaiting = {
       status: 409,
-      code: 'TRANSACTION_NOT_AWAITING_APPROVAL',
+      code: 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL',
       details: { transactionId: realtimeTransaction },
     };
     await refuses([
@@ -1322,7 +1322,7 @@ describe('money movement refuses bad input through the real processes, and chang
         'an expired quote',
         { quoteId: expiredRealtimeQuote, currencyCode: 'USD' },
         {
-          status: 400,
+          status: 409,
           code: 'QUOTE_EXPIRED',
           details: { quoteId: expiredRealtimeQuote },
         },

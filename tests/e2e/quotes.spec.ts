@@ -650,7 +650,7 @@ describe('quotes through the real processes', () => {
       pending.json.reconciliationInstructions.reference,
     );
     const exec = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`);
-    expect(exec.status).toBe(400);
+    expect(exec.status).toBe(409);
     expect(exec.json.code).toBe('QUOTE_NOT_EXECUTABLE');
     const wrong = await api('POST', '/sandbox/send', { quoteId: q.json.id, currencyCode: 'EUR' });
     expect(wrong.status).toBe(400);

@@ -76,7 +76,7 @@ const incomingRoutes: RouteModule = (app, deps) => {
         tags: ['Transactions'],
         operationId: 'approvePendingPayment',
         summary: 'Approve a pending incoming payment',
-        description: `Credits an incoming payment awaiting the platform (COMPLETED, INCOMING_PAYMENT.COMPLETED). Approving an approved payment returns it (idempotent). 409 TRANSACTION_NOT_AWAITING_APPROVAL when it is not awaiting approval (never needed it, rejected, timed out or past its window); 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id. ${APPROVAL_NOTE}`,
+        description: `Credits an incoming payment awaiting the platform (COMPLETED, INCOMING_PAYMENT.COMPLETED). Approving an approved payment returns it (idempotent). 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL when it is not awaiting approval (never needed it, rejected, timed out or past its window); 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id. ${APPROVAL_NOTE}`,
         params: TransactionParams,
         body: ApprovePaymentRequest,
         response: { 200: Transaction, ...errorResponses(409) },
@@ -103,7 +103,7 @@ const incomingRoutes: RouteModule = (app, deps) => {
         operationId: 'rejectPendingPayment',
         summary: 'Reject a pending incoming payment',
         description:
-          "REJECTED (INCOMING_PAYMENT.FAILED); nothing is credited. Rejecting a rejected payment returns it (idempotent). 409 TRANSACTION_NOT_AWAITING_APPROVAL when it is not awaiting approval; 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id.",
+          "REJECTED (INCOMING_PAYMENT.FAILED); nothing is credited. Rejecting a rejected payment returns it (idempotent). 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL when it is not awaiting approval; 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id.",
         params: TransactionParams,
         body: RejectPaymentRequest,
         response: { 200: Transaction, ...errorResponses(409) },

@@ -487,10 +487,10 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect(calls).toEqual([]);
   });
 
-  it('renders QUOTE_EXPIRED and INSUFFICIENT_FUNDS as 400, QUOTE_NOT_FOUND as 404', async () => {
-    paymentsFail = new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
+  it('renders QUOTE_EXPIRED as 409, INSUFFICIENT_FUNDS as 400, QUOTE_NOT_FOUND as 404', async () => {
+    paymentsFail = new DomainError('ABORTED', 'QUOTE_EXPIRED', 'expired');
     const r1 = await post(`/quotes/${QUOTE.id}/execute`, {});
-    expect(r1.statusCode).toBe(400);
+    expect(r1.statusCode).toBe(409);
     expect(r1.json()).toMatchObject({ code: 'QUOTE_EXPIRED' });
     paymentsFail = new DomainError('FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS', 'short');
     expect((await post(`/quotes/${QUOTE.id}/execute`, {})).statusCode).toBe(400);
@@ -550,10 +550,10 @@ describe('POST /sandbox/send', () => {
     expect(calls).toEqual([]);
   });
 
-  it('renders QUOTE_EXPIRED as 400 and QUOTE_NOT_FOUND as 404', async () => {
-    paymentsFail = new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
+  it('renders QUOTE_EXPIRED as 409 and QUOTE_NOT_FOUND as 404', async () => {
+    paymentsFail = new DomainError('ABORTED', 'QUOTE_EXPIRED', 'expired');
     const r1 = await post('/sandbox/send', { quoteId: RTF_QUOTE.id, currencyCode: 'USD' });
-    expect(r1.statusCode).toBe(400);
+    expect(r1.statusCode).toBe(409);
     expect(r1.json()).toMatchObject({ code: 'QUOTE_EXPIRED' });
     paymentsFail = new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'nope');
     expect((await post('/sandbox/send', { quoteId: newId('Quote'), currencyCode: 'USD' })).statusCode).toBe(

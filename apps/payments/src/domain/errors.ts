@@ -18,8 +18,10 @@ export const fail = defineErrors({
   RAIL_UNAVAILABLE: 'UNAVAILABLE',
   IDEMPOTENCY_KEY_REUSED: 'FAILED_PRECONDITION',
   QUOTE_NOT_FOUND: 'NOT_FOUND',
-  QUOTE_EXPIRED: 'INVALID_ARGUMENT',
-  QUOTE_NOT_EXECUTABLE: 'FAILED_PRECONDITION',
+  /** Executing (or funding) an expired quote: 409, as the reference answers a quote "expired or in invalid state". */
+  QUOTE_EXPIRED: 'ABORTED',
+  /** Executing a quote that is not executed this way (REALTIME_FUNDING): 409, as the reference. */
+  QUOTE_NOT_EXECUTABLE: 'ABORTED',
   /** Approve/reject of an incoming payment that is not (or no longer) awaiting the platform: 409. */
-  TRANSACTION_NOT_AWAITING_APPROVAL: 'ABORTED',
+  TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL: 'ABORTED',
 });
