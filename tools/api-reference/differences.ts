@@ -110,7 +110,11 @@ export const DIFFERENCES: Difference[] = [
     title: 'Operations not built yet',
     pending: 'issue 14 (not done yet)',
     reason:
-      'Invitations, bulk CSV import, discoveries, the crypto withdrawal fee estimate and session refresh are not built yet.',
+      'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
+      '(`/customers/bulk/csv`, its job and BULK_UPLOAD), session refresh (`POST /auth/sessions/{id}/refresh`), ' +
+      '`GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
+      'ext-accounts branch take: built on top of it) and `POST /crypto/estimate-withdrawal-fee` (a sandbox fee table per ' +
+      'network; it needs the wallet-address grammars, today in accounts, shared through @sluice/core first).',
     coverage: [
       'GET /discoveries: missing',
       'POST /crypto/estimate-withdrawal-fee: missing',
@@ -127,7 +131,10 @@ export const DIFFERENCES: Difference[] = [
     id: 'todo-customer-status',
     title: 'kycStatus / kybStatus on customer create and update',
     pending: 'issue 14 (not done yet)',
-    reason: 'Platforms that verify their own customers cannot set the status yet.',
+    reason:
+      'Platforms that verify their own customers (isRegulatedFinancialInstitution) cannot set the status yet: the ' +
+      'verification status and its CUSTOMER.KYC_* webhooks are being reworked by the compliance service (issue 12), ' +
+      'so setting it is left to land on top of that.',
     coverage: [
       'IndividualCustomerCreateRequest.kycStatus: missing',
       'BusinessCustomerCreateRequest.kybStatus: missing',
