@@ -389,18 +389,18 @@ describe('money movement refuses bad input through the real processes, and chang
       // Valid integers the corridor refuses (USD → EUR: 1.00 to 10,000,000.00 either side).
       amount('50 (under the minimum)', 50, {
         status: 400,
-        code: 'AMOUNT_TOO_SMALL',
+        code: 'AMOUNT_OUT_OF_RANGE',
         field: 'lockedCurrencyAmount',
       }),
       amount('9000000000000000 (over the corridor maximum)', 9_000_000_000_000_000, {
         status: 400,
-        code: 'AMOUNT_TOO_LARGE',
+        code: 'AMOUNT_OUT_OF_RANGE',
         field: 'lockedCurrencyAmount',
       }),
       postQuote(
         'RECEIVING 9000000000000000',
         quoteBody({ lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 9_000_000_000_000_000 }),
-        { status: 400, code: 'AMOUNT_TOO_LARGE', field: 'lockedCurrencyAmount' },
+        { status: 400, code: 'AMOUNT_OUT_OF_RANGE', field: 'lockedCurrencyAmount' },
       ),
     ]);
   });
@@ -530,7 +530,7 @@ describe('money movement refuses bad input through the real processes, and chang
       postQuote('a malformed lookupId', umaQuoteBody({ lookupId: 'Lookup:1' }), invalid('lookupId')),
       postQuote('an unknown lookupId', umaQuoteBody({ lookupId: unknownLookup }), {
         status: 404,
-        code: 'LOOKUP_NOT_FOUND',
+        code: 'LOOKUP_REQUEST_NOT_FOUND',
         field: 'lookupId',
       }),
       postQuote('an expired lookup', umaQuoteBody({ lookupId: lookupExpired }), {

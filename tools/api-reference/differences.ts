@@ -413,7 +413,7 @@ export const DIFFERENCES: Difference[] = [
     title: 'Error codes the reference does not name',
     reason:
       'Where the reference names a code for the same condition Sluice uses it (QUOTE_NOT_FOUND, TRANSACTION_NOT_FOUND, ' +
-      'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL, ' +
+      'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL, AMOUNT_OUT_OF_RANGE, LOOKUP_REQUEST_NOT_FOUND, ' +
       'TOKEN_NOT_FOUND, INVALID_INPUT, UMA_ADDRESS_EXISTS, WEBHOOK_ENDPOINT_NOT_SET, EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS, ' +
       'INTERNAL_ERROR, ...). For conditions the reference has no code for, Sluice answers a finer code than the generic ' +
       'one, with the same status: the resource that was not found (CUSTOMER_NOT_FOUND, INTERNAL_ACCOUNT_NOT_FOUND, ' +
@@ -426,8 +426,6 @@ export const DIFFERENCES: Difference[] = [
     overrides: (reference) => [
       ...extendEnum(`${S}/Error400/properties/code`, [
         'BAD_REQUEST',
-        'AMOUNT_TOO_LARGE',
-        'AMOUNT_TOO_SMALL',
         'BALANCE_LIMIT_EXCEEDED',
         'EXTERNAL_ACCOUNT_INVALID',
         'EXTERNAL_ACCOUNT_NOT_USABLE',
@@ -471,7 +469,6 @@ export const DIFFERENCES: Difference[] = [
         'INTERNAL_ACCOUNT_NOT_FOUND',
         'EXTERNAL_ACCOUNT_NOT_FOUND',
         'UMA_RECEIVER_NOT_FOUND',
-        'LOOKUP_NOT_FOUND',
         'CREDENTIAL_NOT_FOUND',
         'SESSION_NOT_FOUND',
         'WEBHOOK_DELIVERY_NOT_FOUND',

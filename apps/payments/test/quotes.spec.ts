@@ -291,7 +291,7 @@ describe('CreateQuote / GetQuote', () => {
     ).toBe('EXTERNAL_ACCOUNT_NOT_USABLE');
     // 50 cents: under the 1.00 minimum.
     expect((await rejection(client.createQuote(base({ lockedCurrencyAmount: 50n })))).code).toBe(
-      'AMOUNT_TOO_SMALL',
+      'AMOUNT_OUT_OF_RANGE',
     );
   });
 
@@ -394,7 +394,7 @@ describe('UMA destinations', () => {
           client.createQuote(uma('success.eur', { lookupId: newId('Lookup'), senderCustomerInfoJson: info })),
         )
       ).code,
-    ).toBe('LOOKUP_NOT_FOUND');
+    ).toBe('LOOKUP_REQUEST_NOT_FOUND');
     const other = await lookup('success.mxn');
     const mismatch = await rejection(
       client.createQuote(uma('success.eur', { lookupId: other.id, senderCustomerInfoJson: info })),

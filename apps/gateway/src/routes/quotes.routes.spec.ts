@@ -379,12 +379,12 @@ describe('POST /quotes', () => {
     ]);
   });
 
-  it('renders payments errors: SAME_CURRENCY_QUOTE 400, LOOKUP_NOT_FOUND 404, LOOKUP_EXPIRED 400', async () => {
+  it('renders payments errors: SAME_CURRENCY_QUOTE 400, LOOKUP_REQUEST_NOT_FOUND 404, LOOKUP_EXPIRED 400', async () => {
     paymentsFail = new DomainError('INVALID_ARGUMENT', 'SAME_CURRENCY_QUOTE', 'use /transfer-out');
     const r1 = await post('/quotes', ok);
     expect(r1.statusCode).toBe(400);
     expect(r1.json()).toMatchObject({ code: 'SAME_CURRENCY_QUOTE', message: 'use /transfer-out' });
-    paymentsFail = new DomainError('NOT_FOUND', 'LOOKUP_NOT_FOUND', 'Lookup not found');
+    paymentsFail = new DomainError('NOT_FOUND', 'LOOKUP_REQUEST_NOT_FOUND', 'Lookup not found');
     expect((await post('/quotes', ok)).statusCode).toBe(404);
     paymentsFail = new DomainError('FAILED_PRECONDITION', 'LOOKUP_EXPIRED', 'expired');
     expect((await post('/quotes', ok)).statusCode).toBe(400);
