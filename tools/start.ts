@@ -52,7 +52,7 @@ function printWelcome(stack: Stack): void {
     out.push('Try it:');
     out.push(`  curl -u '${user}' ${stack.baseUrl}/customers`);
     out.push(
-      `  curl -u '${user}' -H 'Content-Type: application/json' -d '{"customerType":"INDIVIDUAL","platformCustomerId":"cust-001"}' ${stack.baseUrl}/customers`,
+      `  curl -u '${user}' -H 'Content-Type: application/json' -d '{"customerType":"INDIVIDUAL","platformCustomerId":"from-npm-start"}' ${stack.baseUrl}/customers`,
     );
   }
   out.push('');

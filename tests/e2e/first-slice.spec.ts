@@ -30,7 +30,9 @@ describe('first slice through the real processes', () => {
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        if (failNext > 0) {
+        // The first delivery of INTERNAL_ACCOUNT.BALANCE_UPDATED fails (funding also announces its
+        // INCOMING transaction, INCOMING_PAYMENT.*, which is delivered normally).
+        if (failNext > 0 && body.includes('"INTERNAL_ACCOUNT.BALANCE_UPDATED"')) {
           failNext--;
           res.writeHead(500).end('try again');
           return;
@@ -107,7 +109,7 @@ describe('first slice through the real processes', () => {
     });
     expect(usd.fundingPaymentInstructions.length).toBeGreaterThan(0);
 
-    failNext = 1; // the first delivery attempt fails; the dispatcher must retry
+    failNext = 1; // the first delivery attempt of the balance update fails; the dispatcher must retry
     const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usd.id)}/fund`, {
       body: { amount: 12345 },
       headers: { 'idempotency-key': 'fund-1' },
@@ -126,6 +128,26 @@ describe('first slice through the real processes', () => {
       `/customers/internal-accounts?customerId=${encodeURIComponent(customer.id)}&currency=USD`,
     );
     expect(again.json.data[0].balance.amount).toBe(12345);
+    // The funding is a transaction the platform can list: INCOMING, COMPLETED, the same amount, once.
+    const listed = await api('GET', `/transactions?accountIdentifier=${encodeURIComponent(usd.id)}`);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.json.data).toHaveLength(1);
+    expect(listed.json.data[0]).toMatchObject({
+      type: 'INCOMING',
+      status: 'COMPLETED',
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      destination: { destinationType: 'ACCOUNT', accountId: usd.id },
+      customerId: customer.id,
+      receivedAmount: { amount: 12345 },
+    });
+    // One account by id (GET /internal-accounts/{id}): the listed account, balance included.
+    const one = await api('GET', `/internal-accounts/${encodeURIComponent(usd.id)}`);
+    expect(one.status, one.text).toBe(200);
+    expect(one.json).toEqual(again.json.data[0]);
+    const hidden = await api('GET', `/internal-accounts/${encodeURIComponent(usd.id)}`, { auth: basic(production) });
+    expect([hidden.status, hidden.json.code]).toEqual([404, 'INTERNAL_ACCOUNT_NOT_FOUND']);
+    const malformed = await api('GET', '/internal-accounts/InternalAccount:nope');
+    expect([malformed.status, malformed.json.details.errors[0].field]).toEqual([400, 'id']);
 
     const hook = await eventually(
       async () => received.find((r) => JSON.parse(r.body).type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED'),

@@ -167,6 +167,27 @@ describe('incoming payments through the real processes', () => {
     expect(prod.status, prod.text).toBe(403);
   });
 
+  it('finds the receiver by customerId too (reference SandboxUmaReceiveRequest); one of the two, an unknown customer 404', async () => {
+    const before = await balance();
+    const byId = await receive(1_200, { receiverUmaAddress: undefined, customerId });
+    expect(byId.status, byId.text).toBe(200);
+    expect(byId.json).toMatchObject({ type: 'INCOMING', customerId, destination: { accountId: usdAccount } });
+    await statusOf(byId.json.id, 'COMPLETED');
+    expect(await balance()).toBe(before + 1_200);
+    const both = await receive(1_000, { customerId });
+    expect([both.status, both.json.details.errors[0].field]).toEqual([400, 'customerId']);
+    const neither = await receive(1_000, { receiverUmaAddress: undefined });
+    expect([neither.status, neither.json.details.errors[0].field]).toEqual([400, 'receiverUmaAddress']);
+    const malformed = await receive(1_000, { receiverUmaAddress: undefined, customerId: 'Customer:nope' });
+    expect([malformed.status, malformed.json.details.errors[0].field]).toEqual([400, 'customerId']);
+    const unknown = await receive(1_000, {
+      receiverUmaAddress: undefined,
+      customerId: 'Customer:00000000-0000-7000-8000-000000000000',
+    });
+    expect([unknown.status, unknown.json.code]).toEqual([404, 'CUSTOMER_NOT_FOUND']);
+    expect(await balance()).toBe(before + 1_200);
+  });
+
   it('approval: PENDING until approved, then credited; a second approve is idempotent; another platform gets 404', async () => {
     const before = await balance();
     const r = await receive(THRESHOLD);
@@ -185,7 +206,7 @@ describe('incoming payments through the real processes', () => {
     expect(await balance()).toBe(before + THRESHOLD);
     const rej = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/reject`);
     expect(rej.status, rej.text).toBe(409);
-    expect(rej.json.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
+    expect(rej.json.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
   });
 

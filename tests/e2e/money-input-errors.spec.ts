@@ -389,18 +389,18 @@ describe('money movement refuses bad input through the real processes, and chang
       // Valid integers the corridor refuses (USD → EUR: 1.00 to 10,000,000.00 either side).
       amount('50 (under the minimum)', 50, {
         status: 400,
-        code: 'AMOUNT_TOO_SMALL',
+        code: 'AMOUNT_OUT_OF_RANGE',
         field: 'lockedCurrencyAmount',
       }),
       amount('9000000000000000 (over the corridor maximum)', 9_000_000_000_000_000, {
         status: 400,
-        code: 'AMOUNT_TOO_LARGE',
+        code: 'AMOUNT_OUT_OF_RANGE',
         field: 'lockedCurrencyAmount',
       }),
       postQuote(
         'RECEIVING 9000000000000000',
         quoteBody({ lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 9_000_000_000_000_000 }),
-        { status: 400, code: 'AMOUNT_TOO_LARGE', field: 'lockedCurrencyAmount' },
+        { status: 400, code: 'AMOUNT_OUT_OF_RANGE', field: 'lockedCurrencyAmount' },
       ),
     ]);
   });
@@ -530,7 +530,7 @@ describe('money movement refuses bad input through the real processes, and chang
       postQuote('a malformed lookupId', umaQuoteBody({ lookupId: 'Lookup:1' }), invalid('lookupId')),
       postQuote('an unknown lookupId', umaQuoteBody({ lookupId: unknownLookup }), {
         status: 404,
-        code: 'LOOKUP_NOT_FOUND',
+        code: 'LOOKUP_REQUEST_NOT_FOUND',
         field: 'lookupId',
       }),
       postQuote('an expired lookup', umaQuoteBody({ lookupId: lookupExpired }), {
@@ -696,7 +696,7 @@ describe('money movement refuses bad input through the real processes, and chang
         name: 'execute an expired quote',
         method: 'POST',
         path: execute(expiredQuote),
-        status: 400,
+        status: 409,
         code: 'QUOTE_EXPIRED',
         details: { quoteId: expiredQuote },
       },
@@ -704,7 +704,7 @@ describe('money movement refuses bad input through the real processes, and chang
         name: 'execute a real-time-funded quote',
         method: 'POST',
         path: execute(realtimeQuote),
-        status: 400,
+        status: 409,
         code: 'QUOTE_NOT_EXECUTABLE',
         details: { quoteId: realtimeQuote },
       },
@@ -950,7 +950,7 @@ describe('money movement refuses bad input through the real processes, and chang
     const unknown = newId('Transaction');
     const notAwaiting = {
       status: 409,
-      code: 'TRANSACTION_NOT_AWAITING_APPROVAL',
+      code: 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL',
       details: { transactionId: realtimeTransaction },
     };
     await refuses([
@@ -1322,7 +1322,7 @@ describe('money movement refuses bad input through the real processes, and chang
         'an expired quote',
         { quoteId: expiredRealtimeQuote, currencyCode: 'USD' },
         {
-          status: 400,
+          status: 409,
           code: 'QUOTE_EXPIRED',
           details: { quoteId: expiredRealtimeQuote },
         },
@@ -1577,12 +1577,15 @@ describe('money movement refuses bad input through the real processes, and chang
     const afterQuote = await world();
     expect(afterQuote.tables.quotes).not.toBe(afterApprove.tables.quotes);
     expect(afterQuote.balances).toEqual(afterApprove.balances);
+    // The quote's transaction exists from its creation (PENDING).
+    expect(afterQuote.totals[0]).toBe(afterApprove.totals[0] + 1);
     const executed = await ok('POST', `/quotes/${encodeURIComponent(created.id)}/execute`);
     expect(executed.transactionId).toMatch(/^Transaction:/);
     const afterExecute = await world();
     expect(afterExecute.tables.transactions).not.toBe(afterQuote.tables.transactions);
     expect(afterExecute.tables.ledger_accounts).not.toBe(afterQuote.tables.ledger_accounts);
     expect(afterExecute.tables.journal_entries).toBeGreaterThan(afterQuote.tables.journal_entries);
-    expect(afterExecute.totals[0]).toBe(afterQuote.totals[0] + 1);
+    // Execution carries that transaction forward: no second one.
+    expect(afterExecute.totals[0]).toBe(afterQuote.totals[0]);
   });
 });

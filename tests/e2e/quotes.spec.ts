@@ -292,14 +292,21 @@ describe('quotes through the real processes', () => {
     refused(during[1]!, 422, 'IDEMPOTENCY_KEY_REUSED');
     expect(second.status, second.text).toBe(201);
     const afterSecond = await world();
-    expect(afterSecond).toEqual({ ...afterCreate, quotes: [...afterCreate.quotes, second.json.id].sort() });
+    // One quote more, and its transaction (PENDING since the quote was created).
+    expect(afterSecond).toEqual({
+      ...afterCreate,
+      quotes: [...afterCreate.quotes, second.json.id].sort(),
+      transactions: [...afterCreate.transactions, second.json.transactionId].sort(),
+    });
 
     // Execute: the key of one execution used for another quote is refused, and that quote is not executed.
     const ran = await execute(created.json.id, 'idem-exec-1');
     expect(ran.status, ran.text).toBe(200);
     await transactionWhen(ran.json.transactionId, (t) => t.status === 'COMPLETED');
     const afterRun = await world();
-    expect(afterRun.transactions).toEqual([...afterSecond.transactions, ran.json.transactionId].sort());
+    // The execution carried the quote's transaction forward: no new one.
+    expect(ran.json.transactionId).toBe(created.json.transactionId);
+    expect(afterRun.transactions).toEqual(afterSecond.transactions);
     expect(afterRun.balance).toBe(afterSecond.balance - created.json.totalSendingAmount);
     refused(await execute(second.json.id, 'idem-exec-1'), 422, 'IDEMPOTENCY_KEY_REUSED');
     expect((await api('GET', `/quotes/${encodeURIComponent(second.json.id)}`)).json.status).toBe('PENDING');
@@ -637,13 +644,13 @@ describe('quotes through the real processes', () => {
     const pending = await api('GET', `/transactions/${encodeURIComponent(q.json.transactionId)}`);
     expect(pending.json).toMatchObject({
       status: 'PENDING',
-      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId },
     });
     expect(instructions[0].accountOrWalletInfo.reference).toBe(
       pending.json.reconciliationInstructions.reference,
     );
     const exec = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`);
-    expect(exec.status).toBe(400);
+    expect(exec.status).toBe(409);
     expect(exec.json.code).toBe('QUOTE_NOT_EXECUTABLE');
     const wrong = await api('POST', '/sandbox/send', { quoteId: q.json.id, currencyCode: 'EUR' });
     expect(wrong.status).toBe(400);
@@ -750,7 +757,9 @@ describe('quotes through the real processes', () => {
     // The refused quotes stay executable and hold nothing.
     const left = await api('GET', `/quotes/${encodeURIComponent(quotes[results.indexOf(refused[0]!)]!)}`);
     expect(left.json).toMatchObject({ status: 'PENDING' });
-    expect(left.json.transactionId).toBeUndefined();
+    // Its transaction exists since the quote was created, and waits with it (PENDING).
+    const waiting = await api('GET', `/transactions/${encodeURIComponent(left.json.transactionId)}`);
+    expect(waiting.json).toMatchObject({ status: 'PENDING', quoteId: left.json.id });
     await eventually(async () => {
       const list = await api(
         'GET',
@@ -763,8 +772,9 @@ describe('quotes through the real processes', () => {
       `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USD`,
     );
     expect(after.json.data[0].balance.amount).toBe(0);
+    // One transaction per quote: 100 paid, 100 still PENDING with their unexecuted quotes.
     const all = await api('GET', `/transactions?senderAccountIdentifier=${encodeURIComponent(hot)}&limit=1`);
-    expect(all.json.totalCount).toBe(100);
+    expect(all.json.totalCount).toBe(200);
     await reconcile();
   });
 

@@ -15,6 +15,7 @@ import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { newId } from '@sluice/core';
 import { startStack, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
+import { ReferenceCapture } from '../../tools/api-reference/capture.js';
 
 export interface Credential {
   tokenId: string;
@@ -90,6 +91,8 @@ class FaultWatch {
 }
 
 const watches = new WeakMap<Stack, FaultWatch>();
+/** Every answer of the stack's API, checked against the reference document when the stack stops. */
+const captures = new WeakMap<Stack, ReferenceCapture>();
 
 /** An HTTP client of the stack's versioned API, authenticated with `credential` by default. */
 export function apiClient(stack: Stack, credential: Credential): Api {
@@ -111,6 +114,7 @@ export function apiClient(stack: Stack, credential: Credential): Api {
       json = undefined;
     }
     const answer = { status: res.status, headers: res.headers, json, text };
+    captures.get(stack)?.response(method, path, res.status, json ?? (text || undefined));
     if (res.status >= 500) {
       const unexpected = watches.get(stack)?.note(method, path, answer);
       if (unexpected) throw unexpected;
@@ -211,19 +215,22 @@ export async function startE2eStack(
   }
   const watch = new FaultWatch();
   watches.set(stack, watch);
+  const capture = new ReferenceCapture(label);
+  captures.set(stack, capture);
   let pool: pg.Pool | undefined;
   /** Frozen processes, thawed by stop() if a test failed before resuming them. */
   const frozen = new Set<() => void>();
+  const database = () => {
+    pool ??= new pg.Pool({ connectionString: stack.databaseUrl, max: 2, idleTimeoutMillis: 0 });
+    return pool;
+  };
   return {
     stack,
     fault: (label, fn) => watch.during(label, fn),
     get inFault() {
       return watch.inFault;
     },
-    db() {
-      pool ??= new pg.Pool({ connectionString: stack.databaseUrl, max: 2, idleTimeoutMillis: 0 });
-      return pool;
-    },
+    db: database,
     freeze(app) {
       if (!watch.inFault) throw new Error(`freezing ${app} is a deliberate fault: do it inside e2e.fault()`);
       const pid = stack.pid(app);
@@ -238,14 +245,21 @@ export async function startE2eStack(
     },
     async stop() {
       for (const resume of [...frozen]) resume();
+      // Every webhook the stack produced (delivered or not), from the dispatcher's own record.
+      const webhooks = await database()
+        .query<{ payload: string }>(`SELECT payload FROM webhooks.webhook_deliveries ORDER BY seq`)
+        .catch(() => ({ rows: [] }));
+      for (const r of webhooks.rows) capture.webhook(JSON.parse(r.payload));
       await pool?.end();
       await stack.stop();
       await db.drop();
       await dropStreams(nats, prefix);
+      const mismatches = capture.check();
       if (watch.unexpected.length)
         throw new Error(
           `${watch.unexpected.length} 5xx answer(s) outside a deliberate fault:\n${watch.unexpected.join('\n')}`,
         );
+      if (mismatches) throw mismatches;
     },
   };
 }

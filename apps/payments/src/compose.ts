@@ -13,6 +13,7 @@ import type {
 } from './app/ports.js';
 import { ExchangeRatesService } from './app/exchange-rates.service.js';
 import { IncomingService } from './app/incoming.service.js';
+import { SandboxFundingService } from './app/sandbox-funding.service.js';
 import { QuoteCreationService } from './app/quote-creation.service.js';
 import { QuoteExecutionService } from './app/quote-execution.service.js';
 import { QuoteExpiryService } from './app/quote-expiry.service.js';
@@ -88,6 +89,7 @@ export interface PaymentsGraph extends Composition {
   quoteExpiry: QuoteExpiryService;
   quotePayments: QuotePaymentsService;
   incoming: IncomingService;
+  sandboxFunding: SandboxFundingService;
 }
 
 /** The composition root of payments: every object of the service, built once. */
@@ -231,6 +233,7 @@ export function composePayments(
       logger,
     },
   );
+  const sandboxFunding = new SandboxFundingService(orm, clock, { accounts, customers, transactions, lifecycle, scheduler, incoming });
   const exchangeRates = new ExchangeRatesService({ rates, fees });
   const providers = new UmaProvidersService(directories);
 
@@ -276,6 +279,7 @@ export function composePayments(
     quoteExpiry,
     quotePayments,
     incoming,
+    sandboxFunding,
     workers: [schedulerWorker],
     rpc: [
       paymentsRpc({
@@ -285,6 +289,7 @@ export function composePayments(
         transfers,
         transactions,
         incoming,
+        sandboxFunding,
         quoteCreation,
         quoteExecution,
         quoteExpiry,

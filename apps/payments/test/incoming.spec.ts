@@ -204,7 +204,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
       'INCOMING_PAYMENT.COMPLETED',
     ]);
     const e = await rejection(client.rejectIncomingPayment({ platformId, transactionId: t!.id }));
-    expect(e).toMatchObject({ kind: 'ABORTED', code: 'TRANSACTION_NOT_AWAITING_APPROVAL' });
+    expect(e).toMatchObject({ kind: 'ABORTED', code: 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL' });
   });
 
   it('concurrent approvals credit once', async () => {
@@ -233,7 +233,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
       (await client.rejectIncomingPayment({ platformId, transactionId: t!.id })).transaction!.status,
     ).toBe('REJECTED');
     const e = await rejection(client.approveIncomingPayment({ platformId, transactionId: t!.id }));
-    expect(e.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
+    expect(e.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     expect(await balance(usdAccount)).toBe(before);
     expect((await eventsOf(t!.id)).map((x) => x.type)).toEqual([
       'INCOMING_PAYMENT.PENDING',
@@ -256,7 +256,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
       return true;
     }, 10_000);
     const e = await rejection(client.approveIncomingPayment({ platformId, transactionId: t!.id }));
-    expect(e.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
+    expect(e.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
     expect(await balance(usdAccount)).toBe(before);
     expect((await eventsOf(t!.id)).map((x) => x.type)).toEqual([
       'INCOMING_PAYMENT.PENDING',
@@ -276,7 +276,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
     expect(e2.code).toBe('TRANSACTION_NOT_FOUND');
     const { transaction: auto } = await receive({ receivingCurrencyAmount: 10n });
     const e3 = await rejection(client.approveIncomingPayment({ platformId, transactionId: auto!.id }));
-    expect(e3).toMatchObject({ kind: 'ABORTED', code: 'TRANSACTION_NOT_AWAITING_APPROVAL' });
+    expect(e3).toMatchObject({ kind: 'ABORTED', code: 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL' });
     const e4 = await rejection(client.approveIncomingPayment({ platformId, transactionId: 'nope' }));
     expect(e4.code).toBe('INVALID_INPUT');
     expect(e4.details).toMatchObject({ errors: [{ field: 'transactionId' }] });

@@ -235,7 +235,7 @@ describe('GetReceiverLookup', () => {
     const other = await rejection(
       client.getReceiverLookup({ platformId: newId('Platform'), lookupId: l!.id, includeExpired: false }),
     );
-    expect(other).toMatchObject({ kind: 'NOT_FOUND', code: 'LOOKUP_NOT_FOUND' });
+    expect(other).toMatchObject({ kind: 'NOT_FOUND', code: 'LOOKUP_REQUEST_NOT_FOUND' });
     clock.advance(600_000);
     const expired = await rejection(
       client.getReceiverLookup({ platformId, lookupId: l!.id, includeExpired: false }),

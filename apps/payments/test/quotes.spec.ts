@@ -289,7 +289,7 @@ describe('CreateQuote / GetQuote', () => {
     ).toBe('EXTERNAL_ACCOUNT_NOT_USABLE');
     // 50 cents: under the 1.00 minimum.
     expect((await rejection(client.createQuote(await base({ lockedCurrencyAmount: 50n })))).code).toBe(
-      'AMOUNT_TOO_SMALL',
+      'AMOUNT_OUT_OF_RANGE',
     );
   });
 
@@ -402,7 +402,7 @@ describe('UMA destinations', () => {
     expect(
       (await rejection(createUma('success.eur', { lookupId: newId('Lookup'), senderCustomerInfoJson: info })))
         .code,
-    ).toBe('LOOKUP_NOT_FOUND');
+    ).toBe('LOOKUP_REQUEST_NOT_FOUND');
     const other = await lookup('success.mxn');
     const mismatch = await rejection(
       createUma('success.eur', { lookupId: other.id, senderCustomerInfoJson: info }),
@@ -559,18 +559,39 @@ describe('ExecuteQuote', () => {
     await expectReconciled();
   });
 
-  it('INSUFFICIENT_FUNDS leaves the quote PENDING with no transaction; it executes once funded', async () => {
+  it('a quote is created with its transaction PENDING; INSUFFICIENT_FUNDS leaves both PENDING; it executes once funded, carrying that transaction', async () => {
     const src = await addInternal('USD', 5_000n);
     const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
+    // The specification: PENDING = "Quote has been created".
+    const created = (await client.getTransaction({ platformId, transactionId: quote!.transactionId! }))
+      .transaction!;
+    expect(created).toMatchObject({
+      status: 'PENDING',
+      type: 'OUTGOING',
+      quoteId: quote!.id,
+      customerId: ownerOf.get(src),
+    });
     const e = await rejection(exec(quote!.id));
     expect(e.code).toBe('INSUFFICIENT_FUNDS');
     const after = (await client.getQuote({ platformId, quoteId: quote!.id })).quote!;
     expect(after.status).toBe('PENDING');
-    expect(after.transactionId).toBeUndefined();
+    expect(after.transactionId).toBe(quote!.transactionId);
+    expect(
+      (await client.getTransaction({ platformId, transactionId: quote!.transactionId! })).transaction!.status,
+    ).toBe('PENDING');
     await world.fund(platformId, src, 15_000n);
-    await exec(quote!.id);
+    const executed = (await exec(quote!.id)).quote!;
+    expect(executed.transactionId).toBe(quote!.transactionId);
     await quoteStatus(quote!.id, 'COMPLETED');
+    expect(
+      (await client.getTransaction({ platformId, transactionId: quote!.transactionId! })).transaction!.status,
+    ).toBe('COMPLETED');
     expect(await posted(src)).toBe(10_000n);
+    const { rows } = await sql.query(
+      'SELECT count(*)::int AS n FROM payments.transactions WHERE quote_id = $1',
+      [quote!.id],
+    );
+    expect(rows[0].n).toBe(1);
   });
 
   it('an expired quote answers QUOTE_EXPIRED, becomes EXPIRED and holds nothing', async () => {
@@ -584,6 +605,9 @@ describe('ExecuteQuote', () => {
     expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('EXPIRED');
     expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
     expect(await available(src)).toBe(1_000_000n);
+    // Its transaction, PENDING since the quote was created, expired with it.
+    const { transaction } = await client.getTransaction({ platformId, transactionId: quote!.transactionId! });
+    expect(transaction).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
   });
 
   it('a rail failure (sandbox 004) fails the quote and voids the hold', async () => {

@@ -113,7 +113,9 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     const body = { accountId: w.accountId, type: 'OAUTH', oidcToken: `${header}.${payload}.sig` };
     const c1 = await call('POST', '/auth/credentials', body);
     expect(c1.statusCode, c1.body).toBe(202);
-    expect(Object.keys(c1.json()).sort()).toEqual(['expiresAt', 'payloadToSign', 'requestId']);
+    // The credential flows' 202 names the type of the credential being added (reference AuthSignedRequestChallenge).
+    expect(Object.keys(c1.json()).sort()).toEqual(['expiresAt', 'payloadToSign', 'requestId', 'type']);
+    expect(c1.json().type).toBe('OAUTH');
     const c2 = await call('POST', '/auth/credentials', body, { 'service-wallet-signature': stamp(c1.json().payloadToSign, w.sessionKey), 'request-id': c1.json().requestId, 'idempotency-key': 'k-' + w.accountId });
     expect(c2.statusCode, c2.body).toBe(201);
     const oauth = c2.json();
@@ -125,6 +127,7 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     const client = generateKeyPair();
     const e1 = await call('POST', `/internal-accounts/${w.accountId}/export`, { clientPublicKey: client.publicKey });
     expect(e1.statusCode, e1.body).toBe(202);
+    expect(e1.json().type, 'an export is not a credential flow').toBeUndefined();
     const e2 = await call('POST', `/internal-accounts/${w.accountId}/export`, { clientPublicKey: client.publicKey }, { 'service-wallet-signature': stamp(e1.json().payloadToSign, w.sessionKey), 'request-id': e1.json().requestId });
     expect(e2.statusCode, e2.body).toBe(200);
     expect(e2.json().id).toBe(w.accountId);
@@ -136,6 +139,7 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     expect(o.statusCode, o.body).toBe(200);
     const d1 = await call('DELETE', `/auth/credentials/${w.credential.id}`);
     expect(d1.statusCode).toBe(202);
+    expect(d1.json().type, 'the type of the credential being revoked').toBe('EMAIL_OTP');
     const same = await call('DELETE', `/auth/credentials/${w.credential.id}`, undefined, { 'service-wallet-signature': stamp(d1.json().payloadToSign, w.sessionKey), 'request-id': d1.json().requestId });
     expect([same.statusCode, same.json().code]).toEqual([401, 'WALLET_SIGNATURE_SAME_CREDENTIAL']);
     const oauthKey = await decryptSessionBundle(o.json().encryptedSessionSigningKey, client.privateKey);
@@ -145,6 +149,7 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     expect([last.statusCode, last.json().code]).toEqual([400, 'LAST_CREDENTIAL']);
     const s1 = await call('DELETE', `/auth/sessions/${o.json().id}`);
     expect(s1.statusCode).toBe(202);
+    expect(s1.json().type, 'the type of the credential that issued the session').toBe('OAUTH');
     const s2 = await call('DELETE', `/auth/sessions/${o.json().id}`, undefined, { 'service-wallet-signature': stamp(s1.json().payloadToSign, oauthKey), 'request-id': s1.json().requestId });
     expect(s2.statusCode, s2.body).toBe(204);
     expect((await call('GET', `/auth/sessions?accountId=${w.accountId}`)).json().data).toEqual([]);

@@ -18,6 +18,22 @@ function stable(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
+/** `anyOf` of one-value schemas of one type (`{const: 'A', type: 'string'}`, ...): its type and values. */
+function literalUnion(schema: Json): { type: string; values: unknown[] } | undefined {
+  const members = schema.anyOf;
+  if (!Array.isArray(members) || members.length === 0) return undefined;
+  const values: unknown[] = [];
+  let type: string | undefined;
+  for (const m of members) {
+    if (!isPlainObject(m) || !('const' in m) || Object.keys(m).some((k) => k !== 'const' && k !== 'type')) return undefined;
+    const t = typeof m.type === 'string' ? m.type : typeof m.const;
+    if (type !== undefined && t !== type) return undefined;
+    type = t;
+    values.push(m.const);
+  }
+  return type === 'string' || type === 'number' || type === 'integer' || type === 'boolean' ? { type, values } : undefined;
+}
+
 /**
  * The named schemas (`$id`) found in route schemas. Shared schemas such as
  * `Currency` are embedded in many routes, often twice in one schema (a quote's
@@ -68,9 +84,16 @@ export class SchemaRegistry {
         return this.normalize(target.schema, [...expanding, id]);
       }
     }
+    const literals = literalUnion(schema);
     const out: Json = {};
+    if (literals) {
+      // A union of literals (TypeBox Union of Literal) is an enum: written as one, so code generators
+      // and the docs page show an enum (validation and its `must be one of: ...` message are alike).
+      out.type = literals.type;
+      out.enum = literals.values;
+    }
     for (const [k, v] of Object.entries(schema)) {
-      if (k === '$id') continue;
+      if (k === '$id' || (literals && k === 'anyOf')) continue;
       // `properties`, `patternProperties`, `$defs` map names to schemas; everything else is a keyword.
       out[k] = this.normalize(v, expanding);
     }

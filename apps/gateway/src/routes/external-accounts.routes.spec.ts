@@ -370,7 +370,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
         'ExternalAccount',
-        'ExternalAccountList',
+        'ExternalAccountListResponse',
         'ExternalAccountCreateRequest',
         'ExternalAccountInfoOneOf',
         'ExternalAccountCreateInfoOneOf',

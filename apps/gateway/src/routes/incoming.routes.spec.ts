@@ -32,6 +32,7 @@ const TX: payments.Transaction = {
   reference: 'SLC-ABCDEFGHJKLMNPQR',
   counterpartyInformation: { senderUmaAddress: '$success.usd@sandbox.sluice.local' },
   settledAt: new Date('2026-05-01T10:00:02.000Z'),
+  paymentInstructions: [],
   createdAt: new Date('2026-05-01T10:00:00.000Z'),
   updatedAt: new Date('2026-05-01T10:00:02.000Z'),
 };
@@ -231,11 +232,11 @@ describe('POST /transactions/{id}/approve and /reject', () => {
     expect(calls).toEqual([]);
   });
 
-  it('renders 409 TRANSACTION_NOT_AWAITING_APPROVAL and 404 TRANSACTION_NOT_FOUND', async () => {
-    paymentsFail = new DomainError('ABORTED', 'TRANSACTION_NOT_AWAITING_APPROVAL', 'not awaiting approval');
+  it('renders 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL and 404 TRANSACTION_NOT_FOUND', async () => {
+    paymentsFail = new DomainError('ABORTED', 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', 'not awaiting approval');
     const r1 = await post(`/transactions/${TX.id}/approve`);
     expect(r1.statusCode).toBe(409);
-    expect(r1.json()).toMatchObject({ code: 'TRANSACTION_NOT_AWAITING_APPROVAL' });
+    expect(r1.json()).toMatchObject({ code: 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL' });
     paymentsFail = new DomainError('NOT_FOUND', 'TRANSACTION_NOT_FOUND', 'not found');
     const r2 = await post(`/transactions/${TX.id}/reject`);
     expect(r2.statusCode).toBe(404);

@@ -1,4 +1,5 @@
 import { Transaction, transactionJson } from '@sluice/api';
+import { invalidInput } from '@sluice/core';
 import { environmentOf, optionalBody, requestKeyOf } from '../http/request.helpers.js';
 import { requireSandbox, type RouteModule } from '../http/types.js';
 import { errorResponses } from '../schemas/common.js';
@@ -21,6 +22,21 @@ const APPROVAL_NOTE =
 const incomingRoutes: RouteModule = (app, deps) => {
   const client = deps.clients.payments;
 
+  /** The receiver's UMA address: as given, or that of the customer `customerId` names (exactly one of the two). */
+  const receiverOf = async (platformId: string, body: { receiverUmaAddress?: string; customerId?: string }) => {
+    if (body.receiverUmaAddress !== undefined && body.customerId !== undefined)
+      throw invalidInput([{ field: 'customerId', message: 'give receiverUmaAddress or customerId, not both' }]);
+    if (body.customerId === undefined) {
+      if (body.receiverUmaAddress === undefined)
+        throw invalidInput([{ field: 'receiverUmaAddress', message: 'is required when customerId is absent' }]);
+      return body.receiverUmaAddress;
+    }
+    const { customer } = await deps.clients.identity.getCustomer({ platformId, customerId: body.customerId });
+    if (!customer?.umaAddress)
+      throw invalidInput([{ field: 'customerId', message: 'the customer has no UMA address' }]);
+    return customer.umaAddress;
+  };
+
   app.post(
     '/sandbox/uma/receive',
     {
@@ -29,7 +45,7 @@ const incomingRoutes: RouteModule = (app, deps) => {
         tags: ['Sandbox'],
         operationId: 'sandboxReceive',
         summary: 'Simulate an incoming UMA payment',
-        description: `Sandbox only (403 SANDBOX_ONLY for production platforms). Creates an INCOMING transaction from senderUmaAddress to the platform customer whose umaAddress is receiverUmaAddress (404 UMA_RECEIVER_NOT_FOUND otherwise), credited to that customer's internal account in receivingCurrencyCode (400 INVALID_INPUT on receivingCurrencyCode when it has none). Webhooks INCOMING_PAYMENT.PENDING then INCOMING_PAYMENT.COMPLETED. ${APPROVAL_NOTE} Idempotency-Key replays the first payment.`,
+        description: `Sandbox only (403 SANDBOX_ONLY for production platforms). Creates an INCOMING transaction from senderUmaAddress to the platform customer whose umaAddress is receiverUmaAddress (404 UMA_RECEIVER_NOT_FOUND otherwise), or to the customer customerId names (404 CUSTOMER_NOT_FOUND; give one of the two), credited to that customer's internal account in receivingCurrencyCode (400 INVALID_INPUT on receivingCurrencyCode when it has none). Webhooks INCOMING_PAYMENT.PENDING then INCOMING_PAYMENT.COMPLETED. ${APPROVAL_NOTE} Idempotency-Key replays the first payment.`,
         body: SandboxUmaReceiveRequest,
         response: { 200: Transaction, ...errorResponses(409) },
       },
@@ -37,12 +53,13 @@ const incomingRoutes: RouteModule = (app, deps) => {
     async (request) => {
       requireSandbox(request);
       const body = request.body;
+      const receiverUmaAddress = await receiverOf(request.platform.id, body);
       const { transaction } = await client.sandboxReceiveUma({
         platformId: request.platform.id,
         environment: environmentOf(request),
         requestKey: requestKeyOf(request),
         senderUmaAddress: body.senderUmaAddress,
-        receiverUmaAddress: body.receiverUmaAddress,
+        receiverUmaAddress,
         receivingCurrencyCode: body.receivingCurrencyCode,
         receivingCurrencyAmount: BigInt(body.receivingCurrencyAmount),
       });
@@ -59,7 +76,7 @@ const incomingRoutes: RouteModule = (app, deps) => {
         tags: ['Transactions'],
         operationId: 'approvePendingPayment',
         summary: 'Approve a pending incoming payment',
-        description: `Credits an incoming payment awaiting the platform (COMPLETED, INCOMING_PAYMENT.COMPLETED). Approving an approved payment returns it (idempotent). 409 TRANSACTION_NOT_AWAITING_APPROVAL when it is not awaiting approval (never needed it, rejected, timed out or past its window); 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id. ${APPROVAL_NOTE}`,
+        description: `Credits an incoming payment awaiting the platform (COMPLETED, INCOMING_PAYMENT.COMPLETED). Approving an approved payment returns it (idempotent). 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL when it is not awaiting approval (never needed it, rejected, timed out or past its window); 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id. ${APPROVAL_NOTE}`,
         params: TransactionParams,
         body: ApprovePaymentRequest,
         response: { 200: Transaction, ...errorResponses(409) },
@@ -86,7 +103,7 @@ const incomingRoutes: RouteModule = (app, deps) => {
         operationId: 'rejectPendingPayment',
         summary: 'Reject a pending incoming payment',
         description:
-          "REJECTED (INCOMING_PAYMENT.FAILED); nothing is credited. Rejecting a rejected payment returns it (idempotent). 409 TRANSACTION_NOT_AWAITING_APPROVAL when it is not awaiting approval; 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id.",
+          "REJECTED (INCOMING_PAYMENT.FAILED); nothing is credited. Rejecting a rejected payment returns it (idempotent). 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL when it is not awaiting approval; 404 TRANSACTION_NOT_FOUND for an unknown or another platform's id.",
         params: TransactionParams,
         body: RejectPaymentRequest,
         response: { 200: Transaction, ...errorResponses(409) },

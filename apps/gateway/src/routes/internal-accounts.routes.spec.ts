@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { common, accounts } from '@sluice/contracts';
+import { common, accounts, payments } from '@sluice/contracts';
 import { DomainError, invalidInput, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -9,7 +9,7 @@ import internalAccountsRoutes from './internal-accounts.routes.js';
 import sandboxFundRoutes from './sandbox-fund.routes.js';
 
 // Route tests for internal accounts and sandbox funding: the real gateway core,
-// a fake identity (credentials) and a fake accounts gRPC server that records calls.
+// a fake identity (credentials) and fake accounts and payments gRPC servers that record calls.
 
 /** accountOrWalletInfo of each currency as the accounts service generates them (sandbox). */
 const INFOS: Record<string, Record<string, unknown>> = {
@@ -159,6 +159,8 @@ class FakeAccounts {
       this.calls.push({ method, req });
       if (this.fail) throw this.fail;
       if (method === 'listInternalAccounts') return this.list;
+      if (method === 'getInternalAccount')
+        return { account: pbAccount('USD', { customerId: newId('Customer'), amount: 100_000n }) };
       if (method === 'sandboxFund') {
         return {
           account: pbAccount('USD', { customerId: newId('Customer'), amount: req.amount as bigint }),
@@ -187,9 +189,63 @@ class FakeAccounts {
   }
 }
 
+/** Payments' sandbox funding: records the calls, answers a COMPLETED INCOMING transaction (or `fail`). */
+class FakePayments {
+  calls: { method: string; req: Record<string, unknown> }[] = [];
+  fail: Error | undefined;
+  status = 'COMPLETED';
+  private server: RpcServer | undefined;
+
+  get address() {
+    return `127.0.0.1:${this.server!.port}`;
+  }
+
+  async start() {
+    const logger = createLogger('fake-payments', 'silent');
+    const record = (method: string) => async (req: Record<string, unknown>) => {
+      this.calls.push({ method, req });
+      if (this.fail) throw this.fail;
+      if (method !== 'sandboxFundAccount') throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
+      const t: payments.Transaction = {
+        id: newId('Transaction'),
+        platformId: String(req.platformId),
+        type: 'INCOMING',
+        status: this.status,
+        source: { kind: 'REALTIME_FUNDING', currency: 'USD' },
+        destination: { kind: 'ACCOUNT', accountId: String(req.accountId), currency: 'USD' },
+        customerId: newId('Customer'),
+        platformCustomerId: 'pc-1',
+        sentAmount: req.amount as bigint,
+        receivedAmount: req.amount as bigint,
+        fees: 0n,
+        exchangeRate: '1',
+        reference: 'SLC-ABCDEFGHJKLMNPQR',
+        counterpartyInformation: {},
+        paymentInstructions: [],
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      };
+      return { transaction: t };
+    };
+    const handlers = Object.fromEntries(Object.keys(payments.PaymentsServiceService).map((m) => [m, record(m)]));
+    this.server = await startRpcServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      services: [implement<payments.PaymentsServiceServer>(payments.PaymentsServiceService, handlers as never, logger)],
+    });
+    return this;
+  }
+
+  async stop() {
+    await this.server?.shutdown(0);
+  }
+}
+
 let h: Harness;
 const identity = new FakeIdentity();
 const fake = new FakeAccounts();
+const fakePayments = new FakePayments();
 const sandbox = {
   tokenId: newId('Token'),
   secret: 'sandbox-secret',
@@ -207,23 +263,28 @@ const auth = basic(sandbox.tokenId, sandbox.secret);
 beforeAll(async () => {
   await identity.start();
   await fake.start();
+  await fakePayments.start();
   identity.add(sandbox);
   identity.add(production);
   h = await startGateway(
     identity.address,
     { 'internal-accounts': internalAccountsRoutes, 'sandbox-fund': sandboxFundRoutes },
-    { ACCOUNTS_GRPC_URL: fake.address },
+    { ACCOUNTS_GRPC_URL: fake.address, PAYMENTS_GRPC_URL: fakePayments.address },
     { cursors: transparentCursors },
   );
 });
 afterAll(async () => {
   await h?.close();
   await fake.stop();
+  await fakePayments.stop();
   await identity.stop();
 });
 beforeEach(() => {
   fake.calls = [];
   fake.fail = undefined;
+  fakePayments.calls = [];
+  fakePayments.fail = undefined;
+  fakePayments.status = 'COMPLETED';
 });
 
 const get = (url: string, authorization = auth) =>
@@ -309,25 +370,33 @@ describe('GET /platform/internal-accounts', () => {
 describe('POST /sandbox/internal-accounts/{accountId}/fund', () => {
   const accountId = newId('InternalAccount');
 
-  it('funds the account and returns the InternalAccount', async () => {
-    const res = await fund(accountId, { amount: 100000 });
-    expect(res.statusCode).toBe(200);
+  it('funds through payments (an INCOMING transaction) and returns the InternalAccount as it is then', async () => {
+    const res = await fund(accountId, { amount: 100000 }, { 'idempotency-key': 'key-1' });
+    expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({
       type: 'INTERNAL_FIAT',
       balance: { amount: 100000, currency: { code: 'USD' } },
     });
-    expect(fake.calls).toEqual([
-      { method: 'sandboxFund', req: { platformId: sandbox.platformId, accountId, amount: 100000n } },
+    expect(fakePayments.calls).toEqual([
+      {
+        method: 'sandboxFundAccount',
+        req: {
+          platformId: sandbox.platformId,
+          environment: common.Environment.SANDBOX,
+          accountId,
+          amount: 100000n,
+          requestKey: 'key-1',
+        },
+      },
     ]);
+    expect(fake.calls).toEqual([{ method: 'getInternalAccount', req: { platformId: sandbox.platformId, accountId } }]);
   });
 
-  it('names the journal entry after the Idempotency-Key', async () => {
-    await fund(accountId, { amount: 5 }, { 'idempotency-key': 'key-1' });
-    await fund(newId('InternalAccount'), { amount: 5 }, { 'idempotency-key': 'key-2' });
-    const ids = fake.calls.map((c) => c.req.entryId as string);
-    expect(ids[0]).toMatch(/^sandbox-fund:[0-9a-f]{64}$/);
-    expect(ids[1]).toMatch(/^sandbox-fund:[0-9a-f]{64}$/);
-    expect(ids[0]).not.toBe(ids[1]);
+  it('a credit the ledger refuses (the balance would pass the maximum) is 400 BALANCE_LIMIT_EXCEEDED', async () => {
+    fakePayments.status = 'FAILED';
+    const res = await fund(accountId, { amount: 5 });
+    expect([res.statusCode, res.json().code, res.json().details.field]).toEqual([400, 'BALANCE_LIMIT_EXCEEDED', 'amount']);
+    expect(fake.calls).toEqual([]);
   });
 
   it('rejects bad amounts and bodies with 400 and calls nothing', async () => {
@@ -346,14 +415,15 @@ describe('POST /sandbox/internal-accounts/{accountId}/fund', () => {
     }
     expect((await fund('InternalAccount:not-a-uuid', { amount: 5 })).statusCode).toBe(400);
     expect(fake.calls).toEqual([]);
+    expect(fakePayments.calls).toEqual([]);
   });
 
   it('is 403 for a production platform and 404 for an account the platform does not have', async () => {
     const prod = await fund(accountId, { amount: 5 }, {}, basic(production.tokenId, production.secret));
     expect(prod.statusCode).toBe(403);
     expect(prod.json().code).toBe('SANDBOX_ONLY');
-    expect(fake.calls).toEqual([]);
-    fake.fail = new DomainError(
+    expect(fakePayments.calls).toEqual([]);
+    fakePayments.fail = new DomainError(
       'NOT_FOUND',
       'INTERNAL_ACCOUNT_NOT_FOUND',
       `Internal account ${accountId} not found`,
@@ -361,6 +431,25 @@ describe('POST /sandbox/internal-accounts/{accountId}/fund', () => {
     const missing = await fund(accountId, { amount: 5 });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
+  });
+});
+
+describe('GET /internal-accounts/{id}', () => {
+  it('returns the account of the platform, and forwards its id', async () => {
+    const id = newId('InternalAccount');
+    const res = await get(`/internal-accounts/${id}`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ type: 'INTERNAL_FIAT', balance: { amount: 100000 } });
+    expect(fake.calls).toEqual([{ method: 'getInternalAccount', req: { platformId: sandbox.platformId, accountId: id } }]);
+  });
+
+  it('is 400 naming `id` for a malformed id (nothing called), and passes 404 through', async () => {
+    const bad = await get('/internal-accounts/InternalAccount:nope');
+    expect([bad.statusCode, bad.json().details.errors[0].field]).toEqual([400, 'id']);
+    expect(fake.calls).toEqual([]);
+    fake.fail = new DomainError('NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND', 'not found');
+    const missing = await get(`/internal-accounts/${newId('InternalAccount')}`);
+    expect([missing.statusCode, missing.json().code]).toEqual([404, 'INTERNAL_ACCOUNT_NOT_FOUND']);
   });
 });
 
@@ -377,7 +466,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
         'InternalAccount',
-        'InternalAccountList',
+        'InternalAccountListResponse',
         'PaymentInstructions',
         'PaymentUsdAccountInfo',
         'SandboxFundRequest',

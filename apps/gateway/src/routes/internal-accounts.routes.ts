@@ -1,5 +1,5 @@
 import { accounts } from '@sluice/contracts';
-import { internalAccountJson, type InternalAccountTypeName } from '@sluice/api';
+import { InternalAccount, internalAccountJson, type InternalAccountTypeName } from '@sluice/api';
 import type { RouteModule } from '../http/types.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
@@ -8,6 +8,7 @@ import {
   PlatformInternalAccountList,
   PlatformInternalAccountsQuery,
 } from '../schemas/internal-account.schemas.js';
+import { IdParams } from '../schemas/wallet-auth.schemas.js';
 
 type ListQuery = {
   currency?: string;
@@ -74,6 +75,28 @@ const internalAccountsRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request) => list(request.platform.id, accounts.Owner.PLATFORM, request.query),
+  );
+
+  app.get(
+    '/internal-accounts/:id',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'getInternalAccountById',
+        summary: 'Get an internal account',
+        description:
+          'One internal account of the platform (a customer’s or the platform’s own) with its balance. Another platform’s account, or an unknown id: 404 INTERNAL_ACCOUNT_NOT_FOUND. (Not in the reference API: docs/api-differences.md.)',
+        params: IdParams('InternalAccount'),
+        response: { 200: InternalAccount, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const res = await deps.clients.accounts.getInternalAccount({
+        platformId: request.platform.id,
+        accountId: request.params.id,
+      });
+      return internalAccountJson(res.account!);
+    },
   );
 };
 

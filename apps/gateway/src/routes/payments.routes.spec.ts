@@ -433,9 +433,9 @@ describe('OpenAPI document', () => {
         'ReceiverUmaLookupResponse',
         'CurrencyPreference',
         'ExchangeRate',
-        'ExchangeRateList',
+        'ExchangeRateListResponse',
         'UmaProvider',
-        'UmaProviderList',
+        'UmaProviderListResponse',
       ]),
     );
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { common, identity, payments } from '@sluice/contracts';
+import { common, identity, payments, walletAuth } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
@@ -88,6 +88,7 @@ const TX: payments.Transaction = {
   counterpartyInformation: {},
   quoteId: RTF_QUOTE.id,
   rateDetails: QUOTE.rateDetails!,
+  paymentInstructions: RTF_QUOTE.paymentInstructions,
   createdAt: new Date('2026-05-01T10:00:00.000Z'),
   updatedAt: new Date('2026-05-01T10:00:01.000Z'),
 };
@@ -378,12 +379,12 @@ describe('POST /quotes', () => {
     ]);
   });
 
-  it('renders payments errors: SAME_CURRENCY_QUOTE 400, LOOKUP_NOT_FOUND 404, LOOKUP_EXPIRED 400', async () => {
+  it('renders payments errors: SAME_CURRENCY_QUOTE 400, LOOKUP_REQUEST_NOT_FOUND 404, LOOKUP_EXPIRED 400', async () => {
     paymentsFail = new DomainError('INVALID_ARGUMENT', 'SAME_CURRENCY_QUOTE', 'use /transfer-out');
     const r1 = await post('/quotes', ok);
     expect(r1.statusCode).toBe(400);
     expect(r1.json()).toMatchObject({ code: 'SAME_CURRENCY_QUOTE', message: 'use /transfer-out' });
-    paymentsFail = new DomainError('NOT_FOUND', 'LOOKUP_NOT_FOUND', 'Lookup not found');
+    paymentsFail = new DomainError('NOT_FOUND', 'LOOKUP_REQUEST_NOT_FOUND', 'Lookup not found');
     expect((await post('/quotes', ok)).statusCode).toBe(404);
     paymentsFail = new DomainError('FAILED_PRECONDITION', 'LOOKUP_EXPIRED', 'expired');
     expect((await post('/quotes', ok)).statusCode).toBe(400);
@@ -428,7 +429,12 @@ describe('POST /quotes/{quoteId}/execute', () => {
     const expiresAt = new Date(Date.now() + 300_000);
     const requestId = newId('Request');
     executeAnswer = () => ({
-      signingChallenge: { payloadToSign: '{"requestId":"x"}', requestId, expiresAt },
+      signingChallenge: {
+        payloadToSign: '{"requestId":"x"}',
+        requestId,
+        expiresAt,
+        credentialType: walletAuth.AuthMethodType.UNSPECIFIED,
+      },
     });
     const step1 = await h.app.inject({
       method: 'POST',
@@ -481,10 +487,10 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect(calls).toEqual([]);
   });
 
-  it('renders QUOTE_EXPIRED and INSUFFICIENT_FUNDS as 400, QUOTE_NOT_FOUND as 404', async () => {
-    paymentsFail = new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
+  it('renders QUOTE_EXPIRED as 409, INSUFFICIENT_FUNDS as 400, QUOTE_NOT_FOUND as 404', async () => {
+    paymentsFail = new DomainError('ABORTED', 'QUOTE_EXPIRED', 'expired');
     const r1 = await post(`/quotes/${QUOTE.id}/execute`, {});
-    expect(r1.statusCode).toBe(400);
+    expect(r1.statusCode).toBe(409);
     expect(r1.json()).toMatchObject({ code: 'QUOTE_EXPIRED' });
     paymentsFail = new DomainError('FAILED_PRECONDITION', 'INSUFFICIENT_FUNDS', 'short');
     expect((await post(`/quotes/${QUOTE.id}/execute`, {})).statusCode).toBe(400);
@@ -517,10 +523,17 @@ describe('POST /sandbox/send', () => {
       id: TX_ID,
       type: 'OUTGOING',
       status: 'PROCESSING',
-      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      source: { sourceType: 'REALTIME_FUNDING', customerId: CUSTOMER, currency: 'USD' },
       quoteId: RTF_QUOTE.id,
       exchangeRate: 1.08,
       rateDetails: { gridApiFixedFee: 10, gridApiVariableFeeRate: 0.003 },
+    });
+    // The reference OutgoingTransaction: a REALTIME_FUNDING payment carries its paymentInstructions.
+    expect(RTF_QUOTE.paymentInstructions.length).toBeGreaterThan(0);
+    expect(res.json().paymentInstructions).toHaveLength(RTF_QUOTE.paymentInstructions.length);
+    expect(res.json().paymentInstructions[0]).toMatchObject({
+      accountOrWalletInfo: { accountType: RTF_QUOTE.paymentInstructions[0]!.accountOrWalletInfo!.accountType },
+      isPlatformAccount: RTF_QUOTE.paymentInstructions[0]!.isPlatformAccount,
     });
   });
 
@@ -537,10 +550,10 @@ describe('POST /sandbox/send', () => {
     expect(calls).toEqual([]);
   });
 
-  it('renders QUOTE_EXPIRED as 400 and QUOTE_NOT_FOUND as 404', async () => {
-    paymentsFail = new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
+  it('renders QUOTE_EXPIRED as 409 and QUOTE_NOT_FOUND as 404', async () => {
+    paymentsFail = new DomainError('ABORTED', 'QUOTE_EXPIRED', 'expired');
     const r1 = await post('/sandbox/send', { quoteId: RTF_QUOTE.id, currencyCode: 'USD' });
-    expect(r1.statusCode).toBe(400);
+    expect(r1.statusCode).toBe(409);
     expect(r1.json()).toMatchObject({ code: 'QUOTE_EXPIRED' });
     paymentsFail = new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'nope');
     expect((await post('/sandbox/send', { quoteId: newId('Quote'), currencyCode: 'USD' })).statusCode).toBe(

@@ -34,6 +34,7 @@ const TX: payments.Transaction = {
   exchangeRate: '1',
   reference: 'SLC-ABCDEFGHJKLMNPQR',
   counterpartyInformation: {},
+  paymentInstructions: [],
   createdAt: new Date('2026-05-01T10:00:00.000Z'),
   updatedAt: new Date('2026-05-01T10:00:01.000Z'),
 };

@@ -20,6 +20,8 @@ import {
   AuthCredentialList,
   AuthSessionList,
   ChallengeBody,
+  authChallengeJson,
+  AuthSignedRequestChallenge,
   challengeJson,
   CreateCredentialBody,
   ExportBody,
@@ -62,9 +64,10 @@ async function embeddedWallet(deps: GatewayDeps, platformId: string, accountId: 
   return account;
 }
 
-/** 202 with the signing challenge, else the result with `status`. */
+/** 202 with the signing challenge (with the credential `type` in the credential flows), else the result with `status`. */
 function answer<T>(reply: FastifyReply, r: { signingChallenge?: pb.SigningChallenge }, status: number, body: () => T) {
-  if (r.signingChallenge) return reply.code(202).send(challengeJson(r.signingChallenge));
+  const c = r.signingChallenge;
+  if (c) return reply.code(202).send(c.credentialType !== pb.AuthMethodType.UNSPECIFIED ? authChallengeJson(c) : challengeJson(c));
   return status === 204 ? reply.code(204).send() : reply.code(status).send(body());
 }
 
@@ -87,7 +90,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         summary: 'Register an authentication credential',
         description: `Registers an EMAIL_OTP, OAUTH or PASSKEY credential on an EMBEDDED_WALLET internal account (at most one EMAIL_OTP and one PASSKEY). The first credential needs no signature; later ones use the signed retry. ${SIGNED_HEADERS} Registration issues no session; EMAIL_OTP sends the code by email.`,
         body: CreateCredentialBody,
-        response: { 201: AuthMethod, 202: SigningChallenge, ...errors },
+        response: { 201: AuthMethod, 202: AuthSignedRequestChallenge, ...errors },
       },
     },
     async (request, reply) => {
@@ -214,7 +217,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         description: `Changes the email of an EMAIL_OTP credential (at least one field). ${SIGNED_HEADERS}`,
         params: IdParams('AuthMethod'),
         body: UpdateCredentialBody,
-        response: { 200: AuthMethod, 202: SigningChallenge, ...errors },
+        response: { 200: AuthMethod, 202: AuthSignedRequestChallenge, ...errors },
       },
     },
     async (request, reply) => {
@@ -238,7 +241,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         summary: 'Revoke a credential',
         description: `Revokes a credential and its sessions. The stamp must come from a session of a different credential of the account; the last credential cannot be revoked (400 LAST_CREDENTIAL). ${SIGNED_HEADERS}`,
         params: IdParams('AuthMethod'),
-        response: { 202: SigningChallenge, 204: Type.Null(), ...errors },
+        response: { 202: AuthSignedRequestChallenge, 204: Type.Null(), ...errors },
       },
     },
     async (request, reply) => {
@@ -273,7 +276,7 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
         summary: 'Revoke a session',
         description: SIGNED_HEADERS,
         params: IdParams('Session'),
-        response: { 202: SigningChallenge, 204: Type.Null(), ...errors },
+        response: { 202: AuthSignedRequestChallenge, 204: Type.Null(), ...errors },
       },
     },
     async (request, reply) => {

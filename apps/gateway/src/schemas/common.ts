@@ -92,3 +92,11 @@ export function envelope<T>(data: T[], page: common.PageInfo | undefined) {
     totalCount: page?.totalCount ?? data.length,
   };
 }
+
+/**
+ * A request schema published under the reference document's name for it
+ * (`#/components/schemas/<id>`), so a client generated from either document names it alike.
+ */
+export function named<T extends TSchema>(id: string, schema: T): T {
+  return { ...schema, $id: id };
+}

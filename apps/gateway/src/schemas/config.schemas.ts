@@ -1,3 +1,4 @@
+import { named } from './common.js';
 import { CUSTOMER_INFO_FIELDS, MAX_AMOUNT, TRANSACTION_TYPES } from '@sluice/core';
 import { Type } from '@sinclair/typebox';
 import { Timestamp } from '@sluice/api';
@@ -138,7 +139,7 @@ export const PlatformConfig = Type.Object(
   { $id: 'PlatformConfig', additionalProperties: false },
 );
 
-export const PlatformConfigUpdateRequest = Type.Object(
+export const PlatformConfigUpdateRequest = named('PlatformConfigUpdateRequest', Type.Object(
   {
     umaDomain: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], {
@@ -162,4 +163,4 @@ export const PlatformConfigUpdateRequest = Type.Object(
     ),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));

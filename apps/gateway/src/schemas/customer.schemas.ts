@@ -10,7 +10,7 @@ import {
   Page,
   UmaAddress,
 } from '@sluice/api';
-import { discriminated, DateTimeFilter, PageQuery } from './common.js';
+import { discriminated, DateTimeFilter, PageQuery, named } from './common.js';
 
 /** Request schemas of `/customers` (individual and business variants, discriminated by customerType). */
 
@@ -67,7 +67,7 @@ const create = customerRequest(
   { businessInfo: BusinessInfo },
   'An INDIVIDUAL or a BUSINESS customer',
 );
-export const CustomerCreateRequest = create;
+export const CustomerCreateRequest = named('CustomerCreateRequestOneOf', create);
 export type CustomerCreateRequest = Static<typeof CustomerCreateRequest>;
 
 /** Business info in an update: every field optional, merged into the stored one. */
@@ -84,7 +84,7 @@ const update = customerRequest(
   { businessInfo: Type.Optional(BusinessInfoUpdate) },
   'Fields to change; customerType must be the customer’s type. region and platformCustomerId cannot change.',
 );
-export const CustomerUpdateRequest = update;
+export const CustomerUpdateRequest = named('CustomerUpdateRequestOneOf', update);
 export type CustomerUpdateRequest = Static<typeof CustomerUpdateRequest>;
 
 export const CustomerListQuery = Type.Object(

@@ -71,8 +71,9 @@ export const ExternalAccountParams = Type.Object(
   { additionalProperties: false },
 );
 
-export const CustomerExternalAccountList = Page(ExternalAccount, 'ExternalAccountList');
-export const PlatformExternalAccountList = Page(ExternalAccount, 'PlatformExternalAccountList');
+/** One list schema for customer and platform external accounts, as the reference names it. */
+export const CustomerExternalAccountList = Page(ExternalAccount, 'ExternalAccountListResponse');
+export const PlatformExternalAccountList = CustomerExternalAccountList;
 
 /** Request `accountInfo` JSON → proto (validation is the accounts service's). */
 export function accountInfoPb(info: Static<typeof ExternalAccountCreateInfo>): accounts.ExternalAccountInfo {

@@ -37,8 +37,8 @@ export const PlatformInternalAccountsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const CustomerInternalAccountList = Page(InternalAccount, 'InternalAccountList');
-export const PlatformInternalAccountList = Page(InternalAccount, 'PlatformInternalAccountList');
+export const CustomerInternalAccountList = Page(InternalAccount, 'InternalAccountListResponse');
+export const PlatformInternalAccountList = Page(InternalAccount, 'PlatformInternalAccountListResponse');
 
 export const InternalAccountParams = Type.Object(
   { accountId: Id('InternalAccount') },

@@ -173,7 +173,7 @@ export const UmaProvidersQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ExchangeRateList = Page(ExchangeRate, 'ExchangeRateList');
+export const ExchangeRateList = Page(ExchangeRate, 'ExchangeRateListResponse');
 
 export const UmaProvider = Type.Object(
   {
@@ -251,4 +251,4 @@ export function umaProviderJson(p: payments.UmaProvider) {
   };
 }
 
-export const UmaProviderList = Page(UmaProvider, 'UmaProviderList');
+export const UmaProviderList = Page(UmaProvider, 'UmaProviderListResponse');

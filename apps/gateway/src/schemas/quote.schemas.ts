@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, LOCKED_CURRENCY_SIDES, Memo, PositiveAmount, UmaAddress, stringEnum } from '@sluice/api';
 import { PAYMENT_RAILS, PURPOSES_OF_PAYMENT } from '@sluice/core';
-import { discriminated, FreeFormObject } from './common.js';
+import { discriminated, FreeFormObject, named } from './common.js';
 
 /** Request schemas of `/quotes` and `/sandbox/send`. */
 
@@ -60,7 +60,7 @@ const UmaDestination = Type.Object(
   { additionalProperties: false, title: 'UmaQuoteDestination' },
 );
 
-export const QuoteRequest = Type.Object(
+export const QuoteRequest = named('QuoteRequest', Type.Object(
   {
     lookupId: Type.Optional(
       Type.String({
@@ -86,13 +86,13 @@ export const QuoteRequest = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 export type QuoteRequest = Static<typeof QuoteRequest>;
 
 export const QuoteParams = Type.Object({ quoteId: Id('Quote') }, { additionalProperties: false });
 
 /** POST /sandbox/send (reference SandboxSendRequest). */
-export const SandboxSendRequest = Type.Object(
+export const SandboxSendRequest = named('SandboxSendRequest', Type.Object(
   {
     quoteId: Id('Quote'),
     currencyCode: CurrencyCode('The quote’s sending currency'),
@@ -101,4 +101,4 @@ export const SandboxSendRequest = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));

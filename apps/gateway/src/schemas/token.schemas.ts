@@ -1,7 +1,7 @@
 import { PERMISSIONS } from '@sluice/core';
 import { Type } from '@sinclair/typebox';
 import { Id, Page, Timestamp } from '@sluice/api';
-import { DateTimeFilter, PageQuery } from './common.js';
+import { DateTimeFilter, PageQuery, named } from './common.js';
 
 /** REST schemas of `/tokens`. */
 
@@ -22,29 +22,27 @@ export const ApiToken = Type.Object(
     clientId: Type.String({ description: 'HTTP Basic user name (the token id)' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    clientSecret: Type.Optional(
+      Type.String({
+        description: 'HTTP Basic password. Returned only by POST /tokens; only a hash is stored.',
+      }),
+    ),
   },
   { $id: 'ApiToken', additionalProperties: false },
 );
 
-export const ApiTokenWithSecret = Type.Object(
-  {
-    ...ApiToken.properties,
-    clientSecret: Type.String({
-      description: 'HTTP Basic password. Returned only in this response; only a hash is stored.',
-    }),
-  },
-  { $id: 'ApiTokenWithSecret', additionalProperties: false },
-);
+/** POST /tokens answers the reference's ApiToken, with its clientSecret. */
+export const ApiTokenWithSecret = ApiToken;
 
 export const ApiTokenList = Page(ApiToken, 'TokenListResponse');
 
-export const ApiTokenCreateRequest = Type.Object(
+export const ApiTokenCreateRequest = named('ApiTokenCreateRequest', Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255, description: 'Name to recognize the token by' }),
     permissions: Type.Array(Permission, { minItems: 1, maxItems: PERMISSIONS.length, uniqueItems: true }),
   },
   { additionalProperties: false },
-);
+));
 
 export const TokenListQuery = Type.Object(
   {

@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Memo, Page, PositiveAmount, Transaction, TransactionStatus, stringEnum } from '@sluice/api';
-import { DateTimeFilter, PageQuery, TextFilter } from './common.js';
+import { DateTimeFilter, PageQuery, TextFilter, named } from './common.js';
 
 /** Request schemas of `/transactions`, `/transfer-in` and `/transfer-out`. */
 
-export const TransactionList = Page(Transaction, 'TransactionList');
+export const TransactionList = Page(Transaction, 'TransactionListResponse');
 
 export const TransactionParams = Type.Object(
   { transactionId: Id('Transaction') },
@@ -45,5 +45,5 @@ const transferBody = (from: string, to: string) =>
     { additionalProperties: false },
   );
 
-export const TransferInRequest = transferBody('ExternalAccount', 'InternalAccount');
-export const TransferOutRequest = transferBody('InternalAccount', 'ExternalAccount');
+export const TransferInRequest = named('TransferInRequest', transferBody('ExternalAccount', 'InternalAccount'));
+export const TransferOutRequest = named('TransferOutRequest', transferBody('InternalAccount', 'ExternalAccount'));

@@ -1,7 +1,16 @@
 import { Type, type TProperties } from '@sinclair/typebox';
 import type { walletAuth } from '@sluice/contracts';
-import { AuthMethod, AuthSession, Id, Timestamp, iso, type AuthMethodTypeName } from '@sluice/api';
-import { discriminated } from './common.js';
+import {
+  AuthMethod,
+  AuthMethodType,
+  AuthSession,
+  Id,
+  Timestamp,
+  authMethodTypeName,
+  iso,
+  type AuthMethodTypeName,
+} from '@sluice/api';
+import { discriminated, named } from './common.js';
 
 /** REST schemas of embedded-wallet authentication (credentials, sessions, signed retry, export). */
 
@@ -21,12 +30,34 @@ export const SigningChallenge = Type.Object(
     requestId: Type.String({ description: 'echo in header Request-Id on the signed retry; single use' }),
     expiresAt: Timestamp,
   },
-  { $id: 'SigningChallenge', additionalProperties: false, description: '202: repeat the same request with Service-Wallet-Signature and Request-Id' },
+  { $id: 'SignedRequestChallenge', additionalProperties: false, description: '202: repeat the same request with Service-Wallet-Signature and Request-Id' },
 );
 
 /** The 202 body of a signed retry's first call. */
 export function challengeJson(c: walletAuth.SigningChallenge) {
   return { payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: iso(c.expiresAt)! };
+}
+
+/** The 202 of the credential flows: the signing fields and the `type` of the credential involved. */
+export const AuthSignedRequestChallenge = Type.Object(
+  {
+    ...SigningChallenge.properties,
+    type: {
+      ...AuthMethodType,
+      description:
+        'the credential type being added, updated or revoked; for a session revocation, the type of the credential that issued the session',
+    },
+  },
+  {
+    $id: 'AuthSignedRequestChallenge',
+    additionalProperties: false,
+    description: '202: repeat the same request with Service-Wallet-Signature and Request-Id',
+  },
+);
+
+/** The 202 body of a credential flow's first call. */
+export function authChallengeJson(c: walletAuth.SigningChallenge) {
+  return { ...challengeJson(c), type: authMethodTypeName(c.credentialType) };
 }
 
 export const PasskeyAttestation = Type.Object(
@@ -56,7 +87,7 @@ const variant = <T extends AuthMethodTypeName, P extends TProperties>(type: T, n
   Type.Object({ type: Type.Literal(type), ...props }, { additionalProperties: false, title: `${type}${name}` });
 
 const accountId = Id('InternalAccount');
-export const CreateCredentialBody = discriminated(
+export const CreateCredentialBody = named('AuthCredentialCreateRequestOneOf', discriminated(
   'type',
   [
     variant('EMAIL_OTP', 'CredentialCreateRequest', {
@@ -77,9 +108,9 @@ export const CreateCredentialBody = discriminated(
     }),
   ],
   { description: TYPES },
-);
+));
 
-export const ChallengeBody = Type.Object({ clientPublicKey: Type.Optional(ClientPublicKey) }, { additionalProperties: false });
+export const ChallengeBody = named('AuthCredentialChallengeRequest', Type.Object({ clientPublicKey: Type.Optional(ClientPublicKey) }, { additionalProperties: false }));
 
 export const PasskeyAuthChallenge = Type.Object(
   {
@@ -92,7 +123,7 @@ export const PasskeyAuthChallenge = Type.Object(
   { $id: 'PasskeyAuthChallenge', additionalProperties: false },
 );
 
-export const VerifyBody = discriminated(
+export const VerifyBody = named('AuthCredentialVerifyRequestOneOf', discriminated(
   'type',
   [
     variant('EMAIL_OTP', 'CredentialVerifyRequest', {
@@ -106,21 +137,21 @@ export const VerifyBody = discriminated(
     variant('PASSKEY', 'CredentialVerifyRequest', { assertion: Type.Optional(PasskeyAssertion) }),
   ],
   { description: TYPES },
-);
+));
 
-export const UpdateCredentialBody = Type.Object(
+export const UpdateCredentialBody = named('AuthCredentialUpdateRequest', Type.Object(
   { email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: 'new address of an EMAIL_OTP credential' })) },
   { additionalProperties: false },
-);
+));
 
-export const UpdateInternalAccountBody = Type.Object(
+export const UpdateInternalAccountBody = named('InternalAccountUpdateRequest', Type.Object(
   { privateEnabled: Type.Boolean({ description: 'wallet privacy (the one field that can change)' }) },
   { additionalProperties: false },
-);
+));
 
 export const AccountQuery = Type.Object({ accountId: Id('InternalAccount') }, { additionalProperties: false });
 
-export const ExportBody = Type.Object({ clientPublicKey: ClientPublicKey }, { additionalProperties: false });
+export const ExportBody = named('InternalAccountExportRequest', Type.Object({ clientPublicKey: ClientPublicKey }, { additionalProperties: false }));
 
 export const ExportResponse = Type.Object(
   {
@@ -132,5 +163,5 @@ export const ExportResponse = Type.Object(
 
 export const IdParams = (type: string) => Type.Object({ id: Id(type) }, { additionalProperties: false });
 
-export const AuthCredentialList = Type.Object({ data: Type.Array(AuthMethod) }, { $id: 'AuthCredentialList' });
-export const AuthSessionList = Type.Object({ data: Type.Array(AuthSession) }, { $id: 'AuthSessionList' });
+export const AuthCredentialList = Type.Object({ data: Type.Array(AuthMethod) }, { $id: 'AuthCredentialListResponse' });
+export const AuthSessionList = Type.Object({ data: Type.Array(AuthSession) }, { $id: 'SessionListResponse' });

@@ -155,7 +155,7 @@ export class IncomingService {
   /**
    * POST /transactions/{id}/approve: an incoming payment awaiting approval is
    * credited. Approving an approved payment returns it as it is (idempotent);
-   * anything else not awaiting approval is TRANSACTION_NOT_AWAITING_APPROVAL.
+   * anything else not awaiting approval is TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.
    */
   async approve(req: ApprovalRequest): Promise<Transaction> {
     const { platformId, transactionId } = req;
@@ -248,7 +248,7 @@ export class IncomingService {
   /**
    * The transaction under lock when the platform may take `want` on it: it awaits
    * approval (repeat: false), or `want` was already taken (repeat: true).
-   * Otherwise TRANSACTION_NOT_FOUND or TRANSACTION_NOT_AWAITING_APPROVAL.
+   * Otherwise TRANSACTION_NOT_FOUND or TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.
    */
   private async awaiting(
     em: EntityManager,
@@ -260,7 +260,7 @@ export class IncomingService {
     if (!t) throw fail('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} not found`, { transactionId });
     const approval = t.type === 'INCOMING' ? await this.deps.approvals.get(em, t.id) : undefined;
     const notAwaiting = (why: string) =>
-      fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} ${why}`, {
+      fail('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', `Transaction ${transactionId} ${why}`, {
         transactionId,
         status: t.status,
         ...(approval?.decision ? { decision: approval.decision } : {}),
@@ -291,7 +291,7 @@ export class IncomingService {
       at: this.clock.now(),
     });
     if (!decided) {
-      throw fail('TRANSACTION_NOT_AWAITING_APPROVAL', `Transaction ${transactionId} was already decided`, { transactionId });
+      throw fail('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', `Transaction ${transactionId} was already decided`, { transactionId });
     }
   }
 

@@ -9,7 +9,7 @@ import { computeQuoteAmounts, type FeeSchedule } from '../domain/pricing.js';
 import type { Quote } from '../domain/quote.js';
 import type { CreateQuoteRequest } from '../domain/quote-request.js';
 import { checkImmediateExecution, checkPayerData, checkQuoteLimits, quoteTransaction } from '../domain/quote-rules.js';
-import { newReference, type Transaction } from '../domain/transaction.js';
+import { newReference } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
 import type { WalletSignatures } from './ports.js';
@@ -20,9 +20,10 @@ import type { TransactionLifecycle } from './transaction-lifecycle.js';
 /**
  * POST /quotes: resolve the payer and the payee, lock the exchange rate and fees
  * (computeQuoteAmounts, exact integers, customer-favouring rounding) and keep the quote
- * PENDING until `expiresAt` (a durable job expires it). A REALTIME_FUNDING quote is created
- * with its OUTGOING transaction (PENDING, awaiting funding) and its paymentInstructions; an
- * EMBEDDED_WALLET source gets the signing challenge its execution needs.
+ * PENDING until `expiresAt` (a durable job expires it). Every quote is created with its OUTGOING
+ * transaction (PENDING: the quote has been created), which its execution carries forward; a
+ * REALTIME_FUNDING quote also gets its paymentInstructions, an EMBEDDED_WALLET source the signing
+ * challenge its execution needs.
  */
 export class QuoteCreationService {
   constructor(
@@ -118,29 +119,30 @@ export class QuoteCreationService {
       expiresAt: new Date(now.getTime() + this.deps.ttlMs),
       updatedAt: now,
     };
-    let awaitingFunds: Transaction | undefined;
-    if (req.source.kind === 'REALTIME_FUNDING') {
-      if (req.environment !== 'SANDBOX') {
-        throw fail('RAIL_UNAVAILABLE', 'No real-time funding rail is configured for production platforms yet');
-      }
-      const platformCustomerId = payer.customer?.platformCustomerId;
-      awaitingFunds = quoteTransaction(quote, {
-        id: newId('Transaction'),
-        reference: newReference((n) => randomBytes(n)),
-        now,
-        counterpartyIdentifier: await this.deps.parties.counterpartyOf(req.platformId, destination),
-        customer: payer.customer && platformCustomerId ? { customerId: payer.customer.customerId, platformCustomerId } : undefined,
-      });
-      quote.transactionId = awaitingFunds.id;
-      quote.paymentInstructions = sandboxFundingInstructions(quote.id, from, amounts.totalSendingAmount, awaitingFunds.reference);
+    if (req.source.kind === 'REALTIME_FUNDING' && req.environment !== 'SANDBOX') {
+      throw fail('RAIL_UNAVAILABLE', 'No real-time funding rail is configured for production platforms yet');
     }
+    // The quote's OUTGOING transaction exists from now on, PENDING ("quote has been created"): it is
+    // the one the execution (or the funds arriving) carries forward, and it EXPIREs with the quote.
+    const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
+      this.deps.parties.counterpartyOf(req.platformId, destination),
+      payer.customer?.platformCustomerId ?? this.deps.parties.platformCustomerId(req.platformId, payer.customer?.customerId),
+    ]);
+    const transaction = quoteTransaction(quote, {
+      id: newId('Transaction'),
+      reference: newReference((n) => randomBytes(n)),
+      now,
+      counterpartyIdentifier,
+      customer: payer.customer && platformCustomerId ? { customerId: payer.customer.customerId, platformCustomerId } : undefined,
+    });
+    quote.transactionId = transaction.id;
+    if (req.source.kind === 'REALTIME_FUNDING')
+      quote.paymentInstructions = sandboxFundingInstructions(quote.id, from, amounts.totalSendingAmount, transaction.reference);
     await transactional(this.orm, async (em) => {
       await this.deps.quotes.insert(em, quote);
-      if (awaitingFunds) {
-        await this.deps.lifecycle.record(em, awaitingFunds);
-        // Quote created, awaiting the payer's funds: PENDING (OUTGOING_PAYMENT.PENDING).
-        await this.deps.lifecycle.move(em, awaitingFunds, 'PENDING');
-      }
+      await this.deps.lifecycle.record(em, transaction);
+      // Quote created: PENDING (OUTGOING_PAYMENT.PENDING).
+      await this.deps.lifecycle.move(em, transaction, 'PENDING');
       await this.deps.scheduler.schedule(
         {
           kind: JOB_KINDS.quoteExpire,

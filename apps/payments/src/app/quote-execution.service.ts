@@ -120,25 +120,29 @@ export class QuoteExecutionService {
       kind: 'QUOTE_EXECUTION',
       ...(q.description ? { description: q.description } : {}),
     });
-    const transactionId = newId('Transaction');
+    // Quotes carry their transaction from creation; one created before that was recorded gets it now.
+    const transactionId = q.transactionId ?? newId('Transaction');
     const claimed = await transactional(this.orm, async (em) => {
       const now = this.clock.now();
       const won = await this.deps.quotes.transition(em, q.id, 'PENDING', 'PROCESSING', now, {
         notExpiredAt: now,
-        transactionId,
+        ...(q.transactionId ? {} : { transactionId }),
       });
       if (!won) return undefined;
-      const t = quoteTransaction(won, {
-        id: transactionId,
-        reference: newReference((n) => randomBytes(n)),
-        now,
-        holdId,
-        counterpartyIdentifier,
-        customer,
-      });
-      await this.deps.lifecycle.record(em, t);
-      // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING).
-      const pending = await this.deps.lifecycle.move(em, t, 'PENDING');
+      let pending = q.transactionId ? await this.deps.transactions.find(platformId, transactionId, em, true) : undefined;
+      if (!pending) {
+        const t = quoteTransaction(won, {
+          id: transactionId,
+          reference: newReference((n) => randomBytes(n)),
+          now,
+          holdId,
+          counterpartyIdentifier,
+          customer,
+        });
+        await this.deps.lifecycle.record(em, t);
+        // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING).
+        pending = await this.deps.lifecycle.move(em, t, 'PENDING');
+      }
       await this.deps.quotePayments.scheduleSubmit(em, pending, environment);
       // Claimed: the expiry job has nothing left to do.
       await this.deps.scheduler.complete(em, jobIds.quoteExpire(q.id));
@@ -146,7 +150,8 @@ export class QuoteExecutionService {
     });
     if (!claimed) {
       const cur = (await this.deps.quotes.get(this.orm.em.fork(), platformId, quoteId))!;
-      if (cur.transactionId) return { quote: cur };
+      // Claimed by a concurrent execute: answered as it is.
+      if (cur.status !== 'PENDING' && cur.status !== 'EXPIRED') return { quote: cur };
       // Not claimed by anyone: the quote expired meanwhile; expiring it releases the hold placed above.
       await this.deps.expiry.expire(cur.id);
       throw quoteExpired(cur);

@@ -93,10 +93,10 @@ export class ReceiverLookupsService {
     return lookup;
   }
 
-  /** The platform's lookup; LOOKUP_NOT_FOUND (also for another platform's), LOOKUP_EXPIRED past expiresAt unless asked. */
+  /** The platform's lookup; LOOKUP_REQUEST_NOT_FOUND (also for another platform's), LOOKUP_EXPIRED past expiresAt unless asked. */
   async get(platformId: string, id: string, includeExpired = false): Promise<ReceiverLookup> {
     const lookup = await this.deps.lookups.find(this.orm.em.fork(), platformId, id);
-    if (!lookup) throw fail('LOOKUP_NOT_FOUND', `Lookup ${id} not found`, { field: 'lookupId' });
+    if (!lookup) throw fail('LOOKUP_REQUEST_NOT_FOUND', `Lookup ${id} not found`, { field: 'lookupId' });
     if (!includeExpired && lookup.expiresAt.getTime() <= this.clock.now().getTime()) {
       throw fail('LOOKUP_EXPIRED', `Lookup ${id} expired at ${lookup.expiresAt.toISOString()}; look the receiver up again`, {
         field: 'lookupId',

@@ -4,11 +4,11 @@ import { defineErrors } from '@sluice/core';
 export const fail = defineErrors({
   UNSUPPORTED_CURRENCY: 'INVALID_ARGUMENT',
   SAME_CURRENCY_QUOTE: 'INVALID_ARGUMENT',
-  AMOUNT_TOO_SMALL: 'INVALID_ARGUMENT',
-  AMOUNT_TOO_LARGE: 'INVALID_ARGUMENT',
+  /** Below a currency's minimum (or eaten by the fees) or above its maximum: the reference's code. */
+  AMOUNT_OUT_OF_RANGE: 'INVALID_ARGUMENT',
   INVALID_UMA_ADDRESS: 'INVALID_ARGUMENT',
   UMA_RECEIVER_NOT_FOUND: 'NOT_FOUND',
-  LOOKUP_NOT_FOUND: 'NOT_FOUND',
+  LOOKUP_REQUEST_NOT_FOUND: 'NOT_FOUND',
   EXTERNAL_ACCOUNT_NOT_USABLE: 'FAILED_PRECONDITION',
   LOOKUP_EXPIRED: 'FAILED_PRECONDITION',
   UMA_COUNTERPARTY_UNAVAILABLE: 'UNAVAILABLE',
@@ -18,8 +18,10 @@ export const fail = defineErrors({
   RAIL_UNAVAILABLE: 'UNAVAILABLE',
   IDEMPOTENCY_KEY_REUSED: 'FAILED_PRECONDITION',
   QUOTE_NOT_FOUND: 'NOT_FOUND',
-  QUOTE_EXPIRED: 'INVALID_ARGUMENT',
-  QUOTE_NOT_EXECUTABLE: 'FAILED_PRECONDITION',
+  /** Executing (or funding) an expired quote: 409, as the reference answers a quote "expired or in invalid state". */
+  QUOTE_EXPIRED: 'ABORTED',
+  /** Executing a quote that is not executed this way (REALTIME_FUNDING): 409, as the reference. */
+  QUOTE_NOT_EXECUTABLE: 'ABORTED',
   /** Approve/reject of an incoming payment that is not (or no longer) awaiting the platform: 409. */
-  TRANSACTION_NOT_AWAITING_APPROVAL: 'ABORTED',
+  TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL: 'ABORTED',
 });

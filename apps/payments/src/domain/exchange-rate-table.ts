@@ -69,7 +69,7 @@ export function corridorRates(
         receivingAmount = q.totalReceivingAmount;
         exchangeRate = q.exchangeRate;
       } catch (e) {
-        if (!isDomainError(e) || (e.code !== 'AMOUNT_TOO_SMALL' && e.code !== 'AMOUNT_TOO_LARGE')) throw e;
+        if (!isDomainError(e) || e.code !== 'AMOUNT_OUT_OF_RANGE') throw e;
       }
       const limits = amountLimits(from);
       out.push({

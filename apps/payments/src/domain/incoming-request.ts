@@ -74,3 +74,25 @@ export function parseRejectionRequest(input: RejectionRequest): RejectionRequest
   errors.throwIfAny();
   return input;
 }
+
+/** POST /sandbox/internal-accounts/{id}/fund, valid: a simulated deposit into an internal account. */
+export interface SandboxFundRequest {
+  platformId: string;
+  environment: Environment;
+  accountId: string;
+  amount: bigint;
+  /** The Idempotency-Key of the request; the same key funds once. */
+  requestKey?: string;
+}
+
+/** Checks a sandbox funding request (INVALID_INPUT naming each bad field). */
+export function parseSandboxFundRequest(input: Omit<SandboxFundRequest, 'environment'> & { environment: Environment | undefined }): SandboxFundRequest {
+  const errors = new FieldErrors();
+  checkId(errors, 'platformId', input.platformId, 'Platform');
+  checkEnvironment(errors, input.environment);
+  checkId(errors, 'accountId', input.accountId, 'InternalAccount');
+  checkAmount(errors, 'amount', input.amount);
+  if (input.requestKey !== undefined) checkRequestKey(errors, input.requestKey);
+  errors.throwIfAny();
+  return { ...input, environment: input.environment! };
+}

@@ -99,8 +99,8 @@ export interface QuoteAmounts {
  *   totalSendingAmount is the smallest total whose fees leave exactly that
  *   converted amount.
  *
- * Throws AMOUNT_TOO_SMALL when nothing would be received (or nothing
- * converted) and AMOUNT_TOO_LARGE beyond the platform-wide maximum.
+ * Throws AMOUNT_OUT_OF_RANGE when nothing would be received (or nothing
+ * converted), and beyond the platform-wide maximum.
  */
 export function computeQuoteAmounts(input: {
   side: LockedCurrencySide;
@@ -113,9 +113,9 @@ export function computeQuoteAmounts(input: {
   if (r.num < 0n || r.num >= r.den) throw new Error('variable fee rate must be in [0, 1)');
   if (fees.gridApiFixedFee < 0n || fees.counterpartyFixedFee < 0n) throw new Error('fees must be >= 0');
   const field = 'lockedCurrencyAmount';
-  if (amount < 1n) throw fail('AMOUNT_TOO_SMALL', 'lockedCurrencyAmount must be at least 1', { field });
+  if (amount < 1n) throw fail('AMOUNT_OUT_OF_RANGE', 'lockedCurrencyAmount must be at least 1', { field });
   if (amount > MAX_AMOUNT) {
-    throw fail('AMOUNT_TOO_LARGE', `lockedCurrencyAmount must be at most ${MAX_AMOUNT}`, { field });
+    throw fail('AMOUNT_OUT_OF_RANGE', `lockedCurrencyAmount must be at most ${MAX_AMOUNT}`, { field });
   }
   const m = rate.minorRate;
   let total: bigint;
@@ -127,20 +127,20 @@ export function computeQuoteAmounts(input: {
     variableFee = floorMul(total, r);
     converted = total - fees.gridApiFixedFee - variableFee;
     if (converted <= 0n) {
-      throw fail('AMOUNT_TOO_SMALL', 'The sending amount does not cover the fees', {
+      throw fail('AMOUNT_OUT_OF_RANGE', 'The sending amount does not cover the fees', {
         field,
         feesIncluded: String(total - converted),
       });
     }
     receiving = ceilMul(converted, m) - fees.counterpartyFixedFee;
     if (receiving <= 0n)
-      throw fail('AMOUNT_TOO_SMALL', 'The receiver would get nothing after fees', { field });
+      throw fail('AMOUNT_OUT_OF_RANGE', 'The receiver would get nothing after fees', { field });
   } else {
     receiving = amount;
     converted = floorMul(receiving + fees.counterpartyFixedFee, div(ratio(1n), m));
     if (converted <= 0n) {
       throw fail(
-        'AMOUNT_TOO_SMALL',
+        'AMOUNT_OUT_OF_RANGE',
         'The receiving amount is worth less than one minor unit of the sending currency',
         { field },
       );
@@ -153,7 +153,7 @@ export function computeQuoteAmounts(input: {
     if (total - variableFee - fees.gridApiFixedFee !== converted) throw new Error('fee inversion failed');
   }
   if (total > MAX_AMOUNT || receiving > MAX_AMOUNT) {
-    throw fail('AMOUNT_TOO_LARGE', `Amounts must be at most ${MAX_AMOUNT} minor units`, { field });
+    throw fail('AMOUNT_OUT_OF_RANGE', `Amounts must be at most ${MAX_AMOUNT} minor units`, { field });
   }
   const feesIncluded = fees.gridApiFixedFee + variableFee;
   return {

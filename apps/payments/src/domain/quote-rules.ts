@@ -56,21 +56,21 @@ export function checkLookupCustomer(lookup: Pick<ReceiverLookup, 'customerId'>, 
   }
 }
 
-/** The amounts a payment may send and receive (AMOUNT_TOO_SMALL, AMOUNT_TOO_LARGE on lockedCurrencyAmount). */
+/** The amounts a payment may send and receive (AMOUNT_OUT_OF_RANGE on lockedCurrencyAmount). */
 export function checkQuoteLimits(from: string, sending: bigint, to: string, receiving: bigint): void {
   const s = amountLimits(from);
   const r = amountLimits(to);
   const field = 'lockedCurrencyAmount';
   if (sending < s.min || receiving < r.min) {
     throw fail(
-      'AMOUNT_TOO_SMALL',
+      'AMOUNT_OUT_OF_RANGE',
       `The payment must send at least ${s.min} ${from} and receive at least ${r.min} ${to} minor units`,
       { field, minSendingAmount: String(s.min), minReceivingAmount: String(r.min) },
     );
   }
   if (sending > s.max || receiving > r.max) {
     throw fail(
-      'AMOUNT_TOO_LARGE',
+      'AMOUNT_OUT_OF_RANGE',
       `The payment may send at most ${s.max} ${from} and receive at most ${r.max} ${to} minor units`,
       { field, maxSendingAmount: String(s.max), maxReceivingAmount: String(r.max) },
     );

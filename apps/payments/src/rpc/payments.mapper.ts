@@ -6,6 +6,7 @@ import type { ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { SandboxReceiverBehavior } from '../domain/uma.js';
 import type { UmaProvider } from '../domain/uma-providers.js';
 import type { RateDetails } from '../domain/pricing.js';
+import { sandboxFundingInstructions, type PaymentInstruction } from '../domain/payment-instructions.js';
 import type { Quote } from '../domain/quote.js';
 import type { Transaction } from '../domain/transaction.js';
 
@@ -120,6 +121,12 @@ export function transactionToPb(t: Transaction): pb.Transaction {
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     ...(t.rateDetails ? { rateDetails: rateDetailsToPb(t.rateDetails) } : {}),
+    // A REALTIME_FUNDING payment's instructions are its quote's, derived from what it records.
+    paymentInstructions: instructionsToPb(
+      t.type === 'OUTGOING' && t.source.kind === 'REALTIME_FUNDING' && t.quoteId
+        ? sandboxFundingInstructions(t.quoteId, t.source.currency, t.sentAmount, t.reference)
+        : undefined,
+    ),
     ...(t.refund
       ? {
           refund: {
@@ -132,6 +139,18 @@ export function transactionToPb(t: Transaction): pb.Transaction {
         }
       : {}),
   };
+}
+
+/** Payment instructions as the proto FundingPaymentInstruction list. */
+function instructionsToPb(list: readonly PaymentInstruction[] | undefined): pb.Transaction['paymentInstructions'] {
+  return (list ?? []).map((i) => ({
+    accountOrWalletInfo: {
+      ...i.accountOrWalletInfo,
+      paymentRails: i.accountOrWalletInfo.paymentRails ?? [],
+    },
+    instructionsNotes: i.instructionsNotes,
+    isPlatformAccount: i.isPlatformAccount,
+  }));
 }
 
 /** The public Quote as the gRPC message. */
@@ -158,14 +177,7 @@ export function quoteToPb(q: Quote): pb.Quote {
     counterpartyInformation: q.counterpartyInformation,
     ...(q.payloadToSign ? { payloadToSign: q.payloadToSign } : {}),
     ...(q.signingRequestId ? { signingRequestId: q.signingRequestId } : {}),
-    paymentInstructions: (q.paymentInstructions ?? []).map((i) => ({
-      accountOrWalletInfo: {
-        ...i.accountOrWalletInfo,
-        paymentRails: i.accountOrWalletInfo.paymentRails ?? [],
-      },
-      instructionsNotes: i.instructionsNotes,
-      isPlatformAccount: i.isPlatformAccount,
-    })),
+    paymentInstructions: instructionsToPb(q.paymentInstructions),
     createdAt: q.createdAt,
     expiresAt: q.expiresAt,
     updatedAt: q.updatedAt,

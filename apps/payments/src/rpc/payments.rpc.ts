@@ -3,6 +3,7 @@ import type { Logger } from '@sluice/logging';
 import { environmentFromPb, implement, pageInfo, pageRequest, type AsyncService, type RegisteredService } from '@sluice/rpc';
 import type { ExchangeRatesService } from '../app/exchange-rates.service.js';
 import type { IncomingService } from '../app/incoming.service.js';
+import type { SandboxFundingService } from '../app/sandbox-funding.service.js';
 import type { QuoteCreationService } from '../app/quote-creation.service.js';
 import type { QuoteExecutionService } from '../app/quote-execution.service.js';
 import type { QuoteExpiryService } from '../app/quote-expiry.service.js';
@@ -14,7 +15,8 @@ import { parseRatesQuery } from '../domain/exchange-rate-table.js';
 import { parseExternalAccountLookup, parseLookupRef, parseUmaLookup } from '../domain/receiver-lookup.js';
 import { parseUmaProvidersQuery } from '../domain/uma-providers.js';
 import { incomingHandlers } from './incoming.rpc.js';
-import { corridorToPb, lookupToPb, providerToPb } from './payments.mapper.js';
+import { corridorToPb, lookupToPb, providerToPb, transactionToPb } from './payments.mapper.js';
+import { parseSandboxFundRequest } from '../domain/incoming-request.js';
 import { quotesHandlers } from './quotes.rpc.js';
 import { transactionsHandlers } from './transactions.rpc.js';
 
@@ -31,6 +33,7 @@ export function paymentsRpc(o: {
   transfers: TransfersService;
   transactions: TransactionsService;
   incoming: IncomingService;
+  sandboxFunding: SandboxFundingService;
   quoteCreation: QuoteCreationService;
   quoteExecution: QuoteExecutionService;
   quoteExpiry: QuoteExpiryService;
@@ -41,6 +44,19 @@ export function paymentsRpc(o: {
     ...transactionsHandlers(o),
     ...incomingHandlers(o.incoming),
     ...quotesHandlers({ creation: o.quoteCreation, execution: o.quoteExecution, expiry: o.quoteExpiry }),
+
+    async sandboxFundAccount(req) {
+      const transaction = await o.sandboxFunding.fund(
+        parseSandboxFundRequest({
+          platformId: req.platformId,
+          environment: environmentFromPb(req.environment),
+          accountId: req.accountId,
+          amount: req.amount,
+          ...(req.requestKey ? { requestKey: req.requestKey } : {}),
+        }),
+      );
+      return { transaction: transactionToPb(transaction) };
+    },
 
     async lookupUmaReceiver(req) {
       const lookup = await o.lookups.lookupUma(

@@ -1,4 +1,4 @@
-import type { payments as pb } from '@sluice/contracts';
+import { walletAuth, type payments as pb } from '@sluice/contracts';
 import { environmentFromPb, type AsyncService } from '@sluice/rpc';
 import type { QuoteCreationService } from '../app/quote-creation.service.js';
 import type { QuoteExecutionService } from '../app/quote-execution.service.js';
@@ -39,6 +39,7 @@ export function quotesHandlers(o: {
               requestId: out.challenge.requestId,
               payloadToSign: out.challenge.payloadToSign,
               expiresAt: out.challenge.expiresAt,
+              credentialType: walletAuth.AuthMethodType.UNSPECIFIED,
             },
           }
         : { quote: quoteToPb(out.quote) };

@@ -179,7 +179,7 @@ export class CredentialsService {
     if (conflict?.type === 'EMAIL_OTP') throw fail('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS', 'The account already has an EMAIL_OTP credential');
     if (conflict?.type === 'PASSKEY') throw fail('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'The account already has a PASSKEY credential');
     if (existing.length > 0 && !isRetry(retry))
-      return { challenge: await this.d.signing.requestSignature(platform.id, accountId, 'ADD_CREDENTIAL', retry.body) };
+      return { challenge: { ...(await this.d.signing.requestSignature(platform.id, accountId, 'ADD_CREDENTIAL', retry.body)), credentialType: type } };
 
     let code: string | undefined;
     await this.d.repo.tx(async (tx) => {
@@ -307,7 +307,8 @@ export class CredentialsService {
     const m = await this.getCredential(platform.id, id);
     const value = requireCredentialUpdate(email);
     if (m.type !== 'EMAIL_OTP') throw fail('CREDENTIAL_TYPE_MISMATCH', 'Only EMAIL_OTP credentials have an email to update', { field: 'email' });
-    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, m.accountId, 'UPDATE_CREDENTIAL', retry.body) };
+    if (!isRetry(retry))
+      return { challenge: { ...(await this.d.signing.requestSignature(platform.id, m.accountId, 'UPDATE_CREDENTIAL', retry.body)), credentialType: m.type } };
     const now = this.now();
     await this.d.repo.tx(async (tx) => {
       await this.d.signing.verifySignedRetry(tx, platform, m.accountId, 'UPDATE_CREDENTIAL', retry);
@@ -323,7 +324,8 @@ export class CredentialsService {
     const m = await this.getCredential(platform.id, id);
     const others = (await this.d.repo.listAuthMethods(this.d.repo.read, platform.id, m.accountId)).filter((x) => x.id !== m.id);
     if (others.length === 0) throw fail('LAST_CREDENTIAL', 'The only credential of an account cannot be revoked');
-    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, m.accountId, 'REVOKE_CREDENTIAL', retry.body) };
+    if (!isRetry(retry))
+      return { challenge: { ...(await this.d.signing.requestSignature(platform.id, m.accountId, 'REVOKE_CREDENTIAL', retry.body)), credentialType: m.type } };
     const now = this.now();
     await this.d.repo.tx(async (tx) => {
       const locked = await this.d.repo.lockAuthMethods(tx, platform.id, m.accountId);
@@ -351,7 +353,12 @@ export class CredentialsService {
     const retry = parseSignedRetry(signed);
     const s = await this.d.repo.getSession(this.d.repo.read, platform.id, requireId(id, 'Session', 'id'));
     if (!s || s.revokedAt) throw fail('SESSION_NOT_FOUND', `No active session ${id}`);
-    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, s.accountId, 'REVOKE_SESSION', retry.body) };
+    if (!isRetry(retry)) {
+      // The type of the credential that issued the session.
+      const issuer = await this.d.repo.getAuthMethod(this.d.repo.read, platform.id, s.authMethodId);
+      const challenge = await this.d.signing.requestSignature(platform.id, s.accountId, 'REVOKE_SESSION', retry.body);
+      return { challenge: { ...challenge, ...(issuer ? { credentialType: issuer.type } : {}) } };
+    }
     const now = this.now();
     await this.d.repo.tx(async (tx) => {
       await this.d.signing.verifySignedRetry(tx, platform, s.accountId, 'REVOKE_SESSION', retry);

@@ -97,6 +97,8 @@ export interface SigningChallengeOut {
   payloadToSign: string;
   requestId: string;
   expiresAt: Date;
+  /** Credential flows: the type of the credential involved (the reference AuthSignedRequestChallenge `type`). */
+  credentialType?: AuthMethodType;
 }
 
 /** Either the result of the action or the 202 challenge of its first step. */

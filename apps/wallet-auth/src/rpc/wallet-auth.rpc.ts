@@ -45,7 +45,12 @@ function sessionToPb(s: SessionRecord, method: AuthMethodRecord | undefined, bun
 }
 
 function challengeToPb(c: SigningChallengeOut): pb.SigningChallenge {
-  return { payloadToSign: c.payloadToSign, requestId: c.requestId, expiresAt: c.expiresAt };
+  return {
+    payloadToSign: c.payloadToSign,
+    requestId: c.requestId,
+    expiresAt: c.expiresAt,
+    credentialType: c.credentialType ? pb.AuthMethodType[c.credentialType] : pb.AuthMethodType.UNSPECIFIED,
+  };
 }
 
 /** The answer of a signed action: its 202 signing challenge, or what `done` makes of its result. */

@@ -25,7 +25,7 @@ export const AuthMethod = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
-  { $id: 'AuthMethod', additionalProperties: false },
+  { $id: 'AuthMethodResponse', additionalProperties: false },
 );
 export type AuthMethod = Static<typeof AuthMethod>;
 

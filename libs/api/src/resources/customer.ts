@@ -102,7 +102,7 @@ export const BusinessCustomer = Type.Object(
   { $id: 'BusinessCustomer', additionalProperties: false },
 );
 
-export const Customer = Type.Union([IndividualCustomer, BusinessCustomer], { $id: 'Customer' });
+export const Customer = Type.Union([IndividualCustomer, BusinessCustomer], { $id: 'CustomerOneOf' });
 export type Customer = Static<typeof Customer>;
 
 const bare = (v: string, prefix: string) => v.replace(prefix, '');

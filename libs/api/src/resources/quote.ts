@@ -40,7 +40,10 @@ export const Quote = Type.Object(
     feesIncluded: Type.Integer({ description: 'Fees within totalSendingAmount (sending minor units)' }),
     lockedCurrencySide: stringEnum(LOCKED_CURRENCY_SIDES),
     lockedCurrencyAmount: Type.Integer(),
-    transactionId: Type.Optional(Type.String({ description: 'Set once the quote is executed' })),
+    transactionId: Type.String({
+      description:
+        'The OUTGOING transaction of this payment: created with the quote (PENDING), carried through execution, EXPIRED with an unexecuted quote',
+    }),
     lookupId: Type.Optional(Type.String()),
     description: Type.Optional(Type.String()),
     purposeOfPayment: Type.Optional(Type.String()),
@@ -99,7 +102,7 @@ export function quoteJson(q: payments.Quote): Quote {
     feesIncluded: Number(q.feesIncluded),
     lockedCurrencySide: q.lockedCurrencySide as Quote['lockedCurrencySide'],
     lockedCurrencyAmount: Number(q.lockedCurrencyAmount),
-    ...(q.transactionId ? { transactionId: q.transactionId } : {}),
+    transactionId: q.transactionId ?? '',
     ...(q.lookupId ? { lookupId: q.lookupId } : {}),
     ...(q.description !== undefined ? { description: q.description } : {}),
     ...(q.purposeOfPayment ? { purposeOfPayment: q.purposeOfPayment } : {}),

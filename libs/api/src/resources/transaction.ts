@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { payments } from '@sluice/contracts';
 import { currencyView } from '@sluice/core';
 import { Amount, Currency, Id, Timestamp, iso } from '../schema.js';
+import { PaymentInstructions, paymentInstructionJson } from './internal-account.js';
 
 /** The fee and rate breakdown of a quote or its payment (reference OutgoingRateDetails). */
 export const RateDetails = Type.Object(
@@ -60,6 +61,9 @@ const TransactionSource = Type.Object(
     ]),
     accountId: Type.Optional(Type.String()),
     umaAddress: Type.Optional(Type.String()),
+    customerId: Type.Optional(
+      Type.String({ description: 'REALTIME_FUNDING: the customer on whose behalf the payment is funded' }),
+    ),
     currency: Type.String(),
   },
   { description: 'Where the money came from' },
@@ -110,6 +114,11 @@ export const Transaction = Type.Object(
     ),
     quoteId: Type.Optional(Type.String()),
     rateDetails: Type.Optional(RateDetails),
+    paymentInstructions: Type.Optional(
+      Type.Array(PaymentInstructions, {
+        description: 'OUTGOING REALTIME_FUNDING payments: how to pay sentAmount (with the reference), as on the quote',
+      }),
+    ),
     refund: Type.Optional(Refund),
     reconciliationInstructions: Type.Object({ reference: Type.String() }),
     counterpartyInformation: Type.Record(Type.String(), Type.String()),
@@ -141,6 +150,7 @@ export function transactionJson(t: payments.Transaction): Transaction {
       sourceType: src.kind as Transaction['source']['sourceType'],
       ...(src.accountId ? { accountId: src.accountId } : {}),
       ...(src.umaAddress ? { umaAddress: src.umaAddress } : {}),
+      ...(src.kind === 'REALTIME_FUNDING' && t.customerId.startsWith('Customer:') ? { customerId: t.customerId } : {}),
       currency: src.currency,
     },
     destination: {
@@ -168,6 +178,7 @@ export function transactionJson(t: payments.Transaction): Transaction {
     out.fees = Number(t.fees);
     if (t.quoteId) out.quoteId = t.quoteId;
     if (t.rateDetails) out.rateDetails = rateDetailsJson(t.rateDetails);
+    if (t.paymentInstructions.length) out.paymentInstructions = t.paymentInstructions.map(paymentInstructionJson);
     if (t.refund) {
       out.refund = {
         reference: t.refund.reference,

@@ -1,0 +1,501 @@
+/**
+ * THE list of documented differences between Sluice's public API and the reference document
+ * (`grid-openapi-2026-05-13.yaml`): one place, read by the coverage check (`coverage.ts`), by
+ * the reference check of the end-to-end suites (`capture.ts`) and rendered into
+ * docs/api-differences.md (`npx tsx tools/api-coverage.ts --write`).
+ *
+ * Each entry says what differs and why. `coverage` lists the findings of the coverage check it
+ * accounts for (exact text; `*` stands for any text); `overrides` are the changes made to the
+ * reference's schemas before the captured answers are validated; `extensions` are operations
+ * Sluice has and the reference does not. A `pending` entry is work in progress elsewhere (its
+ * issue), not a decision: it goes when that work lands (the check fails on an entry that no
+ * longer matches anything).
+ */
+import { referenceDocument, ReferenceValidator, type Json, type SchemaOverride } from './reference.js';
+
+export interface Difference {
+  id: string;
+  title: string;
+  reason: string;
+  pending?: string;
+  coverage?: string[];
+  /** Overrides of the reference's schemas, or a function listing them from the reference. */
+  overrides?: SchemaOverride[] | ((reference: Json) => SchemaOverride[]);
+  extensions?: string[];
+}
+
+const S = '/components/schemas';
+
+/** Adds `values` to the enum of a reference schema (at `pointer`, which must hold an `enum`). */
+function extendEnum(pointer: string, values: string[]): (reference: Json) => SchemaOverride[] {
+  return (reference) => {
+    const at = pointer
+      .split('/')
+      .slice(1)
+      .reduce<Json | undefined>((n, p) => n?.[p] as Json | undefined, reference);
+    if (!Array.isArray(at?.enum))
+      throw new Error(`differences.ts: ${pointer} holds no enum in the reference`);
+    return [{ pointer: `${pointer}/enum`, value: [...new Set([...(at.enum as string[]), ...values])] }];
+  };
+}
+
+/** Every `required` list of the reference's components that names `property`, without it. */
+function notRequired(property: string, under: RegExp): (reference: Json) => SchemaOverride[] {
+  return (reference) => {
+    const out: SchemaOverride[] = [];
+    const visit = (node: unknown, pointer: string) => {
+      if (Array.isArray(node)) node.forEach((n, i) => visit(n, `${pointer}/${i}`));
+      else if (node && typeof node === 'object') {
+        const o = node as Json;
+        if (Array.isArray(o.required) && o.required.includes(property))
+          out.push({
+            pointer: `${pointer}/required`,
+            value: (o.required as string[]).filter((r) => r !== property),
+          });
+        for (const [k, v] of Object.entries(o)) if (k !== 'required') visit(v, `${pointer}/${k}`);
+      }
+    };
+    for (const [name, schema] of Object.entries(reference.components.schemas as Json))
+      if (under.test(name)) visit(schema, `${S}/${name}`);
+    return out;
+  };
+}
+
+/** Every operation under `path` (`GET /agents: missing`, `POST /agents/me/quotes: missing`, ...). */
+const methods = (path: string) => [`* ${path}*`];
+
+export const DIFFERENCES: Difference[] = [
+  // ---- built elsewhere right now -------------------------------------------------------------
+  {
+    id: 'agents',
+    title: 'Agents, their policies, device codes, approvals and the /agents/me API',
+    pending: 'issue 11',
+    reason: 'The agents service is built in issue 11; every `/agents` operation comes with it.',
+    coverage: methods('/agents'),
+  },
+  {
+    id: 'compliance',
+    title: 'KYC/KYB: beneficial owners, documents, verifications, KYC links',
+    pending: 'issue 12',
+    reason: 'The compliance service is built in issue 12.',
+    coverage: [
+      ...methods('/beneficial-owners'),
+      ...methods('/documents'),
+      ...methods('/verifications'),
+      'POST /customers/{customerId}/kyc-link: missing',
+      'BusinessCustomer.beneficialOwners: missing',
+    ],
+  },
+  {
+    id: 'external-account-variants',
+    title: 'ExternalAccount: the 43 accountInfo variants, paymentRails and per-currency beneficiaries',
+    pending: 'issue 14, branch ext-accounts',
+    reason:
+      'Sluice accepts 12 of the reference accountInfo variants, returns no `paymentRails` and has one merged beneficiary ' +
+      'object; the complete set is built on the ext-accounts branch of issue 14.',
+    coverage: ['*ExternalAccountCreateInfo*', '*ExternalAccountInfo*', '*Beneficiary*'],
+    overrides: notRequired('paymentRails', /^[A-Z][a-z]{2}AccountInfo$/),
+  },
+  {
+    id: 'agent-id',
+    title: 'Transaction `agentId`',
+    pending: 'issue 11',
+    reason: 'Set on transactions an agent initiated; arrives with the agents service.',
+    coverage: ['IncomingTransaction.agentId: missing', 'OutgoingTransaction.agentId: missing'],
+  },
+
+  // ---- issue 14 work not done yet (each goes when it is fixed) ---------------------------------
+  {
+    id: 'todo-missing-operations',
+    title: 'Operations not built yet',
+    pending: 'issue 14 (not done yet)',
+    reason:
+      'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
+      '(`/customers/bulk/csv`, its job and BULK_UPLOAD), session refresh (`POST /auth/sessions/{id}/refresh`), ' +
+      '`GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
+      'ext-accounts branch take: built on top of it) and `POST /crypto/estimate-withdrawal-fee` (a sandbox fee table per ' +
+      'network; it needs the wallet-address grammars, today in accounts, shared through @sluice/core first).',
+    coverage: [
+      'GET /discoveries: missing',
+      'POST /crypto/estimate-withdrawal-fee: missing',
+      'POST /customers/bulk/csv: missing',
+      'GET /customers/bulk/jobs/{jobId}: missing',
+      'POST /invitations: missing',
+      'GET /invitations/{invitationCode}: missing',
+      'POST /invitations/{invitationCode}/claim: missing',
+      'POST /invitations/{invitationCode}/cancel: missing',
+      'POST /auth/sessions/{id}/refresh: missing',
+    ],
+  },
+  {
+    id: 'todo-customer-status',
+    title: 'kycStatus / kybStatus on customer create and update',
+    pending: 'issue 14 (not done yet)',
+    reason:
+      'Platforms that verify their own customers (isRegulatedFinancialInstitution) cannot set the status yet: the ' +
+      'verification status and its CUSTOMER.KYC_* webhooks are being reworked by the compliance service (issue 12), ' +
+      'so setting it is left to land on top of that.',
+    coverage: [
+      'IndividualCustomerCreateRequest.kycStatus: missing',
+      'BusinessCustomerCreateRequest.kybStatus: missing',
+      'IndividualCustomerUpdateRequest.kycStatus: missing',
+      'BusinessCustomerUpdateRequest.kybStatus: missing',
+    ],
+  },
+
+  {
+    id: 'todo-not-done',
+    title: 'Not done yet: rateDetails on INCOMING, EMAIL_OTP_EMAIL_ALREADY_EXISTS',
+    pending: 'issue 14 (not done yet)',
+    reason:
+      'An INCOMING transaction carries no `rateDetails` yet (the reference IncomingRateDetails: the sandbox receives ' +
+      'in the currency credited, so there is no conversion to describe, but the fields are not filled). 409 ' +
+      'EMAIL_OTP_EMAIL_ALREADY_EXISTS is never answered: EMAIL_OTP credentials of different accounts may share an ' +
+      'address today, and refusing it per platform would refuse a customer with several wallets on one email; deciding ' +
+      "it per customer needs the accounts' owners in wallet-auth.",
+  },
+
+  // ---- decisions -----------------------------------------------------------------------------
+  {
+    id: 'one-transaction-object',
+    title: 'One Transaction schema in the document',
+    reason:
+      'The document publishes one `Transaction` object whose `type` is INCOMING or OUTGOING, with the OUTGOING-only fields ' +
+      '(`sentAmount`, `exchangeRate`, `fees`, `quoteId`, `refund`) optional; the bodies themselves are the reference variants ' +
+      '(an INCOMING body carries none of them), which the end-to-end reference check validates against ' +
+      '`IncomingTransaction`/`OutgoingTransaction` on every answer and webhook. The union is not spelled out in the document ' +
+      'because the gateway serializes responses by schema and one object keeps that exact and fast.',
+    coverage: [
+      '* 200: response schema Transaction (reference: TransactionOneOf)',
+      '* 201: response schema Transaction (reference: TransactionOneOf)',
+      '* 200: response schema Transaction (reference: IncomingTransaction)',
+      '* 200: response schema Transaction (reference: OutgoingTransaction)',
+      'IncomingTransaction.sentAmount: not in the reference',
+      'IncomingTransaction.exchangeRate: not in the reference',
+      'IncomingTransaction.fees: not in the reference',
+      'IncomingTransaction.quoteId: not in the reference',
+      'IncomingTransaction.refund: not in the reference',
+      'IncomingTransaction.paymentInstructions: not in the reference',
+      'OutgoingTransaction.sentAmount: optional (required in the reference)',
+      'IncomingRateDetails.counterpartyMultiplier: not in the reference',
+      'IncomingRateDetails.counterpartyFixedFee: not in the reference',
+      // One source and one destination object with the kind's fields optional, instead of per-kind variants.
+      'AccountTransactionDestination.*',
+      'UmaAddressTransactionDestination.*',
+      'AccountTransactionSource.*',
+      'UmaAddressTransactionSource.*',
+      'RealtimeFundingTransactionSource.accountId: not in the reference',
+      'RealtimeFundingTransactionSource.umaAddress: not in the reference',
+      'RealtimeFundingTransactionSource.sourceType: enum adds ACCOUNT, UMA_ADDRESS',
+      'IncomingTransaction.type: enum adds OUTGOING',
+      'OutgoingTransaction.type: enum adds INCOMING',
+    ],
+  },
+  {
+    id: 'failure-detail',
+    title:
+      'Transaction `failureDetail`, `reconciliationInstructions` on OUTGOING, failure reasons of the specification',
+    reason:
+      '`failureDetail` (INSUFFICIENT_FUNDS, REJECTED_BY_BANK, TIMED_OUT, ...) says more than `failureReason` and is a Sluice ' +
+      'extension. `reconciliationInstructions.reference` is given on every transaction so a platform can match bank ' +
+      'statements in both directions. `failureReason` takes the values the specification lists for Transaction ' +
+      "(`OFFRAMP_FAILED`, `PAY_REQUEST_FAILED`, ... on OUTGOING payments too), which is wider than the reference's " +
+      'OutgoingTransactionFailureReason; the document writes it as a string.',
+    coverage: [
+      'IncomingTransaction.failureDetail: not in the reference',
+      'OutgoingTransaction.failureDetail: not in the reference',
+      'OutgoingTransaction.reconciliationInstructions: not in the reference',
+      'IncomingTransactionFailureReason: not an enum *',
+      'OutgoingTransactionFailureReason: not an enum *',
+    ],
+    overrides: extendEnum(`${S}/OutgoingTransactionFailureReason`, [
+      'LNURLP_FAILED',
+      'PAY_REQUEST_FAILED',
+      'PAYMENT_APPROVAL_WEBHOOK_ERROR',
+      'PAYMENT_APPROVAL_TIMED_OUT',
+      'OFFRAMP_FAILED',
+      'MISSING_MANDATORY_PAYEE_DATA',
+    ]),
+  },
+  {
+    id: 'refunded-status',
+    title: 'OUTGOING transactions can be REFUNDED',
+    reason:
+      'The specification\'s Transaction statuses include REFUNDED ("payment was unable to complete and refunded"); a failed ' +
+      'payout whose money had left the payer ends REFUNDED once the refund settles (OUTGOING_PAYMENT.REFUND_COMPLETED). ' +
+      "The reference's OutgoingTransactionStatus omits it.",
+    coverage: ['OutgoingTransactionStatus: enum adds CREATED, REJECTED, REFUNDED'],
+    overrides: extendEnum(`${S}/OutgoingTransactionStatus`, ['REFUNDED']),
+  },
+  {
+    id: 'quote-fields',
+    title:
+      'Quote: locked side and amount, lookup, description, purpose, payloadToSign; one source and destination object',
+    reason:
+      'The quote echoes what it was created with (`lockedCurrencySide`, `lockedCurrencyAmount`, `lookupId`, `description`, ' +
+      '`purposeOfPayment`) and, for an EMBEDDED_WALLET source, the `payloadToSign` of its signed execution. Its source and ' +
+      "destination are one object each with the kind's fields optional, and `destination.paymentRail` is the rail chosen " +
+      '(a string) rather than the list of the reference.',
+    coverage: [
+      'Quote.lockedCurrencySide: not in the reference',
+      'Quote.lockedCurrencyAmount: not in the reference',
+      'Quote.lookupId: not in the reference',
+      'Quote.description: not in the reference',
+      'Quote.purposeOfPayment: not in the reference',
+      'Quote.payloadToSign: not in the reference',
+      'AccountQuoteSource.*',
+      'RealtimeFundingQuoteSource.*',
+      'AccountDestination.*',
+      'UmaAddressDestination.*',
+    ],
+  },
+  {
+    id: 'quote-execute-again',
+    title: 'Executing an executed quote answers the quote (200), not 409',
+    reason:
+      'The reference answers 409 for a quote "already confirmed, expired, or in invalid state". Sluice answers 409 ' +
+      'QUOTE_EXPIRED and 409 QUOTE_NOT_EXECUTABLE (a REALTIME_FUNDING quote executes when its funds arrive) as the ' +
+      'reference does, but an execute of a quote already executed returns the quote as it is (200): execution is ' +
+      'exactly once whatever the retries, and a client that lost the first answer (or retried it under another ' +
+      'Idempotency-Key) learns the outcome instead of an error for a payment that happened.',
+  },
+  {
+    id: 'quote-signed-execute',
+    title: '`POST /quotes/{quoteId}/execute` answers 202 for an EMBEDDED_WALLET source',
+    reason:
+      'The specification lists executing a quote from an embedded wallet among the signed-retry flows: the first call ' +
+      'answers 202 with the signing challenge.',
+    coverage: ['POST /quotes/{quoteId}/execute: answers 200, 202 (reference: 200)'],
+    overrides: [
+      {
+        pointer: '/paths/~1quotes~1{quoteId}~1execute/post/responses/202',
+        value: {
+          description: 'EMBEDDED_WALLET source: sign payloadToSign and repeat the request',
+          content: {
+            'application/json': { schema: { $ref: '#/components/schemas/SignedRequestChallenge' } },
+          },
+        },
+      },
+    ],
+  },
+  {
+    id: 'list-envelope',
+    title: "Every list has the specification's envelope",
+    reason:
+      "The specification's list envelope (`data`, `hasMore`, `nextCursor`, `totalCount`) applies to all list endpoints; " +
+      'the reference leaves it out of the exchange-rate and platform internal-account lists.',
+    coverage: [
+      'ExchangeRateListResponse.hasMore: not in the reference',
+      'ExchangeRateListResponse.nextCursor: not in the reference',
+      'ExchangeRateListResponse.totalCount: not in the reference',
+      'PlatformInternalAccountListResponse.hasMore: not in the reference',
+      'PlatformInternalAccountListResponse.nextCursor: not in the reference',
+      'PlatformInternalAccountListResponse.totalCount: not in the reference',
+      'GET /platform/internal-accounts: query parameter limit not in the reference',
+      'GET /platform/internal-accounts: query parameter cursor not in the reference',
+    ],
+  },
+  {
+    id: 'internal-account-get',
+    title: '`GET /internal-accounts/{id}`',
+    reason:
+      'One internal account and its balance by id (the reference finds an account only through the filtered lists). ' +
+      "Another platform's account or an unknown id is 404 INTERNAL_ACCOUNT_NOT_FOUND.",
+    extensions: ['GET /internal-accounts/{id}'],
+  },
+  {
+    id: 'config-provider-fields',
+    title: 'PlatformConfig: no proxyUmaSubdomain, no provider-required customer fields',
+    reason:
+      "A Sluice deployment serves UMA for the platform's own `umaDomain` itself; there is no hosted UMA proxy whose " +
+      'subdomain `proxyUmaSubdomain` would name. There is no underlying UMA provider either: no currency requires customer ' +
+      'fields at creation (the reference omits `providerRequiredCustomerFields` when none are required), and what a ' +
+      'receiving counterparty requires of the sender is answered per receiver by the lookup (`requiredPayerDataFields` of ' +
+      '`GET /receiver/...`) and enforced at quote creation.',
+    coverage: [
+      'PlatformConfig.proxyUmaSubdomain: missing',
+      'PlatformCurrencyConfig.providerRequiredCustomerFields: missing',
+      'PlatformCurrencyConfig.providerRequiredCounterpartyCustomerFields: missing',
+    ],
+  },
+  {
+    id: 'config-extensions',
+    title: 'PlatformConfig: embedded-wallet settings and the webhook signing secret',
+    reason:
+      "Webhook signing follows this project's design (the reference README): the config returns the signing secret and, " +
+      'after a rotation, when the previous one stops being accepted. `embeddedWalletConfig` holds the embedded-wallet ' +
+      'settings of the platform (OIDC issuers, passkey relying party).',
+    coverage: [
+      'PlatformConfig.embeddedWalletConfig: not in the reference',
+      'PlatformConfig.webhookSigningSecret: not in the reference',
+      'PlatformConfig.previousWebhookSigningSecretExpiresAt: not in the reference',
+      'PlatformConfigUpdateRequest.embeddedWalletConfig: not in the reference',
+    ],
+    extensions: ['POST /config/webhook-secret/rotate'],
+  },
+  {
+    id: 'exchange-rate-fees',
+    title: 'Exchange rates: the variable fee rate; the payout rail as a string',
+    reason:
+      "Sluice's fees have a variable part, published as `fees.variableRate`; `destinationPaymentRail` names the rail " +
+      '(a string).',
+    coverage: [
+      'ExchangeRateFees.variableRate: not in the reference',
+      'ExchangeRate.destinationPaymentRail: scalar (reference: object)',
+    ],
+  },
+  {
+    id: 'business-customer-contact',
+    title: 'Business customers are created with businessInfo',
+    reason:
+      '`fullName`, `birthDate` and `nationality` of a BUSINESS customer name its contact person (optional).',
+    coverage: ['BusinessCustomerCreateRequest.businessInfo: required (optional in the reference)'],
+  },
+  {
+    id: 'resource-timestamps',
+    title: 'External accounts have createdAt/updatedAt; bank name of payment instructions',
+    reason:
+      'Every stored resource says when it was created and changed; US payment instructions name the bank.',
+    coverage: [
+      'ExternalAccount.createdAt: not in the reference',
+      'ExternalAccount.updatedAt: not in the reference',
+      'PaymentUsdAccountInfo.bankName: not in the reference',
+    ],
+  },
+  {
+    id: 'transfer-fields',
+    title: 'Transfers: `amount` required, `description` accepted',
+    reason:
+      'A same-currency transfer moves an explicit amount (the reference leaves it optional without saying what an absent ' +
+      'amount means); a transfer can carry a description like a quote.',
+    coverage: [
+      'TransferInRequest.amount: required (optional in the reference)',
+      'TransferInRequest.description: not in the reference',
+      'TransferOutRequest.amount: required (optional in the reference)',
+      'TransferOutRequest.description: not in the reference',
+    ],
+  },
+  {
+    id: 'lookup-expiry',
+    title: 'Receiver lookups expire, and may name the sending currency',
+    reason:
+      'A lookup is valid for a limited time before a quote uses it; `expiresAt` says until when. `sendingCurrency` ' +
+      '(optional) is the currency the sender will pay in: the estimated rates of the receiving currencies are quoted from it (default USD).',
+    coverage: [
+      'ReceiverUmaLookupResponse.expiresAt: not in the reference',
+      'ReceiverExternalAccountLookupResponse.expiresAt: not in the reference',
+      'GET /receiver/uma/{receiverUmaAddress}: query parameter sendingCurrency not in the reference',
+      'GET /receiver/external-account/{accountId}: query parameter sendingCurrency not in the reference',
+      'CustomerInfoFieldName: not an enum *',
+    ],
+  },
+  {
+    id: 'wallet-auth',
+    title: 'Embedded-wallet authentication details',
+    reason:
+      'An internal-account update states `privateEnabled` explicitly (the only setting it changes); an EMAIL_OTP ' +
+      'credential may name its address (default: the customer email), OAUTH and PASSKEY credentials read theirs from the ' +
+      'token or have none; sessions name the credential that issued them (`authMethodId`); a PASSKEY challenge answer is ' +
+      'one object (the reference splits it by type); passkey transports are free strings as WebAuthn browsers report them.',
+    coverage: [
+      'InternalAccountUpdateRequest.privateEnabled: required (optional in the reference)',
+      'EmailOtpCredentialCreateRequest.email: not in the reference',
+      'PasskeyAttestation.transports[]: not an enum *',
+      'AuthSession.authMethodId: not in the reference',
+      'POST /auth/credentials/{id}/challenge 200: response schema (inline) (reference: AuthCredentialResponseOneOf)',
+      'AuthMethodResponse.challenge: not in the reference',
+      'AuthMethodResponse.requestId: not in the reference',
+      'AuthMethodResponse.expiresAt: not in the reference',
+    ],
+  },
+  {
+    id: 'error-codes',
+    title: 'Error codes the reference does not name',
+    reason:
+      'Where the reference names a code for the same condition Sluice uses it (QUOTE_NOT_FOUND, TRANSACTION_NOT_FOUND, ' +
+      'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL, AMOUNT_OUT_OF_RANGE, LOOKUP_REQUEST_NOT_FOUND, ' +
+      'TOKEN_NOT_FOUND, INVALID_INPUT, UMA_ADDRESS_EXISTS, WEBHOOK_ENDPOINT_NOT_SET, EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS, ' +
+      'INTERNAL_ERROR, ...). For conditions the reference has no code for, Sluice answers a finer code than the generic ' +
+      'one, with the same status: the resource that was not found (CUSTOMER_NOT_FOUND, INTERNAL_ACCOUNT_NOT_FOUND, ' +
+      'EXTERNAL_ACCOUNT_NOT_FOUND, CREDENTIAL_NOT_FOUND, SESSION_NOT_FOUND, UMA_RECEIVER_NOT_FOUND, ...), why a payment ' +
+      'cannot proceed (INSUFFICIENT_FUNDS, QUOTE_EXPIRED, QUOTE_NOT_EXECUTABLE, EXTERNAL_ACCOUNT_NOT_USABLE, ...), which ' +
+      'check of a signed retry failed (401 SIGNING_REQUEST_UNKNOWN, SIGNED_BODY_MISMATCH, ...; the specification gives ' +
+      "these conditions a 401 without naming codes) and the gateway's own answers (NOT_FOUND for an unknown route, " +
+      'BAD_REQUEST for a malformed URL, 409 IDEMPOTENCY_KEY_IN_PROGRESS). Statuses the reference does not list for an ' +
+      'operation (413, 414, 415, 422, 431, 503, and 401/403/429 where an operation omits them) carry the same error body.',
+    overrides: (reference) => [
+      ...extendEnum(`${S}/Error400/properties/code`, [
+        'BAD_REQUEST',
+        'BALANCE_LIMIT_EXCEEDED',
+        'EXTERNAL_ACCOUNT_INVALID',
+        'EXTERNAL_ACCOUNT_NOT_USABLE',
+        'ILLEGAL_STATE_TRANSITION',
+        'INSUFFICIENT_FUNDS',
+        'LOOKUP_EXPIRED',
+        'NOT_EMBEDDED_WALLET',
+        'SAME_CURRENCY_QUOTE',
+        'UNSUPPORTED_CURRENCY',
+        'CUSTOMER_DELETED',
+        'CANNOT_DELETE_LAST_TOKEN',
+        'CREDENTIAL_CONFLICT',
+        'UMA_DOMAIN_NOT_CONFIGURED',
+        'OAUTH_CREDENTIAL_ALREADY_EXISTS',
+        'LAST_CREDENTIAL',
+        'CREDENTIAL_TYPE_MISMATCH',
+        'INVALID_ATTESTATION',
+        'INVALID_CLIENT_PUBLIC_KEY',
+        'EMBEDDED_WALLET_NOT_CONFIGURED',
+        'EXPORT_UNAVAILABLE',
+      ])(reference),
+      ...extendEnum(`${S}/Error401/properties/code`, [
+        'SIGNING_REQUEST_ID_MISSING',
+        'SIGNING_REQUEST_UNKNOWN',
+        'SIGNING_REQUEST_EXPIRED',
+        'SIGNING_REQUEST_REUSED',
+        'SIGNING_REQUEST_MISMATCH',
+        'SIGNED_BODY_MISMATCH',
+        'WALLET_SIGNATURE_WRONG_ACCOUNT',
+        'WALLET_SESSION_NOT_ACTIVE',
+        'WALLET_SIGNATURE_SAME_CREDENTIAL',
+        'WALLET_SIGNATURE_MISSING',
+        'WALLET_SIGNATURE_MALFORMED',
+        'WALLET_SIGNATURE_INVALID',
+      ])(reference),
+      ...extendEnum(`${S}/Error403/properties/code`, ['SANDBOX_ONLY'])(reference),
+      ...extendEnum(`${S}/Error404/properties/code`, [
+        'NOT_FOUND',
+        'CUSTOMER_NOT_FOUND',
+        'PLATFORM_NOT_FOUND',
+        'INTERNAL_ACCOUNT_NOT_FOUND',
+        'EXTERNAL_ACCOUNT_NOT_FOUND',
+        'UMA_RECEIVER_NOT_FOUND',
+        'CREDENTIAL_NOT_FOUND',
+        'SESSION_NOT_FOUND',
+        'WEBHOOK_DELIVERY_NOT_FOUND',
+      ])(reference),
+      ...extendEnum(`${S}/Error409/properties/code`, [
+        'IDEMPOTENCY_KEY_IN_PROGRESS',
+        'QUOTE_EXPIRED',
+        'QUOTE_NOT_EXECUTABLE',
+        'CUSTOMER_ALREADY_EXISTS',
+        'EXTERNAL_ACCOUNT_ALREADY_EXISTS',
+      ])(reference),
+      ...extendEnum(`${S}/Error429/properties/code`, ['OTP_RESEND_TOO_SOON'])(reference),
+    ],
+  },
+];
+
+/** The overrides of every difference, resolved against the reference. */
+export function schemaOverrides(reference: Json = referenceDocument()): SchemaOverride[] {
+  return DIFFERENCES.flatMap((d) =>
+    typeof d.overrides === 'function' ? d.overrides(reference) : (d.overrides ?? []),
+  );
+}
+
+/** The validator of captured answers, with every documented override and extension. */
+export function referenceValidator(): ReferenceValidator {
+  return new ReferenceValidator(
+    schemaOverrides(),
+    DIFFERENCES.flatMap((d) => d.extensions ?? []),
+  );
+}
