@@ -155,16 +155,18 @@ export class World {
       ...(owner ? { customerId: owner } : {}),
       currency,
       // Bank accounts name their beneficiary; wallets have none.
-      accountInfo: accountInfo.accountType.endsWith('_ACCOUNT')
-        ? ({
-            beneficiary: {
-              beneficiaryType: 'INDIVIDUAL',
-              fullName: 'Ada Lovelace',
-              address: { line1: '1 Main St', postalCode: '10115', country: 'DE' },
-            },
-            ...accountInfo,
-          } as accounts.ExternalAccountInfo)
-        : accountInfo,
+      accountInfo: accounts.ExternalAccountInfo.fromPartial({
+        ...accountInfo,
+        beneficiary:
+          accountInfo.beneficiary ??
+          (accountInfo.accountType.endsWith('_ACCOUNT')
+            ? {
+                beneficiaryType: 'INDIVIDUAL',
+                fullName: 'Ada Lovelace',
+                address: { line1: '1 Main St', postalCode: '10115', country: 'DE' },
+              }
+            : undefined),
+      }),
     });
     return account!;
   }

@@ -72,16 +72,16 @@ export const digits = (n: number) => Array.from({ length: n }, () => randomInt(1
 export function accountInfoFor(currency: string, suffix = '000'): accounts.ExternalAccountInfo {
   switch (currency) {
     case 'EUR':
-      return {
+      return accounts.ExternalAccountInfo.fromPartial({
         accountType: 'EUR_ACCOUNT',
         iban: germanIban(`${digits(10 - suffix.length)}${suffix}`),
-      } as accounts.ExternalAccountInfo;
+      });
     case 'USD':
-      return {
+      return accounts.ExternalAccountInfo.fromPartial({
         accountType: 'USD_ACCOUNT',
         accountNumber: `${digits(12 - suffix.length)}${suffix}`,
         routingNumber: '021000021',
-      } as accounts.ExternalAccountInfo;
+      });
     default:
       throw new Error(`no external account info for ${currency} in these tests`);
   }
