@@ -40,7 +40,13 @@ export function composeIdentity({
   const events = new IdentityPublisher(outbox);
   const useCases = {
     platforms: new PlatformsService(orm, clock, store, events),
-    config: new ConfigService(orm, clock, store, events),
+    config: new ConfigService(
+      orm,
+      clock,
+      store,
+      events,
+      config.WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS * 1000,
+    ),
     tokens: new TokensService(orm, clock, store.platforms, store.tokens, events),
     customers: new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
   };

@@ -10,6 +10,7 @@ import { DeliveryWorker } from './app/delivery.worker.js';
 import { EventRelayService } from './app/event-relay.service.js';
 import { WebhooksService } from './app/webhooks.service.js';
 import { webhookEventConsumers } from './events/webhook-events.consumer.js';
+import { OutboxAnswerPublisher } from './events/answer.publisher.js';
 import { webhooksRpc } from './rpc/webhooks.rpc.js';
 
 /** The object graph of a running webhook-dispatcher. */
@@ -22,7 +23,7 @@ export interface WebhookDispatcherGraph extends Composition {
 
 /** The composition root of the webhook-dispatcher: every object of the service, built once. */
 export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConfig>): WebhookDispatcherGraph {
-  const { config: cfg, orm, clock, logger, bus } = deps;
+  const { config: cfg, orm, clock, logger, bus, outbox } = deps;
   const identityClient = createRpcClient(identity.IdentityServiceClient, cfg.IDENTITY_GRPC_URL);
   const repo = new DeliveryRepository();
   const targets = new IdentityWebhookTargets(identityClient);
@@ -32,11 +33,13 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     maxResponseBytes: cfg.WEBHOOK_RESPONSE_BODY_LIMIT,
     userAgent: cfg.WEBHOOK_USER_AGENT,
   });
+  const answers = new OutboxAnswerPublisher(outbox);
   const worker = new DeliveryWorker({
     orm,
     repo,
     targets,
     sender,
+    answers,
     clock,
     logger,
     schedule: parseRetrySchedule(cfg.WEBHOOK_RETRY_SCHEDULE),
@@ -45,7 +48,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
   });
-  const service = new WebhooksService({ orm, repo, targets, sender, clock, logger });
+  const service = new WebhooksService({ orm, repo, targets, sender, answers, clock, logger });
   const relay = new EventRelayService({ repo, clock, logger });
   return {
     repo,

@@ -91,6 +91,7 @@ function worker(
     repo,
     targets,
     sender,
+    answers: { answered: async () => {} },
     clock,
     logger,
     schedule: [5_000],
@@ -117,6 +118,7 @@ async function pending(platformId: string, n: number, dueAt: Date): Promise<stri
         eventId,
         type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED',
         payload: JSON.stringify({ id: webhookId, type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', data: { n: i } }),
+        answered: false,
         now: dueAt,
       });
       ids.push(webhookId);

@@ -248,6 +248,60 @@ describe('event → webhook', () => {
   });
 });
 
+describe('request–response webhook (INCOMING_PAYMENT.PENDING)', () => {
+  /** The answer the dispatcher wrote to its outbox for payments, once it exists. */
+  const answerFor = (transactionId: string) =>
+    eventually(async () => {
+      const rows = await sql<{ envelope: { data: Record<string, unknown> } }>(
+        `SELECT envelope FROM outbox WHERE type = 'INCOMING_PAYMENT.APPROVAL_ANSWERED' AND envelope->'data'->>'transactionId' = ?`,
+        [transactionId],
+      );
+      return rows.length ? rows.map((r) => r.envelope.data) : undefined;
+    });
+
+  it('makes one attempt and relays the answer (status and body) to payments, whatever it is; no retry', async () => {
+    const p = idp.platform(receiver.url('/approval'));
+    receiver.behave('/approval', (_r, _n, res) =>
+      res.writeHead(403, { 'content-type': 'application/json' }).end('{"reason":"RESTRICTED_JURISDICTION"}'),
+    );
+    const transactionId = newId('Transaction');
+    const ev = publisher.envelope('INCOMING_PAYMENT.PENDING', p.id, { id: transactionId, status: 'PENDING' });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    const answers = await answerFor(transactionId);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatchObject({
+      transactionId,
+      webhookId,
+      outcome: 'RESPONDED',
+      responseStatus: 403,
+      responseBody: '{"reason":"RESTRICTED_JURISDICTION"}',
+    });
+    const d = (await deliveryOf(webhookId))!;
+    expect(d).toMatchObject({ status: 'FAILED', attempt_count: 1, next_attempt_at: null });
+    await sleep(500); // the schedule's 200 ms retry would have happened by now
+    expect(receiver.at('/approval')).toHaveLength(1);
+    expect(
+      new Webhook(p.secrets[0]!).verify(
+        receiver.at('/approval')[0]!.body,
+        receiver.at('/approval')[0]!.headers,
+      ),
+    ).toBeTruthy();
+  });
+
+  it('relays TIMED_OUT when the endpoint does not answer within the timeout, NO_ENDPOINT when there is none', async () => {
+    const slow = idp.platform(receiver.url('/approval-slow'));
+    receiver.behave('/approval-slow', (_r, _n, res) => setTimeout(() => res.end('late'), 1500));
+    const none = idp.platform(undefined);
+    const t1 = newId('Transaction');
+    const t2 = newId('Transaction');
+    await publisher.publish('payments', publisher.envelope('INCOMING_PAYMENT.PENDING', slow.id, { id: t1 }));
+    await publisher.publish('payments', publisher.envelope('INCOMING_PAYMENT.PENDING', none.id, { id: t2 }));
+    expect((await answerFor(t1))[0]).toMatchObject({ outcome: 'TIMED_OUT', error: 'timed out after 500 ms' });
+    expect((await answerFor(t2))[0]).toMatchObject({ outcome: 'NO_ENDPOINT' });
+  });
+});
+
 describe('SendTestWebhook', () => {
   it('sends a signed TEST webhook and returns the endpoint answer; the delivery is recorded', async () => {
     const p = idp.platform(receiver.url('/test-ok'));

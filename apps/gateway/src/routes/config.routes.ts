@@ -27,6 +27,9 @@ function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest)
       enabledTransactionTypes: s.enabledTransactionTypes.map(
         (t) => t.replace(/^TRANSACTION_TYPE_/, '') as TransactionTypeName,
       ),
+      ...(s.incomingPaymentApprovalThreshold !== undefined
+        ? { incomingPaymentApprovalThreshold: Number(s.incomingPaymentApprovalThreshold) }
+        : {}),
     })),
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     createdAt: iso(c.createdAt)!,
@@ -110,6 +113,9 @@ const configRoutes: RouteModule = (app, { clients }) => {
                   enabledTransactionTypes: (c.enabledTransactionTypes ?? []).map(
                     (t) => `TRANSACTION_TYPE_${t}` as identity.TransactionType,
                   ),
+                  ...(c.incomingPaymentApprovalThreshold !== undefined
+                    ? { incomingPaymentApprovalThreshold: BigInt(c.incomingPaymentApprovalThreshold) }
+                    : {}),
                 })),
               },
             }

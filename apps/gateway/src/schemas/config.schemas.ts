@@ -22,6 +22,11 @@ const CounterpartyFieldDefinition = Type.Object(
   { $id: 'CounterpartyFieldDefinition', additionalProperties: false },
 );
 
+/** Sluice's own: incoming payments below it are approved without the approval webhook (docs/webhooks.md). */
+const INCOMING_APPROVAL_THRESHOLD = AmountLimit(
+  'incoming payments in this currency below this amount (smallest unit) are approved without asking the platform; absent: every incoming payment asks through the INCOMING_PAYMENT.PENDING webhook',
+);
+
 export const PlatformCurrencyConfig = Type.Object(
   {
     currencyCode: Type.String({ description: 'ISO 4217 code or stablecoin code (USDC)' }),
@@ -29,6 +34,7 @@ export const PlatformCurrencyConfig = Type.Object(
     maxAmount: AmountLimit('largest amount that can be sent, in the smallest unit'),
     requiredCounterpartyFields: Type.Array(CounterpartyFieldDefinition),
     enabledTransactionTypes: Type.Array(TransactionType),
+    incomingPaymentApprovalThreshold: Type.Optional(INCOMING_APPROVAL_THRESHOLD),
   },
   { $id: 'PlatformCurrencyConfig', additionalProperties: false },
 );
@@ -49,6 +55,7 @@ export const PlatformCurrencyConfigInput = Type.Object(
     enabledTransactionTypes: Type.Optional(
       Type.Array(TransactionType, { minItems: 1, maxItems: 2, description: 'default INCOMING and OUTGOING' }),
     ),
+    incomingPaymentApprovalThreshold: Type.Optional(INCOMING_APPROVAL_THRESHOLD),
   },
   { additionalProperties: false },
 );

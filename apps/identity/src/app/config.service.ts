@@ -14,6 +14,8 @@ export class ConfigService {
     private readonly clock: Clock,
     private readonly store: Omit<PlatformStore, 'tokens'>,
     private readonly events: IdentityEvents,
+    /** How long a replaced signing secret keeps signing after a rotation. */
+    private readonly rotationOverlapMs: number = WEBHOOK_SECRET_GRACE_MS,
   ) {}
 
   async get(platformId: string): Promise<PlatformConfigView> {
@@ -46,8 +48,10 @@ export class ConfigService {
 
   /**
    * Makes a new current signing secret and writes PLATFORM_CONFIG.UPDATED (saying
-   * only that it rotated). The replaced secret keeps signing for 24 hours (receivers
-   * accept either while they switch); secrets whose grace period is over are deleted.
+   * only that it rotated). The replaced secret keeps signing for the rotation overlap
+   * (WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS, 24 hours by default: deliveries carry both
+   * signatures, so receivers accept either while they switch); secrets whose overlap is over
+   * are deleted.
    */
   async rotateWebhookSecret(platformId: string): Promise<PlatformConfigView> {
     validIds(['platformId', platformId, 'Platform']);
@@ -59,7 +63,7 @@ export class ConfigService {
       await this.store.secrets.expireCurrent(
         em,
         platformId,
-        new Date(now.getTime() + WEBHOOK_SECRET_GRACE_MS),
+        new Date(now.getTime() + this.rotationOverlapMs),
       );
       await this.store.secrets.insert(em, platformId, { secret: generateWebhookSecret(), createdAt: now });
       const updated: PlatformConfig = { ...config, updatedAt: now };

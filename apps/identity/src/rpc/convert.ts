@@ -61,6 +61,9 @@ function currencyConfigToPb(c: CurrencyConfig): pb.CurrencyConfig {
     enabledTransactionTypes: c.enabledTransactionTypes.map(
       (t) => `TRANSACTION_TYPE_${t}` as pb.TransactionType,
     ),
+    ...(c.incomingPaymentApprovalThreshold !== undefined
+      ? { incomingPaymentApprovalThreshold: c.incomingPaymentApprovalThreshold }
+      : {}),
   };
 }
 
@@ -75,6 +78,8 @@ export function currencyConfigFromPb(c: pb.CurrencyConfig): CurrencyConfigInput 
   };
   if (c.minAmount !== undefined) input.minAmount = c.minAmount;
   if (c.maxAmount !== undefined) input.maxAmount = c.maxAmount;
+  if (c.incomingPaymentApprovalThreshold !== undefined)
+    input.incomingPaymentApprovalThreshold = c.incomingPaymentApprovalThreshold;
   return input;
 }
 

@@ -39,6 +39,8 @@ export interface CurrencyConfigJson {
   maxAmount: string;
   requiredCounterpartyFields: { name: CustomerInfoField; mandatory: boolean }[];
   enabledTransactionTypes: TransactionType[];
+  /** Decimal string; absent when not set. */
+  incomingPaymentApprovalThreshold?: string;
 }
 
 /** Row of `platform_configs` (one per platform). */

@@ -46,6 +46,9 @@ export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
         mandatory: f.mandatory,
       })),
       enabledTransactionTypes: [...c.enabledTransactionTypes],
+      ...(c.incomingPaymentApprovalThreshold !== undefined
+        ? { incomingPaymentApprovalThreshold: BigInt(c.incomingPaymentApprovalThreshold) }
+        : {}),
     })),
   };
   if (r.umaDomain) settings.umaDomain = r.umaDomain;
@@ -75,6 +78,9 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
         mandatory: f.mandatory,
       })),
       enabledTransactionTypes: [...cc.enabledTransactionTypes],
+      ...(cc.incomingPaymentApprovalThreshold !== undefined
+        ? { incomingPaymentApprovalThreshold: cc.incomingPaymentApprovalThreshold.toString() }
+        : {}),
     })),
     embeddedWalletConfig: s.embeddedWalletConfig ? structuredClone(s.embeddedWalletConfig) : null,
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
 import { transactional } from '@sluice/store';
+import { answerOf } from '../domain/answers.js';
 import { attemptRecord, type AttemptResult, type Delivery } from '../domain/delivery.js';
 import { nextRetryDelay } from '../domain/retry-schedule.js';
 import type { DispatchDeps } from './dispatch-deps.js';
@@ -164,9 +165,16 @@ export class DeliveryWorker {
     }
     if (!target.endpoint) {
       const reason = target.missingReason ?? 'no webhook endpoint configured';
-      const n = await transactional(this.o.orm, (em) =>
-        this.o.repo.markSkipped(em, ids, this.owner, reason, this.o.clock.now()),
-      );
+      const n = await transactional(this.o.orm, async (em) => {
+        const now = this.o.clock.now();
+        const skipped = await this.o.repo.markSkipped(em, ids, this.owner, reason, now);
+        // A request–response webhook without an endpoint still gets its answer: there is no one to ask.
+        for (const d of deliveries) {
+          const answer = d.answered && skipped.has(d.id) ? answerOf(d, undefined, now) : undefined;
+          if (answer) await this.o.answers.answered(em, d.platformId, answer);
+        }
+        return skipped.size;
+      });
       this.o.logger.info({ platformId, skipped: n, reason }, 'webhooks skipped');
       return;
     }
@@ -207,7 +215,9 @@ export class DeliveryWorker {
     const now = this.o.clock.now();
     let status: 'DELIVERED' | 'PENDING' | 'FAILED' = 'DELIVERED';
     let nextAttemptAt: Date | null = null;
-    if (!r.ok) {
+    // A request–response webhook gets one attempt: its answer (or the lack of one) decides.
+    if (!r.ok && d.answered) status = 'FAILED';
+    else if (!r.ok) {
       const delay = nextRetryDelay(attempt, this.o.schedule, this.o.random);
       if (delay === undefined) status = 'FAILED';
       else {
@@ -217,7 +227,7 @@ export class DeliveryWorker {
     }
     const kept = await transactional(this.o.orm, async (em) => {
       await this.o.repo.insertAttempt(em, { ...attemptRecord(r), deliveryId: d.id, attempt });
-      return this.o.repo.finishAttempt(em, {
+      const finished = await this.o.repo.finishAttempt(em, {
         id: d.id,
         owner: this.owner,
         status,
@@ -228,6 +238,9 @@ export class DeliveryWorker {
         error: r.error ?? null,
         now,
       });
+      const answer = finished && d.answered ? answerOf(d, r, now) : undefined;
+      if (answer) await this.o.answers.answered(em, d.platformId, answer);
+      return finished;
     });
     const log = {
       webhookId: d.webhookId,

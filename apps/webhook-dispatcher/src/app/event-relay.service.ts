@@ -2,7 +2,12 @@ import { isId, newId, type Clock } from '@sluice/core';
 import type { EventEnvelope } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { EntityManager } from '@sluice/store';
-import { isPublicWebhookType, serializePayload, webhookIdForEvent } from '../domain/webhook-types.js';
+import {
+  isAnsweredWebhookType,
+  isPublicWebhookType,
+  serializePayload,
+  webhookIdForEvent,
+} from '../domain/webhook-types.js';
 import type { DeliveryRepository } from '../store/delivery.repository.js';
 
 /**
@@ -41,6 +46,7 @@ export class EventRelayService {
       eventId: event.id,
       type: event.type,
       payload,
+      answered: isAnsweredWebhookType(event.type),
       now: this.d.clock.now(),
     });
     if (inserted) this.d.logger.debug({ webhookId, type: event.type }, 'webhook queued');

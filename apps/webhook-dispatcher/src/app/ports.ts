@@ -1,3 +1,5 @@
+import type { EntityManager } from '@sluice/store';
+import type { WebhookAnswer } from '../domain/answers.js';
 import type { AttemptResult } from '../domain/delivery.js';
 
 // Every outbound port of the webhook-dispatcher; the adapters live in clients/ and compose.ts wires them.
@@ -28,4 +30,10 @@ export interface WebhookSender {
    * `webhookId`. Never rejects: a refused target, a timeout or a non-2xx answer is a failed attempt.
    */
   send(url: string, secrets: readonly string[], webhookId: string, payload: string): Promise<AttemptResult>;
+}
+
+/** Relays the answers of request–response webhooks to the event's owner (through the outbox). */
+export interface AnswerPublisher {
+  /** Writes the answer in the caller's transaction (the one that records the attempt). */
+  answered(em: EntityManager, platformId: string, answer: WebhookAnswer): Promise<void>;
 }

@@ -71,7 +71,15 @@ export class HttpWebhookSender implements WebhookSender {
         ...(ok ? {} : { error: `endpoint answered HTTP ${res.status}` }),
       };
     } catch (err) {
-      return { url, attemptedAt, durationMs: elapsed(), error: describe(err), ok: false };
+      const timedOut = (err as { name?: string }).name === 'TimeoutError';
+      return {
+        url,
+        attemptedAt,
+        durationMs: elapsed(),
+        error: describe(err),
+        ok: false,
+        ...(timedOut ? { timedOut } : {}),
+      };
     }
   }
 

@@ -15,6 +15,11 @@ export interface Delivery {
   origin: DeliveryOrigin;
   /** The exact JSON body, frozen when the delivery was created. */
   payload: string;
+  /**
+   * A request–response webhook (INCOMING_PAYMENT.PENDING): one attempt, no retries, and the
+   * platform's answer is relayed back to the event's owner.
+   */
+  answered: boolean;
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: Date | null;
@@ -52,6 +57,8 @@ export interface AttemptResult {
   error?: string;
   /** True when the endpoint answered 2xx. */
   ok: boolean;
+  /** True when no answer came within the attempt's timeout. */
+  timedOut?: boolean;
 }
 
 /** The record of an attempt's outcome (the recorder adds its delivery and number). */

@@ -15,6 +15,7 @@ interface DeliveryRow {
   type: string;
   origin: DeliveryOrigin;
   payload: string;
+  answered: boolean;
   status: DeliveryStatus;
   attempt_count: number;
   next_attempt_at: string | null;
@@ -63,6 +64,7 @@ function toDelivery(r: DeliveryRow): Delivery {
     type: r.type,
     origin: r.origin,
     payload: r.payload,
+    answered: r.answered,
     status: r.status,
     attemptCount: r.attempt_count,
     nextAttemptAt: optDate(r.next_attempt_at),
@@ -107,14 +109,15 @@ export class DeliveryRepository {
       eventId: string;
       type: string;
       payload: string;
+      answered: boolean;
       now: Date;
     },
   ): Promise<boolean> {
     const rows = await em.execute<IdRow[]>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'PENDING', 0, ?, ?, ?)
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, answered, status, attempt_count, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, ?, 'PENDING', 0, ?, ?, ?)
        ON CONFLICT (webhook_id) DO NOTHING RETURNING id`,
-      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.now, d.now, d.now],
+      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.answered, d.now, d.now, d.now],
     );
     return rows.length === 1;
   }
@@ -307,15 +310,15 @@ export class DeliveryRepository {
     return rows.length === 1;
   }
 
-  /** Marks leased deliveries SKIPPED (the platform has no webhook endpoint). */
+  /** Marks leased deliveries SKIPPED (the platform has no webhook endpoint); returns the ids marked. */
   async markSkipped(
     em: EntityManager,
     ids: string[],
     owner: string,
     reason: string,
     now: Date,
-  ): Promise<number> {
-    if (ids.length === 0) return 0;
+  ): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
     const rows = await em.execute<IdRow[]>(
       `UPDATE webhook_deliveries
        SET status = 'SKIPPED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = ?, updated_at = ?, completed_at = ?
@@ -323,7 +326,7 @@ export class DeliveryRepository {
        RETURNING id`,
       [reason, now, now, textArray(ids), owner],
     );
-    return rows.length;
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Gives leased deliveries back, due at `dueAt` (or when they were due), without counting an attempt. */

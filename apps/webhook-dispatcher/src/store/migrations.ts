@@ -54,7 +54,18 @@ class CreateDeliveries extends Migration {
   }
 }
 
+/**
+ * Request–response webhooks (INCOMING_PAYMENT.PENDING): one attempt, whose answer is relayed back
+ * to the event's owner (INCOMING_PAYMENT.APPROVAL_ANSWERED) in the transaction that records it.
+ */
+class AnsweredDeliveries extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE webhook_deliveries ADD COLUMN answered boolean NOT NULL DEFAULT false`);
+  }
+}
+
 /** Migrations of the webhooks schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_webhook_deliveries', class: CreateDeliveries },
+  { name: '0002_answered_deliveries', class: AnsweredDeliveries },
 ];
