@@ -33,6 +33,20 @@ describe('outbox → relay → JetStream → consumer', () => {
     await ensureStreams(bus.jsm, prefix, ['accounts']);
   });
 
+  /** Statements the ORM ran while `fn` ran (the relay's own queries go through it). */
+  async function countQueries(fn: () => Promise<void>): Promise<number> {
+    const knex = orm.em.getConnection().getKnex();
+    let n = 0;
+    const count = () => void n++;
+    knex.on('query', count);
+    try {
+      await fn();
+    } finally {
+      knex.removeListener('query', count);
+    }
+    return n;
+  }
+
   afterAll(async () => {
     await bus?.close();
     await orm?.close(true);
@@ -99,6 +113,25 @@ describe('outbox → relay → JetStream → consumer', () => {
     expect(seen[0]!.data).toMatchObject({ amount: 5 });
     const inbox = await orm.em.fork().execute<{ n: string }[]>('SELECT count(*) AS n FROM inbox');
     expect(Number(inbox[0]!.n)).toBe(30);
+  });
+
+  it('an idle relay does not poll: a commit notifies it (LISTEN/NOTIFY) and it publishes at once', async () => {
+    const stream = streamName(prefix, 'accounts');
+    const before = (await bus.jsm.streams.info(stream)).state.messages;
+    // No safety poll within the test: only the notification can wake it.
+    const relay = new OutboxRelay(orm, bus.js, logger, { safetyMs: 3_600_000 });
+    relay.start();
+    try {
+      await eventually(async () => relay.listening);
+      const queries = await countQueries(async () => new Promise((r) => setTimeout(r, 1000)));
+      expect(queries, 'statements run by an idle relay in a second').toBe(0);
+      await transactional(orm, (em) =>
+        new Outbox(prefix, 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 77 } }),
+      );
+      await eventually(async () => (await bus.jsm.streams.info(stream)).state.messages === before + 1, 20_000);
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('refuses, in the producer’s transaction, an event of another owner or data that breaks its contract', async () => {
