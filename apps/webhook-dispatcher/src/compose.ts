@@ -2,7 +2,8 @@ import { identity } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
 import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { WebhookDispatcherConfig } from './service.js';
-import { DeliveryRepository } from './store/delivery.repository.js';
+import { PgNotifications } from '@sluice/events';
+import { DELIVERY_QUEUE_CHANNEL, DeliveryRepository } from './store/delivery.repository.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { HttpWebhookSender } from './clients/http-webhook.sender.js';
 import { IdentityWebhookTargets } from './clients/identity-webhook-targets.client.js';
@@ -48,6 +49,14 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
   });
+  // Every replica's worker hears of a new delivery at once (NOTIFY on insert) instead of polling.
+  const queue = new PgNotifications({
+    connectionString: orm.config.get('clientUrl')!,
+    channels: [DELIVERY_QUEUE_CHANNEL],
+    onNotify: () => worker.nudge(),
+    onReady: () => worker.nudge(),
+    logger,
+  });
   const service = new WebhooksService({ orm, repo, targets, sender, answers, clock, logger });
   const relay = new EventRelayService({ repo, clock, logger });
   return {
@@ -64,7 +73,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
       onQueued: () => worker.nudge(),
     }),
     // The delivery worker drains before the identity client closes (close runs after workers stop).
-    workers: [worker],
+    workers: [worker, { start: () => queue.start(), stop: () => queue.stop() }],
     rpc: [webhooksRpc(service, logger)],
     close: () => identityClient.close(),
   };

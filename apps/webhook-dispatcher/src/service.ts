@@ -31,10 +31,11 @@ const config = Type.Object({
     description: 'platforms a dispatcher replica delivers to at once',
   }),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({
-    default: 500,
+    default: 10_000,
     minimum: 10,
     maximum: 60_000,
-    description: 'how often the delivery worker looks for due deliveries',
+    description:
+      'safety poll of the delivery worker: new deliveries wake it at once (LISTEN/NOTIFY) and it sleeps until the next retry is due, so this only bounds how late a lost notification is noticed',
   }),
   WEBHOOK_RESPONSE_BODY_LIMIT: Type.Integer({
     default: 4096,

@@ -302,6 +302,58 @@ describe('request–response webhook (INCOMING_PAYMENT.PENDING)', () => {
   });
 });
 
+describe('cost proportional to endpoints', () => {
+  const count = async (q: string, params: unknown[]) => (await sql(q, params)).length;
+
+  it('a platform identity says has no endpoint costs no delivery row; setting one makes its events deliverable', async () => {
+    const p = idp.platform(undefined);
+    const config = (webhookEndpoint: string | null) =>
+      publisher.envelope('PLATFORM_CONFIG.UPDATED', p.id, {
+        supportedCurrencies: ['USD'],
+        embeddedWalletCurrencies: [],
+        umaDomain: null,
+        webhookEndpoint,
+        webhookSigningSecretRotated: false,
+      });
+    const created = publisher.envelope('PLATFORM.CREATED', p.id, { name: 'p', environment: 'SANDBOX' });
+    await publisher.publish('identity', created);
+    await eventually(
+      async () => (await count('SELECT 1 FROM webhook_platforms WHERE platform_id = ?', [p.id])) === 1,
+    );
+    const before = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(1));
+    await publisher.publish('accounts', before);
+    await eventually(async () => (await count('SELECT 1 FROM inbox WHERE event_id = ?', [before.id])) === 1);
+    expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(0);
+
+    idp.platform(receiver.url('/now-on'), p.secrets, p.id);
+    await publisher.publish('identity', config(receiver.url('/now-on')));
+    await eventually(
+      async () =>
+        (
+          await sql<{ has_endpoint: boolean }>(
+            'SELECT has_endpoint FROM webhook_platforms WHERE platform_id = ?',
+            [p.id],
+          )
+        )[0]?.has_endpoint === true,
+    );
+    const after = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(2));
+    await publisher.publish('accounts', after);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(after.id)}`))?.status === 'DELIVERED');
+    expect(receiver.at('/now-on')).toHaveLength(1);
+  });
+
+  it('a platform never heard of gets one SKIPPED delivery; what identity said then spares the next ones', async () => {
+    const p = idp.platform(undefined);
+    const first = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(3));
+    await publisher.publish('accounts', first);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(first.id)}`))?.status === 'SKIPPED');
+    const second = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(4));
+    await publisher.publish('accounts', second);
+    await eventually(async () => (await count('SELECT 1 FROM inbox WHERE event_id = ?', [second.id])) === 1);
+    expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(1);
+  });
+});
+
 describe('SendTestWebhook', () => {
   it('sends a signed TEST webhook and returns the endpoint answer; the delivery is recorded', async () => {
     const p = idp.platform(receiver.url('/test-ok'));

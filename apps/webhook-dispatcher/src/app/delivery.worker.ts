@@ -57,6 +57,8 @@ export class DeliveryWorker {
   readonly leaseMs: number;
   private stopping = false;
   private nextPurgeAt = 0;
+  /** Wakes the loop when the next delivery falls due (between notifications and safety polls). */
+  private dueTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: DeliveryWorkerOptions) {
     this.owner = o.owner ?? `worker:${randomUUID()}`;
@@ -82,6 +84,7 @@ export class DeliveryWorker {
   /** Stops claiming, lets in-flight attempts finish and gives back what was leased but not started. */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.dueTimer);
     await this.loop.stop();
     await this.idle();
   }
@@ -144,7 +147,23 @@ export class DeliveryWorker {
       await this.purgeOnce().catch((err) => this.o.logger.error({ err }, 'purging old webhook deliveries failed'));
     }
     const claimed = await this.claimOnce();
+    if (claimed === 0) await this.wakeAtNextDue();
     return claimed > 0 && this.lanes.size < this.o.concurrency;
+  }
+
+  /**
+   * Nothing due now: sets a timer for when the next delivery falls due (a retry, a lease running
+   * out), so the worker neither polls an idle queue nor waits a whole poll interval for a retry.
+   * New deliveries wake it through the queue's notification (`nudge`).
+   */
+  private async wakeAtNextDue(): Promise<void> {
+    const next = await this.o.repo.nextDueAt(this.o.orm.em.fork());
+    clearTimeout(this.dueTimer);
+    if (!next) return;
+    const inMs = next.getTime() - this.o.clock.now().getTime();
+    if (inMs >= this.o.pollIntervalMs) return;
+    this.dueTimer = setTimeout(() => this.loop.nudge(), Math.max(0, inMs) + 5);
+    this.dueTimer.unref();
   }
 
   private async runLane(platformId: string, deliveries: Delivery[]): Promise<void> {
@@ -163,6 +182,10 @@ export class DeliveryWorker {
       );
       return;
     }
+    // What identity says now is the latest fact about the platform's endpoint.
+    await transactional(this.o.orm, (em) =>
+      this.o.repo.rememberEndpoint(em, platformId, !!target.endpoint, this.o.clock.now()),
+    );
     if (!target.endpoint) {
       const reason = target.missingReason ?? 'no webhook endpoint configured';
       const n = await transactional(this.o.orm, async (em) => {

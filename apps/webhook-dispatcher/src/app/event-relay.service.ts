@@ -18,6 +18,19 @@ export class EventRelayService {
   constructor(private readonly d: { repo: DeliveryRepository; clock: Clock; logger: Logger }) {}
 
   /**
+   * Notes from identity's events whether a platform has a webhook endpoint (PLATFORM.CREATED: none
+   * yet; PLATFORM_CONFIG.UPDATED: the endpoint it now has), in the consumer's inbox transaction.
+   */
+  async platformChanged(
+    em: EntityManager,
+    platformId: string,
+    hasEndpoint: boolean,
+    occurredAt: string,
+  ): Promise<void> {
+    await this.d.repo.rememberEndpoint(em, platformId, hasEndpoint, new Date(occurredAt));
+  }
+
+  /**
    * Queues the delivery of an event, in the consumer's inbox transaction `em` (so a redelivered
    * event is handled once; the unique webhook id guards again). The body is frozen now:
    * `{id, type, timestamp, data}` with `id` = `Webhook:<uuid of the event id>` and `timestamp` =
@@ -32,6 +45,10 @@ export class EventRelayService {
       );
       return false;
     }
+    const answered = isAnsweredWebhookType(event.type);
+    // A platform known to have no endpoint costs no delivery (a request–response webhook is still
+    // queued: its owner waits for the answer, which is then NO_ENDPOINT).
+    if (!answered && (await this.d.repo.platformHasEndpoint(em, event.platformId)) === false) return false;
     const webhookId = webhookIdForEvent(event.id);
     const payload = serializePayload({
       id: webhookId,
@@ -46,7 +63,7 @@ export class EventRelayService {
       eventId: event.id,
       type: event.type,
       payload,
-      answered: isAnsweredWebhookType(event.type),
+      answered,
       now: this.d.clock.now(),
     });
     if (inserted) this.d.logger.debug({ webhookId, type: event.type }, 'webhook queued');

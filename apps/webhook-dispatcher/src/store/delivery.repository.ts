@@ -94,8 +94,42 @@ function toAttempt(r: AttemptRow): DeliveryAttempt {
   };
 }
 
+/** The channel the delivery queue notifies when a delivery is queued (listened to by every worker). */
+export const DELIVERY_QUEUE_CHANNEL = 'sluice_webhook_deliveries';
+
 /** SQL over the webhooks schema. Every method runs on the caller's entity manager (and transaction). */
 export class DeliveryRepository {
+  /**
+   * Whether a platform has a webhook endpoint, as far as the dispatcher knows: true, false, or
+   * undefined when it has never heard of the platform.
+   */
+  async platformHasEndpoint(em: EntityManager, platformId: string): Promise<boolean | undefined> {
+    const rows = await em.execute<{ has_endpoint: boolean }[]>(
+      `SELECT has_endpoint FROM webhook_platforms WHERE platform_id = ?`,
+      [platformId],
+    );
+    return rows[0]?.has_endpoint;
+  }
+
+  /** Records whether a platform has an endpoint as of `asOf`, unless a later fact is already known. */
+  async rememberEndpoint(em: EntityManager, platformId: string, hasEndpoint: boolean, asOf: Date): Promise<void> {
+    await em.execute(
+      `INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of) VALUES (?, ?, ?)
+       ON CONFLICT (platform_id) DO UPDATE SET has_endpoint = excluded.has_endpoint, as_of = excluded.as_of
+       WHERE webhook_platforms.as_of <= excluded.as_of`,
+      [platformId, hasEndpoint, asOf],
+    );
+  }
+
+  /** When the next PENDING delivery falls due (or its lease runs out), if any. */
+  async nextDueAt(em: EntityManager): Promise<Date | undefined> {
+    const rows = await em.execute<{ at: string | null }[]>(
+      `SELECT min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) AS at
+       FROM webhook_deliveries WHERE status = 'PENDING'`,
+    );
+    return rows[0]?.at ? new Date(rows[0].at) : undefined;
+  }
+
   /**
    * Creates the PENDING delivery of an event, due now. Idempotent on the webhook
    * id: returns false when the event already has its delivery.
@@ -119,6 +153,8 @@ export class DeliveryRepository {
        ON CONFLICT (webhook_id) DO NOTHING RETURNING id`,
       [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.answered, d.now, d.now, d.now],
     );
+    // Wakes the workers of every replica when the transaction commits.
+    if (rows.length === 1) await em.execute(`SELECT pg_notify(?, '')`, [DELIVERY_QUEUE_CHANNEL]);
     return rows.length === 1;
   }
 

@@ -64,8 +64,24 @@ class AnsweredDeliveries extends Migration {
   }
 }
 
+/**
+ * What the dispatcher knows of each platform's endpoint (from identity's PLATFORM.CREATED and
+ * PLATFORM_CONFIG.UPDATED events, and from identity's answers): an event of a platform known to have
+ * no endpoint costs no delivery row, claim or identity call. `as_of` orders the facts.
+ */
+class WebhookPlatforms extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE webhook_platforms (
+      platform_id text PRIMARY KEY,
+      has_endpoint boolean NOT NULL,
+      as_of timestamptz NOT NULL
+    )`);
+  }
+}
+
 /** Migrations of the webhooks schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_webhook_deliveries', class: CreateDeliveries },
   { name: '0002_answered_deliveries', class: AnsweredDeliveries },
+  { name: '0003_webhook_platforms', class: WebhookPlatforms },
 ];
