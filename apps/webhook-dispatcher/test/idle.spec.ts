@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import {
+  createTestDatabase,
+  dropStreams,
+  eventually,
+  natsUrl,
+  queriesDuring,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
 import { idUuid } from '@sluice/core';
 import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
 import { FakeIdentity, Publisher, Receiver, balanceUpdated, sleep } from './support/fakes.js';
@@ -15,20 +23,6 @@ const receiver = new Receiver();
 const idp = new FakeIdentity();
 let publisher: Publisher;
 let svc: Dispatcher;
-
-/** Statements the dispatcher's ORM ran while `fn` ran. */
-async function queriesDuring(fn: () => Promise<unknown>): Promise<number> {
-  const knex = svc.deps.orm.em.getConnection().getKnex();
-  let n = 0;
-  const count = () => void n++;
-  knex.on('query', count);
-  try {
-    await fn();
-  } finally {
-    knex.removeListener('query', count);
-  }
-  return n;
-}
 
 beforeAll(async () => {
   db = await createTestDatabase('whidle');
@@ -59,7 +53,10 @@ afterAll(async () => {
 describe('an idle dispatcher does not poll', () => {
   it('runs no query while idle, delivers a new event when notified and retries when the retry falls due', async () => {
     await sleep(500); // start-up (first claim, LISTEN) settles
-    expect(await queriesDuring(() => sleep(1500)), 'queries of an idle dispatcher in 1.5 s').toBe(0);
+    expect(
+      await queriesDuring(svc.deps.orm, () => sleep(1500)),
+      'queries of an idle dispatcher in 1.5 s',
+    ).toBe(0);
     const p = idp.platform(receiver.url('/idle'));
     receiver.behave('/idle', (_r, n, res) => (n === 1 ? res.writeHead(500).end('again') : res.end('ok')));
     const ev = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(5));
@@ -68,11 +65,13 @@ describe('an idle dispatcher does not poll', () => {
     await eventually(async () => {
       const rows = await svc.deps.orm.em
         .fork()
-        .execute<{ status: string }[]>('SELECT status FROM webhook_deliveries WHERE webhook_id = ?', [webhookId]);
+        .execute<{ status: string }[]>('SELECT status FROM webhook_deliveries WHERE webhook_id = ?', [
+          webhookId,
+        ]);
       return rows[0]?.status === 'DELIVERED';
     }, 20_000);
     expect(receiver.at('/idle')).toHaveLength(2);
     await sleep(300);
-    expect(await queriesDuring(() => sleep(1500)), 'queries once idle again').toBe(0);
+    expect(await queriesDuring(svc.deps.orm, () => sleep(1500)), 'queries once idle again').toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { createTestDatabase, dropStreams, eventually, natsUrl, queriesDuring, testPrefix, type TestDatabase } from '@sluice/testing';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { createLogger } from '@sluice/logging';
 import { Type } from '@sinclair/typebox';
@@ -32,20 +32,6 @@ describe('outbox → relay → JetStream → consumer', () => {
     bus = await connectBus(url, 'events-test');
     await ensureStreams(bus.jsm, prefix, ['accounts']);
   });
-
-  /** Statements the ORM ran while `fn` ran (the relay's own queries go through it). */
-  async function countQueries(fn: () => Promise<void>): Promise<number> {
-    const knex = orm.em.getConnection().getKnex();
-    let n = 0;
-    const count = () => void n++;
-    knex.on('query', count);
-    try {
-      await fn();
-    } finally {
-      knex.removeListener('query', count);
-    }
-    return n;
-  }
 
   afterAll(async () => {
     await bus?.close();
@@ -123,7 +109,7 @@ describe('outbox → relay → JetStream → consumer', () => {
     relay.start();
     try {
       await eventually(async () => relay.listening);
-      const queries = await countQueries(async () => new Promise((r) => setTimeout(r, 1000)));
+      const queries = await queriesDuring(orm, async () => new Promise((r) => setTimeout(r, 1000)));
       expect(queries, 'statements run by an idle relay in a second').toBe(0);
       await transactional(orm, (em) =>
         new Outbox(prefix, 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 77 } }),

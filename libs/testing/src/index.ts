@@ -126,3 +126,23 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * How many statements an ORM ran while `fn` ran (MikroORM's knex emits `query` for each): proves
+ * that something idle does not poll. `orm` is a MikroORM (typed structurally: no store dependency).
+ */
+export async function queriesDuring(
+  orm: { em: { getConnection(): { getKnex(): { on(e: 'query', f: () => void): unknown; removeListener(e: 'query', f: () => void): unknown } } } },
+  fn: () => Promise<unknown>,
+): Promise<number> {
+  const knex = orm.em.getConnection().getKnex();
+  let n = 0;
+  const count = () => void n++;
+  knex.on('query', count);
+  try {
+    await fn();
+  } finally {
+    knex.removeListener('query', count);
+  }
+  return n;
+}
