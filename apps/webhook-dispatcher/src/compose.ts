@@ -11,7 +11,7 @@ import { DeliveryWorker } from './app/delivery.worker.js';
 import { EventRelayService } from './app/event-relay.service.js';
 import { WebhooksService } from './app/webhooks.service.js';
 import { webhookEventConsumers } from './events/webhook-events.consumer.js';
-import { OutboxAnswerPublisher } from './events/answer.publisher.js';
+import { OutboxDispatcherEvents } from './events/dispatcher.events.js';
 import { webhooksRpc } from './rpc/webhooks.rpc.js';
 
 /** The object graph of a running webhook-dispatcher. */
@@ -34,13 +34,13 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     maxResponseBytes: cfg.WEBHOOK_RESPONSE_BODY_LIMIT,
     userAgent: cfg.WEBHOOK_USER_AGENT,
   });
-  const answers = new OutboxAnswerPublisher(outbox);
+  const events = new OutboxDispatcherEvents(outbox);
   const worker = new DeliveryWorker({
     orm,
     repo,
     targets,
     sender,
-    answers,
+    events,
     clock,
     logger,
     schedule: parseRetrySchedule(cfg.WEBHOOK_RETRY_SCHEDULE),
@@ -48,6 +48,8 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     pollIntervalMs: cfg.WEBHOOK_POLL_INTERVAL_MS,
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
+    sandboxTimeScale: cfg.SANDBOX_TIME_SCALE,
+    disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
   });
   // Every replica's worker hears of a new delivery at once (NOTIFY on insert) instead of polling.
   const queue = new PgNotifications({
@@ -57,7 +59,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     onReady: () => worker.nudge(),
     logger,
   });
-  const service = new WebhooksService({ orm, repo, targets, sender, answers, clock, logger });
+  const service = new WebhooksService({ orm, repo, targets, sender, events, clock, logger });
   const relay = new EventRelayService({ repo, clock, logger });
   return {
     repo,

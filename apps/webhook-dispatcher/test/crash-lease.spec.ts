@@ -91,7 +91,10 @@ function worker(
     repo,
     targets,
     sender,
-    answers: { answered: async () => {} },
+    events: {
+      answered: async () => {},
+      endpointDisabled: async () => ({ eventId: newId('Event'), occurredAt: new Date().toISOString(), data: {} }),
+    },
     clock,
     logger,
     schedule: [5_000],

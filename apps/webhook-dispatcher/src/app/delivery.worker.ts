@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { PollLoop } from '@sluice/core';
+import { newId, PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
-import { transactional } from '@sluice/store';
+import { transactional, type EntityManager } from '@sluice/store';
 import { answerOf } from '../domain/answers.js';
 import { attemptRecord, type AttemptResult, type Delivery } from '../domain/delivery.js';
-import { nextRetryDelay } from '../domain/retry-schedule.js';
+import { disableReason } from '../domain/endpoint-health.js';
+import { retryAfterMs, retryDelay } from '../domain/retry-schedule.js';
+import { serializePayload, webhookIdForEvent } from '../domain/webhook-types.js';
+import type { WebhookTarget } from './ports.js';
 import type { DispatchDeps } from './dispatch-deps.js';
 
 export interface DeliveryWorkerOptions extends DispatchDeps {
@@ -23,6 +26,10 @@ export interface DeliveryWorkerOptions extends DispatchDeps {
   retentionDays?: number;
   /** Identifies this worker's leases (unique per process). */
   owner?: string;
+  /** Sandbox platforms' retry delays are multiplied by this (SANDBOX_TIME_SCALE). */
+  sandboxTimeScale?: number;
+  /** An endpoint failing every attempt for this long is disabled (default 72 h). */
+  disableAfterMs?: number;
   random?: () => number;
 }
 
@@ -168,7 +175,7 @@ export class DeliveryWorker {
 
   private async runLane(platformId: string, deliveries: Delivery[]): Promise<void> {
     const ids = deliveries.map((d) => d.id);
-    let target;
+    let target: WebhookTarget;
     try {
       target = await this.o.targets.get(platformId);
     } catch (err) {
@@ -182,10 +189,13 @@ export class DeliveryWorker {
       );
       return;
     }
-    // What identity says now is the latest fact about the platform's endpoint.
-    await transactional(this.o.orm, (em) =>
-      this.o.repo.rememberEndpoint(em, platformId, !!target.endpoint, this.o.clock.now()),
-    );
+    // What identity says now is the latest fact about the platform's endpoint (one the dispatcher
+    // disabled stays disabled until the platform sets it anew).
+    const disabled = await transactional(this.o.orm, async (em) => {
+      await this.o.repo.rememberEndpoint(em, platformId, !!target.endpoint, this.o.clock.now());
+      return this.o.repo.isDisabled(em, platformId);
+    });
+    if (disabled) target = { ...target, endpoint: undefined, missingReason: 'the webhook endpoint is disabled' };
     if (!target.endpoint) {
       const reason = target.missingReason ?? 'no webhook endpoint configured';
       const n = await transactional(this.o.orm, async (em) => {
@@ -194,7 +204,7 @@ export class DeliveryWorker {
         // A request–response webhook without an endpoint still gets its answer: there is no one to ask.
         for (const d of deliveries) {
           const answer = d.answered && skipped.has(d.id) ? answerOf(d, undefined, now) : undefined;
-          if (answer) await this.o.answers.answered(em, d.platformId, answer);
+          if (answer) await this.o.events.answered(em, d.platformId, answer);
         }
         return skipped.size;
       });
@@ -229,11 +239,13 @@ export class DeliveryWorker {
         return;
       }
       const result = await this.o.sender.send(target.endpoint, target.secrets, d.webhookId, d.payload);
-      await this.record(d, result);
+      // An endpoint disabled by this attempt takes the rest of the batch with it.
+      if (await this.record(d, result, target)) return;
     }
   }
 
-  private async record(d: Delivery, r: AttemptResult): Promise<void> {
+  /** Records an attempt; true when it disabled the platform's endpoint. */
+  private async record(d: Delivery, r: AttemptResult, target: WebhookTarget): Promise<boolean> {
     const attempt = d.attemptCount + 1;
     const now = this.o.clock.now();
     let status: 'DELIVERED' | 'PENDING' | 'FAILED' = 'DELIVERED';
@@ -241,13 +253,18 @@ export class DeliveryWorker {
     // A request–response webhook gets one attempt: its answer (or the lack of one) decides.
     if (!r.ok && d.answered) status = 'FAILED';
     else if (!r.ok) {
-      const delay = nextRetryDelay(attempt, this.o.schedule, this.o.random);
+      const delay = retryDelay(attempt, this.o.schedule, {
+        scale: target.environment === 'SANDBOX' ? (this.o.sandboxTimeScale ?? 1) : 1,
+        ...(r.retryAfter !== undefined ? { retryAfterMs: retryAfterMs(r.retryAfter, now) } : {}),
+        ...(this.o.random ? { random: this.o.random } : {}),
+      });
       if (delay === undefined) status = 'FAILED';
       else {
         status = 'PENDING';
         nextAttemptAt = new Date(now.getTime() + delay);
       }
     }
+    let disabledFor: string | undefined;
     const kept = await transactional(this.o.orm, async (em) => {
       await this.o.repo.insertAttempt(em, { ...attemptRecord(r), deliveryId: d.id, attempt });
       const finished = await this.o.repo.finishAttempt(em, {
@@ -262,7 +279,11 @@ export class DeliveryWorker {
         now,
       });
       const answer = finished && d.answered ? answerOf(d, r, now) : undefined;
-      if (answer) await this.o.answers.answered(em, d.platformId, answer);
+      if (answer) await this.o.events.answered(em, d.platformId, answer);
+      if (!finished) return finished;
+      const failingSince = await this.o.repo.noteAttempt(em, d.platformId, r.ok, now);
+      const reason = disableReason(r, failingSince, now, this.o.disableAfterMs ?? 72 * 3_600_000);
+      if (reason && (await this.disable(em, d.platformId, r.url, reason, now))) disabledFor = reason;
       return finished;
     });
     const log = {
@@ -278,5 +299,37 @@ export class DeliveryWorker {
     else if (status === 'FAILED')
       this.o.logger.error({ ...log, error: r.error }, 'webhook failed; retry schedule exhausted');
     else this.o.logger.warn({ ...log, error: r.error, nextAttemptAt }, 'webhook attempt failed; will retry');
+    if (disabledFor) this.o.logger.warn({ platformId: d.platformId, reason: disabledFor }, 'webhook endpoint disabled');
+    return disabledFor !== undefined;
+  }
+
+  /**
+   * Disables a platform's endpoint, in the transaction that recorded the attempt: its pending
+   * deliveries end FAILED (replayable once it is set again), WEBHOOK_ENDPOINT.DISABLED tells identity
+   * (GET /config shows it) and the delivery log records it. False when it already was disabled.
+   */
+  private async disable(
+    em: EntityManager,
+    platformId: string,
+    url: string,
+    reason: string,
+    now: Date,
+  ): Promise<boolean> {
+    if (!(await this.o.repo.disable(em, platformId, reason, now))) return false;
+    await this.o.repo.failPending(em, platformId, `not sent: the webhook endpoint was disabled (${reason})`, now);
+    const ev = await this.o.events.endpointDisabled(em, platformId, { url, reason, disabledAt: now });
+    const webhookId = webhookIdForEvent(ev.eventId);
+    const type = 'WEBHOOK_ENDPOINT.DISABLED';
+    await this.o.repo.insertSkipped(em, {
+      id: newId('WebhookDelivery'),
+      webhookId,
+      platformId,
+      eventId: ev.eventId,
+      type,
+      payload: serializePayload({ id: webhookId, type, timestamp: ev.occurredAt, data: ev.data }),
+      reason: 'not sent: it tells that the endpoint was disabled',
+      now,
+    });
+    return true;
   }
 }

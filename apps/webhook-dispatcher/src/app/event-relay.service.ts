@@ -19,7 +19,8 @@ export class EventRelayService {
 
   /**
    * Notes from identity's events whether a platform has a webhook endpoint (PLATFORM.CREATED: none
-   * yet; PLATFORM_CONFIG.UPDATED: the endpoint it now has), in the consumer's inbox transaction.
+   * yet; PLATFORM_CONFIG.UPDATED: the endpoint it now has, unless disabled), in the consumer's inbox
+   * transaction. An endpoint set after the dispatcher disabled it is enabled again.
    */
   async platformChanged(
     em: EntityManager,
@@ -27,7 +28,7 @@ export class EventRelayService {
     hasEndpoint: boolean,
     occurredAt: string,
   ): Promise<void> {
-    await this.d.repo.rememberEndpoint(em, platformId, hasEndpoint, new Date(occurredAt));
+    await this.d.repo.rememberEndpoint(em, platformId, hasEndpoint, new Date(occurredAt), true);
   }
 
   /**

@@ -10,6 +10,8 @@ export interface WebhookTarget {
   endpoint?: string;
   /** `whsec_` secrets, current first (more than one during a rotation). */
   secrets: string[];
+  /** The platform's environment (sandbox retry delays are scaled by SANDBOX_TIME_SCALE). */
+  environment?: 'SANDBOX' | 'PRODUCTION';
   /** Why there is no endpoint, for the record. */
   missingReason?: string;
 }
@@ -32,8 +34,14 @@ export interface WebhookSender {
   send(url: string, secrets: readonly string[], webhookId: string, payload: string): Promise<AttemptResult>;
 }
 
-/** Relays the answers of request–response webhooks to the event's owner (through the outbox). */
-export interface AnswerPublisher {
-  /** Writes the answer in the caller's transaction (the one that records the attempt). */
+/** The dispatcher's own events (through its outbox, in the caller's transaction). */
+export interface DispatcherEvents {
+  /** The answer of a request–response webhook, relayed to the event's owner. */
   answered(em: EntityManager, platformId: string, answer: WebhookAnswer): Promise<void>;
+  /** WEBHOOK_ENDPOINT.DISABLED; returns the event's id and time (the delivery log records it). */
+  endpointDisabled(
+    em: EntityManager,
+    platformId: string,
+    e: { url: string; reason: string; disabledAt: Date },
+  ): Promise<{ eventId: string; occurredAt: string; data: Record<string, unknown> }>;
 }

@@ -59,6 +59,8 @@ export interface AttemptResult {
   ok: boolean;
   /** True when no answer came within the attempt's timeout. */
   timedOut?: boolean;
+  /** The endpoint's Retry-After header, if it sent one. */
+  retryAfter?: string;
 }
 
 /** The record of an attempt's outcome (the recorder adds its delivery and number). */

@@ -21,9 +21,16 @@ function durableName(domain: Domain): string {
 /** Identity's platform events: whether each platform has an endpoint (no deliveries for those without). */
 function platformHandlers(relay: EventRelayService): EventHandler[] {
   return [
-    on(EVENTS.PLATFORM_CREATED, (em, _data, ev) => relay.platformChanged(em, ev.platformId, false, ev.occurredAt)),
+    on(EVENTS.PLATFORM_CREATED, (em, _data, ev) =>
+      relay.platformChanged(em, ev.platformId, false, ev.occurredAt),
+    ),
     on(EVENTS.PLATFORM_CONFIG_UPDATED, (em, data, ev) =>
-      relay.platformChanged(em, ev.platformId, !!data.webhookEndpoint, ev.occurredAt),
+      relay.platformChanged(
+        em,
+        ev.platformId,
+        !!data.webhookEndpoint && !data.webhookEndpointDisabled,
+        ev.occurredAt,
+      ),
     ),
   ];
 }

@@ -111,13 +111,85 @@ export class DeliveryRepository {
     return rows[0]?.has_endpoint;
   }
 
-  /** Records whether a platform has an endpoint as of `asOf`, unless a later fact is already known. */
-  async rememberEndpoint(em: EntityManager, platformId: string, hasEndpoint: boolean, asOf: Date): Promise<void> {
+  /**
+   * Records whether a platform has an endpoint as of `asOf`, unless a later fact is already known.
+   * A platform the dispatcher disabled stays disabled (no endpoint) until identity says, after the
+   * disabling, that it has one again (`fromIdentityEvent`: the platform set its endpoint anew).
+   */
+  async rememberEndpoint(
+    em: EntityManager,
+    platformId: string,
+    hasEndpoint: boolean,
+    asOf: Date,
+    fromIdentityEvent = false,
+  ): Promise<void> {
     await em.execute(
       `INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of) VALUES (?, ?, ?)
-       ON CONFLICT (platform_id) DO UPDATE SET has_endpoint = excluded.has_endpoint, as_of = excluded.as_of
+       ON CONFLICT (platform_id) DO UPDATE SET
+         has_endpoint = excluded.has_endpoint AND (webhook_platforms.disabled_at IS NULL OR (? AND excluded.as_of > webhook_platforms.disabled_at)),
+         disabled_at = CASE WHEN excluded.has_endpoint AND ? AND excluded.as_of > webhook_platforms.disabled_at THEN NULL ELSE webhook_platforms.disabled_at END,
+         failing_since = CASE WHEN excluded.has_endpoint AND ? AND excluded.as_of > webhook_platforms.disabled_at THEN NULL ELSE webhook_platforms.failing_since END,
+         as_of = excluded.as_of
        WHERE webhook_platforms.as_of <= excluded.as_of`,
-      [platformId, hasEndpoint, asOf],
+      [platformId, hasEndpoint, asOf, fromIdentityEvent, fromIdentityEvent, fromIdentityEvent],
+    );
+  }
+
+  /** Whether the dispatcher disabled the platform's endpoint (and has not seen it set anew since). */
+  async isDisabled(em: EntityManager, platformId: string): Promise<boolean> {
+    const rows = await em.execute<{ disabled_at: string | null }[]>(
+      `SELECT disabled_at FROM webhook_platforms WHERE platform_id = ?`,
+      [platformId],
+    );
+    return !!rows[0]?.disabled_at;
+  }
+
+  /**
+   * Notes an attempt's outcome for the endpoint's health: a success clears `failing_since`, a
+   * failure sets it if unset. Returns since when the endpoint has been failing (null if healthy).
+   */
+  async noteAttempt(em: EntityManager, platformId: string, ok: boolean, now: Date): Promise<Date | null> {
+    const rows = await em.execute<{ failing_since: string | null }[]>(
+      `INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of, failing_since) VALUES (?, true, ?, CASE WHEN ? THEN NULL ELSE ?::timestamptz END)
+       ON CONFLICT (platform_id) DO UPDATE SET
+         failing_since = CASE WHEN ? THEN NULL ELSE COALESCE(webhook_platforms.failing_since, ?::timestamptz) END
+       RETURNING failing_since`,
+      [platformId, now, ok, now, ok, now],
+    );
+    return optDate(rows[0]?.failing_since ?? null);
+  }
+
+  /** Disables the platform's endpoint; false when it already was. */
+  async disable(em: EntityManager, platformId: string, reason: string, now: Date): Promise<boolean> {
+    const rows = await em.execute<{ platform_id: string }[]>(
+      `UPDATE webhook_platforms SET has_endpoint = false, disabled_at = ?, disabled_reason = ?
+       WHERE platform_id = ? AND disabled_at IS NULL RETURNING platform_id`,
+      [now, reason, platformId],
+    );
+    return rows.length === 1;
+  }
+
+  /** Ends every PENDING delivery of a platform as FAILED with `reason` (its endpoint was disabled). */
+  async failPending(em: EntityManager, platformId: string, reason: string, now: Date): Promise<number> {
+    const rows = await em.execute<IdRow[]>(
+      `UPDATE webhook_deliveries SET status = 'FAILED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,
+         last_error = ?, updated_at = ?, completed_at = ?
+       WHERE platform_id = ? AND status = 'PENDING' RETURNING id`,
+      [reason, now, now, platformId],
+    );
+    return rows.length;
+  }
+
+  /** Records, for the delivery log, an event that was not sent (SKIPPED with `reason`). */
+  async insertSkipped(
+    em: EntityManager,
+    d: { id: string; webhookId: string; platformId: string; eventId: string; type: string; payload: string; reason: string; now: Date },
+  ): Promise<void> {
+    await em.execute(
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count,
+         last_error, created_at, updated_at, completed_at)
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'SKIPPED', 0, ?, ?, ?, ?)`,
+      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.reason, d.now, d.now, d.now],
     );
   }
 

@@ -79,9 +79,21 @@ class WebhookPlatforms extends Migration {
   }
 }
 
+/**
+ * Endpoint health: since when every attempt to a platform's endpoint has failed, and whether (and why)
+ * the dispatcher disabled it (410 Gone, or failing for WEBHOOK_DISABLE_AFTER_HOURS).
+ */
+class EndpointHealth extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE webhook_platforms ADD COLUMN failing_since timestamptz,
+      ADD COLUMN disabled_at timestamptz, ADD COLUMN disabled_reason text`);
+  }
+}
+
 /** Migrations of the webhooks schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_webhook_deliveries', class: CreateDeliveries },
   { name: '0002_answered_deliveries', class: AnsweredDeliveries },
   { name: '0003_webhook_platforms', class: WebhookPlatforms },
+  { name: '0004_endpoint_health', class: EndpointHealth },
 ];

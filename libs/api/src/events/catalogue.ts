@@ -124,6 +124,8 @@ export const EVENTS = {
       webhookSigningSecretRotated: Type.Boolean(),
       /** The platform's environment (absent in events written before it was added). */
       environment: Type.Optional(Environment),
+      /** The dispatcher disabled the endpoint (410 Gone, or failing too long) and it was not set anew since. */
+      webhookEndpointDisabled: Type.Optional(Type.Boolean()),
     }),
     description: 'A platform’s configuration changed (never carries secrets).',
   }),
@@ -194,6 +196,16 @@ export const EVENTS = {
     data: ApprovalAnswer,
     description:
       'What the platform answered the INCOMING_PAYMENT.PENDING webhook (or that it did not): payments decides the payment from it.',
+  }),
+  WEBHOOK_ENDPOINT_DISABLED: event('WEBHOOK_ENDPOINT.DISABLED', {
+    owner: 'webhooks',
+    data: Type.Object({
+      url: Type.String(),
+      reason: Type.String(),
+      disabledAt: Type.String(),
+    }),
+    description:
+      'The dispatcher disabled a platform’s webhook endpoint (it answered 410 Gone, or failed every attempt for WEBHOOK_DISABLE_AFTER_HOURS): its webhooks are no longer sent until the platform sets webhookEndpoint again. Shown in the delivery log and in GET /config.',
   }),
 } as const;
 
