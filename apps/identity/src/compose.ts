@@ -12,6 +12,7 @@ import { WebhookSecretRepository } from './store/webhook-secret.repository.js';
 import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
 import { IdentityPublisher } from './events/identity.events.js';
+import { webhookEndpointConsumer } from './events/webhook-endpoint.consumer.js';
 import { identityHandlers } from './rpc/identity.rpc.js';
 
 /** The object graph of a running identity service: its use cases. */
@@ -26,6 +27,7 @@ export interface IdentityGraph extends Composition {
 export function composeIdentity({
   orm,
   outbox,
+  bus,
   clock,
   logger,
   config,
@@ -52,6 +54,15 @@ export function composeIdentity({
   };
   return {
     ...useCases,
+    consumers: [
+      webhookEndpointConsumer({
+        bus,
+        orm,
+        logger,
+        prefix: config.EVENT_SUBJECT_PREFIX,
+        config: useCases.config,
+      }),
+    ],
     rpc: [
       implement<identity.IdentityServiceServer>(
         identity.IdentityServiceService,

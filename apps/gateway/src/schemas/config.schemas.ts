@@ -13,9 +13,12 @@ export const CustomerInfoFieldName = Type.Union(
   { $id: 'CustomerInfoFieldName' },
 );
 
-const TransactionType = Type.Union(TRANSACTION_TYPES.map((v) => Type.Literal(v)), {
-  $id: 'TransactionType',
-});
+const TransactionType = Type.Union(
+  TRANSACTION_TYPES.map((v) => Type.Literal(v)),
+  {
+    $id: 'TransactionType',
+  },
+);
 
 const CounterpartyFieldDefinition = Type.Object(
   { name: CustomerInfoFieldName, mandatory: Type.Boolean() },
@@ -124,6 +127,16 @@ export const PlatformConfig = Type.Object(
     id: Type.String({ description: 'PlatformConfig:<uuid>' }),
     umaDomain: Type.Optional(Type.String()),
     webhookEndpoint: Type.Optional(Type.String()),
+    webhookEndpointDisabledAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Sluice’s own: when webhooks stopped going to webhookEndpoint because it answered 410 Gone or failed every attempt for too long (WEBHOOK_ENDPOINT.DISABLED in the delivery log). Set webhookEndpoint again (PATCH /config) to enable it.',
+      }),
+    ),
+    webhookEndpointDisabledReason: Type.Optional(
+      Type.String({ description: 'why the endpoint was disabled' }),
+    ),
     supportedCurrencies: Type.Array(PlatformCurrencyConfig),
     isRegulatedFinancialInstitution: Type.Boolean(),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),

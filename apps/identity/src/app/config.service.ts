@@ -32,17 +32,56 @@ export class ConfigService {
       const platform = await requirePlatform(this.store.platforms, em, platformId);
       const config = await this.store.configs.get(em, platformId, 'update');
       const settings = applyConfigUpdate(config.settings, input);
-      if (sameSettings(config.settings, settings)) return this.view(em, platform, config);
+      // Setting webhookEndpoint (even to the same URL) enables an endpoint the dispatcher disabled.
+      const reenabled = input.webhookEndpoint !== undefined && !!config.webhookEndpointDisabled;
+      if (sameSettings(config.settings, settings) && !reenabled) return this.view(em, platform, config);
       const now = this.clock.now();
-      const updated: PlatformConfig = { ...config, settings, updatedAt: now };
+      const { webhookEndpointDisabled, ...rest } = config;
+      const updated: PlatformConfig = {
+        ...rest,
+        ...(webhookEndpointDisabled && !reenabled ? { webhookEndpointDisabled } : {}),
+        settings,
+        updatedAt: now,
+      };
       await this.store.configs.update(em, updated);
       await this.events.platformConfigUpdated(em, {
         platform,
         settings,
         webhookSigningSecretRotated: false,
+        webhookEndpointDisabled: !!updated.webhookEndpointDisabled,
         at: now,
       });
       return this.view(em, platform, updated);
+    });
+  }
+
+  /**
+   * WEBHOOK_ENDPOINT.DISABLED from the webhook-dispatcher, in the consumer's inbox transaction `em`:
+   * the endpoint `url` is disabled (shown in GET /config; GetWebhookTarget omits it) until the
+   * platform sets webhookEndpoint again. Ignored when the platform has since set another endpoint or
+   * it is already disabled. Writes PLATFORM_CONFIG.UPDATED.
+   */
+  async disableWebhookEndpoint(
+    em: EntityManager,
+    platformId: string,
+    e: { url: string; reason: string; at: Date },
+  ): Promise<void> {
+    const platform = await this.store.platforms.find(em, platformId);
+    if (!platform) return;
+    const config = await this.store.configs.get(em, platformId, 'update');
+    if (config.settings.webhookEndpoint !== e.url || config.webhookEndpointDisabled) return;
+    const now = this.clock.now();
+    await this.store.configs.update(em, {
+      ...config,
+      webhookEndpointDisabled: { at: e.at, reason: e.reason },
+      updatedAt: now,
+    });
+    await this.events.platformConfigUpdated(em, {
+      platform,
+      settings: config.settings,
+      webhookSigningSecretRotated: false,
+      webhookEndpointDisabled: true,
+      at: now,
     });
   }
 
@@ -72,6 +111,7 @@ export class ConfigService {
         platform,
         settings: config.settings,
         webhookSigningSecretRotated: true,
+        webhookEndpointDisabled: !!config.webhookEndpointDisabled,
         at: now,
       });
       return this.view(em, platform, updated);
@@ -86,7 +126,9 @@ export class ConfigService {
     const config = await this.store.configs.get(em, platformId);
     const secrets = activeSecrets(await this.store.secrets.list(em, platformId), this.clock.now());
     return {
-      ...(config.settings.webhookEndpoint ? { webhookEndpoint: config.settings.webhookEndpoint } : {}),
+      ...(config.settings.webhookEndpoint && !config.webhookEndpointDisabled
+        ? { webhookEndpoint: config.settings.webhookEndpoint }
+        : {}),
       signingSecrets: secrets.map((s) => s.secret),
       environment: platform.environment,
     };

@@ -2,12 +2,7 @@ import type { PostalAddress } from '@sluice/core';
 import { environmentToPb } from '@sluice/rpc';
 import { identity as pb } from '@sluice/contracts';
 import { idUuid } from '@sluice/core';
-import type {
-  BusinessInfo,
-  Customer,
-  CustomerType,
-  VerificationStatus,
-} from '../domain/customer.js';
+import type { BusinessInfo, Customer, CustomerType, VerificationStatus } from '../domain/customer.js';
 import type {
   CurrencyConfig,
   CurrencyConfigInput,
@@ -125,6 +120,8 @@ export function configToPb(v: PlatformConfigView): pb.PlatformConfig {
       : undefined,
     webhookSigningSecret: v.webhookSigningSecret,
     previousWebhookSigningSecretExpiresAt: v.previousWebhookSigningSecretExpiresAt,
+    webhookEndpointDisabledAt: v.webhookEndpointDisabled?.at,
+    webhookEndpointDisabledReason: v.webhookEndpointDisabled?.reason,
     isRegulatedFinancialInstitution: v.isRegulatedFinancialInstitution,
     createdAt: v.createdAt,
     updatedAt: v.updatedAt,

@@ -52,6 +52,8 @@ export class PlatformConfigRecord {
   /** jsonb: the validated domain value (plain JSON: no bigints). */
   embeddedWalletConfig?: EmbeddedWalletConfig | null;
   isRegulatedFinancialInstitution!: boolean;
+  webhookEndpointDisabledAt?: Date | null;
+  webhookEndpointDisabledReason?: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -66,6 +68,8 @@ export const PlatformConfigEntity = new EntitySchema<PlatformConfigRecord>({
     supportedCurrencies: { type: 'json' },
     embeddedWalletConfig: { type: 'json', nullable: true },
     isRegulatedFinancialInstitution: { type: 'boolean' },
+    webhookEndpointDisabledAt: { type: 'datetime', nullable: true },
+    webhookEndpointDisabledReason: { type: 'string', nullable: true },
     createdAt: { type: 'datetime' },
     updatedAt: { type: 'datetime' },
   },

@@ -57,6 +57,14 @@ export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
   return {
     platformId: r.platformId,
     settings,
+    ...(r.webhookEndpointDisabledAt
+      ? {
+          webhookEndpointDisabled: {
+            at: r.webhookEndpointDisabledAt,
+            reason: r.webhookEndpointDisabledReason ?? '',
+          },
+        }
+      : {}),
     isRegulatedFinancialInstitution: r.isRegulatedFinancialInstitution,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -83,6 +91,8 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
         : {}),
     })),
     embeddedWalletConfig: s.embeddedWalletConfig ? structuredClone(s.embeddedWalletConfig) : null,
+    webhookEndpointDisabledAt: c.webhookEndpointDisabled?.at ?? null,
+    webhookEndpointDisabledReason: c.webhookEndpointDisabled?.reason ?? null,
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
