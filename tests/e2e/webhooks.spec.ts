@@ -135,4 +135,88 @@ describe('webhooks through the real processes', () => {
     }, 60_000);
     expect(sent.type).toBe('INTERNAL_ACCOUNT.BALANCE_UPDATED');
   });
+
+  it('the delivery log: list with filters, one delivery with its attempts, redeliver (same webhook-id), replay after an outage', async () => {
+    const since = new Date().toISOString();
+    answer = () => ({ status: 500, body: 'down for maintenance' });
+    const lost = await fund(21);
+    const lostHook = await balanceWebhook(lost);
+    const webhookId = lostHook.headers['webhook-id']!;
+    const list = await call(
+      'GET',
+      `/webhooks/deliveries?type=INTERNAL_ACCOUNT.BALANCE_UPDATED&resourceId=${encodeURIComponent(usdAccount)}&createdAfter=${encodeURIComponent(since)}&limit=1`,
+    );
+    expect(list.status, list.text).toBe(200);
+    expect(list.json.data).toHaveLength(1);
+    expect(list.json.data[0]).toMatchObject({
+      webhookId,
+      type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED',
+      resourceId: usdAccount,
+    });
+    expect(list.json.data[0].attempts).toBeUndefined();
+    const one = await eventually(async () => {
+      const r = await call('GET', `/webhooks/deliveries/${encodeURIComponent(webhookId)}`);
+      return r.json.attempts?.length ? r : undefined;
+    }, 30_000);
+    expect(one.json.attempts[0]).toMatchObject({
+      attempt: 1,
+      succeeded: false,
+      responseStatus: 500,
+      responseBody: 'down for maintenance',
+      url: receiver.url,
+    });
+    expect(one.json.attempts[0].latencyMs).toBeGreaterThanOrEqual(0);
+    const bad = await call('GET', '/webhooks/deliveries?status=LOST');
+    expect(bad.status, bad.text).toBe(400);
+    const unknown = await call(
+      'GET',
+      `/webhooks/deliveries/${encodeURIComponent('Webhook:00000000-0000-4000-8000-000000000000')}`,
+    );
+    expect(unknown.status, unknown.text).toBe(404);
+
+    // The endpoint is back: the platform asks for it again (same webhook-id, same body, verified).
+    answer = () => ({ status: 200 });
+    const again = await call('POST', `/webhooks/deliveries/${encodeURIComponent(webhookId)}/redeliver`);
+    expect(again.status, again.text).toBe(200);
+    expect(again.json.webhookId).toBe(webhookId);
+    const resent = await eventually(
+      async () =>
+        receiver.received.filter((w) => w.headers['webhook-id'] === webhookId && w !== lostHook).at(-1),
+      30_000,
+    );
+    expect(resent.body).toBe(lostHook.body);
+    const secret = (await call('GET', '/config')).json.webhookSigningSecret as string;
+    expect(new Webhook(secret).verify(resent.body, resent.headers)).toBeTruthy();
+    await eventually(
+      async () =>
+        (await call('GET', `/webhooks/deliveries/${encodeURIComponent(webhookId)}`)).json.status ===
+        'DELIVERED',
+      30_000,
+    );
+
+    // An outage: webhooks fail until the schedule gives up would take hours; the disabled endpoint
+    // (410) fails them at once. After it is set again, replay sends what it missed.
+    answer = () => ({ status: 410 });
+    const missed = await fund(22);
+    await balanceWebhook(missed);
+    await eventually(
+      async () => ((await call('GET', '/config')).json.webhookEndpointDisabledAt ? true : undefined),
+      30_000,
+    );
+    const during = await fund(23);
+    answer = () => ({ status: 200 });
+    const on = await call('PATCH', '/config', { webhookEndpoint: receiver.url });
+    expect(on.status, on.text).toBe(200);
+    const seen = receiver.received.length;
+    const replay = await call('POST', '/webhooks/replay', { since });
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.json.queued).toBeGreaterThanOrEqual(2);
+    const amounts = () => receiver.received.slice(seen).map((w) => w.data?.balance?.amount);
+    await eventually(
+      async () => (amounts().includes(missed) && amounts().includes(during) ? true : undefined),
+      60_000,
+    );
+    const badReplay = await call('POST', '/webhooks/replay', { since: 'yesterday' });
+    expect(badReplay.status, badReplay.text).toBe(400);
+  });
 });

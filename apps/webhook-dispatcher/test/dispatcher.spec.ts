@@ -354,6 +354,139 @@ describe('cost proportional to endpoints', () => {
   });
 });
 
+describe('delivery log: list, redeliver, replay', () => {
+  it('lists a platform’s deliveries newest first, filtered by type, status, resource and time, page by page', async () => {
+    const p = idp.platform(receiver.url('/log'));
+    receiver.behave('/log', (r, _n, res) =>
+      JSON.parse(r.body).type === 'OUTGOING_PAYMENT.FAILED' ? res.writeHead(500).end() : res.end('ok'),
+    );
+    const tx = newId('Transaction');
+    const evs = [
+      publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, { id: tx, status: 'COMPLETED' }),
+      publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(7)),
+      publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, {
+        id: newId('Transaction'),
+        status: 'COMPLETED',
+      }),
+    ];
+    for (const ev of evs)
+      await publisher.publish(ev.type.startsWith('OUTGOING') ? 'payments' : 'accounts', ev);
+    for (const ev of evs)
+      await eventually(async () => (await deliveryOf(`Webhook:${idUuid(ev.id)}`))?.status === 'DELIVERED');
+    const all = await client.listWebhookDeliveries({
+      platformId: p.id,
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+      page: { limit: 2 },
+    });
+    expect(all.page).toMatchObject({ hasMore: true, totalCount: 3 });
+    const next = await client.listWebhookDeliveries({
+      platformId: p.id,
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+      page: { limit: 2, cursor: all.page!.nextCursor! },
+    });
+    const ids = [...all.deliveries, ...next.deliveries].map((d) => d.webhookId);
+    expect(new Set(ids).size).toBe(3);
+    expect(next.page).toMatchObject({ hasMore: false });
+    const byType = await client.listWebhookDeliveries({
+      platformId: p.id,
+      type: 'OUTGOING_PAYMENT.COMPLETED',
+      status: webhooks.DeliveryStatus.DELIVERED,
+    });
+    expect(byType.deliveries).toHaveLength(2);
+    const byResource = await client.listWebhookDeliveries({
+      platformId: p.id,
+      resourceId: tx,
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+    });
+    expect(byResource.deliveries.map((d) => [d.webhookId, d.resourceId, d.lastResponseStatus])).toEqual([
+      [`Webhook:${idUuid(evs[0]!.id)}`, tx, 200],
+    ]);
+    const future = await client.listWebhookDeliveries({
+      platformId: p.id,
+      createdAfter: new Date(Date.now() + 60_000),
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+    });
+    expect(future.deliveries).toEqual([]);
+    const other = await client.listWebhookDeliveries({
+      platformId: newId('Platform'),
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+    });
+    expect(other.deliveries).toEqual([]);
+    const bad = await client
+      .listWebhookDeliveries({
+        platformId: p.id,
+        type: 'nope',
+        status: webhooks.DeliveryStatus.UNSPECIFIED,
+        page: { limit: 0, cursor: '!!' },
+      })
+      .catch((e: DomainError) => e);
+    expect(bad).toBeInstanceOf(DomainError);
+    expect((bad as DomainError).code).toBe('INVALID_INPUT');
+    expect(
+      ((bad as DomainError).details as { errors: { field: string }[] }).errors.map((e) => e.field),
+    ).toEqual(['type', 'cursor']);
+  });
+
+  it('redelivers with the same webhook-id and body, from the start of the schedule; another platform’s is not found', async () => {
+    const p = idp.platform(receiver.url('/again'));
+    receiver.behave('/again', (_r, _n, res) => res.writeHead(503).end('down'));
+    const ev = publisher.envelope('OUTGOING_PAYMENT.FAILED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'FAILED');
+    receiver.behave('/again', (_r, _n, res) => res.end('back'));
+    const r = await client.redeliverWebhook({ platformId: p.id, deliveryId: webhookId });
+    expect(r.delivery!.webhookId).toBe(webhookId);
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'DELIVERED');
+    const got = receiver.at('/again');
+    expect(got).toHaveLength(5);
+    expect(got[4]!.headers['webhook-id']).toBe(webhookId);
+    expect(got[4]!.body).toBe(got[0]!.body);
+    const d = await client.getWebhookDelivery({ platformId: p.id, deliveryId: webhookId });
+    expect(d.delivery!.attempts.map((a) => [a.attempt, a.succeeded])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+      [4, false],
+      [5, true],
+    ]);
+    const theirs = await client
+      .redeliverWebhook({ platformId: newId('Platform'), deliveryId: webhookId })
+      .catch((e: DomainError) => e);
+    expect((theirs as DomainError).code).toBe('WEBHOOK_DELIVERY_NOT_FOUND');
+  });
+
+  it('replays what did not reach the platform since a time (FAILED), not what did unless asked', async () => {
+    const p = idp.platform(receiver.url('/outage'));
+    let down = true;
+    receiver.behave('/outage', (_r, _n, res) => (down ? res.writeHead(502).end() : res.end('ok')));
+    const since = new Date(Date.now() - 1000);
+    const lost = publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', lost);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(lost.id)}`))?.status === 'FAILED');
+    down = false;
+    const fine = publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', fine);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(fine.id)}`))?.status === 'DELIVERED');
+    const before = receiver.at('/outage').length;
+    const r = await client.replayWebhooks({ platformId: p.id, since, includeDelivered: false });
+    expect(r.queued).toBe(1);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(lost.id)}`))?.status === 'DELIVERED');
+    expect(
+      receiver
+        .at('/outage')
+        .slice(before)
+        .map((x) => x.headers['webhook-id']),
+    ).toEqual([`Webhook:${idUuid(lost.id)}`]);
+    const all = await client.replayWebhooks({ platformId: p.id, since, includeDelivered: true });
+    expect(all.queued).toBe(2);
+    const future = await client
+      .replayWebhooks({ platformId: p.id, since: new Date(Date.now() + 60_000), includeDelivered: false })
+      .catch((e: DomainError) => e);
+    expect((future as DomainError).code).toBe('INVALID_INPUT');
+  });
+});
+
 describe('SendTestWebhook', () => {
   it('sends a signed TEST webhook and returns the endpoint answer; the delivery is recorded', async () => {
     const p = idp.platform(receiver.url('/test-ok'));

@@ -151,7 +151,9 @@ export class DeliveryWorker {
   private async tick(): Promise<boolean> {
     if (Date.now() >= this.nextPurgeAt) {
       this.nextPurgeAt = Date.now() + 3_600_000;
-      await this.purgeOnce().catch((err) => this.o.logger.error({ err }, 'purging old webhook deliveries failed'));
+      await this.purgeOnce().catch((err) =>
+        this.o.logger.error({ err }, 'purging old webhook deliveries failed'),
+      );
     }
     const claimed = await this.claimOnce();
     if (claimed === 0) await this.wakeAtNextDue();
@@ -195,7 +197,8 @@ export class DeliveryWorker {
       await this.o.repo.rememberEndpoint(em, platformId, !!target.endpoint, this.o.clock.now());
       return this.o.repo.isDisabled(em, platformId);
     });
-    if (disabled) target = { ...target, endpoint: undefined, missingReason: 'the webhook endpoint is disabled' };
+    if (disabled)
+      target = { ...target, endpoint: undefined, missingReason: 'the webhook endpoint is disabled' };
     if (!target.endpoint) {
       const reason = target.missingReason ?? 'no webhook endpoint configured';
       const n = await transactional(this.o.orm, async (em) => {
@@ -253,7 +256,7 @@ export class DeliveryWorker {
     // A request–response webhook gets one attempt: its answer (or the lack of one) decides.
     if (!r.ok && d.answered) status = 'FAILED';
     else if (!r.ok) {
-      const delay = retryDelay(attempt, this.o.schedule, {
+      const delay = retryDelay(attempt - d.roundStart, this.o.schedule, {
         scale: target.environment === 'SANDBOX' ? (this.o.sandboxTimeScale ?? 1) : 1,
         ...(r.retryAfter !== undefined ? { retryAfterMs: retryAfterMs(r.retryAfter, now) } : {}),
         ...(this.o.random ? { random: this.o.random } : {}),
@@ -299,7 +302,8 @@ export class DeliveryWorker {
     else if (status === 'FAILED')
       this.o.logger.error({ ...log, error: r.error }, 'webhook failed; retry schedule exhausted');
     else this.o.logger.warn({ ...log, error: r.error, nextAttemptAt }, 'webhook attempt failed; will retry');
-    if (disabledFor) this.o.logger.warn({ platformId: d.platformId, reason: disabledFor }, 'webhook endpoint disabled');
+    if (disabledFor)
+      this.o.logger.warn({ platformId: d.platformId, reason: disabledFor }, 'webhook endpoint disabled');
     return disabledFor !== undefined;
   }
 
@@ -316,7 +320,12 @@ export class DeliveryWorker {
     now: Date,
   ): Promise<boolean> {
     if (!(await this.o.repo.disable(em, platformId, reason, now))) return false;
-    await this.o.repo.failPending(em, platformId, `not sent: the webhook endpoint was disabled (${reason})`, now);
+    await this.o.repo.failPending(
+      em,
+      platformId,
+      `not sent: the webhook endpoint was disabled (${reason})`,
+      now,
+    );
     const ev = await this.o.events.endpointDisabled(em, platformId, { url, reason, disabledAt: now });
     const webhookId = webhookIdForEvent(ev.eventId);
     const type = 'WEBHOOK_ENDPOINT.DISABLED';

@@ -48,8 +48,10 @@ export class EventRelayService {
     }
     const answered = isAnsweredWebhookType(event.type);
     // A platform known to have no endpoint costs no delivery (a request–response webhook is still
-    // queued: its owner waits for the answer, which is then NO_ENDPOINT).
-    if (!answered && (await this.d.repo.platformHasEndpoint(em, event.platformId)) === false) return false;
+    // queued: its owner waits for the answer, which is then NO_ENDPOINT). One whose endpoint the
+    // dispatcher disabled gets its webhook recorded, not sent: replayable once it is set again.
+    const endpoint = answered ? undefined : await this.d.repo.endpointState(em, event.platformId);
+    if (endpoint && !endpoint.hasEndpoint && !endpoint.disabled) return false;
     const webhookId = webhookIdForEvent(event.id);
     const payload = serializePayload({
       id: webhookId,
@@ -57,6 +59,19 @@ export class EventRelayService {
       timestamp: event.occurredAt,
       data: event.data ?? {},
     });
+    if (endpoint?.disabled) {
+      await this.d.repo.insertSkipped(em, {
+        id: newId('WebhookDelivery'),
+        webhookId,
+        platformId: event.platformId,
+        eventId: event.id,
+        type: event.type,
+        payload,
+        reason: 'not sent: the webhook endpoint is disabled',
+        now: this.d.clock.now(),
+      });
+      return false;
+    }
     const inserted = await this.d.repo.insertPending(em, {
       id: newId('WebhookDelivery'),
       webhookId,

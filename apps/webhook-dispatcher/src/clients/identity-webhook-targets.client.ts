@@ -19,7 +19,8 @@ export class IdentityWebhookTargets implements WebhookTargetSource {
       const endpoint = res.webhookEndpoint?.trim();
       const environment = environmentFromPb(res.environment);
       const env = environment ? { environment } : {};
-      if (!endpoint) return { secrets: res.signingSecrets, missingReason: 'no webhook endpoint configured', ...env };
+      if (!endpoint)
+        return { secrets: res.signingSecrets, missingReason: 'no webhook endpoint configured', ...env };
       // Never send unsigned webhooks: treat it as identity not being ready (retried later).
       if (res.signingSecrets.length === 0)
         throw new Error('identity returned a webhook endpoint without signing secrets');

@@ -22,6 +22,10 @@ export interface Delivery {
   answered: boolean;
   status: DeliveryStatus;
   attemptCount: number;
+  /** Attempts made before the current round of the retry schedule (a redelivery starts a new one). */
+  roundStart: number;
+  /** The resource the webhook is about (`data.id` of its body), when it has one. */
+  resourceId: string | null;
   nextAttemptAt: Date | null;
   leaseOwner: string | null;
   leaseUntil: Date | null;

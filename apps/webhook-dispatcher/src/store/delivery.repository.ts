@@ -1,5 +1,6 @@
 import type { EntityManager } from '@sluice/store';
 import type { Delivery, DeliveryAttempt, DeliveryOrigin, DeliveryStatus } from '../domain/delivery.js';
+import type { DeliveryLogQuery } from '../domain/requests.js';
 
 // Exact SQL (no ORM entities): claiming is one statement with window functions, SKIP LOCKED and an
 // advisory lock per platform, and every change is a conditional UPDATE on the lease. Each table has one
@@ -18,6 +19,8 @@ interface DeliveryRow {
   answered: boolean;
   status: DeliveryStatus;
   attempt_count: number;
+  round_start: number;
+  resource_id: string | null;
   next_attempt_at: string | null;
   lease_owner: string | null;
   lease_until: string | null;
@@ -67,6 +70,8 @@ function toDelivery(r: DeliveryRow): Delivery {
     answered: r.answered,
     status: r.status,
     attemptCount: r.attempt_count,
+    roundStart: r.round_start,
+    resourceId: r.resource_id,
     nextAttemptAt: optDate(r.next_attempt_at),
     leaseOwner: r.lease_owner,
     leaseUntil: optDate(r.lease_until),
@@ -104,11 +109,100 @@ export class DeliveryRepository {
    * undefined when it has never heard of the platform.
    */
   async platformHasEndpoint(em: EntityManager, platformId: string): Promise<boolean | undefined> {
-    const rows = await em.execute<{ has_endpoint: boolean }[]>(
-      `SELECT has_endpoint FROM webhook_platforms WHERE platform_id = ?`,
+    return (await this.endpointState(em, platformId))?.hasEndpoint;
+  }
+
+  /** What the dispatcher knows of a platform's endpoint: whether it has one, and whether it disabled it. */
+  async endpointState(
+    em: EntityManager,
+    platformId: string,
+  ): Promise<{ hasEndpoint: boolean; disabled: boolean } | undefined> {
+    const rows = await em.execute<{ has_endpoint: boolean; disabled_at: string | null }[]>(
+      `SELECT has_endpoint, disabled_at FROM webhook_platforms WHERE platform_id = ?`,
       [platformId],
     );
-    return rows[0]?.has_endpoint;
+    const r = rows[0];
+    return r ? { hasEndpoint: r.has_endpoint, disabled: r.disabled_at !== null } : undefined;
+  }
+
+  /**
+   * A page of the platform's delivery log, newest first (created_at, id), with the total count of
+   * the filtered log. `after` is the keyset position of the previous page's last row.
+   */
+  async list(em: EntityManager, q: DeliveryLogQuery): Promise<{ rows: Delivery[]; total: number }> {
+    const where = ['platform_id = ?'];
+    const params: unknown[] = [q.platformId];
+    const add = (clause: string, value: unknown) => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (q.type !== undefined) add('type = ?', q.type);
+    if (q.status !== undefined) add('status = ?', q.status);
+    if (q.createdAfter) add('created_at >= ?', q.createdAfter);
+    if (q.createdBefore) add('created_at < ?', q.createdBefore);
+    if (q.resourceId !== undefined) add('resource_id = ?', q.resourceId);
+    const filter = where.join(' AND ');
+    const total = await em.execute<{ n: string }[]>(
+      `SELECT count(*) AS n FROM webhook_deliveries WHERE ${filter}`,
+      params,
+    );
+    const page = q.after ? ' AND (created_at, id) < (?::timestamptz, ?)' : '';
+    const rows = await em.execute<DeliveryRow[]>(
+      `SELECT * FROM webhook_deliveries WHERE ${filter}${page} ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [...params, ...(q.after ? [q.after.createdAt, q.after.id] : []), q.limit],
+    );
+    return { rows: rows.map(toDelivery), total: Number(total[0]!.n) };
+  }
+
+  /**
+   * Queues a platform's delivery again (by delivery or webhook id), due now, from the start of the
+   * retry schedule, with the same webhook id and body. A delivery being attempted right now (PENDING
+   * under a live lease) is left as it is. Undefined when the platform has no such delivery.
+   */
+  async redeliver(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    now: Date,
+  ): Promise<Delivery | undefined> {
+    const rows = await em.execute<DeliveryRow[]>(
+      `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = ?, round_start = attempt_count,
+         last_error = NULL, completed_at = NULL, updated_at = ?
+       WHERE platform_id = ? AND (id = ? OR webhook_id = ?) AND (status <> 'PENDING' OR lease_owner IS NULL)
+       RETURNING *`,
+      [now, now, platformId, id, id],
+    );
+    if (rows.length) {
+      await em.execute(`SELECT pg_notify(?, '')`, [DELIVERY_QUEUE_CHANNEL]);
+      return toDelivery(rows[0]!);
+    }
+    const found = await em.execute<DeliveryRow[]>(
+      `SELECT * FROM webhook_deliveries WHERE platform_id = ? AND (id = ? OR webhook_id = ?)`,
+      [platformId, id, id],
+    );
+    return found[0] ? toDelivery(found[0]) : undefined;
+  }
+
+  /**
+   * Queues again, due now and from the start of the schedule, every delivery of the platform created
+   * in [since, until) that did not reach it (FAILED, SKIPPED; DELIVERED too when asked); request–
+   * response webhooks excepted. Returns how many.
+   */
+  async replay(
+    em: EntityManager,
+    o: { platformId: string; since: Date; until: Date; includeDelivered: boolean; now: Date },
+  ): Promise<number> {
+    const rows = await em.execute<IdRow[]>(
+      `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = ?, round_start = attempt_count,
+         last_error = NULL, completed_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?
+       WHERE platform_id = ? AND origin = 'EVENT' AND NOT answered AND created_at >= ? AND created_at < ?
+         AND (status IN ('FAILED', 'SKIPPED') OR (? AND status = 'DELIVERED'))
+         AND type <> 'WEBHOOK_ENDPOINT.DISABLED'
+       RETURNING id`,
+      [o.now, o.now, o.platformId, o.since, o.until, o.includeDelivered],
+    );
+    if (rows.length) await em.execute(`SELECT pg_notify(?, '')`, [DELIVERY_QUEUE_CHANNEL]);
+    return rows.length;
   }
 
   /**
@@ -183,12 +277,22 @@ export class DeliveryRepository {
   /** Records, for the delivery log, an event that was not sent (SKIPPED with `reason`). */
   async insertSkipped(
     em: EntityManager,
-    d: { id: string; webhookId: string; platformId: string; eventId: string; type: string; payload: string; reason: string; now: Date },
+    d: {
+      id: string;
+      webhookId: string;
+      platformId: string;
+      eventId: string;
+      type: string;
+      payload: string;
+      reason: string;
+      now: Date;
+    },
   ): Promise<void> {
     await em.execute(
       `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count,
          last_error, created_at, updated_at, completed_at)
-       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'SKIPPED', 0, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'SKIPPED', 0, ?, ?, ?, ?)
+       ON CONFLICT (webhook_id) DO NOTHING`,
       [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.reason, d.now, d.now, d.now],
     );
   }

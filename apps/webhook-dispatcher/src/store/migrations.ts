@@ -90,10 +90,27 @@ class EndpointHealth extends Migration {
   }
 }
 
+/**
+ * The delivery log: each delivery's resource (`data.id` of its body, for filtering) and where its
+ * current round of the retry schedule started (a redelivery starts a new round).
+ */
+class DeliveryLog extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE webhook_deliveries
+      ADD COLUMN resource_id text GENERATED ALWAYS AS ((payload::jsonb) -> 'data' ->> 'id') STORED,
+      ADD COLUMN round_start integer NOT NULL DEFAULT 0`);
+    this.addSql(
+      `CREATE INDEX webhook_deliveries_log ON webhook_deliveries (platform_id, created_at DESC, id DESC)`,
+    );
+    this.addSql(`CREATE INDEX webhook_deliveries_resource ON webhook_deliveries (platform_id, resource_id)`);
+  }
+}
+
 /** Migrations of the webhooks schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_webhook_deliveries', class: CreateDeliveries },
   { name: '0002_answered_deliveries', class: AnsweredDeliveries },
   { name: '0003_webhook_platforms', class: WebhookPlatforms },
   { name: '0004_endpoint_health', class: EndpointHealth },
+  { name: '0005_delivery_log', class: DeliveryLog },
 ];
