@@ -24,6 +24,8 @@ describe('webhooks through the real processes', () => {
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   const sandbox = newCredential();
   let usdAccount: string;
+  /** Every signing secret the platform had during the file. */
+  const secrets = new Set<string>();
   /** The receiver's answer to the next webhooks (200 by default). */
   let answer: (w: ReceivedWebhook) => WebhookAnswer = () => ({ status: 200 });
 
@@ -78,6 +80,7 @@ describe('webhooks through the real processes', () => {
 
   it('signs every webhook (Standard Webhooks); after a rotation, with both secrets for the overlap', async () => {
     const before = (await call('GET', '/config')).json.webhookSigningSecret as string;
+    secrets.add(before);
     const w1 = await balanceWebhook(await fund(10));
     expect(new Webhook(before).verify(w1.body, w1.headers)).toMatchObject({
       type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED',
@@ -85,6 +88,7 @@ describe('webhooks through the real processes', () => {
     const rotated = await call('POST', '/config/webhook-secret/rotate');
     expect(rotated.status, rotated.text).toBe(200);
     const after = rotated.json.webhookSigningSecret as string;
+    secrets.add(after);
     expect(after).not.toBe(before);
     expect(rotated.json.previousWebhookSigningSecretExpiresAt).toBeDefined();
     const w2 = await balanceWebhook(await fund(11));
@@ -218,5 +222,21 @@ describe('webhooks through the real processes', () => {
     );
     const badReplay = await call('POST', '/webhooks/replay', { since: 'yesterday' });
     expect(badReplay.status, badReplay.text).toBe(400);
+  });
+
+  it('every webhook received in this file is signed by a secret the platform had (Standard Webhooks)', () => {
+    expect(receiver.received.length).toBeGreaterThan(5);
+    const unverified = receiver.received.filter(
+      (w) =>
+        ![...secrets].some((secret) => {
+          try {
+            new Webhook(secret).verify(w.body, w.headers);
+            return true;
+          } catch {
+            return false;
+          }
+        }),
+    );
+    expect(unverified.map((w) => `${w.type} ${w.headers['webhook-id']}`)).toEqual([]);
   });
 });
