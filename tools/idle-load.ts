@@ -4,29 +4,14 @@
  * database over a window, from pg_stat_database. `npx tsx tools/idle-load.ts [windowSeconds]`.
  */
 import pg from 'pg';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
-import { startStack } from './stack.js';
+import { startFreshStack } from './lib/fresh-stack.js';
 
 const windowS = Number(process.argv[2] ?? 10);
 const settleS = Number(process.argv[3] ?? 15);
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase('idle');
-  const nats = await natsUrl();
-  const prefix = testPrefix('idle');
-  const stack = await startStack({
-    databaseUrl: db.url,
-    natsUrl: nats,
-    prefix,
-    freePorts: true,
-    gatewayPort: 0,
-    silent: true,
-    localCredentialFile: false,
-    logLevel: 'warn',
-    migrate: false,
-  });
-  const name = new URL(db.url).pathname.slice(1);
-  const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+  const { databaseUrl, databaseName: name, close } = await startFreshStack('idle');
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const sample = async () => {
     // pg_stat_database is a snapshot per transaction: read it in a fresh one each time.
     await pool.query('SELECT pg_stat_clear_snapshot()');
@@ -48,9 +33,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await pool.end();
-    await stack.stop();
-    await db.drop();
-    await dropStreams(nats, prefix);
+    await close();
   }
 }
 

@@ -13,8 +13,7 @@
  */
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
-import { startStack } from '../stack.js';
+import { startFreshStack } from '../lib/fresh-stack.js';
 import { CpuSampler } from './cpu.js';
 import { percentile } from './stats.js';
 
@@ -27,9 +26,6 @@ const durationS = Number(arg('duration', '10'));
 const withEndpoint = !process.argv.includes('--no-endpoint');
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase('benchwh');
-  const nats = await natsUrl();
-  const prefix = testPrefix('benchwh');
   let secret = '';
   let verified = 0;
   let invalid = 0;
@@ -55,17 +51,7 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const addr = receiver.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
-  const stack = await startStack({
-    databaseUrl: db.url,
-    natsUrl: nats,
-    prefix,
-    freePorts: true,
-    gatewayPort: 0,
-    silent: true,
-    localCredentialFile: false,
-    logLevel: 'warn',
-    migrate: false,
-  });
+  const { stack, databaseName: dbName, close } = await startFreshStack('benchwh');
   const auth = stack.platforms.sandbox!.authorization;
   const call = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(stack.baseUrl + path, {
@@ -85,7 +71,6 @@ async function main(): Promise<void> {
     secret = cfg.json.webhookSigningSecret as string;
     const accounts = await call('GET', '/platform/internal-accounts?currency=USD');
     const account = accounts.json.data[0].id as string;
-    const dbName = new URL(db.url).pathname.slice(1);
     const rows: string[] = [];
     for (const n of clientCounts) {
       // Warm up, then measure a window; the deliveries of the window are counted until they drain.
@@ -141,10 +126,8 @@ async function main(): Promise<void> {
     process.stdout.write(rows.join('\n') + '\n');
     if (invalid) process.stdout.write(`${invalid} webhooks failed verification\n`);
   } finally {
-    await stack.stop();
+    await close();
     receiver.close();
-    await db.drop();
-    await dropStreams(nats, prefix);
   }
 }
 
