@@ -214,6 +214,17 @@ export class DeliveryWorker {
       this.o.logger.info({ platformId, skipped: n, reason }, 'webhooks skipped');
       return;
     }
+    const renew = (em: EntityManager, rest: string[]) =>
+      this.o.repo.renewLease(em, {
+        platformId,
+        ids: rest,
+        owner: this.owner,
+        now: this.o.clock.now(),
+        leaseMs: this.leaseMs,
+      });
+    // The first attempt's lease, and the same for the rest of the batch, so the platform stays ours;
+    // each later one is renewed in the transaction that records the attempt before it.
+    let held = await transactional(this.o.orm, (em) => renew(em, ids));
     for (let i = 0; i < deliveries.length; i++) {
       const d = deliveries[i]!;
       const rest = ids.slice(i);
@@ -223,16 +234,6 @@ export class DeliveryWorker {
         await release();
         return;
       }
-      // This attempt's lease, and the same for the rest of the batch, so the platform stays ours.
-      const held = await transactional(this.o.orm, (em) =>
-        this.o.repo.renewLease(em, {
-          platformId,
-          ids: rest,
-          owner: this.owner,
-          now: this.o.clock.now(),
-          leaseMs: this.leaseMs,
-        }),
-      );
       if (!held.has(d.id)) {
         this.o.logger.warn(
           { platformId, webhookId: d.webhookId, deliveryId: d.id, left: rest.length },
@@ -242,13 +243,25 @@ export class DeliveryWorker {
         return;
       }
       const result = await this.o.sender.send(target.endpoint, target.secrets, d.webhookId, d.payload);
+      const next = ids.slice(i + 1);
+      const recorded = await this.record(d, result, target, (em) => renew(em, next));
       // An endpoint disabled by this attempt takes the rest of the batch with it.
-      if (await this.record(d, result, target)) return;
+      if (recorded.disabled) return;
+      held = recorded.held;
     }
   }
 
-  /** Records an attempt; true when it disabled the platform's endpoint. */
-  private async record(d: Delivery, r: AttemptResult, target: WebhookTarget): Promise<boolean> {
+  /**
+   * Records an attempt and, in the same transaction, renews the lease of the rest of the batch
+   * (`renewRest`: the next attempt's lease). Returns whether it disabled the platform's endpoint
+   * and which of the rest are still held.
+   */
+  private async record(
+    d: Delivery,
+    r: AttemptResult,
+    target: WebhookTarget,
+    renewRest: (em: EntityManager) => Promise<Set<string>>,
+  ): Promise<{ disabled: boolean; held: Set<string> }> {
     const attempt = d.attemptCount + 1;
     const now = this.o.clock.now();
     let status: 'DELIVERED' | 'PENDING' | 'FAILED' = 'DELIVERED';
@@ -268,6 +281,7 @@ export class DeliveryWorker {
       }
     }
     let disabledFor: string | undefined;
+    let held = new Set<string>();
     const kept = await transactional(this.o.orm, async (em) => {
       await this.o.repo.insertAttempt(em, { ...attemptRecord(r), deliveryId: d.id, attempt });
       const finished = await this.o.repo.finishAttempt(em, {
@@ -283,6 +297,7 @@ export class DeliveryWorker {
       });
       const answer = finished && d.answered ? answerOf(d, r, now) : undefined;
       if (answer) await this.o.events.answered(em, d.platformId, answer);
+      held = await renewRest(em);
       if (!finished) return finished;
       const failingSince = await this.o.repo.noteAttempt(em, d.platformId, r.ok, now);
       const reason = disableReason(r, failingSince, now, this.o.disableAfterMs ?? 72 * 3_600_000);
@@ -304,7 +319,7 @@ export class DeliveryWorker {
     else this.o.logger.warn({ ...log, error: r.error, nextAttemptAt }, 'webhook attempt failed; will retry');
     if (disabledFor)
       this.o.logger.warn({ platformId: d.platformId, reason: disabledFor }, 'webhook endpoint disabled');
-    return disabledFor !== undefined;
+    return { disabled: disabledFor !== undefined, held };
   }
 
   /**
