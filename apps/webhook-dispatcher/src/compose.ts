@@ -58,6 +58,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     onNotify: () => worker.nudge(),
     onReady: () => worker.nudge(),
     logger,
+    orm,
   });
   const service = new WebhooksService({ orm, repo, targets, sender, events, clock, logger });
   const relay = new EventRelayService({ repo, clock, logger });

@@ -8,12 +8,33 @@ export function outboxChannel(schema: string): string {
   return `${OUTBOX_CHANNEL_PREFIX}${schema}`;
 }
 
+const CHANNELS = Symbol('sluice.notifyOnCommit');
+
 /**
- * SQL that notifies the outbox channel of the connection's schema (the first of its search_path)
- * when the caller's transaction commits; Postgres delivers a channel's repeats within one
- * transaction once.
+ * Asks for `channel` to be notified once the transaction of `em` commits (nothing if it rolls
+ * back). Not a NOTIFY inside the transaction: Postgres serializes the commits of every transaction
+ * that issued one (a database-wide lock), which stalls busy producers; instead the PgNotifications
+ * of the process sees the commit (MikroORM's afterTransactionCommit), wakes its own listeners at once
+ * and sends one coalesced NOTIFY, outside any business transaction, for the other processes.
  */
-export const NOTIFY_OUTBOX_SQL = `SELECT pg_notify('${OUTBOX_CHANNEL_PREFIX}' || current_schema(), '')`;
+export function notifyOnCommit(em: object, channel: string): void {
+  const marked = em as { [CHANNELS]?: Set<string> };
+  (marked[CHANNELS] ??= new Set()).add(channel);
+}
+
+/** The channels a committed transaction asked to notify. */
+function channelsOf(em: unknown): ReadonlySet<string> | undefined {
+  return (em as { [CHANNELS]?: Set<string> } | undefined)?.[CHANNELS];
+}
+
+/** The ORM's event manager as PgNotifications needs it (MikroORM's, typed structurally). */
+interface CommitEvents {
+  em: {
+    getEventManager(): {
+      registerSubscriber(s: { afterTransactionCommit(args: { em: unknown }): void }): void;
+    };
+  };
+}
 
 /**
  * One dedicated Postgres connection that LISTENs on channels and calls `onNotify` for each
@@ -28,6 +49,8 @@ export class PgNotifications {
   private retryMs = 250;
   private timer: NodeJS.Timeout | undefined;
   private _listening = false;
+  /** Per channel: a NOTIFY in flight ('busy'), and another one asked meanwhile ('again'). */
+  private readonly sending = new Map<string, 'busy' | 'again'>();
 
   constructor(
     private readonly o: {
@@ -36,8 +59,39 @@ export class PgNotifications {
       onNotify: (channel: string) => void;
       onReady?: () => void;
       logger?: Logger;
+      /** The ORM whose committed transactions notify these channels (`notifyOnCommit`). */
+      orm?: CommitEvents;
     },
-  ) {}
+  ) {
+    o.orm?.em.getEventManager().registerSubscriber({
+      afterTransactionCommit: ({ em }) => {
+        for (const ch of channelsOf(em) ?? []) {
+          if (!this.o.channels.includes(ch)) continue;
+          this.o.onNotify(ch); // this process at once
+          this.send(ch); // the others (replicas)
+        }
+      },
+    });
+  }
+
+  /** One NOTIFY of `channel` on the listening connection; repeats asked while one is in flight collapse into one more. */
+  private send(channel: string): void {
+    const client = this.client;
+    if (!client || this.stopped) return;
+    if (this.sending.has(channel)) {
+      this.sending.set(channel, 'again');
+      return;
+    }
+    this.sending.set(channel, 'busy');
+    client
+      .query(`SELECT pg_notify($1, '')`, [channel])
+      .catch(() => undefined)
+      .finally(() => {
+        const again = this.sending.get(channel) === 'again';
+        this.sending.delete(channel);
+        if (again) this.send(channel);
+      });
+  }
 
   get listening(): boolean {
     return this._listening;

@@ -7,7 +7,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EventContract, EventData } from '@sluice/api';
 import { subjectFor, toJson, type Domain, type EventEnvelope } from './envelope.js';
 import { contractCheck } from './contract-check.js';
-import { NOTIFY_OUTBOX_SQL, outboxChannel, PgNotifications } from './notifications.js';
+import { notifyOnCommit, outboxChannel, PgNotifications } from './notifications.js';
 
 /** Creates the outbox and inbox tables in the service's schema. Include it in every service's migrations. */
 export class EventTablesMigration extends Migration {
@@ -73,8 +73,9 @@ export class Outbox {
       `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES (?, ?, ?, ?, ?::jsonb, ?)`,
       [envelope.id, subjectFor(this.prefix, this.domain, contract.type), contract.type, event.platformId, toJson(envelope), occurredAt],
     );
-    // Wakes the relays listening on this schema's channel when (and only if) the transaction commits.
-    await em.execute(NOTIFY_OUTBOX_SQL);
+    // Wakes the relays of this schema when (and only if) the transaction commits.
+    const schema = em.config.get('schema');
+    if (schema) notifyOnCommit(em, outboxChannel(schema));
     return envelope;
   }
 }
@@ -124,6 +125,7 @@ export class OutboxRelay {
         onNotify: () => this.loop.nudge(),
         onReady: () => this.loop.nudge(),
         logger,
+        orm,
       });
     }
   }

@@ -1,3 +1,4 @@
+import { notifyOnCommit } from '@sluice/events';
 import type { EntityManager } from '@sluice/store';
 import type { Delivery, DeliveryAttempt, DeliveryOrigin, DeliveryStatus } from '../domain/delivery.js';
 import type { DeliveryLogQuery } from '../domain/requests.js';
@@ -173,7 +174,7 @@ export class DeliveryRepository {
       [now, now, platformId, id, id],
     );
     if (rows.length) {
-      await em.execute(`SELECT pg_notify(?, '')`, [DELIVERY_QUEUE_CHANNEL]);
+      notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);
       return toDelivery(rows[0]!);
     }
     const found = await em.execute<DeliveryRow[]>(
@@ -201,7 +202,7 @@ export class DeliveryRepository {
        RETURNING id`,
       [o.now, o.now, o.platformId, o.since, o.until, o.includeDelivered],
     );
-    if (rows.length) await em.execute(`SELECT pg_notify(?, '')`, [DELIVERY_QUEUE_CHANNEL]);
+    if (rows.length) notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);
     return rows.length;
   }
 
@@ -330,7 +331,7 @@ export class DeliveryRepository {
       [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.answered, d.now, d.now, d.now],
     );
     // Wakes the workers of every replica when the transaction commits.
-    if (rows.length === 1) await em.execute(`SELECT pg_notify(?, '')`, [DELIVERY_QUEUE_CHANNEL]);
+    if (rows.length === 1) notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);
     return rows.length === 1;
   }
 
