@@ -64,11 +64,16 @@ export class PgNotifications {
     },
   ) {
     o.orm?.em.getEventManager().registerSubscriber({
-      afterTransactionCommit: ({ em }) => {
-        for (const ch of channelsOf(em) ?? []) {
-          if (!this.o.channels.includes(ch)) continue;
-          this.o.onNotify(ch); // this process at once
-          this.send(ch); // the others (replicas)
+      afterTransactionCommit: (args) => {
+        // Never let a wake-up break the commit it follows (the transaction is committed already).
+        try {
+          for (const ch of channelsOf(args?.em) ?? []) {
+            if (!this.o.channels.includes(ch)) continue;
+            this.o.onNotify(ch); // this process at once
+            this.send(ch); // the others (replicas)
+          }
+        } catch (err) {
+          this.o.logger?.warn({ err }, 'could not signal a committed change');
         }
       },
     });
