@@ -550,7 +550,8 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
           report({ receipt, res });
           return; // kept open: the dispatcher dies waiting for the answer
         }
-        res.writeHead(200).end('ok');
+        // The approval webhook is answered 202: the test decides each payment with approve, or lets it time out.
+        res.writeHead(parsed.type === 'INCOMING_PAYMENT.PENDING' ? 202 : 200).end('ok');
       });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
@@ -570,8 +571,9 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
           payments: {
             // A killed worker's leased jobs run again after 2 s (not the default minute).
             JOB_LEASE_MS: '2000',
-            INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
-            INCOMING_APPROVAL_WINDOW_SECONDS: String(Math.round(APPROVAL_WINDOW_S / TIME_SCALE)),
+            // Protocol deadlines, in real seconds (not scaled).
+            INCOMING_APPROVAL_ANSWER_TIMEOUT_SECONDS: String(APPROVAL_WINDOW_S),
+            INCOMING_APPROVAL_WINDOW_SECONDS: String(APPROVAL_WINDOW_S),
           },
           'webhook-dispatcher': { WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS) },
         },
@@ -583,7 +585,7 @@ describe('crash recovery: services killed mid-payment and restarted', () => {
     await sql.query('SELECT 1');
     const cfg = await api('PATCH', '/config', {
       webhookEndpoint: receiverUrl,
-      supportedCurrencies: [{ currencyCode: 'USD' }],
+      supportedCurrencies: [{ currencyCode: 'USD', incomingPaymentApprovalThreshold: THRESHOLD }],
     });
     expect(cfg.status, cfg.text).toBe(200);
     configuredAt = (await sql.query<{ now: Date }>('SELECT now()')).rows[0]!.now;

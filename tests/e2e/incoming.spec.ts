@@ -1,11 +1,14 @@
 /**
  * End to end: incoming UMA payments through the real processes (gateway →
- * payments → identity customer lookup → accounts ledger → outbox → NATS →
- * webhook dispatcher): the sandbox receive, the approval flow (approve,
- * reject, window elapsing), balances, webhooks and the ledger's reconciliation.
+ * payments → identity customer lookup and platform config → accounts ledger →
+ * outbox → NATS → webhook dispatcher → a loopback receiver → the answer back to
+ * payments): the sandbox receive, the approval webhook (every answer: 2xx, 403,
+ * 422, 202 then approve/reject or nothing, another status, no answer in time),
+ * the platform's threshold, a platform without an endpoint, balances, webhooks
+ * and the ledger's reconciliation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
 import { eventually } from '@sluice/testing';
 import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
@@ -15,22 +18,30 @@ import {
   basic,
   newCredential,
   startE2eStack,
+  startWebhookReceiver,
   type Api,
   type E2eStack,
+  type WebhookAnswer,
 } from './support.js';
 
 describe('incoming payments through the real processes', () => {
   let e2e: E2eStack;
   let client: Api;
-  let receiver: Server;
-  const received: { type: string; data: any }[] = [];
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   const sandbox = newCredential();
   const production = newCredential();
   let customerId: string;
   let umaAddress: string;
   let usdAccount: string;
+  let signingSecret: string;
   const SENDER = '$success.usd@sandbox.sluice.local';
+  /** The platform's USD approval threshold: smaller payments are approved without asking. */
   const THRESHOLD = 100_000;
+  /** How the receiver answers the INCOMING_PAYMENT.PENDING webhook of a payment, by its amount. */
+  const answers = new Map<number, WebhookAnswer>();
+  /** The dispatcher's attempt timeout in this file: a slower answer is no answer. */
+  const WEBHOOK_TIMEOUT_MS = 1500;
+  const received = () => receiver.received;
 
   const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     client(method, path, { body, headers });
@@ -58,49 +69,44 @@ describe('incoming payments through the real processes', () => {
       },
       headers,
     );
+  /** Receives `amount` with the receiver set to answer its approval webhook `answer`. */
+  const receiveAnswered = (amount: number, answer: WebhookAnswer) => {
+    answers.set(amount, answer);
+    return receive(amount);
+  };
   const statusOf = (id: string, status: string) =>
     eventually(async () => {
       const r = await api('GET', `/transactions/${encodeURIComponent(id)}`);
       return r.json.status === status ? r.json : undefined;
     }, 30_000);
   const webhook = (type: string, id: string) =>
-    eventually(async () => received.find((x) => x.type === type && x.data.id === id), 30_000);
+    eventually(async () => received().find((x) => x.type === type && x.data.id === id), 30_000);
+  const decide = (verb: 'approve' | 'reject', id: string, body?: unknown) =>
+    api('POST', `/transactions/${encodeURIComponent(id)}/${verb}`, body);
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const parsed = JSON.parse(body);
-        received.push({ type: parsed.type, data: parsed.data });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const addr = receiver.address();
-    const receiverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
+    receiver = await startWebhookReceiver((w) =>
+      w.type === 'INCOMING_PAYMENT.PENDING'
+        ? (answers.get(w.data.receivedAmount.amount) ?? { status: 200 })
+        : { status: 200 },
+    );
     e2e = await startE2eStack(
       'e2einc',
       { sandbox, production },
       {
         env: { SANDBOX_TIME_SCALE: '0.01' },
-        // Amounts from 1000.00 USD wait for approval. The window (100 h × 0.01 = 1 h) never elapses by
-        // itself during the file: no decision races a real-time deadline on a loaded machine. The test
-        // of the window elapsing makes its timeout job due (closeApprovalWindow).
-        appEnv: {
-          payments: {
-            INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
-            INCOMING_APPROVAL_WINDOW_SECONDS: String(100 * 3600),
-          },
-        },
+        // The approval window after a 202 is the default 5 s (a protocol deadline, not scaled).
+        appEnv: { 'webhook-dispatcher': { WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS) } },
       },
     );
     client = apiClient(e2e.stack, sandbox);
     const cfg = await api('PATCH', '/config', {
-      webhookEndpoint: receiverUrl,
-      supportedCurrencies: [{ currencyCode: 'USD' }],
+      webhookEndpoint: receiver.url,
+      supportedCurrencies: [{ currencyCode: 'USD', incomingPaymentApprovalThreshold: THRESHOLD }],
     });
     expect(cfg.status, cfg.text).toBe(200);
+    expect(cfg.json.supportedCurrencies[0].incomingPaymentApprovalThreshold).toBe(THRESHOLD);
+    signingSecret = cfg.json.webhookSigningSecret;
     const c = await api('POST', '/customers', {
       customerType: 'INDIVIDUAL',
       platformCustomerId: 'incoming-user',
@@ -116,10 +122,10 @@ describe('incoming payments through the real processes', () => {
 
   afterAll(async () => {
     await e2e?.stop();
-    await new Promise((r) => receiver?.close(r));
+    await receiver?.close();
   });
 
-  it('credits the receiver: INCOMING COMPLETED, balance up once, PENDING and COMPLETED webhooks; a retry replays', async () => {
+  it('below the platform’s threshold: credited without asking, balance up once, no PENDING webhook; a retry replays', async () => {
     const before = await balance();
     const r = await receive(2_500, {}, { 'idempotency-key': 'inc-1' });
     expect(r.status, r.text).toBe(200);
@@ -135,14 +141,17 @@ describe('incoming payments through the real processes', () => {
     const again = await receive(2_500, {}, { 'idempotency-key': 'inc-1' });
     expect(again.json.id).toBe(r.json.id);
     expect(await balance()).toBe(before + 2_500);
-    await webhook('INCOMING_PAYMENT.PENDING', r.json.id);
     const done = await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
     expect(done!.data).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: 2_500 } });
     await eventually(
       async () =>
-        received.find((x) => x.type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED' && x.data.id === usdAccount),
+        received().find((x) => x.type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED' && x.data.id === usdAccount),
       30_000,
     );
+    // The payments outbox is in order: its COMPLETED webhook arrived, so a PENDING one would have too.
+    expect(
+      received().filter((x) => x.type === 'INCOMING_PAYMENT.PENDING' && x.data.id === r.json.id),
+    ).toEqual([]);
   });
 
   it('refuses bad input with 400 naming the field, an unknown receiver with 404, production with 403', async () => {
@@ -188,26 +197,100 @@ describe('incoming payments through the real processes', () => {
     expect(await balance()).toBe(before + 1_200);
   });
 
-  it('approval: PENDING until approved, then credited; a second approve is idempotent; another platform gets 404', async () => {
+  it('a 2xx answer approves: PENDING asked (signed), then COMPLETED and credited once; approve repeats, reject is 409', async () => {
     const before = await balance();
-    const r = await receive(THRESHOLD);
+    const amount = THRESHOLD;
+    const r = await receiveAnswered(amount, { status: 200, body: '{}' });
     expect(r.status, r.text).toBe(200);
     expect(r.json.status).toBe('PENDING');
+    const asked = await webhook('INCOMING_PAYMENT.PENDING', r.json.id);
+    expect(asked!.data).toMatchObject({ status: 'PENDING', type: 'INCOMING', receivedAmount: { amount } });
+    expect(new Webhook(signingSecret).verify(asked!.body, asked!.headers)).toMatchObject({
+      type: 'INCOMING_PAYMENT.PENDING',
+    });
+    await statusOf(r.json.id, 'COMPLETED');
+    await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
+    expect(await balance()).toBe(before + amount);
+    const again = await decide('approve', r.json.id);
+    expect([again.status, again.json.status], again.text).toEqual([200, 'COMPLETED']);
+    const rej = await decide('reject', r.json.id);
+    expect(rej.status, rej.text).toBe(409);
+    expect(rej.json.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expect(await balance()).toBe(before + amount);
+    expect(
+      received().filter((x) => x.type === 'INCOMING_PAYMENT.PENDING' && x.data.id === r.json.id),
+    ).toHaveLength(1);
+  });
+
+  it('403 rejects (REJECTED, INCOMING_PAYMENT.FAILED, nothing credited); 422 rejects too; a later approve is 409', async () => {
+    const before = await balance();
+    const forbidden = await receiveAnswered(THRESHOLD + 1, {
+      status: 403,
+      body: JSON.stringify({ code: 'FORBIDDEN', message: 'no', reason: 'RESTRICTED_JURISDICTION' }),
+    });
+    const more = await receiveAnswered(THRESHOLD + 2, {
+      status: 422,
+      body: JSON.stringify({ code: 'MORE_INFO', message: 'need more', requiredFields: ['TAX_ID'] }),
+    });
+    await statusOf(forbidden.json.id, 'REJECTED');
+    await statusOf(more.json.id, 'REJECTED');
+    expect((await webhook('INCOMING_PAYMENT.FAILED', forbidden.json.id))!.data.status).toBe('REJECTED');
+    await webhook('INCOMING_PAYMENT.FAILED', more.json.id);
+    const ap = await decide('approve', forbidden.json.id);
+    expect(ap.status, ap.text).toBe(409);
     expect(await balance()).toBe(before);
-    const theirs = await client('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`, {
+  });
+
+  it('202 defers: PENDING until POST /transactions/{id}/approve (credited once) or /reject (REJECTED); another platform gets 404', async () => {
+    const before = await balance();
+    const a = await receiveAnswered(THRESHOLD + 3, { status: 202 });
+    const b = await receiveAnswered(THRESHOLD + 4, { status: 202 });
+    expect(a.json.status).toBe('PENDING');
+    const theirs = await client('POST', `/transactions/${encodeURIComponent(a.json.id)}/approve`, {
       auth: basic(production),
     });
     expect(theirs.status, theirs.text).toBe(404);
-    const ok = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`);
-    expect(ok.status, ok.text).toBe(200);
-    expect(ok.json.status).toBe('COMPLETED');
-    const twice = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`, {});
-    expect(twice.status, twice.text).toBe(200);
-    expect(await balance()).toBe(before + THRESHOLD);
-    const rej = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/reject`);
-    expect(rej.status, rej.text).toBe(409);
-    expect(rej.json.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
-    await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
+    const ok = await decide('approve', a.json.id);
+    expect([ok.status, ok.json.status], ok.text).toEqual([200, 'COMPLETED']);
+    const rej = await decide('reject', b.json.id, { reason: 'RESTRICTED_JURISDICTION' });
+    expect([rej.status, rej.json.status], rej.text).toEqual([200, 'REJECTED']);
+    await webhook('INCOMING_PAYMENT.COMPLETED', a.json.id);
+    expect((await webhook('INCOMING_PAYMENT.FAILED', b.json.id))!.data.status).toBe('REJECTED');
+    expect(await balance()).toBe(before + THRESHOLD + 3);
+    // The 202 answers arrive whenever they do: they change nothing decided.
+    await webhook('INCOMING_PAYMENT.PENDING', a.json.id);
+    await webhook('INCOMING_PAYMENT.PENDING', b.json.id);
+    expect((await api('GET', `/transactions/${encodeURIComponent(a.json.id)}`)).json.status).toBe(
+      'COMPLETED',
+    );
+  });
+
+  it('202 and no decision within the window: FAILED with PAYMENT_APPROVAL_TIMED_OUT; a decision afterwards is 409', async () => {
+    const before = await balance();
+    const r = await receiveAnswered(THRESHOLD + 5, { status: 202 });
+    const failed = await statusOf(r.json.id, 'FAILED');
+    expect(failed.failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
+    expect((await webhook('INCOMING_PAYMENT.FAILED', r.json.id))!.data.failureReason).toBe(
+      'PAYMENT_APPROVAL_TIMED_OUT',
+    );
+    const late = await decide('approve', r.json.id);
+    expect(late.status, late.text).toBe(409);
+    expect(await balance()).toBe(before);
+  });
+
+  it('another status fails it with PAYMENT_APPROVAL_WEBHOOK_ERROR; no answer within the attempt timeout with PAYMENT_APPROVAL_TIMED_OUT', async () => {
+    const before = await balance();
+    const error = await receiveAnswered(THRESHOLD + 6, { status: 500, body: 'boom' });
+    const silent = await receiveAnswered(THRESHOLD + 7, { status: 200, delayMs: WEBHOOK_TIMEOUT_MS * 3 });
+    expect((await statusOf(error.json.id, 'FAILED')).failureReason).toBe('PAYMENT_APPROVAL_WEBHOOK_ERROR');
+    expect((await statusOf(silent.json.id, 'FAILED')).failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
+    await webhook('INCOMING_PAYMENT.FAILED', error.json.id);
+    await webhook('INCOMING_PAYMENT.FAILED', silent.json.id);
+    // One attempt each: a request–response webhook is not retried.
+    expect(
+      received().filter((x) => x.type === 'INCOMING_PAYMENT.PENDING' && x.data.id === error.json.id),
+    ).toHaveLength(1);
+    expect(await balance()).toBe(before);
   });
 
   it('an approved payment the ledger cannot credit (the balance would pass the maximum) fails at once: FAILED, CREDIT_REFUSED, nothing credited', async () => {
@@ -216,70 +299,34 @@ describe('incoming payments through the real processes', () => {
     });
     expect(fund.status, fund.text).toBe(200);
     const before = await balance();
-    const r = await receive(9_000_000_000_000_000);
+    const r = await receiveAnswered(9_000_000_000_000_000, { status: 200 });
     expect(r.status, r.text).toBe(200);
     expect(r.json.status).toBe('PENDING');
-    const ap = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`);
-    expect(ap.status, ap.text).toBe(200);
-    expect(ap.json).toMatchObject({
-      status: 'FAILED',
-      failureReason: 'OFFRAMP_FAILED',
-      failureDetail: 'CREDIT_REFUSED',
-    });
-    expect((await api('GET', `/transactions/${encodeURIComponent(r.json.id)}`)).json.status).toBe('FAILED');
+    const failed = await statusOf(r.json.id, 'FAILED');
+    expect(failed).toMatchObject({ failureReason: 'OFFRAMP_FAILED', failureDetail: 'CREDIT_REFUSED' });
     expect(await balance()).toBe(before);
     const hook = await webhook('INCOMING_PAYMENT.FAILED', r.json.id);
     expect(hook!.data.failureDetail).toBe('CREDIT_REFUSED');
     // The decision stands: approving again returns the failed payment (idempotent), credits nothing.
-    const again = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`);
+    const again = await decide('approve', r.json.id);
     expect(again.status, again.text).toBe(200);
     expect(again.json).toMatchObject({ status: 'FAILED', failureDetail: 'CREDIT_REFUSED' });
     expect(await balance()).toBe(before);
   });
 
-  it('reject: REJECTED, nothing credited, INCOMING_PAYMENT.FAILED delivered', async () => {
-    const before = await balance();
-    const r = await receive(THRESHOLD + 1);
-    const rej = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/reject`, {
-      reason: 'RESTRICTED_JURISDICTION',
-    });
-    expect(rej.status, rej.text).toBe(200);
-    expect(rej.json.status).toBe('REJECTED');
-    const ap = await api('POST', `/transactions/${encodeURIComponent(r.json.id)}/approve`);
-    expect(ap.status, ap.text).toBe(409);
-    const hook = await webhook('INCOMING_PAYMENT.FAILED', r.json.id);
-    expect(hook!.data.status).toBe('REJECTED');
-    expect(await balance()).toBe(before);
-  });
-
-  it('the approval window elapsing: FAILED with PAYMENT_APPROVAL_TIMED_OUT, nothing credited; the ledger reconciles', async () => {
-    const before = await balance();
-    const r = await receive(THRESHOLD + 2);
-    expect(r.status, r.text).toBe(200);
-    expect(r.json.status).toBe('PENDING');
-    // The window is open: its timeout job is scheduled at the instant the window closes.
-    const db = e2e.db();
-    const { rows: jobs } = await db.query<{ run_at: Date; done_at: Date | null }>(
-      `SELECT j.run_at, j.done_at FROM payments.scheduled_jobs j JOIN payments.incoming_approvals a ON a.transaction_id = $1
-       WHERE j.id = 'incoming.approval-timeout:' || $1 AND j.run_at = a.expires_at`,
-      [r.json.id],
-    );
-    expect(jobs, 'one timeout job, due when the window closes').toHaveLength(1);
-    expect(jobs[0]!.done_at).toBeNull();
-    expect((await api('GET', `/transactions/${encodeURIComponent(r.json.id)}`)).json.status).toBe('PENDING');
-    // The window closes now: the job and the window's end are moved to this instant together (as the
-    // service schedules them), instead of waiting for a real-time deadline.
-    await db.query(
-      `WITH closed AS (UPDATE payments.incoming_approvals SET expires_at = now() WHERE transaction_id = $1 RETURNING expires_at)
-       UPDATE payments.scheduled_jobs SET run_at = (SELECT expires_at FROM closed) WHERE id = 'incoming.approval-timeout:' || $1`,
-      [r.json.id],
-    );
-    const failed = await statusOf(r.json.id, 'FAILED');
-    expect(failed.failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
-    const hook = await webhook('INCOMING_PAYMENT.FAILED', r.json.id);
-    expect(hook!.data.failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
-    expect(await balance()).toBe(before);
-
+  it('a platform without a webhook endpoint has every incoming payment approved; the ledger reconciles', async () => {
+    const off = await api('PATCH', '/config', { webhookEndpoint: null });
+    expect(off.status, off.text).toBe(200);
+    try {
+      const before = await balance();
+      const r = await receive(THRESHOLD * 3);
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.status).toBe('COMPLETED');
+      expect(await balance()).toBe(before + THRESHOLD * 3);
+    } finally {
+      const on = await api('PATCH', '/config', { webhookEndpoint: receiver.url });
+      expect(on.status, on.text).toBe(200);
+    }
     const ledger = createRpcClient(accountsPb.AccountsServiceClient, e2e.stack.grpc.accounts!, {
       defaultDeadlineMs: 10_000,
     });

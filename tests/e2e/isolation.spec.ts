@@ -17,6 +17,7 @@ import { eventually } from '@sluice/testing';
 import { decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
 import { ensurePlatformCredential } from '../../tools/lib/bootstrap.js';
 import {
+  startWebhookReceiver,
   apiClient,
   germanIban,
   newCredential,
@@ -50,6 +51,7 @@ interface Owned {
 
 describe('platform isolation on every resource type', () => {
   let e2e: E2eStack;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let a: Api;
   let b: Api;
   const credA = newCredential();
@@ -77,7 +79,13 @@ describe('platform isolation on every resource type', () => {
   /** Makes a customer with USD and a wallet, funded, with a USD and an EUR external account. */
   async function setUp(api: Api, tag: string): Promise<Owned> {
     const cfg = await call(api, 'PATCH', '/config', {
-      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }, { currencyCode: 'USDC' }],
+      // The approval webhook of incoming payments from THRESHOLD is answered 202: the platform decides later.
+      webhookEndpoint: receiver.url,
+      supportedCurrencies: [
+        { currencyCode: 'USD', incomingPaymentApprovalThreshold: THRESHOLD },
+        { currencyCode: 'EUR' },
+        { currencyCode: 'USDC' },
+      ],
       embeddedWalletConfig: { currencies: ['USDC'], appName: `Isolation ${tag}` },
     });
     expect(cfg.status, cfg.text).toBe(200);
@@ -147,6 +155,9 @@ describe('platform isolation on every resource type', () => {
   }
 
   beforeAll(async () => {
+    receiver = await startWebhookReceiver((w) => ({
+      status: w.type === 'INCOMING_PAYMENT.PENDING' ? 202 : 200,
+    }));
     e2e = await startE2eStack(
       'e2eiso',
       { sandbox: credA },
@@ -155,8 +166,8 @@ describe('platform isolation on every resource type', () => {
         appEnv: {
           payments: {
             QUOTE_TTL_SECONDS: '300',
-            INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
-            // 100 h × 0.01: the pending payment stays PENDING for the whole file.
+            // Real seconds: the pending payment stays PENDING for the whole file.
+            INCOMING_APPROVAL_ANSWER_TIMEOUT_SECONDS: String(100 * 3600),
             INCOMING_APPROVAL_WINDOW_SECONDS: String(100 * 3600),
           },
         },
@@ -189,6 +200,15 @@ describe('platform isolation on every resource type', () => {
       receivingCurrencyAmount: THRESHOLD,
     });
     expect([incoming.status, incoming.json.status], incoming.text).toEqual([200, 'PENDING']);
+    // The platform's 202 answer to the approval webhook has opened its window (A's world is settled).
+    await eventually(async () => {
+      const { rows } = await e2e
+        .db()
+        .query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = $1`, [
+          `incoming.approval-timeout:${incoming.json.id}:window`,
+        ]);
+      return rows.length ? true : undefined;
+    }, 30_000);
     const out = await call(a, 'POST', '/transfer-out', {
       source: { accountId: ownA.usdAccount },
       destination: { accountId: ownA.usdExternal },
@@ -232,6 +252,7 @@ describe('platform isolation on every resource type', () => {
 
   afterAll(async () => {
     await e2e?.stop();
+    await receiver?.close();
   });
 
   /** Everything A can read about its own resources. */

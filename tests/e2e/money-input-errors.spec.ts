@@ -14,7 +14,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { newId } from '@sluice/core';
+import { eventually } from '@sluice/testing';
 import {
+  startWebhookReceiver,
   apiClient,
   newCredential,
   startE2eStack,
@@ -101,6 +103,7 @@ describe('money movement refuses bad input through the real processes, and chang
   let expiredQuote: string;
   let expiredRealtimeQuote: string;
   let awaitingApproval: string;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   // The production platform's ids (another platform as seen from the sandbox one).
   let prodCustomer: string;
   let prodUma: string;
@@ -207,15 +210,23 @@ describe('money movement refuses bad input through the real processes, and chang
   };
 
   beforeAll(async () => {
+    // The platform answers the approval webhook 202: it decides later, with POST /transactions/{id}/approve.
+    receiver = await startWebhookReceiver((w) => ({
+      status: w.type === 'INCOMING_PAYMENT.PENDING' ? 202 : 200,
+    }));
     e2e = await startE2eStack(
       'e2emoneyin',
       { sandbox, production },
       {
         migrate: false,
         appEnv: {
-          // Quotes outlive the file (their expiry must not move anything mid-test); incoming payments
-          // from 1000.00 USD wait for the platform.
-          payments: { QUOTE_TTL_SECONDS: '300', INCOMING_APPROVAL_THRESHOLDS: 'USD:100000' },
+          // Quotes outlive the file (their expiry must not move anything mid-test), and so does the
+          // approval window of the incoming payment awaiting the platform (real seconds).
+          payments: {
+            QUOTE_TTL_SECONDS: '300',
+            INCOMING_APPROVAL_ANSWER_TIMEOUT_SECONDS: '360000',
+            INCOMING_APPROVAL_WINDOW_SECONDS: '360000',
+          },
         },
       },
     );
@@ -223,8 +234,14 @@ describe('money movement refuses bad input through the real processes, and chang
     productionApi = apiClient(e2e.stack, production);
     sql = new pg.Pool({ connectionString: e2e.stack.databaseUrl, max: 2 });
 
+    // Incoming payments from 1000.00 USD ask the platform.
     await ok('PATCH', '/config', {
-      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }, { currencyCode: 'MXN' }],
+      webhookEndpoint: receiver.url,
+      supportedCurrencies: [
+        { currencyCode: 'USD', incomingPaymentApprovalThreshold: 100_000 },
+        { currencyCode: 'EUR' },
+        { currencyCode: 'MXN' },
+      ],
     });
     const a = await ok('POST', '/customers', {
       customerType: 'INDIVIDUAL',
@@ -344,11 +361,19 @@ describe('money movement refuses bad input through the real processes, and chang
     });
     expect(incoming.status).toBe('PENDING');
     awaitingApproval = incoming.id;
+    // Its 202 answer has been applied (the window it opened has its job): nothing changes under the digests.
+    await eventually(async () => {
+      const { rows } = await sql.query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = $1`, [
+        `incoming.approval-timeout:${incoming.id}:window`,
+      ]);
+      return rows.length ? true : undefined;
+    }, 30_000);
   }, 180_000);
 
   afterAll(async () => {
     await sql?.end();
     await e2e?.stop();
+    await receiver?.close();
   });
 
   const quoteBody = (over: Record<string, unknown> = {}) => ({

@@ -313,3 +313,62 @@ export async function withRequestInFlight(
     return answer;
   });
 }
+
+/** A webhook as a loopback receiver got it. */
+export interface ReceivedWebhook {
+  type: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- webhook bodies are asserted field by field
+  data: any;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** The answer a loopback receiver gives one webhook: an HTTP status, a body, and an optional delay. */
+export interface WebhookAnswer {
+  status: number;
+  body?: string;
+  delayMs?: number;
+}
+
+/**
+ * A platform's webhook endpoint on 127.0.0.1: records every webhook (raw body and headers, for
+ * signature checks) and answers with `answer(webhook)` (200 "ok" by default).
+ */
+export async function startWebhookReceiver(
+  answer: (w: ReceivedWebhook) => WebhookAnswer = () => ({ status: 200 }),
+): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const received: ReceivedWebhook[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const parsed = JSON.parse(body) as { type: string; data: unknown };
+      const w: ReceivedWebhook = {
+        type: parsed.type,
+        data: parsed.data,
+        body,
+        headers: req.headers as Record<string, string>,
+      };
+      received.push(w);
+      const a = answer(w);
+      const send = () => {
+        if (!res.destroyed) res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body ?? '');
+      };
+      if (a.delayMs) setTimeout(send, a.delayMs).unref();
+      else send();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

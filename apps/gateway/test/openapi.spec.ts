@@ -217,3 +217,34 @@ describe('docs page', () => {
     expect(spec.json().openapi).toBe('3.1.0');
   });
 });
+
+describe('OpenAPI webhooks section (generated from the event catalogue)', () => {
+  it('names the reference’s webhooks, lists every catalogue webhook type once, and refers to the public resources', async () => {
+    const { WEBHOOK_EVENT_TYPES } = await import('@sluice/api');
+    const webhooks = doc.webhooks as Json;
+    expect(Object.keys(webhooks)).toEqual(
+      expect.arrayContaining(['incoming-payment', 'outgoing-payment', 'internal-account-status', 'test-webhook']),
+    );
+    const typesOf = (name: string): string[] => {
+      const schema = webhooks[name].post.requestBody.content['application/json'].schema;
+      const t = schema.properties.type;
+      return (t.anyOf ?? [t]).map((x: Json) => x.const);
+    };
+    const listed = Object.keys(webhooks).flatMap(typesOf);
+    expect([...listed].sort()).toEqual([...WEBHOOK_EVENT_TYPES, 'TEST'].sort());
+    const data = (name: string) => webhooks[name].post.requestBody.content['application/json'].schema.properties.data;
+    expect(resolvePointer(data('incoming-payment').$ref)).toBeDefined();
+    expect(data('incoming-payment').$ref).toBe('#/components/schemas/Transaction');
+    expect(data('internal-account-status').$ref).toBe('#/components/schemas/InternalAccount');
+    // The approval webhook documents the answers; the others only that any 2xx is received.
+    expect(Object.keys(webhooks['incoming-payment'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '202', '403', '422']),
+    );
+    expect(webhooks['outgoing-payment'].post.responses['202']).toBeUndefined();
+    expect(webhooks['outgoing-payment'].post.parameters.map((p: Json) => p.name)).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+  });
+});

@@ -12,6 +12,7 @@ import { WebhookSecretRepository } from './store/webhook-secret.repository.js';
 import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
 import { IdentityPublisher } from './events/identity.events.js';
+import { webhookEndpointConsumer } from './events/webhook-endpoint.consumer.js';
 import { identityHandlers } from './rpc/identity.rpc.js';
 
 /** The object graph of a running identity service: its use cases. */
@@ -26,6 +27,7 @@ export interface IdentityGraph extends Composition {
 export function composeIdentity({
   orm,
   outbox,
+  bus,
   clock,
   logger,
   config,
@@ -40,12 +42,27 @@ export function composeIdentity({
   const events = new IdentityPublisher(outbox);
   const useCases = {
     platforms: new PlatformsService(orm, clock, store, events),
-    config: new ConfigService(orm, clock, store, events),
+    config: new ConfigService(
+      orm,
+      clock,
+      store,
+      events,
+      config.WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS * 1000,
+    ),
     tokens: new TokensService(orm, clock, store.platforms, store.tokens, events),
     customers: new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
   };
   return {
     ...useCases,
+    consumers: [
+      webhookEndpointConsumer({
+        bus,
+        orm,
+        logger,
+        prefix: config.EVENT_SUBJECT_PREFIX,
+        config: useCases.config,
+      }),
+    ],
     rpc: [
       implement<identity.IdentityServiceServer>(
         identity.IdentityServiceService,

@@ -6,6 +6,13 @@ import { composeIdentity } from './compose.js';
 
 const config = Type.Object({
   SANDBOX_UMA_DOMAIN: sandboxConfig.SANDBOX_UMA_DOMAIN,
+  WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS: Type.Integer({
+    default: 86_400,
+    minimum: 0,
+    maximum: 30 * 86_400,
+    description:
+      'after a webhook signing secret rotation, how long deliveries carry a signature with the replaced secret too (0: it stops at once)',
+  }),
 });
 
 /** The validated configuration of identity. */

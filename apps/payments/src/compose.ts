@@ -3,6 +3,7 @@ import type { Composition, ServiceDeps, Worker } from '@sluice/runtime';
 import type { PaymentsConfig } from './service.js';
 import type {
   AccountsPort,
+  ApprovalPolicies,
   CustomerDirectory,
   Ledger,
   PayoutRails,
@@ -40,7 +41,7 @@ import {
   UnconfiguredUmaCounterparty,
 } from './clients/sandbox-uma.js';
 import { WalletAuthClient } from './clients/wallet-auth.client.js';
-import { approvalThresholds } from './domain/approval-thresholds.js';
+import { approvalAnswerConsumer } from './events/approval-answers.consumer.js';
 import {
   SandboxExchangeRateProvider,
   UnconfiguredExchangeRateProvider,
@@ -67,6 +68,8 @@ export interface PaymentsAdapters {
   accounts?: AccountsPort;
   ledger?: Ledger;
   customers?: CustomerDirectory;
+  /** Whether platforms are asked to approve incoming payments (identity's platform config). */
+  approvalPolicies?: ApprovalPolicies;
   /** The wallet signature of EMBEDDED_WALLET quote executions (wallet-auth's signed retry). */
   walletSignatures?: WalletSignatures;
   /** The rail adapters of same-currency transfers. */
@@ -94,7 +97,7 @@ export interface PaymentsGraph extends Composition {
 
 /** The composition root of payments: every object of the service, built once. */
 export function composePayments(
-  { orm, clock, logger, outbox, config: c }: ServiceDeps<PaymentsConfig>,
+  { orm, clock, logger, outbox, bus, config: c }: ServiceDeps<PaymentsConfig>,
   adapters: PaymentsAdapters = {},
 ): PaymentsGraph {
   if (c.JOB_CONCURRENCY > maxJobConcurrency(c.DATABASE_POOL_MAX)) {
@@ -105,12 +108,17 @@ export function composePayments(
   }
 
   // Outbound clients: one per remote service, opened only where no adapter replaces every port it serves.
-  const accountsClient = adapters.accounts && adapters.ledger ? undefined : new AccountsClient(c.ACCOUNTS_GRPC_URL);
-  const identityClient = adapters.customers ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
-  const walletAuthClient = adapters.walletSignatures ? undefined : new WalletAuthClient(c.WALLET_AUTH_GRPC_URL);
+  const accountsClient =
+    adapters.accounts && adapters.ledger ? undefined : new AccountsClient(c.ACCOUNTS_GRPC_URL);
+  const identityClient =
+    adapters.customers && adapters.approvalPolicies ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
+  const walletAuthClient = adapters.walletSignatures
+    ? undefined
+    : new WalletAuthClient(c.WALLET_AUTH_GRPC_URL);
   const accounts = adapters.accounts ?? accountsClient!;
   const ledger = adapters.ledger ?? accountsClient!;
   const customers = adapters.customers ?? identityClient!;
+  const approvalPolicies = adapters.approvalPolicies ?? identityClient!;
   const walletSignatures = adapters.walletSignatures ?? walletAuthClient!;
 
   // Per environment: sandbox platforms see the simulated world; production has no rate feed,
@@ -134,7 +142,10 @@ export function composePayments(
   const noPayoutRail = new UnconfiguredPayoutRail();
   const payoutRails: Record<Environment, PayoutRails> = {
     // Quote payouts follow the specification's quote table (external accounts) and sandbox receivers (UMA).
-    SANDBOX: adapters.payoutRails?.SANDBOX ?? { account: new SandboxAccountPayoutRail(), uma: new SandboxUmaPayoutRail() },
+    SANDBOX: adapters.payoutRails?.SANDBOX ?? {
+      account: new SandboxAccountPayoutRail(),
+      uma: new SandboxUmaPayoutRail(),
+    },
     PRODUCTION: adapters.payoutRails?.PRODUCTION ?? { account: noPayoutRail, uma: noPayoutRail },
   };
   const fees = new SandboxFeeSchedule();
@@ -219,12 +230,13 @@ export function composePayments(
     orm,
     clock,
     {
-      approvalThresholds: approvalThresholds(c.INCOMING_APPROVAL_THRESHOLDS),
       approvalWindowMs: c.INCOMING_APPROVAL_WINDOW_SECONDS * 1000,
+      answerTimeoutMs: c.INCOMING_APPROVAL_ANSWER_TIMEOUT_SECONDS * 1000,
     },
     {
       accounts,
       customers,
+      approvalPolicies,
       ledger,
       transactions,
       approvals: new IncomingApprovalRepository(),
@@ -233,7 +245,14 @@ export function composePayments(
       logger,
     },
   );
-  const sandboxFunding = new SandboxFundingService(orm, clock, { accounts, customers, transactions, lifecycle, scheduler, incoming });
+  const sandboxFunding = new SandboxFundingService(orm, clock, {
+    accounts,
+    customers,
+    transactions,
+    lifecycle,
+    scheduler,
+    incoming,
+  });
   const exchangeRates = new ExchangeRatesService({ rates, fees });
   const providers = new UmaProvidersService(directories);
 
@@ -260,7 +279,10 @@ export function composePayments(
   });
   const schedulerWorker: Worker = {
     start: async () => {
-      await scheduler.schedule({ kind: JOB_KINDS.lookupsPurge, id: jobIds.lookupsPurge(hourOf(clock.now())) });
+      await scheduler.schedule({
+        kind: JOB_KINDS.lookupsPurge,
+        id: jobIds.lookupsPurge(hourOf(clock.now())),
+      });
       scheduler.start();
     },
     stop: () => scheduler.stop(),
@@ -280,6 +302,7 @@ export function composePayments(
     quotePayments,
     incoming,
     sandboxFunding,
+    consumers: [approvalAnswerConsumer({ bus, orm, logger, prefix: c.EVENT_SUBJECT_PREFIX, incoming })],
     workers: [schedulerWorker],
     rpc: [
       paymentsRpc({

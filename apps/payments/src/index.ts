@@ -2,6 +2,7 @@ export { paymentsService, definePaymentsService, type PaymentsConfig } from './s
 export { composePayments, type PaymentsAdapters, type PaymentsGraph } from './compose.js';
 export type {
   AccountsPort,
+  ApprovalPolicies,
   CustomerDirectory,
   CustomerRef,
   ExternalAccountInfo,

@@ -1,6 +1,5 @@
 import { Type, grpcClientConfig, sandboxConfig } from '@sluice/config';
 import { defineService, type ServiceConfig } from '@sluice/runtime';
-import { APPROVAL_THRESHOLDS_PATTERN } from './domain/approval-thresholds.js';
 import { migrations } from './store/migrations.js';
 import { composePayments, type PaymentsAdapters } from './compose.js';
 
@@ -41,18 +40,19 @@ const config = Type.Object({
     maximum: 300,
     description: 'how long a quote stays executable (expiresAt = createdAt + this)',
   }),
-  INCOMING_APPROVAL_THRESHOLDS: Type.String({
-    default: '',
-    pattern: APPROVAL_THRESHOLDS_PATTERN,
-    description:
-      'per-currency overrides `CUR:minorUnits,...` (e.g. `USD:500000,BTC:1000000`) of the amounts at or above which incoming payments wait for POST /transactions/{id}/approve; defaults are about 10,000 USD worth per currency (docs/payments.md)',
-  }),
   INCOMING_APPROVAL_WINDOW_SECONDS: Type.Integer({
-    default: 300,
+    default: 5,
     minimum: 1,
     maximum: 604_800,
     description:
-      'how long an incoming payment awaits approval before it FAILs (PAYMENT_APPROVAL_TIMED_OUT); × SANDBOX_TIME_SCALE',
+      'after answering the INCOMING_PAYMENT.PENDING webhook with 202, how long the platform has to call POST /transactions/{id}/approve|reject before the payment FAILs (PAYMENT_APPROVAL_TIMED_OUT); a protocol deadline: not scaled by SANDBOX_TIME_SCALE',
+  }),
+  INCOMING_APPROVAL_ANSWER_TIMEOUT_SECONDS: Type.Integer({
+    default: 30,
+    minimum: 1,
+    maximum: 604_800,
+    description:
+      'how long an incoming payment waits for the answer to its INCOMING_PAYMENT.PENDING webhook at all (delivery included) before it FAILs (PAYMENT_APPROVAL_TIMED_OUT); not scaled',
   }),
 });
 

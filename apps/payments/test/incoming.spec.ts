@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { common, payments as pb } from '@sluice/contracts';
-import { DomainError } from '@sluice/core';
+import { common, identity, payments as pb } from '@sluice/contracts';
+import { DomainError, newId } from '@sluice/core';
+import { subjectFor } from '@sluice/events';
 import type { PromiseClient } from '@sluice/rpc';
 import { eventually, type World } from '@sluice/testing';
 import { startPaymentsWithNeighbours } from './support/neighbours.js';
 
-// Incoming payments (sandbox UMA receive, approve, reject, approval timeout) over real gRPC and
-// Postgres, with the real identity (Alice, found by her UMA address) and accounts (her USD account
-// and the ledger) started in-process: every credit asserted is the balance accounts answers.
+// Incoming payments (sandbox UMA receive, the approval webhook's answers, approve, reject, the
+// approval window) over real gRPC and Postgres, with the real identity (Alice, found by her UMA
+// address; the platform's webhook endpoint and USD approval threshold in its config) and accounts
+// (her USD account and the ledger) started in-process: every credit asserted is the balance
+// accounts answers. The dispatcher's answers are published as it would publish them.
 
 const SANDBOX = common.Environment.SANDBOX;
 const ALICE = '$alice@bank.example';
@@ -16,14 +19,15 @@ const SENDER = '$success.usd@sandbox.sluice.local';
 const THRESHOLD = 100_000n;
 
 let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
+let running: typeof stack.running;
 let client: PromiseClient<pb.PaymentsServiceClient>;
 let world: World;
 let sql: pg.Pool;
+let prefix: string;
 let platformId: string;
 let otherPlatformId: string;
-/** Alice, a customer of the platform with the UMA address ALICE, her platformCustomerId and her USD account. */
+/** Alice, a customer of the platform with the UMA address ALICE, and her USD account. */
 let customerId: string;
-let alicePlatformCustomerId: string;
 let usdAccount: string;
 /** Alice's USD balance as accounts answers it. */
 const balance = async (accountId: string) => (await world.balance(platformId, accountId)).posted;
@@ -33,18 +37,33 @@ beforeAll(async () => {
     env: {
       SANDBOX_TIME_SCALE: '0.01',
       JOB_POLL_MS: '20',
-      INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
-      // 200 s × 0.01 = 2 s to decide.
-      INCOMING_APPROVAL_WINDOW_SECONDS: '200',
+      // Real seconds (protocol deadlines are not scaled): no answer deadline elapses by itself during
+      // the file; the test of one elapsing closes it (closeWindow).
+      INCOMING_APPROVAL_ANSWER_TIMEOUT_SECONDS: '3600',
+      INCOMING_APPROVAL_WINDOW_SECONDS: '3600',
     },
   });
-  ({ client, world, sql } = stack);
+  ({ client, world, sql, running } = stack);
+  prefix = stack.services.prefix;
   const platform = await world.platform('SANDBOX');
   platformId = platform.id;
+  // Identity's platform config: a webhook endpoint and a USD approval threshold.
+  await stack.identity.updatePlatformConfig({
+    platformId,
+    webhookEndpoint: 'https://platform.example/webhooks',
+    supportedCurrencies: {
+      currencies: [
+        identity.CurrencyConfig.fromPartial({
+          currencyCode: 'USD',
+          incomingPaymentApprovalThreshold: THRESHOLD,
+        }),
+      ],
+    },
+    clearEmbeddedWalletConfig: false,
+  });
   otherPlatformId = (await world.platform('SANDBOX')).id;
   const alice = await world.customer(platformId, { umaAddress: ALICE, platformCustomerId: 'alice-1' });
   customerId = alice.id;
-  alicePlatformCustomerId = alice.platformCustomerId;
   usdAccount = (await world.internalAccount(platform, customerId, 'USD')).id;
 });
 
@@ -81,13 +100,23 @@ async function eventsOf(id: string): Promise<{ type: string; data: Record<string
   return rows.map((r) => ({ type: r.type, data: r.envelope.data }));
 }
 
+/** The answer deadline of a payment passes now: its end and its timeout job, moved together. */
+async function closeWindow(transactionId: string): Promise<void> {
+  const { rowCount } = await sql.query(
+    `WITH closed AS (UPDATE payments.incoming_approvals SET expires_at = now() WHERE transaction_id = $1 RETURNING expires_at)
+     UPDATE payments.scheduled_jobs SET run_at = (SELECT expires_at FROM closed) WHERE id = 'incoming.approval-timeout:' || $1`,
+    [transactionId],
+  );
+  expect(rowCount).toBe(1);
+}
+
 async function transactionCount(): Promise<number> {
   const { rows } = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM payments.transactions`);
   return Number(rows[0]!.n);
 }
 
 describe('SandboxReceiveUma below the approval threshold', () => {
-  it('credits the receiver once: PENDING then COMPLETED webhooks with the public INCOMING shape', async () => {
+  it('credits the receiver once without asking: no PENDING webhook, COMPLETED with the public INCOMING shape', async () => {
     const before = await balance(usdAccount);
     const { transaction: t, replayed } = await receive({ receivingCurrencyAmount: 1234n });
     expect(replayed).toBe(false);
@@ -95,7 +124,7 @@ describe('SandboxReceiveUma below the approval threshold', () => {
       type: 'INCOMING',
       status: 'COMPLETED',
       customerId,
-      platformCustomerId: alicePlatformCustomerId,
+      platformCustomerId: 'alice-1',
       receivedAmount: 1234n,
       source: { kind: 'UMA_ADDRESS', umaAddress: SENDER, currency: 'USD' },
       destination: { kind: 'ACCOUNT', accountId: usdAccount, currency: 'USD' },
@@ -103,8 +132,8 @@ describe('SandboxReceiveUma below the approval threshold', () => {
     expect(t!.settledAt).toBeInstanceOf(Date);
     expect((await balance(usdAccount)) - before).toBe(1234n);
     const events = await eventsOf(t!.id);
-    expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
-    expect(events[1]!.data).toMatchObject({
+    expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.COMPLETED']);
+    expect(events[0]!.data).toMatchObject({
       id: t!.id,
       type: 'INCOMING',
       status: 'COMPLETED',
@@ -121,7 +150,7 @@ describe('SandboxReceiveUma below the approval threshold', () => {
       return true;
     });
     expect((await balance(usdAccount)) - before).toBe(1234n);
-    expect((await eventsOf(t!.id)).length).toBe(2);
+    expect((await eventsOf(t!.id)).length).toBe(1);
   });
 
   it('replays the same request key without a second payment; another request under the key is refused', async () => {
@@ -175,7 +204,7 @@ describe('SandboxReceiveUma below the approval threshold', () => {
   });
 });
 
-describe('incoming payments awaiting the platform (amount ≥ the USD threshold of INCOMING_APPROVAL_THRESHOLDS)', () => {
+describe('incoming payments awaiting the platform (amount ≥ the platform’s USD threshold)', () => {
   it('waits PENDING without a credit; approve credits it once; a repeated approve returns it', async () => {
     const before = await balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD });
@@ -249,6 +278,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
   it('the approval window elapsing → FAILED with PAYMENT_APPROVAL_TIMED_OUT; approve afterwards is 409', async () => {
     const before = await balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD * 3n });
+    await closeWindow(t!.id);
     await eventually(async () => {
       const cur = (await client.getTransaction({ platformId, transactionId: t!.id })).transaction!;
       expect(cur.status).toBe('FAILED');
@@ -291,5 +321,138 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
     expect(
       (await client.getTransaction({ platformId, transactionId: pending!.id })).transaction!.status,
     ).toBe('PENDING');
+  });
+});
+
+describe('the platform’s answer to INCOMING_PAYMENT.PENDING, relayed by the dispatcher (INCOMING_PAYMENT.APPROVAL_ANSWERED)', () => {
+  /** Publishes an answer as the dispatcher's outbox relay does, on the webhooks stream. */
+  async function answer(
+    transactionId: string,
+    a: { outcome: string; responseStatus?: number; responseBody?: string; error?: string },
+    eventId = newId('Event'),
+  ): Promise<string> {
+    const envelope = {
+      id: eventId,
+      type: 'INCOMING_PAYMENT.APPROVAL_ANSWERED',
+      occurredAt: new Date().toISOString(),
+      platformId,
+      data: { transactionId, webhookId: newId('Webhook'), answeredAt: new Date().toISOString(), ...a },
+    };
+    await running.deps.bus.js.publish(
+      subjectFor(prefix, 'webhooks', 'INCOMING_PAYMENT.APPROVAL_ANSWERED'),
+      JSON.stringify(envelope),
+      { msgID: eventId },
+    );
+    return eventId;
+  }
+  const statusOf = (id: string, status: string) =>
+    eventually(async () => {
+      const t = (await client.getTransaction({ platformId, transactionId: id })).transaction!;
+      return t.status === status ? t : undefined;
+    }, 15_000);
+  const decisionOf = async (id: string) =>
+    (
+      await sql.query(`SELECT decision, reason FROM payments.incoming_approvals WHERE transaction_id = $1`, [
+        id,
+      ])
+    ).rows[0];
+
+  it('a 2xx approves: credited once, COMPLETED; the same answer again and a contradicting one change nothing', async () => {
+    const before = await balance(usdAccount);
+    const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD + 11n });
+    expect(t!.status).toBe('PENDING');
+    const eventId = await answer(t!.id, { outcome: 'RESPONDED', responseStatus: 200, responseBody: '' });
+    await statusOf(t!.id, 'COMPLETED');
+    expect((await balance(usdAccount)) - before).toBe(THRESHOLD + 11n);
+    await answer(t!.id, { outcome: 'RESPONDED', responseStatus: 200 }, eventId);
+    await answer(t!.id, { outcome: 'RESPONDED', responseStatus: 403 });
+    const late = await rejection(client.rejectIncomingPayment({ platformId, transactionId: t!.id }));
+    expect(late.code).toBe('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    await eventually(async () => {
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS n FROM payments.inbox WHERE consumer = 'payments-approval-answers'`,
+      );
+      return rows[0].n >= 2 ? true : undefined;
+    });
+    expect((await balance(usdAccount)) - before).toBe(THRESHOLD + 11n);
+    expect((await client.getTransaction({ platformId, transactionId: t!.id })).transaction!.status).toBe(
+      'COMPLETED',
+    );
+    expect(await decisionOf(t!.id)).toEqual({ decision: 'APPROVED', reason: null });
+  });
+
+  it('403 rejects with its reason; 422 rejects naming the fields asked for; nothing credited', async () => {
+    const before = await balance(usdAccount);
+    const { transaction: a } = await receive({ receivingCurrencyAmount: THRESHOLD + 12n });
+    const { transaction: b } = await receive({ receivingCurrencyAmount: THRESHOLD + 13n });
+    await answer(a!.id, {
+      outcome: 'RESPONDED',
+      responseStatus: 403,
+      responseBody: '{"reason":"RESTRICTED_JURISDICTION"}',
+    });
+    await answer(b!.id, {
+      outcome: 'RESPONDED',
+      responseStatus: 422,
+      responseBody: '{"requiredFields":["TAX_ID"]}',
+    });
+    await statusOf(a!.id, 'REJECTED');
+    await statusOf(b!.id, 'REJECTED');
+    expect(await decisionOf(a!.id)).toEqual({ decision: 'REJECTED', reason: 'RESTRICTED_JURISDICTION' });
+    expect(await decisionOf(b!.id)).toEqual({
+      decision: 'REJECTED',
+      reason: 'COUNTERPARTY_INFORMATION_REQUIRED: TAX_ID',
+    });
+    expect(await balance(usdAccount)).toBe(before);
+  });
+
+  it('another status or no response fails it with PAYMENT_APPROVAL_WEBHOOK_ERROR; none in time with PAYMENT_APPROVAL_TIMED_OUT', async () => {
+    const { transaction: a } = await receive({ receivingCurrencyAmount: THRESHOLD + 14n });
+    const { transaction: b } = await receive({ receivingCurrencyAmount: THRESHOLD + 15n });
+    const { transaction: c } = await receive({ receivingCurrencyAmount: THRESHOLD + 16n });
+    await answer(a!.id, { outcome: 'RESPONDED', responseStatus: 500 });
+    await answer(b!.id, { outcome: 'NO_RESPONSE', error: 'network error: ECONNREFUSED' });
+    await answer(c!.id, { outcome: 'TIMED_OUT', error: 'timed out after 10000 ms' });
+    expect((await statusOf(a!.id, 'FAILED')).failureReason).toBe('PAYMENT_APPROVAL_WEBHOOK_ERROR');
+    expect((await statusOf(b!.id, 'FAILED')).failureReason).toBe('PAYMENT_APPROVAL_WEBHOOK_ERROR');
+    expect((await statusOf(c!.id, 'FAILED')).failureReason).toBe('PAYMENT_APPROVAL_TIMED_OUT');
+    expect(await decisionOf(b!.id)).toEqual({
+      decision: 'WEBHOOK_ERROR',
+      reason: 'network error: ECONNREFUSED',
+    });
+  });
+
+  it('202 opens the approval window from the answer: the window and its job agree; approve then credits', async () => {
+    const before = await balance(usdAccount);
+    const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD + 17n });
+    await answer(t!.id, { outcome: 'RESPONDED', responseStatus: 202 });
+    const window = await eventually(async () => {
+      const { rows } = await sql.query(
+        `SELECT a.expires_at, j.run_at FROM payments.incoming_approvals a
+           JOIN payments.scheduled_jobs j ON j.id = 'incoming.approval-timeout:' || a.transaction_id || ':window'
+          WHERE a.transaction_id = $1`,
+        [t!.id],
+      );
+      return rows[0];
+    });
+    expect(new Date(window.expires_at).getTime()).toBe(new Date(window.run_at).getTime());
+    expect((await client.getTransaction({ platformId, transactionId: t!.id })).transaction!.status).toBe(
+      'PENDING',
+    );
+    const ok = await client.approveIncomingPayment({ platformId, transactionId: t!.id });
+    expect(ok.transaction!.status).toBe('COMPLETED');
+    expect((await balance(usdAccount)) - before).toBe(THRESHOLD + 17n);
+  });
+
+  it('an answer about a payment that asked nobody changes nothing', async () => {
+    const { transaction: t } = await receive({ receivingCurrencyAmount: 42n });
+    expect(t!.status).toBe('COMPLETED');
+    const eventId = await answer(t!.id, { outcome: 'RESPONDED', responseStatus: 403 });
+    await eventually(async () => {
+      const { rows } = await sql.query(`SELECT 1 FROM payments.inbox WHERE event_id = $1`, [eventId]);
+      return rows.length ? true : undefined;
+    });
+    expect((await client.getTransaction({ platformId, transactionId: t!.id })).transaction!.status).toBe(
+      'COMPLETED',
+    );
   });
 });

@@ -2,7 +2,8 @@ import { identity } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
 import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { WebhookDispatcherConfig } from './service.js';
-import { DeliveryRepository } from './store/delivery.repository.js';
+import { PgNotifications } from '@sluice/events';
+import { DELIVERY_QUEUE_CHANNEL, DeliveryRepository } from './store/delivery.repository.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { HttpWebhookSender } from './clients/http-webhook.sender.js';
 import { IdentityWebhookTargets } from './clients/identity-webhook-targets.client.js';
@@ -10,6 +11,7 @@ import { DeliveryWorker } from './app/delivery.worker.js';
 import { EventRelayService } from './app/event-relay.service.js';
 import { WebhooksService } from './app/webhooks.service.js';
 import { webhookEventConsumers } from './events/webhook-events.consumer.js';
+import { OutboxDispatcherEvents } from './events/dispatcher.events.js';
 import { webhooksRpc } from './rpc/webhooks.rpc.js';
 
 /** The object graph of a running webhook-dispatcher. */
@@ -22,7 +24,7 @@ export interface WebhookDispatcherGraph extends Composition {
 
 /** The composition root of the webhook-dispatcher: every object of the service, built once. */
 export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConfig>): WebhookDispatcherGraph {
-  const { config: cfg, orm, clock, logger, bus } = deps;
+  const { config: cfg, orm, clock, logger, bus, outbox } = deps;
   const identityClient = createRpcClient(identity.IdentityServiceClient, cfg.IDENTITY_GRPC_URL);
   const repo = new DeliveryRepository();
   const targets = new IdentityWebhookTargets(identityClient);
@@ -32,11 +34,13 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     maxResponseBytes: cfg.WEBHOOK_RESPONSE_BODY_LIMIT,
     userAgent: cfg.WEBHOOK_USER_AGENT,
   });
+  const events = new OutboxDispatcherEvents(outbox);
   const worker = new DeliveryWorker({
     orm,
     repo,
     targets,
     sender,
+    events,
     clock,
     logger,
     schedule: parseRetrySchedule(cfg.WEBHOOK_RETRY_SCHEDULE),
@@ -44,8 +48,19 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     pollIntervalMs: cfg.WEBHOOK_POLL_INTERVAL_MS,
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
+    sandboxTimeScale: cfg.SANDBOX_TIME_SCALE,
+    disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
   });
-  const service = new WebhooksService({ orm, repo, targets, sender, clock, logger });
+  // Every replica's worker hears of a new delivery at once (NOTIFY on insert) instead of polling.
+  const queue = new PgNotifications({
+    connectionString: orm.config.get('clientUrl')!,
+    channels: [DELIVERY_QUEUE_CHANNEL],
+    onNotify: () => worker.nudge(),
+    onReady: () => worker.nudge(),
+    logger,
+    orm,
+  });
+  const service = new WebhooksService({ orm, repo, targets, sender, events, clock, logger });
   const relay = new EventRelayService({ repo, clock, logger });
   return {
     repo,
@@ -61,7 +76,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
       onQueued: () => worker.nudge(),
     }),
     // The delivery worker drains before the identity client closes (close runs after workers stop).
-    workers: [worker],
+    workers: [worker, { start: () => queue.start(), stop: () => queue.stop() }],
     rpc: [webhooksRpc(service, logger)],
     close: () => identityClient.close(),
   };

@@ -1,4 +1,4 @@
-import { Type, grpcClientConfig } from '@sluice/config';
+import { Type, grpcClientConfig, sandboxConfig } from '@sluice/config';
 import { defineService, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
 import { DEFAULT_RETRY_SCHEDULE } from './domain/retry-schedule.js';
@@ -8,6 +8,14 @@ const DURATION_LIST = '^\\s*\\d+(\\.\\d+)?(ms|s|m|h)(\\s*,\\s*\\d+(\\.\\d+)?(ms|
 
 const config = Type.Object({
   ...grpcClientConfig('identity'),
+  SANDBOX_TIME_SCALE: sandboxConfig.SANDBOX_TIME_SCALE,
+  WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({
+    default: 72,
+    exclusiveMinimum: 0,
+    maximum: 8760,
+    description:
+      'an endpoint that has failed every attempt for this long is disabled (WEBHOOK_ENDPOINT.DISABLED); 410 Gone disables it at once',
+  }),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: Type.Boolean({
     default: false,
     description:
@@ -22,7 +30,8 @@ const config = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.String({
     default: DEFAULT_RETRY_SCHEDULE,
     pattern: DURATION_LIST,
-    description: 'delays between webhook attempts (ms, s, m, h), ±20 % jitter; FAILED after the last',
+    description:
+      'delays between webhook attempts (ms, s, m, h), ±20 % jitter, × SANDBOX_TIME_SCALE for sandbox platforms, never less than Retry-After; FAILED after the last',
   }),
   WEBHOOK_CONCURRENCY: Type.Integer({
     default: 16,
@@ -31,10 +40,11 @@ const config = Type.Object({
     description: 'platforms a dispatcher replica delivers to at once',
   }),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({
-    default: 500,
+    default: 10_000,
     minimum: 10,
     maximum: 60_000,
-    description: 'how often the delivery worker looks for due deliveries',
+    description:
+      'safety poll of the delivery worker: new deliveries wake it at once (LISTEN/NOTIFY) and it sleeps until the next retry is due, so this only bounds how late a lost notification is noticed',
   }),
   WEBHOOK_RESPONSE_BODY_LIMIT: Type.Integer({
     default: 4096,

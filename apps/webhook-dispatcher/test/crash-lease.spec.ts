@@ -91,6 +91,10 @@ function worker(
     repo,
     targets,
     sender,
+    events: {
+      answered: async () => {},
+      endpointDisabled: async () => ({ eventId: newId('Event'), occurredAt: new Date().toISOString(), data: {} }),
+    },
     clock,
     logger,
     schedule: [5_000],
@@ -117,6 +121,7 @@ async function pending(platformId: string, n: number, dueAt: Date): Promise<stri
         eventId,
         type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED',
         payload: JSON.stringify({ id: webhookId, type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', data: { n: i } }),
+        answered: false,
         now: dueAt,
       });
       ids.push(webhookId);

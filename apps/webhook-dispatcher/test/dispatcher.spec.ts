@@ -248,6 +248,245 @@ describe('event → webhook', () => {
   });
 });
 
+describe('request–response webhook (INCOMING_PAYMENT.PENDING)', () => {
+  /** The answer the dispatcher wrote to its outbox for payments, once it exists. */
+  const answerFor = (transactionId: string) =>
+    eventually(async () => {
+      const rows = await sql<{ envelope: { data: Record<string, unknown> } }>(
+        `SELECT envelope FROM outbox WHERE type = 'INCOMING_PAYMENT.APPROVAL_ANSWERED' AND envelope->'data'->>'transactionId' = ?`,
+        [transactionId],
+      );
+      return rows.length ? rows.map((r) => r.envelope.data) : undefined;
+    });
+
+  it('makes one attempt and relays the answer (status and body) to payments, whatever it is; no retry', async () => {
+    const p = idp.platform(receiver.url('/approval'));
+    receiver.behave('/approval', (_r, _n, res) =>
+      res.writeHead(403, { 'content-type': 'application/json' }).end('{"reason":"RESTRICTED_JURISDICTION"}'),
+    );
+    const transactionId = newId('Transaction');
+    const ev = publisher.envelope('INCOMING_PAYMENT.PENDING', p.id, { id: transactionId, status: 'PENDING' });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    const answers = await answerFor(transactionId);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatchObject({
+      transactionId,
+      webhookId,
+      outcome: 'RESPONDED',
+      responseStatus: 403,
+      responseBody: '{"reason":"RESTRICTED_JURISDICTION"}',
+    });
+    const d = (await deliveryOf(webhookId))!;
+    expect(d).toMatchObject({ status: 'FAILED', attempt_count: 1, next_attempt_at: null });
+    await sleep(500); // the schedule's 200 ms retry would have happened by now
+    expect(receiver.at('/approval')).toHaveLength(1);
+    expect(
+      new Webhook(p.secrets[0]!).verify(
+        receiver.at('/approval')[0]!.body,
+        receiver.at('/approval')[0]!.headers,
+      ),
+    ).toBeTruthy();
+  });
+
+  it('relays TIMED_OUT when the endpoint does not answer within the timeout, NO_ENDPOINT when there is none', async () => {
+    const slow = idp.platform(receiver.url('/approval-slow'));
+    receiver.behave('/approval-slow', (_r, _n, res) => setTimeout(() => res.end('late'), 1500));
+    const none = idp.platform(undefined);
+    const t1 = newId('Transaction');
+    const t2 = newId('Transaction');
+    await publisher.publish('payments', publisher.envelope('INCOMING_PAYMENT.PENDING', slow.id, { id: t1 }));
+    await publisher.publish('payments', publisher.envelope('INCOMING_PAYMENT.PENDING', none.id, { id: t2 }));
+    expect((await answerFor(t1))[0]).toMatchObject({ outcome: 'TIMED_OUT', error: 'timed out after 500 ms' });
+    expect((await answerFor(t2))[0]).toMatchObject({ outcome: 'NO_ENDPOINT' });
+  });
+});
+
+describe('cost proportional to endpoints', () => {
+  const count = async (q: string, params: unknown[]) => (await sql(q, params)).length;
+
+  it('a platform identity says has no endpoint costs no delivery row; setting one makes its events deliverable', async () => {
+    const p = idp.platform(undefined);
+    const config = (webhookEndpoint: string | null) =>
+      publisher.envelope('PLATFORM_CONFIG.UPDATED', p.id, {
+        supportedCurrencies: ['USD'],
+        embeddedWalletCurrencies: [],
+        umaDomain: null,
+        webhookEndpoint,
+        webhookSigningSecretRotated: false,
+      });
+    const created = publisher.envelope('PLATFORM.CREATED', p.id, { name: 'p', environment: 'SANDBOX' });
+    await publisher.publish('identity', created);
+    await eventually(
+      async () => (await count('SELECT 1 FROM webhook_platforms WHERE platform_id = ?', [p.id])) === 1,
+    );
+    const before = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(1));
+    await publisher.publish('accounts', before);
+    await eventually(async () => (await count('SELECT 1 FROM inbox WHERE event_id = ?', [before.id])) === 1);
+    expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(0);
+
+    idp.platform(receiver.url('/now-on'), p.secrets, p.id);
+    await publisher.publish('identity', config(receiver.url('/now-on')));
+    await eventually(
+      async () =>
+        (
+          await sql<{ has_endpoint: boolean }>(
+            'SELECT has_endpoint FROM webhook_platforms WHERE platform_id = ?',
+            [p.id],
+          )
+        )[0]?.has_endpoint === true,
+    );
+    const after = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(2));
+    await publisher.publish('accounts', after);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(after.id)}`))?.status === 'DELIVERED');
+    expect(receiver.at('/now-on')).toHaveLength(1);
+  });
+
+  it('a platform never heard of gets one SKIPPED delivery; what identity said then spares the next ones', async () => {
+    const p = idp.platform(undefined);
+    const first = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(3));
+    await publisher.publish('accounts', first);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(first.id)}`))?.status === 'SKIPPED');
+    const second = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(4));
+    await publisher.publish('accounts', second);
+    await eventually(async () => (await count('SELECT 1 FROM inbox WHERE event_id = ?', [second.id])) === 1);
+    expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(1);
+  });
+});
+
+describe('delivery log: list, redeliver, replay', () => {
+  it('lists a platform’s deliveries newest first, filtered by type, status, resource and time, page by page', async () => {
+    const p = idp.platform(receiver.url('/log'));
+    receiver.behave('/log', (r, _n, res) =>
+      JSON.parse(r.body).type === 'OUTGOING_PAYMENT.FAILED' ? res.writeHead(500).end() : res.end('ok'),
+    );
+    const tx = newId('Transaction');
+    const evs = [
+      publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, { id: tx, status: 'COMPLETED' }),
+      publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(7)),
+      publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, {
+        id: newId('Transaction'),
+        status: 'COMPLETED',
+      }),
+    ];
+    for (const ev of evs)
+      await publisher.publish(ev.type.startsWith('OUTGOING') ? 'payments' : 'accounts', ev);
+    for (const ev of evs)
+      await eventually(async () => (await deliveryOf(`Webhook:${idUuid(ev.id)}`))?.status === 'DELIVERED');
+    const all = await client.listWebhookDeliveries({
+      platformId: p.id,
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+      page: { limit: 2 },
+    });
+    expect(all.page).toMatchObject({ hasMore: true, totalCount: 3 });
+    const next = await client.listWebhookDeliveries({
+      platformId: p.id,
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+      page: { limit: 2, cursor: all.page!.nextCursor! },
+    });
+    const ids = [...all.deliveries, ...next.deliveries].map((d) => d.webhookId);
+    expect(new Set(ids).size).toBe(3);
+    expect(next.page).toMatchObject({ hasMore: false });
+    const byType = await client.listWebhookDeliveries({
+      platformId: p.id,
+      type: 'OUTGOING_PAYMENT.COMPLETED',
+      status: webhooks.DeliveryStatus.DELIVERED,
+    });
+    expect(byType.deliveries).toHaveLength(2);
+    const byResource = await client.listWebhookDeliveries({
+      platformId: p.id,
+      resourceId: tx,
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+    });
+    expect(byResource.deliveries.map((d) => [d.webhookId, d.resourceId, d.lastResponseStatus])).toEqual([
+      [`Webhook:${idUuid(evs[0]!.id)}`, tx, 200],
+    ]);
+    const future = await client.listWebhookDeliveries({
+      platformId: p.id,
+      createdAfter: new Date(Date.now() + 60_000),
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+    });
+    expect(future.deliveries).toEqual([]);
+    const other = await client.listWebhookDeliveries({
+      platformId: newId('Platform'),
+      status: webhooks.DeliveryStatus.UNSPECIFIED,
+    });
+    expect(other.deliveries).toEqual([]);
+    const bad = await client
+      .listWebhookDeliveries({
+        platformId: p.id,
+        type: 'nope',
+        status: webhooks.DeliveryStatus.UNSPECIFIED,
+        page: { limit: 0, cursor: '!!' },
+      })
+      .catch((e: DomainError) => e);
+    expect(bad).toBeInstanceOf(DomainError);
+    expect((bad as DomainError).code).toBe('INVALID_INPUT');
+    expect(
+      ((bad as DomainError).details as { errors: { field: string }[] }).errors.map((e) => e.field),
+    ).toEqual(['type', 'cursor']);
+  });
+
+  it('redelivers with the same webhook-id and body, from the start of the schedule; another platform’s is not found', async () => {
+    const p = idp.platform(receiver.url('/again'));
+    receiver.behave('/again', (_r, _n, res) => res.writeHead(503).end('down'));
+    const ev = publisher.envelope('OUTGOING_PAYMENT.FAILED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', ev);
+    const webhookId = `Webhook:${idUuid(ev.id)}`;
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'FAILED');
+    receiver.behave('/again', (_r, _n, res) => res.end('back'));
+    const r = await client.redeliverWebhook({ platformId: p.id, deliveryId: webhookId });
+    expect(r.delivery!.webhookId).toBe(webhookId);
+    await eventually(async () => (await deliveryOf(webhookId))?.status === 'DELIVERED');
+    const got = receiver.at('/again');
+    expect(got).toHaveLength(5);
+    expect(got[4]!.headers['webhook-id']).toBe(webhookId);
+    expect(got[4]!.body).toBe(got[0]!.body);
+    const d = await client.getWebhookDelivery({ platformId: p.id, deliveryId: webhookId });
+    expect(d.delivery!.attempts.map((a) => [a.attempt, a.succeeded])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+      [4, false],
+      [5, true],
+    ]);
+    const theirs = await client
+      .redeliverWebhook({ platformId: newId('Platform'), deliveryId: webhookId })
+      .catch((e: DomainError) => e);
+    expect((theirs as DomainError).code).toBe('WEBHOOK_DELIVERY_NOT_FOUND');
+  });
+
+  it('replays what did not reach the platform since a time (FAILED), not what did unless asked', async () => {
+    const p = idp.platform(receiver.url('/outage'));
+    let down = true;
+    receiver.behave('/outage', (_r, _n, res) => (down ? res.writeHead(502).end() : res.end('ok')));
+    const since = new Date(Date.now() - 1000);
+    const lost = publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', lost);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(lost.id)}`))?.status === 'FAILED');
+    down = false;
+    const fine = publisher.envelope('OUTGOING_PAYMENT.COMPLETED', p.id, { id: newId('Transaction') });
+    await publisher.publish('payments', fine);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(fine.id)}`))?.status === 'DELIVERED');
+    const before = receiver.at('/outage').length;
+    const r = await client.replayWebhooks({ platformId: p.id, since, includeDelivered: false });
+    expect(r.queued).toBe(1);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(lost.id)}`))?.status === 'DELIVERED');
+    expect(
+      receiver
+        .at('/outage')
+        .slice(before)
+        .map((x) => x.headers['webhook-id']),
+    ).toEqual([`Webhook:${idUuid(lost.id)}`]);
+    const all = await client.replayWebhooks({ platformId: p.id, since, includeDelivered: true });
+    expect(all.queued).toBe(2);
+    const future = await client
+      .replayWebhooks({ platformId: p.id, since: new Date(Date.now() + 60_000), includeDelivered: false })
+      .catch((e: DomainError) => e);
+    expect((future as DomainError).code).toBe('INVALID_INPUT');
+  });
+});
+
 describe('SendTestWebhook', () => {
   it('sends a signed TEST webhook and returns the endpoint answer; the delivery is recorded', async () => {
     const p = idp.platform(receiver.url('/test-ok'));

@@ -100,6 +100,7 @@ describe('several dispatcher replicas', () => {
             eventId: ev,
             type: 'TEST',
             payload: '{}',
+            answered: false,
             now: new Date(now.getTime() - 3_600_000),
           });
         }
@@ -153,6 +154,7 @@ describe('several dispatcher replicas', () => {
           type: 'TEST',
           payload: '{}',
           // Due in the future so the running workers leave them alone.
+          answered: false,
           now: daysAgo(key === 'recent' ? 1 : 40),
         });
         await em.execute('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?', [daysAgo(-1), id]);

@@ -9,6 +9,8 @@ export class PollLoop {
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** A nudge that came while a tick ran: the loop looks again instead of sleeping (no lost wake-up). */
+  private nudged = false;
 
   constructor(
     private readonly tick: () => Promise<boolean>,
@@ -27,6 +29,7 @@ export class PollLoop {
 
   /** Runs the next tick now instead of after the idle delay. */
   nudge(): void {
+    this.nudged = true;
     this.wake?.();
   }
 
@@ -40,12 +43,13 @@ export class PollLoop {
   private async run(): Promise<void> {
     while (this.running) {
       let busy = false;
+      this.nudged = false;
       try {
         busy = await this.tick();
       } catch (err) {
         this.opts.onError(err);
       }
-      if (busy || !this.running) continue;
+      if (busy || this.nudged || !this.running) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.opts.idleMs);
         this.wake = () => {

@@ -3,3 +3,4 @@ export * from './nats.js';
 export * from './outbox.js';
 export * from './consumer.js';
 export * from './contract-check.js';
+export * from './notifications.js';

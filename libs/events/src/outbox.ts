@@ -7,6 +7,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EventContract, EventData } from '@sluice/api';
 import { subjectFor, toJson, type Domain, type EventEnvelope } from './envelope.js';
 import { contractCheck } from './contract-check.js';
+import { notifyOnCommit, outboxChannel, PgNotifications } from './notifications.js';
 
 /** Creates the outbox and inbox tables in the service's schema. Include it in every service's migrations. */
 export class EventTablesMigration extends Migration {
@@ -72,13 +73,20 @@ export class Outbox {
       `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES (?, ?, ?, ?, ?::jsonb, ?)`,
       [envelope.id, subjectFor(this.prefix, this.domain, contract.type), contract.type, event.platformId, toJson(envelope), occurredAt],
     );
+    // Wakes the relays of this schema when (and only if) the transaction commits.
+    const schema = em.config.get('schema');
+    if (schema) notifyOnCommit(em, outboxChannel(schema));
     return envelope;
   }
 }
 
 /**
  * Publishes committed outbox rows to JetStream, oldest first, with
- * `Nats-Msg-Id` = event id. Rows are claimed with FOR UPDATE SKIP LOCKED, so
+ * `Nats-Msg-Id` = event id. It LISTENs on its schema's outbox channel (the
+ * outbox notifies it on commit), so an idle service does not poll its table:
+ * it looks when told, once on (re)connecting, and every `safetyMs` (10 s) in
+ * case a notification was lost; without a LISTEN connection it polls every
+ * `idleMs` (100 ms) as before. Rows are claimed with FOR UPDATE SKIP LOCKED, so
  * several relay replicas share the work without publishing the same row at
  * the same time; a relay that dies after publishing but before marking a row
  * leaves it to be published again with the same id, which JetStream drops
@@ -86,21 +94,56 @@ export class Outbox {
  */
 export class OutboxRelay {
   private readonly loop: PollLoop;
+  private readonly notifications: PgNotifications | undefined;
+  private fallback: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly js: JetStreamClient,
     private readonly logger: Logger,
-    private readonly opts: { batchSize?: number; idleMs?: number } = {},
+    private readonly opts: {
+      batchSize?: number;
+      /** Poll interval without a LISTEN connection. */
+      idleMs?: number;
+      /** Listen for the outbox's notifications (default true). */
+      listen?: boolean;
+      /** Poll interval while listening (a lost notification is found this late). */
+      safetyMs?: number;
+    } = {},
   ) {
+    const listen = opts.listen ?? true;
     this.loop = new PollLoop(async () => (await this.publishBatch()) > 0, {
-      idleMs: opts.idleMs ?? 100,
+      idleMs: listen ? (opts.safetyMs ?? 10_000) : (opts.idleMs ?? 100),
       onError: (err) => this.logger.error({ err }, 'outbox relay batch failed'),
     });
+    const url = orm.config.get('clientUrl');
+    const schema = orm.config.get('schema');
+    if (listen && url && schema) {
+      this.notifications = new PgNotifications({
+        connectionString: url,
+        channels: [outboxChannel(schema)],
+        onNotify: () => this.loop.nudge(),
+        onReady: () => this.loop.nudge(),
+        logger,
+        orm,
+      });
+    }
   }
 
   start(): void {
     this.loop.start();
+    if (!this.notifications) return;
+    void this.notifications.start();
+    // Until (and whenever not) listening, poll as often as without notifications.
+    this.fallback = setInterval(() => {
+      if (!this.notifications!.listening) this.loop.nudge();
+    }, this.opts.idleMs ?? 100);
+    this.fallback.unref();
+  }
+
+  /** True while it receives the outbox's notifications (and so does not poll). */
+  get listening(): boolean {
+    return this.notifications?.listening ?? false;
   }
 
   /** Asks the relay to look for new rows now instead of at its next poll. */
@@ -108,8 +151,10 @@ export class OutboxRelay {
     this.loop.nudge();
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
+  async stop(): Promise<void> {
+    clearInterval(this.fallback);
+    await this.notifications?.stop();
+    await this.loop.stop();
   }
 
   /** Publishes one batch; returns how many rows were published. */

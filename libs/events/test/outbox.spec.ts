@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { createTestDatabase, dropStreams, eventually, natsUrl, queriesDuring, testPrefix, type TestDatabase } from '@sluice/testing';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { createLogger } from '@sluice/logging';
 import { Type } from '@sinclair/typebox';
@@ -99,6 +99,25 @@ describe('outbox → relay → JetStream → consumer', () => {
     expect(seen[0]!.data).toMatchObject({ amount: 5 });
     const inbox = await orm.em.fork().execute<{ n: string }[]>('SELECT count(*) AS n FROM inbox');
     expect(Number(inbox[0]!.n)).toBe(30);
+  });
+
+  it('an idle relay does not poll: a commit notifies it (LISTEN/NOTIFY) and it publishes at once', async () => {
+    const stream = streamName(prefix, 'accounts');
+    const before = (await bus.jsm.streams.info(stream)).state.messages;
+    // No safety poll within the test: only the notification can wake it.
+    const relay = new OutboxRelay(orm, bus.js, logger, { safetyMs: 3_600_000 });
+    relay.start();
+    try {
+      await eventually(async () => relay.listening);
+      const queries = await queriesDuring(orm, async () => new Promise((r) => setTimeout(r, 1000)));
+      expect(queries, 'statements run by an idle relay in a second').toBe(0);
+      await transactional(orm, (em) =>
+        new Outbox(prefix, 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 77 } }),
+      );
+      await eventually(async () => (await bus.jsm.streams.info(stream)).state.messages === before + 1, 20_000);
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('refuses, in the producer’s transaction, an event of another owner or data that breaks its contract', async () => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { Currency } from '@sluice/api';
+import { Currency, openApiWebhooks } from '@sluice/api';
 import { ErrorBody } from '../schemas/common.js';
 import { SchemaRegistry } from './route-schema.normalizer.js';
 import { requiredPermissions } from './types.js';
@@ -137,6 +137,8 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       const doc = (documentObject as { openapiObject: Json }).openapiObject as Json & {
         components: Json & { schemas?: Json };
       };
+      // The webhooks the platform receives, from the event catalogue (named schemas become $refs).
+      doc.webhooks = openApiWebhooks((schema) => registry.toRefs(registry.normalize(schema), false));
       const schemas: Json = { ...(doc.components.schemas ?? {}) };
       for (const [id, schema] of registry.entries()) schemas[id] = registry.toRefs(schema, true);
       doc.components = { ...doc.components, schemas };

@@ -8,7 +8,8 @@ import { errorResponses } from '../schemas/common.js';
 import { PlatformConfig, PlatformConfigUpdateRequest } from '../schemas/config.schemas.js';
 
 type PlatformConfigJson = Static<typeof PlatformConfig>;
-type TransactionTypeName = PlatformConfigJson['supportedCurrencies'][number]['enabledTransactionTypes'][number];
+type TransactionTypeName =
+  PlatformConfigJson['supportedCurrencies'][number]['enabledTransactionTypes'][number];
 
 /** The REST PlatformConfig; the signing secret only for tokens that may manage the platform. */
 function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest): PlatformConfigJson {
@@ -27,12 +28,21 @@ function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest)
       enabledTransactionTypes: s.enabledTransactionTypes.map(
         (t) => t.replace(/^TRANSACTION_TYPE_/, '') as TransactionTypeName,
       ),
+      ...(s.incomingPaymentApprovalThreshold !== undefined
+        ? { incomingPaymentApprovalThreshold: Number(s.incomingPaymentApprovalThreshold) }
+        : {}),
     })),
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     createdAt: iso(c.createdAt)!,
     updatedAt: iso(c.updatedAt)!,
     ...(c.umaDomain ? { umaDomain: c.umaDomain } : {}),
     ...(c.webhookEndpoint ? { webhookEndpoint: c.webhookEndpoint } : {}),
+    ...(c.webhookEndpointDisabledAt
+      ? {
+          webhookEndpointDisabledAt: iso(c.webhookEndpointDisabledAt)!,
+          webhookEndpointDisabledReason: c.webhookEndpointDisabledReason ?? '',
+        }
+      : {}),
     ...(w
       ? {
           embeddedWalletConfig: {
@@ -40,7 +50,11 @@ function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest)
             ...(w.appName ? { appName: w.appName } : {}),
             otpLength: w.otpLength,
             ...(w.passkey ? { passkey: { rpId: w.passkey.rpId, origins: w.passkey.origins } } : {}),
-            oidcIssuers: w.oidcIssuers.map((i) => ({ issuer: i.issuer, jwksUri: i.jwksUri, audiences: i.audiences })),
+            oidcIssuers: w.oidcIssuers.map((i) => ({
+              issuer: i.issuer,
+              jwksUri: i.jwksUri,
+              audiences: i.audiences,
+            })),
           },
         }
       : {}),
@@ -110,6 +124,9 @@ const configRoutes: RouteModule = (app, { clients }) => {
                   enabledTransactionTypes: (c.enabledTransactionTypes ?? []).map(
                     (t) => `TRANSACTION_TYPE_${t}` as identity.TransactionType,
                   ),
+                  ...(c.incomingPaymentApprovalThreshold !== undefined
+                    ? { incomingPaymentApprovalThreshold: BigInt(c.incomingPaymentApprovalThreshold) }
+                    : {}),
                 })),
               },
             }

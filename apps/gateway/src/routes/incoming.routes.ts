@@ -11,7 +11,7 @@ import {
 import { TransactionParams } from '../schemas/transaction.schemas.js';
 
 const APPROVAL_NOTE =
-  'Incoming payments of at least the approval threshold of their currency (payments service setting INCOMING_APPROVAL_THRESHOLDS; by default about 10,000 USD worth, e.g. USD 1000000 minor units) wait in PENDING for the platform; without a decision within INCOMING_APPROVAL_WINDOW_SECONDS (default 300, × SANDBOX_TIME_SCALE) they become FAILED with failureReason PAYMENT_APPROVAL_TIMED_OUT.';
+  'An incoming payment to a platform with a webhook endpoint, at or above the incomingPaymentApprovalThreshold of its currency in PATCH /config (every amount when none is set), is PENDING until the platform answers its INCOMING_PAYMENT.PENDING webhook: any 2xx but 202 approves, 403 or 422 rejects, 202 means the platform calls approve or reject within the approval window (payments setting INCOMING_APPROVAL_WINDOW_SECONDS, 5 s by default, not scaled); any other answer fails it with PAYMENT_APPROVAL_WEBHOOK_ERROR, no answer or decision in time with PAYMENT_APPROVAL_TIMED_OUT (docs/webhooks.md). A decision after the outcome is fixed is 409.';
 
 /**
  * Incoming payments: `POST /sandbox/uma/receive` simulates an incoming UMA

@@ -12,6 +12,7 @@ import transfersRoutes from './transfers.routes.js';
 import transactionsRoutes from './transactions.routes.js';
 import quotesRoutes from './quotes.routes.js';
 import incomingRoutes from './incoming.routes.js';
+import webhooksRoutes from './webhooks.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -33,4 +34,5 @@ export const routeModules: Record<string, RouteModule> = {
   transactions: transactionsRoutes,
   quotes: quotesRoutes,
   incoming: incomingRoutes,
+  webhooks: webhooksRoutes,
 };

@@ -14,13 +14,21 @@ export const CustomerInfoFieldName = Type.Union(
   { $id: 'CustomerInfoFieldName' },
 );
 
-const TransactionType = Type.Union(TRANSACTION_TYPES.map((v) => Type.Literal(v)), {
-  $id: 'TransactionType',
-});
+const TransactionType = Type.Union(
+  TRANSACTION_TYPES.map((v) => Type.Literal(v)),
+  {
+    $id: 'TransactionType',
+  },
+);
 
 const CounterpartyFieldDefinition = Type.Object(
   { name: CustomerInfoFieldName, mandatory: Type.Boolean() },
   { $id: 'CounterpartyFieldDefinition', additionalProperties: false },
+);
+
+/** Sluice's own: incoming payments below it are approved without the approval webhook (docs/webhooks.md). */
+const INCOMING_APPROVAL_THRESHOLD = AmountLimit(
+  'incoming payments in this currency below this amount (smallest unit) are approved without asking the platform; absent: every incoming payment asks through the INCOMING_PAYMENT.PENDING webhook',
 );
 
 export const PlatformCurrencyConfig = Type.Object(
@@ -30,6 +38,7 @@ export const PlatformCurrencyConfig = Type.Object(
     maxAmount: AmountLimit('largest amount that can be sent, in the smallest unit'),
     requiredCounterpartyFields: Type.Array(CounterpartyFieldDefinition),
     enabledTransactionTypes: Type.Array(TransactionType),
+    incomingPaymentApprovalThreshold: Type.Optional(INCOMING_APPROVAL_THRESHOLD),
   },
   { $id: 'PlatformCurrencyConfig', additionalProperties: false },
 );
@@ -50,6 +59,7 @@ export const PlatformCurrencyConfigInput = Type.Object(
     enabledTransactionTypes: Type.Optional(
       Type.Array(TransactionType, { minItems: 1, maxItems: 2, description: 'default INCOMING and OUTGOING' }),
     ),
+    incomingPaymentApprovalThreshold: Type.Optional(INCOMING_APPROVAL_THRESHOLD),
   },
   { additionalProperties: false },
 );
@@ -118,6 +128,16 @@ export const PlatformConfig = Type.Object(
     id: Type.String({ description: 'PlatformConfig:<uuid>' }),
     umaDomain: Type.Optional(Type.String()),
     webhookEndpoint: Type.Optional(Type.String()),
+    webhookEndpointDisabledAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Sluice’s own: when webhooks stopped going to webhookEndpoint because it answered 410 Gone or failed every attempt for too long (WEBHOOK_ENDPOINT.DISABLED in the delivery log). Set webhookEndpoint again (PATCH /config) to enable it.',
+      }),
+    ),
+    webhookEndpointDisabledReason: Type.Optional(
+      Type.String({ description: 'why the endpoint was disabled' }),
+    ),
     supportedCurrencies: Type.Array(PlatformCurrencyConfig),
     isRegulatedFinancialInstitution: Type.Boolean(),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),

@@ -14,6 +14,8 @@ export class ConfigService {
     private readonly clock: Clock,
     private readonly store: Omit<PlatformStore, 'tokens'>,
     private readonly events: IdentityEvents,
+    /** How long a replaced signing secret keeps signing after a rotation. */
+    private readonly rotationOverlapMs: number = WEBHOOK_SECRET_GRACE_MS,
   ) {}
 
   async get(platformId: string): Promise<PlatformConfigView> {
@@ -30,14 +32,23 @@ export class ConfigService {
       const platform = await requirePlatform(this.store.platforms, em, platformId);
       const config = await this.store.configs.get(em, platformId, 'update');
       const settings = applyConfigUpdate(config.settings, input);
-      if (sameSettings(config.settings, settings)) return this.view(em, platform, config);
+      // Setting webhookEndpoint (even to the same URL) enables an endpoint the dispatcher disabled.
+      const reenabled = input.webhookEndpoint !== undefined && !!config.webhookEndpointDisabled;
+      if (sameSettings(config.settings, settings) && !reenabled) return this.view(em, platform, config);
       const now = this.clock.now();
-      const updated: PlatformConfig = { ...config, settings, updatedAt: now };
+      const { webhookEndpointDisabled, ...rest } = config;
+      const updated: PlatformConfig = {
+        ...rest,
+        ...(webhookEndpointDisabled && !reenabled ? { webhookEndpointDisabled } : {}),
+        settings,
+        updatedAt: now,
+      };
       await this.store.configs.update(em, updated);
       await this.events.platformConfigUpdated(em, {
         platform,
         settings,
         webhookSigningSecretRotated: false,
+        webhookEndpointDisabled: !!updated.webhookEndpointDisabled,
         at: now,
       });
       return this.view(em, platform, updated);
@@ -45,9 +56,41 @@ export class ConfigService {
   }
 
   /**
+   * WEBHOOK_ENDPOINT.DISABLED from the webhook-dispatcher, in the consumer's inbox transaction `em`:
+   * the endpoint `url` is disabled (shown in GET /config; GetWebhookTarget omits it) until the
+   * platform sets webhookEndpoint again. Ignored when the platform has since set another endpoint or
+   * it is already disabled. Writes PLATFORM_CONFIG.UPDATED.
+   */
+  async disableWebhookEndpoint(
+    em: EntityManager,
+    platformId: string,
+    e: { url: string; reason: string; at: Date },
+  ): Promise<void> {
+    const platform = await this.store.platforms.find(em, platformId);
+    if (!platform) return;
+    const config = await this.store.configs.get(em, platformId, 'update');
+    if (config.settings.webhookEndpoint !== e.url || config.webhookEndpointDisabled) return;
+    const now = this.clock.now();
+    await this.store.configs.update(em, {
+      ...config,
+      webhookEndpointDisabled: { at: e.at, reason: e.reason },
+      updatedAt: now,
+    });
+    await this.events.platformConfigUpdated(em, {
+      platform,
+      settings: config.settings,
+      webhookSigningSecretRotated: false,
+      webhookEndpointDisabled: true,
+      at: now,
+    });
+  }
+
+  /**
    * Makes a new current signing secret and writes PLATFORM_CONFIG.UPDATED (saying
-   * only that it rotated). The replaced secret keeps signing for 24 hours (receivers
-   * accept either while they switch); secrets whose grace period is over are deleted.
+   * only that it rotated). The replaced secret keeps signing for the rotation overlap
+   * (WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS, 24 hours by default: deliveries carry both
+   * signatures, so receivers accept either while they switch); secrets whose overlap is over
+   * are deleted.
    */
   async rotateWebhookSecret(platformId: string): Promise<PlatformConfigView> {
     validIds(['platformId', platformId, 'Platform']);
@@ -59,7 +102,7 @@ export class ConfigService {
       await this.store.secrets.expireCurrent(
         em,
         platformId,
-        new Date(now.getTime() + WEBHOOK_SECRET_GRACE_MS),
+        new Date(now.getTime() + this.rotationOverlapMs),
       );
       await this.store.secrets.insert(em, platformId, { secret: generateWebhookSecret(), createdAt: now });
       const updated: PlatformConfig = { ...config, updatedAt: now };
@@ -68,6 +111,7 @@ export class ConfigService {
         platform,
         settings: config.settings,
         webhookSigningSecretRotated: true,
+        webhookEndpointDisabled: !!config.webhookEndpointDisabled,
         at: now,
       });
       return this.view(em, platform, updated);
@@ -82,7 +126,9 @@ export class ConfigService {
     const config = await this.store.configs.get(em, platformId);
     const secrets = activeSecrets(await this.store.secrets.list(em, platformId), this.clock.now());
     return {
-      ...(config.settings.webhookEndpoint ? { webhookEndpoint: config.settings.webhookEndpoint } : {}),
+      ...(config.settings.webhookEndpoint && !config.webhookEndpointDisabled
+        ? { webhookEndpoint: config.settings.webhookEndpoint }
+        : {}),
       signingSecrets: secrets.map((s) => s.secret),
       environment: platform.environment,
     };

@@ -25,6 +25,8 @@ export interface IdentityEvents {
       platform: Platform;
       settings: PlatformSettings;
       webhookSigningSecretRotated: boolean;
+      /** The webhook-dispatcher disabled the endpoint and it was not set anew since. */
+      webhookEndpointDisabled?: boolean;
       at: Date;
     },
   ): Promise<void>;

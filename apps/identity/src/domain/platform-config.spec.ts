@@ -24,6 +24,26 @@ describe('applyConfigUpdate', () => {
     ]);
   });
 
+  it('keeps an incoming payment approval threshold per currency, refusing one out of range by its field', () => {
+    const cur = (incomingPaymentApprovalThreshold?: bigint) => ({
+      currencyCode: 'USD',
+      requiredCounterpartyFields: [],
+      enabledTransactionTypes: [],
+      ...(incomingPaymentApprovalThreshold !== undefined ? { incomingPaymentApprovalThreshold } : {}),
+    });
+    const s = applyConfigUpdate(base, {
+      supportedCurrencies: [cur(100_000n), { ...cur(), currencyCode: 'EUR' }],
+    });
+    expect(s.supportedCurrencies[0]!.incomingPaymentApprovalThreshold).toBe(100_000n);
+    expect(s.supportedCurrencies[1]).not.toHaveProperty('incomingPaymentApprovalThreshold');
+    expect(fieldsOf(() => applyConfigUpdate(base, { supportedCurrencies: [cur(-1n)] }))).toEqual([
+      'supportedCurrencies[0].incomingPaymentApprovalThreshold',
+    ]);
+    expect(fieldsOf(() => applyConfigUpdate(base, { supportedCurrencies: [cur(MAX_AMOUNT + 1n)] }))).toEqual([
+      'supportedCurrencies[0].incomingPaymentApprovalThreshold',
+    ]);
+  });
+
   it('does not mutate the current settings', () => {
     const current: PlatformSettings = { ...base, webhookEndpoint: 'https://a.example.com/h' };
     applyConfigUpdate(current, { webhookEndpoint: '' });

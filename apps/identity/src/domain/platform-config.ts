@@ -20,6 +20,11 @@ export interface CurrencyConfig {
   maxAmount: bigint;
   requiredCounterpartyFields: CounterpartyField[];
   enabledTransactionTypes: TransactionType[];
+  /**
+   * Incoming payments below this amount (smallest unit) are approved without asking the platform;
+   * absent: every incoming payment asks (when the platform has a webhook endpoint).
+   */
+  incomingPaymentApprovalThreshold?: bigint;
 }
 
 export interface PasskeyConfig {
@@ -76,6 +81,7 @@ export interface CurrencyConfigInput {
   requiredCounterpartyFields: { name: string; mandatory: boolean }[];
   /** Empty: INCOMING and OUTGOING. */
   enabledTransactionTypes: (string | undefined)[];
+  incomingPaymentApprovalThreshold?: bigint;
 }
 
 export interface EmbeddedWalletConfigInput {
@@ -162,6 +168,9 @@ function validateCurrencies(p: FieldErrors, list: CurrencyConfigInput[]): Curren
     if (min < 0n || min > MAX_AMOUNT) p.add(`${f}.minAmount`, `must be from 0 to ${MAX_AMOUNT}`);
     if (max < 0n || max > MAX_AMOUNT) p.add(`${f}.maxAmount`, `must be from 0 to ${MAX_AMOUNT}`);
     else if (max < min) p.add(`${f}.maxAmount`, 'must not be less than minAmount');
+    const threshold = c.incomingPaymentApprovalThreshold;
+    if (threshold !== undefined && (threshold < 0n || threshold > MAX_AMOUNT))
+      p.add(`${f}.incomingPaymentApprovalThreshold`, `must be from 0 to ${MAX_AMOUNT}`);
     c.requiredCounterpartyFields.forEach((r, j) => {
       if (!(CUSTOMER_INFO_FIELDS as readonly string[]).includes(r.name)) {
         p.add(
@@ -191,6 +200,7 @@ function validateCurrencies(p: FieldErrors, list: CurrencyConfigInput[]): Curren
           mandatory: r.mandatory,
         })),
         enabledTransactionTypes: types.length ? types : ['OUTGOING', 'INCOMING'],
+        ...(threshold !== undefined ? { incomingPaymentApprovalThreshold: threshold } : {}),
       });
     }
   });

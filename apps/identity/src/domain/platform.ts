@@ -32,6 +32,11 @@ export interface StoredToken extends ApiToken {
 export interface PlatformConfig {
   platformId: string;
   settings: PlatformSettings;
+  /**
+   * The webhook-dispatcher disabled the endpoint (410 Gone, or failing too long): no webhook is sent
+   * until the platform sets webhookEndpoint again.
+   */
+  webhookEndpointDisabled?: { at: Date; reason: string };
   isRegulatedFinancialInstitution: boolean;
   createdAt: Date;
   updatedAt: Date;

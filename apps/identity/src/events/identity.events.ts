@@ -26,11 +26,20 @@ export class IdentityPublisher implements IdentityEvents {
 
   async platformConfigUpdated(
     em: EntityManager,
-    c: { platform: Platform; settings: PlatformSettings; webhookSigningSecretRotated: boolean; at: Date },
+    c: {
+      platform: Platform;
+      settings: PlatformSettings;
+      webhookSigningSecretRotated: boolean;
+      webhookEndpointDisabled?: boolean;
+      at: Date;
+    },
   ): Promise<void> {
     await this.outbox.add(em, EVENTS.PLATFORM_CONFIG_UPDATED, {
       platformId: c.platform.id,
-      data: platformConfigData(c.platform, c.settings, c.webhookSigningSecretRotated),
+      data: {
+        ...platformConfigData(c.platform, c.settings, c.webhookSigningSecretRotated),
+        ...(c.webhookEndpointDisabled ? { webhookEndpointDisabled: true } : {}),
+      },
       occurredAt: c.at,
     });
   }

@@ -2,12 +2,7 @@ import type { PostalAddress } from '@sluice/core';
 import { environmentToPb } from '@sluice/rpc';
 import { identity as pb } from '@sluice/contracts';
 import { idUuid } from '@sluice/core';
-import type {
-  BusinessInfo,
-  Customer,
-  CustomerType,
-  VerificationStatus,
-} from '../domain/customer.js';
+import type { BusinessInfo, Customer, CustomerType, VerificationStatus } from '../domain/customer.js';
 import type {
   CurrencyConfig,
   CurrencyConfigInput,
@@ -61,6 +56,9 @@ function currencyConfigToPb(c: CurrencyConfig): pb.CurrencyConfig {
     enabledTransactionTypes: c.enabledTransactionTypes.map(
       (t) => `TRANSACTION_TYPE_${t}` as pb.TransactionType,
     ),
+    ...(c.incomingPaymentApprovalThreshold !== undefined
+      ? { incomingPaymentApprovalThreshold: c.incomingPaymentApprovalThreshold }
+      : {}),
   };
 }
 
@@ -75,6 +73,8 @@ export function currencyConfigFromPb(c: pb.CurrencyConfig): CurrencyConfigInput 
   };
   if (c.minAmount !== undefined) input.minAmount = c.minAmount;
   if (c.maxAmount !== undefined) input.maxAmount = c.maxAmount;
+  if (c.incomingPaymentApprovalThreshold !== undefined)
+    input.incomingPaymentApprovalThreshold = c.incomingPaymentApprovalThreshold;
   return input;
 }
 
@@ -120,6 +120,8 @@ export function configToPb(v: PlatformConfigView): pb.PlatformConfig {
       : undefined,
     webhookSigningSecret: v.webhookSigningSecret,
     previousWebhookSigningSecretExpiresAt: v.previousWebhookSigningSecretExpiresAt,
+    webhookEndpointDisabledAt: v.webhookEndpointDisabled?.at,
+    webhookEndpointDisabledReason: v.webhookEndpointDisabled?.reason,
     isRegulatedFinancialInstitution: v.isRegulatedFinancialInstitution,
     createdAt: v.createdAt,
     updatedAt: v.updatedAt,

@@ -39,6 +39,8 @@ export interface CurrencyConfigJson {
   maxAmount: string;
   requiredCounterpartyFields: { name: CustomerInfoField; mandatory: boolean }[];
   enabledTransactionTypes: TransactionType[];
+  /** Decimal string; absent when not set. */
+  incomingPaymentApprovalThreshold?: string;
 }
 
 /** Row of `platform_configs` (one per platform). */
@@ -50,6 +52,8 @@ export class PlatformConfigRecord {
   /** jsonb: the validated domain value (plain JSON: no bigints). */
   embeddedWalletConfig?: EmbeddedWalletConfig | null;
   isRegulatedFinancialInstitution!: boolean;
+  webhookEndpointDisabledAt?: Date | null;
+  webhookEndpointDisabledReason?: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -64,6 +68,8 @@ export const PlatformConfigEntity = new EntitySchema<PlatformConfigRecord>({
     supportedCurrencies: { type: 'json' },
     embeddedWalletConfig: { type: 'json', nullable: true },
     isRegulatedFinancialInstitution: { type: 'boolean' },
+    webhookEndpointDisabledAt: { type: 'datetime', nullable: true },
+    webhookEndpointDisabledReason: { type: 'string', nullable: true },
     createdAt: { type: 'datetime' },
     updatedAt: { type: 'datetime' },
   },

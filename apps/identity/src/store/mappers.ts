@@ -46,6 +46,9 @@ export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
         mandatory: f.mandatory,
       })),
       enabledTransactionTypes: [...c.enabledTransactionTypes],
+      ...(c.incomingPaymentApprovalThreshold !== undefined
+        ? { incomingPaymentApprovalThreshold: BigInt(c.incomingPaymentApprovalThreshold) }
+        : {}),
     })),
   };
   if (r.umaDomain) settings.umaDomain = r.umaDomain;
@@ -54,6 +57,14 @@ export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
   return {
     platformId: r.platformId,
     settings,
+    ...(r.webhookEndpointDisabledAt
+      ? {
+          webhookEndpointDisabled: {
+            at: r.webhookEndpointDisabledAt,
+            reason: r.webhookEndpointDisabledReason ?? '',
+          },
+        }
+      : {}),
     isRegulatedFinancialInstitution: r.isRegulatedFinancialInstitution,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -75,8 +86,13 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
         mandatory: f.mandatory,
       })),
       enabledTransactionTypes: [...cc.enabledTransactionTypes],
+      ...(cc.incomingPaymentApprovalThreshold !== undefined
+        ? { incomingPaymentApprovalThreshold: cc.incomingPaymentApprovalThreshold.toString() }
+        : {}),
     })),
     embeddedWalletConfig: s.embeddedWalletConfig ? structuredClone(s.embeddedWalletConfig) : null,
+    webhookEndpointDisabledAt: c.webhookEndpointDisabled?.at ?? null,
+    webhookEndpointDisabledReason: c.webhookEndpointDisabled?.reason ?? null,
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,

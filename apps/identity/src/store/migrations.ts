@@ -97,6 +97,16 @@ export class IdentityInitialMigration extends Migration {
 }
 
 /** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
+/** The webhook-dispatcher may disable a platform's endpoint (WEBHOOK_ENDPOINT.DISABLED, issue 13). */
+class WebhookEndpointDisabledMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `ALTER TABLE platform_configs ADD COLUMN webhook_endpoint_disabled_at timestamptz(3), ADD COLUMN webhook_endpoint_disabled_reason text`,
+    );
+  }
+}
+
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
+  { name: '0030_webhook_endpoint_disabled', class: WebhookEndpointDisabledMigration },
 ];

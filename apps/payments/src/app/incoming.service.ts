@@ -6,24 +6,24 @@ import { fail } from '../domain/errors.js';
 import { incomingCreditEntryId } from '../domain/ids.js';
 import type { ApprovalRequest, RejectionRequest, UmaReceiveRequest } from '../domain/incoming-request.js';
 import { JOB_KINDS, jobIds } from '../domain/jobs.js';
+import { asksPlatform, judgeAnswer, type RelayedAnswer, type RequestedField } from '../domain/incoming-approval.js';
 import { failureReasonFor, newReference, type Transaction } from '../domain/transaction.js';
 import type { ApprovalDecision, IncomingApprovalRepository } from '../store/incoming-approval.repository.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
-import type { AccountsPort, CustomerDirectory, Ledger } from './ports.js';
+import type { AccountsPort, ApprovalPolicies, CustomerDirectory, Ledger } from './ports.js';
 import type { TransactionLifecycle } from './transaction-lifecycle.js';
 import type { TransactionsService } from './transactions.service.js';
 
-/** Rules of incoming payments (service configuration). */
+/** Rules of incoming payments (service configuration). Protocol deadlines: not scaled. */
 export interface IncomingRules {
-  /**
-   * Per currency: amounts (minor units of the receiving currency) at or above the
-   * currency's threshold wait for the platform's approval; below it they are
-   * credited straight away. A currency without one always waits.
-   */
-  approvalThresholds: Readonly<Record<string, bigint>>;
-  /** How long the platform has to decide (scaled by SANDBOX_TIME_SCALE). */
+  /** After a 202 answer, how long the platform has to call approve or reject. */
   approvalWindowMs: number;
+  /** How long a payment waits for the answer to its INCOMING_PAYMENT.PENDING webhook at all. */
+  answerTimeoutMs: number;
 }
+
+/** The fields the sender's side asks about the receiver: the sandbox's simulated sender asks for none. */
+const SANDBOX_REQUESTED_RECEIVER_FIELDS: readonly RequestedField[] = [];
 
 /** The payload of the incoming-payment jobs. */
 interface IncomingJob {
@@ -33,12 +33,20 @@ interface IncomingJob {
 
 /**
  * Incoming payments: a simulated incoming UMA payment becomes an INCOMING
- * transaction (PENDING, webhook INCOMING_PAYMENT.PENDING) and is credited to
- * the receiver's internal account from the settlement account (PROCESSING →
- * COMPLETED, INCOMING_PAYMENT.COMPLETED). Amounts at or above the approval
- * threshold wait in PENDING for the platform: approve → credited, reject →
- * REJECTED, the window elapsing → FAILED (PAYMENT_APPROVAL_TIMED_OUT). Each
- * step is a row-locked state change plus an outbox event in one database
+ * transaction and is credited to the receiver's internal account from the
+ * settlement account (PROCESSING → COMPLETED, INCOMING_PAYMENT.COMPLETED).
+ *
+ * A platform with a webhook endpoint is asked first, unless the amount is below
+ * its approval threshold for the currency: the payment waits in PENDING, and its
+ * INCOMING_PAYMENT.PENDING webhook is a request–response webhook whose answer the
+ * dispatcher relays back (INCOMING_PAYMENT.APPROVAL_ANSWERED, `applyAnswer`):
+ * any 2xx but 202 approves, 403 and 422 reject, 202 gives the platform the
+ * approval window to call approve or reject, anything else fails the payment
+ * (PAYMENT_APPROVAL_WEBHOOK_ERROR), and no answer in time too
+ * (PAYMENT_APPROVAL_TIMED_OUT). A payment that asks nobody goes straight to
+ * PROCESSING (no PENDING webhook: in the reference, PENDING is the request).
+ *
+ * Each step is a row-locked state change plus an outbox event in one database
  * transaction; the credit is a ledger call between two of them, with an entry
  * id derived from the transaction, so a re-run (job retry after a crash,
  * concurrent approve) never credits twice.
@@ -51,6 +59,7 @@ export class IncomingService {
     private readonly deps: {
       accounts: AccountsPort;
       customers: CustomerDirectory;
+      approvalPolicies: ApprovalPolicies;
       ledger: Ledger;
       transactions: TransactionsService;
       approvals: IncomingApprovalRepository;
@@ -72,6 +81,8 @@ export class IncomingService {
       if (!t || t.status !== 'PENDING') return;
       const approval = await this.deps.approvals.get(em, t.id);
       if (!approval || approval.decision) return;
+      // A 202 answer moved the end of the window: its own job ends it then.
+      if (approval.expiresAt.getTime() > this.clock.now().getTime()) return;
       await this.decide(em, t.id, 'TIMED_OUT');
       await this.deps.lifecycle.move(em, t, 'FAILED', { failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
       this.deps.logger.info({ transactionId: t.id }, 'incoming payment approval timed out');
@@ -97,9 +108,9 @@ export class IncomingService {
         { field: 'receivingCurrencyCode', message: `the receiver has no internal account in ${req.currency}` },
       ]);
     }
+    const policy = await this.deps.approvalPolicies.approvalPolicy(req.platformId);
+    const needsApproval = asksPlatform(policy, req.currency, req.amount);
     const now = this.clock.now();
-    const threshold = this.rules.approvalThresholds[req.currency];
-    const needsApproval = threshold === undefined || req.amount >= threshold;
     const t: Transaction = {
       id: newId('Transaction'),
       platformId: req.platformId,
@@ -123,11 +134,12 @@ export class IncomingService {
     try {
       pending = await transactional(this.orm, async (em) => {
         await this.deps.lifecycle.record(em, t);
-        const moved = await this.deps.lifecycle.move(em, t, 'PENDING');
+        // Asking the platform: PENDING (its webhook is the question). Asking nobody: PROCESSING at once.
+        const moved = await this.deps.lifecycle.move(em, t, needsApproval ? 'PENDING' : 'PROCESSING');
         const payload = { platformId: t.platformId, transactionId: t.id } satisfies IncomingJob;
         if (needsApproval) {
-          // The window ends when its timeout job falls due (× SANDBOX_TIME_SCALE): one instant for both.
-          const closes = this.deps.scheduler.dueAt(this.rules.approvalWindowMs);
+          // The answer is awaited until its timeout job falls due (real time: a protocol deadline).
+          const closes = this.deps.scheduler.dueAt(this.rules.answerTimeoutMs, true);
           await this.deps.approvals.insert(em, { transactionId: t.id, platformId: t.platformId, expiresAt: closes, createdAt: now });
           await this.deps.scheduler.schedule(
             { kind: JOB_KINDS.incomingApprovalTimeout, id: jobIds.incomingApprovalTimeout(t.id), payload, at: closes },
@@ -188,6 +200,70 @@ export class IncomingService {
       await this.decide(em, t.t.id, 'REJECTED', req.reason);
       return this.deps.lifecycle.move(em, t.t, 'REJECTED');
     });
+  }
+
+  /**
+   * The platform's answer to the payment's INCOMING_PAYMENT.PENDING webhook, relayed by the
+   * dispatcher; runs in the consumer's inbox transaction `em`. An answer to a payment no longer
+   * awaiting one (already decided through the API, timed out, or one that asked nobody) changes
+   * nothing. Approval schedules the credit (its job runs right after this commits).
+   */
+  async applyAnswer(
+    em: EntityManager,
+    platformId: string,
+    answer: RelayedAnswer & { transactionId: string; answeredAt: string },
+  ): Promise<void> {
+    const t = await this.deps.transactions.find(platformId, answer.transactionId, em, true);
+    if (!t || t.type !== 'INCOMING' || t.status !== 'PENDING') return;
+    const approval = await this.deps.approvals.get(em, t.id);
+    if (!approval || approval.decision) return;
+    const verdict = judgeAnswer(answer, SANDBOX_REQUESTED_RECEIVER_FIELDS);
+    const log = { transactionId: t.id, verdict: verdict.kind, status: answer.responseStatus };
+    this.deps.logger.info(log, 'incoming payment approval webhook answered');
+    switch (verdict.kind) {
+      case 'APPROVE':
+        await this.decide(em, t.id, 'APPROVED', undefined, verdict.receiverCustomerInfo);
+        await this.deps.lifecycle.move(em, t, 'PROCESSING');
+        await this.deps.scheduler.schedule(
+          {
+            kind: JOB_KINDS.incomingComplete,
+            id: jobIds.incomingComplete(t.id),
+            payload: { platformId, transactionId: t.id } satisfies IncomingJob,
+            delayMs: 0,
+          },
+          em,
+        );
+        return;
+      case 'REJECT':
+        await this.decide(em, t.id, 'REJECTED', verdict.reason);
+        await this.deps.lifecycle.move(em, t, 'REJECTED');
+        return;
+      case 'DEFER': {
+        // The platform calls approve or reject within the window, counted from its answer.
+        const answeredAt = new Date(answer.answeredAt);
+        const base = Number.isNaN(answeredAt.getTime()) ? this.clock.now() : answeredAt;
+        const closes = new Date(base.getTime() + this.rules.approvalWindowMs);
+        await this.deps.approvals.extend(em, t.id, closes);
+        await this.deps.scheduler.schedule(
+          {
+            kind: JOB_KINDS.incomingApprovalTimeout,
+            id: jobIds.incomingApprovalWindow(t.id),
+            payload: { platformId, transactionId: t.id } satisfies IncomingJob,
+            at: closes,
+          },
+          em,
+        );
+        return;
+      }
+      case 'WEBHOOK_ERROR':
+        await this.decide(em, t.id, 'WEBHOOK_ERROR', verdict.detail);
+        await this.deps.lifecycle.move(em, t, 'FAILED', { failureReason: 'PAYMENT_APPROVAL_WEBHOOK_ERROR' });
+        return;
+      case 'TIMED_OUT':
+        await this.decide(em, t.id, 'TIMED_OUT');
+        await this.deps.lifecycle.move(em, t, 'FAILED', { failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
+        return;
+    }
   }
 
   /**

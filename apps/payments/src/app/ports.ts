@@ -1,3 +1,4 @@
+import type { ApprovalPolicy } from '../domain/incoming-approval.js';
 import type { EntityManager } from '@sluice/store';
 import type { LedgerAccountRef, LedgerLine } from '../domain/quote-ledger.js';
 import type { FailureDetail, RefundReason, Transaction } from '../domain/transaction.js';
@@ -91,6 +92,12 @@ export interface CustomerDirectory {
   platformCustomerId(platformId: string, customerId: string): Promise<string>;
   /** The platform's (not deleted) customer with this UMA address, if any (the receiver of an incoming payment). */
   customerByUmaAddress(platformId: string, umaAddress: string): Promise<CustomerRef | undefined>;
+}
+
+/** Whether a platform is asked to approve its incoming payments (identity owns its config). */
+export interface ApprovalPolicies {
+  /** The platform's webhook endpoint presence and per-currency approval thresholds. */
+  approvalPolicy(platformId: string): Promise<ApprovalPolicy>;
 }
 
 // ---- wallet-auth: the signed retry of EMBEDDED_WALLET executions --------------------------------

@@ -1,12 +1,14 @@
 import { identity } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import type { CustomerDirectory, CustomerRef } from '../app/ports.js';
+import type { ApprovalPolicies, CustomerDirectory, CustomerRef } from '../app/ports.js';
+import type { ApprovalPolicy } from '../domain/incoming-approval.js';
 
 /**
  * The one client of payments to the identity service (`sluice.identity.v1.IdentityService`):
- * customers. CUSTOMER_NOT_FOUND passes through.
+ * customers, and what the platform's config says of approving incoming payments.
+ * CUSTOMER_NOT_FOUND passes through.
  */
-export class IdentityClient implements CustomerDirectory {
+export class IdentityClient implements CustomerDirectory, ApprovalPolicies {
   private readonly client: PromiseClient<identity.IdentityServiceClient>;
 
   constructor(address: string, deadlineMs = 5000) {
@@ -32,6 +34,15 @@ export class IdentityClient implements CustomerDirectory {
       if (c) return { customerId: c.id, platformCustomerId: c.platformCustomerId };
     }
     return undefined;
+  }
+
+  async approvalPolicy(platformId: string): Promise<ApprovalPolicy> {
+    const { config } = await this.client.getPlatformConfig({ platformId });
+    const thresholds: Record<string, bigint> = {};
+    for (const c of config?.supportedCurrencies ?? []) {
+      if (c.incomingPaymentApprovalThreshold !== undefined) thresholds[c.currencyCode] = c.incomingPaymentApprovalThreshold;
+    }
+    return { hasWebhookEndpoint: !!config?.webhookEndpoint, thresholds };
   }
 
   close(): void {

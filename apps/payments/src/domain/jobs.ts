@@ -20,7 +20,7 @@ export const JOB_KINDS = {
   quoteExpire: 'quote.expire',
   /** Credits an incoming payment that is PENDING without approval, or PROCESSING (approved or resumed). */
   incomingComplete: 'incoming.complete',
-  /** Fails an incoming payment still awaiting approval when its window elapses. */
+  /** Fails an incoming payment still awaiting approval when its answer or approval window elapses. */
   incomingApprovalTimeout: 'incoming.approval-timeout',
   /** Removes receiver lookups expired for more than a day; reschedules itself hourly. */
   lookupsPurge: 'receiver-lookups.purge',
@@ -46,6 +46,9 @@ export const jobIds = {
   incomingComplete: (transactionId: string): string => `${JOB_KINDS.incomingComplete}:${transactionId}`,
   incomingApprovalTimeout: (transactionId: string): string =>
     `${JOB_KINDS.incomingApprovalTimeout}:${transactionId}`,
+  /** The end of the window a 202 answer opened (same kind: it times the payment out if still undecided). */
+  incomingApprovalWindow: (transactionId: string): string =>
+    `${JOB_KINDS.incomingApprovalTimeout}:${transactionId}:window`,
   /** The purge of one hour (hours since the epoch), so concurrent replicas schedule it once. */
   lookupsPurge: (hour: number): string => `${JOB_KINDS.lookupsPurge}:${hour}`,
 };

@@ -2,7 +2,7 @@ import type { EntityManager } from '@sluice/store';
 import { affectedRows, fromJson, insertRow } from './sql.js';
 
 /** A decision of the platform on an incoming payment awaiting it (or its window elapsing). */
-export type ApprovalDecision = 'APPROVED' | 'REJECTED' | 'TIMED_OUT';
+export type ApprovalDecision = 'APPROVED' | 'REJECTED' | 'TIMED_OUT' | 'WEBHOOK_ERROR';
 
 /** An incoming payment awaiting (or past) the platform's decision. */
 export interface IncomingApproval {
@@ -72,6 +72,16 @@ export class IncomingApprovalRepository {
       transactionId,
     ]);
     return rows[0] ? incomingApprovalRow.from(rows[0]) : undefined;
+  }
+
+  /** Moves the end of an undecided payment's window (a 202 answer); false when it was decided meanwhile. */
+  async extend(em: EntityManager, transactionId: string, expiresAt: Date): Promise<boolean> {
+    const res = await em.execute(
+      `UPDATE incoming_approvals SET expires_at = ? WHERE transaction_id = ? AND decision IS NULL`,
+      [expiresAt, transactionId],
+      'run',
+    );
+    return affectedRows(res) === 1;
   }
 
   /** Records the decision once (only while none is taken); false when one was already taken. */

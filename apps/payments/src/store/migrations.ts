@@ -169,6 +169,19 @@ class IncomingApprovalsMigration extends Migration {
 }
 
 /**
+ * The approval webhook (issue 13): an answer that is neither approval nor rejection, or a
+ * refused endpoint, ends the payment with PAYMENT_APPROVAL_WEBHOOK_ERROR.
+ */
+class IncomingApprovalWebhookErrorMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE incoming_approvals DROP CONSTRAINT incoming_approvals_decision`);
+    this.addSql(
+      `ALTER TABLE incoming_approvals ADD CONSTRAINT incoming_approvals_decision CHECK (decision IN ('APPROVED', 'REJECTED', 'TIMED_OUT', 'WEBHOOK_ERROR'))`,
+    );
+  }
+}
+
+/**
  * Quotes from an EMBEDDED_WALLET source carry the wallet-auth signing request that
  * authorizes their execution (issue 4's EXECUTE_QUOTE signed retry).
  */
@@ -223,4 +236,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0007_quote_payments', class: QuotePaymentsMigration },
   { name: '0008_quote_source_wallet', class: QuoteSourceWalletMigration },
   { name: '0009_transaction_payment_rail', class: TransactionPaymentRailMigration },
+  { name: '0030_incoming_approval_webhook_error', class: IncomingApprovalWebhookErrorMigration },
 ];

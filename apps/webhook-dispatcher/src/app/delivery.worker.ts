@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { PollLoop } from '@sluice/core';
+import { newId, PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
-import { transactional } from '@sluice/store';
+import { transactional, type EntityManager } from '@sluice/store';
+import { answerOf } from '../domain/answers.js';
 import { attemptRecord, type AttemptResult, type Delivery } from '../domain/delivery.js';
-import { nextRetryDelay } from '../domain/retry-schedule.js';
+import { disableReason } from '../domain/endpoint-health.js';
+import { retryAfterMs, retryDelay } from '../domain/retry-schedule.js';
+import { serializePayload, webhookIdForEvent } from '../domain/webhook-types.js';
+import type { WebhookTarget } from './ports.js';
 import type { DispatchDeps } from './dispatch-deps.js';
 
 export interface DeliveryWorkerOptions extends DispatchDeps {
@@ -22,6 +26,10 @@ export interface DeliveryWorkerOptions extends DispatchDeps {
   retentionDays?: number;
   /** Identifies this worker's leases (unique per process). */
   owner?: string;
+  /** Sandbox platforms' retry delays are multiplied by this (SANDBOX_TIME_SCALE). */
+  sandboxTimeScale?: number;
+  /** An endpoint failing every attempt for this long is disabled (default 72 h). */
+  disableAfterMs?: number;
   random?: () => number;
 }
 
@@ -56,6 +64,8 @@ export class DeliveryWorker {
   readonly leaseMs: number;
   private stopping = false;
   private nextPurgeAt = 0;
+  /** Wakes the loop when the next delivery falls due (between notifications and safety polls). */
+  private dueTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: DeliveryWorkerOptions) {
     this.owner = o.owner ?? `worker:${randomUUID()}`;
@@ -81,6 +91,7 @@ export class DeliveryWorker {
   /** Stops claiming, lets in-flight attempts finish and gives back what was leased but not started. */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.dueTimer);
     await this.loop.stop();
     await this.idle();
   }
@@ -140,15 +151,33 @@ export class DeliveryWorker {
   private async tick(): Promise<boolean> {
     if (Date.now() >= this.nextPurgeAt) {
       this.nextPurgeAt = Date.now() + 3_600_000;
-      await this.purgeOnce().catch((err) => this.o.logger.error({ err }, 'purging old webhook deliveries failed'));
+      await this.purgeOnce().catch((err) =>
+        this.o.logger.error({ err }, 'purging old webhook deliveries failed'),
+      );
     }
     const claimed = await this.claimOnce();
+    if (claimed === 0) await this.wakeAtNextDue();
     return claimed > 0 && this.lanes.size < this.o.concurrency;
+  }
+
+  /**
+   * Nothing due now: sets a timer for when the next delivery falls due (a retry, a lease running
+   * out), so the worker neither polls an idle queue nor waits a whole poll interval for a retry.
+   * New deliveries wake it through the queue's notification (`nudge`).
+   */
+  private async wakeAtNextDue(): Promise<void> {
+    const next = await this.o.repo.nextDueAt(this.o.orm.em.fork());
+    clearTimeout(this.dueTimer);
+    if (!next) return;
+    const inMs = next.getTime() - this.o.clock.now().getTime();
+    if (inMs >= this.o.pollIntervalMs) return;
+    this.dueTimer = setTimeout(() => this.loop.nudge(), Math.max(0, inMs) + 5);
+    this.dueTimer.unref();
   }
 
   private async runLane(platformId: string, deliveries: Delivery[]): Promise<void> {
     const ids = deliveries.map((d) => d.id);
-    let target;
+    let target: WebhookTarget;
     try {
       target = await this.o.targets.get(platformId);
     } catch (err) {
@@ -162,14 +191,40 @@ export class DeliveryWorker {
       );
       return;
     }
+    // What identity says now is the latest fact about the platform's endpoint (one the dispatcher
+    // disabled stays disabled until the platform sets it anew).
+    const disabled = await transactional(this.o.orm, async (em) => {
+      await this.o.repo.rememberEndpoint(em, platformId, !!target.endpoint, this.o.clock.now());
+      return this.o.repo.isDisabled(em, platformId);
+    });
+    if (disabled)
+      target = { ...target, endpoint: undefined, missingReason: 'the webhook endpoint is disabled' };
     if (!target.endpoint) {
       const reason = target.missingReason ?? 'no webhook endpoint configured';
-      const n = await transactional(this.o.orm, (em) =>
-        this.o.repo.markSkipped(em, ids, this.owner, reason, this.o.clock.now()),
-      );
+      const n = await transactional(this.o.orm, async (em) => {
+        const now = this.o.clock.now();
+        const skipped = await this.o.repo.markSkipped(em, ids, this.owner, reason, now);
+        // A request–response webhook without an endpoint still gets its answer: there is no one to ask.
+        for (const d of deliveries) {
+          const answer = d.answered && skipped.has(d.id) ? answerOf(d, undefined, now) : undefined;
+          if (answer) await this.o.events.answered(em, d.platformId, answer);
+        }
+        return skipped.size;
+      });
       this.o.logger.info({ platformId, skipped: n, reason }, 'webhooks skipped');
       return;
     }
+    const renew = (em: EntityManager, rest: string[]) =>
+      this.o.repo.renewLease(em, {
+        platformId,
+        ids: rest,
+        owner: this.owner,
+        now: this.o.clock.now(),
+        leaseMs: this.leaseMs,
+      });
+    // The first attempt's lease, and the same for the rest of the batch, so the platform stays ours;
+    // each later one is renewed in the transaction that records the attempt before it.
+    let held = await transactional(this.o.orm, (em) => renew(em, ids));
     for (let i = 0; i < deliveries.length; i++) {
       const d = deliveries[i]!;
       const rest = ids.slice(i);
@@ -179,16 +234,6 @@ export class DeliveryWorker {
         await release();
         return;
       }
-      // This attempt's lease, and the same for the rest of the batch, so the platform stays ours.
-      const held = await transactional(this.o.orm, (em) =>
-        this.o.repo.renewLease(em, {
-          platformId,
-          ids: rest,
-          owner: this.owner,
-          now: this.o.clock.now(),
-          leaseMs: this.leaseMs,
-        }),
-      );
       if (!held.has(d.id)) {
         this.o.logger.warn(
           { platformId, webhookId: d.webhookId, deliveryId: d.id, left: rest.length },
@@ -198,26 +243,48 @@ export class DeliveryWorker {
         return;
       }
       const result = await this.o.sender.send(target.endpoint, target.secrets, d.webhookId, d.payload);
-      await this.record(d, result);
+      const next = ids.slice(i + 1);
+      const recorded = await this.record(d, result, target, (em) => renew(em, next));
+      // An endpoint disabled by this attempt takes the rest of the batch with it.
+      if (recorded.disabled) return;
+      held = recorded.held;
     }
   }
 
-  private async record(d: Delivery, r: AttemptResult): Promise<void> {
+  /**
+   * Records an attempt and, in the same transaction, renews the lease of the rest of the batch
+   * (`renewRest`: the next attempt's lease). Returns whether it disabled the platform's endpoint
+   * and which of the rest are still held.
+   */
+  private async record(
+    d: Delivery,
+    r: AttemptResult,
+    target: WebhookTarget,
+    renewRest: (em: EntityManager) => Promise<Set<string>>,
+  ): Promise<{ disabled: boolean; held: Set<string> }> {
     const attempt = d.attemptCount + 1;
     const now = this.o.clock.now();
     let status: 'DELIVERED' | 'PENDING' | 'FAILED' = 'DELIVERED';
     let nextAttemptAt: Date | null = null;
-    if (!r.ok) {
-      const delay = nextRetryDelay(attempt, this.o.schedule, this.o.random);
+    // A request–response webhook gets one attempt: its answer (or the lack of one) decides.
+    if (!r.ok && d.answered) status = 'FAILED';
+    else if (!r.ok) {
+      const delay = retryDelay(attempt - d.roundStart, this.o.schedule, {
+        scale: target.environment === 'SANDBOX' ? (this.o.sandboxTimeScale ?? 1) : 1,
+        ...(r.retryAfter !== undefined ? { retryAfterMs: retryAfterMs(r.retryAfter, now) } : {}),
+        ...(this.o.random ? { random: this.o.random } : {}),
+      });
       if (delay === undefined) status = 'FAILED';
       else {
         status = 'PENDING';
         nextAttemptAt = new Date(now.getTime() + delay);
       }
     }
+    let disabledFor: string | undefined;
+    let held = new Set<string>();
     const kept = await transactional(this.o.orm, async (em) => {
       await this.o.repo.insertAttempt(em, { ...attemptRecord(r), deliveryId: d.id, attempt });
-      return this.o.repo.finishAttempt(em, {
+      const finished = await this.o.repo.finishAttempt(em, {
         id: d.id,
         owner: this.owner,
         status,
@@ -228,6 +295,14 @@ export class DeliveryWorker {
         error: r.error ?? null,
         now,
       });
+      const answer = finished && d.answered ? answerOf(d, r, now) : undefined;
+      if (answer) await this.o.events.answered(em, d.platformId, answer);
+      held = await renewRest(em);
+      if (!finished) return finished;
+      const failingSince = await this.o.repo.noteAttempt(em, d.platformId, r.ok, now);
+      const reason = disableReason(r, failingSince, now, this.o.disableAfterMs ?? 72 * 3_600_000);
+      if (reason && (await this.disable(em, d.platformId, r.url, reason, now))) disabledFor = reason;
+      return finished;
     });
     const log = {
       webhookId: d.webhookId,
@@ -242,5 +317,43 @@ export class DeliveryWorker {
     else if (status === 'FAILED')
       this.o.logger.error({ ...log, error: r.error }, 'webhook failed; retry schedule exhausted');
     else this.o.logger.warn({ ...log, error: r.error, nextAttemptAt }, 'webhook attempt failed; will retry');
+    if (disabledFor)
+      this.o.logger.warn({ platformId: d.platformId, reason: disabledFor }, 'webhook endpoint disabled');
+    return { disabled: disabledFor !== undefined, held };
+  }
+
+  /**
+   * Disables a platform's endpoint, in the transaction that recorded the attempt: its pending
+   * deliveries end FAILED (replayable once it is set again), WEBHOOK_ENDPOINT.DISABLED tells identity
+   * (GET /config shows it) and the delivery log records it. False when it already was disabled.
+   */
+  private async disable(
+    em: EntityManager,
+    platformId: string,
+    url: string,
+    reason: string,
+    now: Date,
+  ): Promise<boolean> {
+    if (!(await this.o.repo.disable(em, platformId, reason, now))) return false;
+    await this.o.repo.failPending(
+      em,
+      platformId,
+      `not sent: the webhook endpoint was disabled (${reason})`,
+      now,
+    );
+    const ev = await this.o.events.endpointDisabled(em, platformId, { url, reason, disabledAt: now });
+    const webhookId = webhookIdForEvent(ev.eventId);
+    const type = 'WEBHOOK_ENDPOINT.DISABLED';
+    await this.o.repo.insertSkipped(em, {
+      id: newId('WebhookDelivery'),
+      webhookId,
+      platformId,
+      eventId: ev.eventId,
+      type,
+      payload: serializePayload({ id: webhookId, type, timestamp: ev.occurredAt, data: ev.data }),
+      reason: 'not sent: it tells that the endpoint was disabled',
+      now,
+    });
+    return true;
   }
 }

@@ -2,7 +2,12 @@ import { isId, newId, type Clock } from '@sluice/core';
 import type { EventEnvelope } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { EntityManager } from '@sluice/store';
-import { isPublicWebhookType, serializePayload, webhookIdForEvent } from '../domain/webhook-types.js';
+import {
+  isAnsweredWebhookType,
+  isPublicWebhookType,
+  serializePayload,
+  webhookIdForEvent,
+} from '../domain/webhook-types.js';
 import type { DeliveryRepository } from '../store/delivery.repository.js';
 
 /**
@@ -11,6 +16,20 @@ import type { DeliveryRepository } from '../store/delivery.repository.js';
  */
 export class EventRelayService {
   constructor(private readonly d: { repo: DeliveryRepository; clock: Clock; logger: Logger }) {}
+
+  /**
+   * Notes from identity's events whether a platform has a webhook endpoint (PLATFORM.CREATED: none
+   * yet; PLATFORM_CONFIG.UPDATED: the endpoint it now has, unless disabled), in the consumer's inbox
+   * transaction. An endpoint set after the dispatcher disabled it is enabled again.
+   */
+  async platformChanged(
+    em: EntityManager,
+    platformId: string,
+    hasEndpoint: boolean,
+    occurredAt: string,
+  ): Promise<void> {
+    await this.d.repo.rememberEndpoint(em, platformId, hasEndpoint, new Date(occurredAt), true);
+  }
 
   /**
    * Queues the delivery of an event, in the consumer's inbox transaction `em` (so a redelivered
@@ -27,6 +46,12 @@ export class EventRelayService {
       );
       return false;
     }
+    const answered = isAnsweredWebhookType(event.type);
+    // A platform known to have no endpoint costs no delivery (a request–response webhook is still
+    // queued: its owner waits for the answer, which is then NO_ENDPOINT). One whose endpoint the
+    // dispatcher disabled gets its webhook recorded, not sent: replayable once it is set again.
+    const endpoint = answered ? undefined : await this.d.repo.endpointState(em, event.platformId);
+    if (endpoint && !endpoint.hasEndpoint && !endpoint.disabled) return false;
     const webhookId = webhookIdForEvent(event.id);
     const payload = serializePayload({
       id: webhookId,
@@ -34,6 +59,19 @@ export class EventRelayService {
       timestamp: event.occurredAt,
       data: event.data ?? {},
     });
+    if (endpoint?.disabled) {
+      await this.d.repo.insertSkipped(em, {
+        id: newId('WebhookDelivery'),
+        webhookId,
+        platformId: event.platformId,
+        eventId: event.id,
+        type: event.type,
+        payload,
+        reason: 'not sent: the webhook endpoint is disabled',
+        now: this.d.clock.now(),
+      });
+      return false;
+    }
     const inserted = await this.d.repo.insertPending(em, {
       id: newId('WebhookDelivery'),
       webhookId,
@@ -41,6 +79,7 @@ export class EventRelayService {
       eventId: event.id,
       type: event.type,
       payload,
+      answered,
       now: this.d.clock.now(),
     });
     if (inserted) this.d.logger.debug({ webhookId, type: event.type }, 'webhook queued');

@@ -127,6 +127,9 @@ describe('WebhookSender', () => {
       [`http://[::1]:PORT/`, 'loopback'],
       [`http://[::ffff:127.0.0.1]:PORT/`, 'IPv4-mapped loopback'],
       [`http://0x7f.1:PORT/`, 'loopback'],
+      [`http://2130706433:PORT/`, 'loopback'],
+      [`http://[0:0:0:0:0:ffff:7f00:1]:PORT/`, 'IPv4-mapped loopback'],
+      [`http://[fd00:ec2::254]/`, 'unique-local'],
       [`http://localhost:PORT/`, 'loopback'],
       [`http://169.254.169.254/latest/meta-data`, 'link-local'],
     ])('refuses %s without connecting', async (url, reason) => {

@@ -67,11 +67,20 @@ export class HttpWebhookSender implements WebhookSender {
         durationMs: elapsed(),
         status: res.status,
         body: res.body,
+        ...(res.retryAfter !== undefined ? { retryAfter: res.retryAfter } : {}),
         ok,
         ...(ok ? {} : { error: `endpoint answered HTTP ${res.status}` }),
       };
     } catch (err) {
-      return { url, attemptedAt, durationMs: elapsed(), error: describe(err), ok: false };
+      const timedOut = (err as { name?: string }).name === 'TimeoutError';
+      return {
+        url,
+        attemptedAt,
+        durationMs: elapsed(),
+        error: describe(err),
+        ok: false,
+        ...(timedOut ? { timedOut } : {}),
+      };
     }
   }
 
@@ -113,7 +122,7 @@ export class HttpWebhookSender implements WebhookSender {
     headers: Record<string, string>,
     payload: string,
     started: number,
-  ): Promise<{ status: number; body: string }> {
+  ): Promise<{ status: number; body: string; retryAfter?: string }> {
     const pinned: LookupFunction = (_hostname, options, callback) => {
       if ((options as { all?: boolean }).all)
         (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [address]);
@@ -136,7 +145,7 @@ export class HttpWebhookSender implements WebhookSender {
     const timeoutMs = this.o.timeoutMs;
     return new Promise((resolve, reject) => {
       let settled = false;
-      const finish = (err: Error | null, value?: { status: number; body: string }) => {
+      const finish = (err: Error | null, value?: { status: number; body: string; retryAfter?: string }) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -147,7 +156,13 @@ export class HttpWebhookSender implements WebhookSender {
         const chunks: Buffer[] = [];
         let kept = 0;
         const done = () =>
-          finish(null, { status: res.statusCode ?? 0, body: decodeTruncated(Buffer.concat(chunks), limit) });
+          finish(null, {
+            status: res.statusCode ?? 0,
+            body: decodeTruncated(Buffer.concat(chunks), limit),
+            ...(typeof res.headers['retry-after'] === 'string'
+              ? { retryAfter: res.headers['retry-after'] }
+              : {}),
+          });
         res.on('data', (chunk: Buffer) => {
           if (kept < limit) {
             chunks.push(chunk);

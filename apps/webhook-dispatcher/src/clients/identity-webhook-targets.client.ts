@@ -1,5 +1,5 @@
 import type { identity } from '@sluice/contracts';
-import type { PromiseClient } from '@sluice/rpc';
+import { environmentFromPb, type PromiseClient } from '@sluice/rpc';
 import { isDomainError } from '@sluice/core';
 import type { WebhookTarget, WebhookTargetSource } from '../app/ports.js';
 
@@ -17,11 +17,14 @@ export class IdentityWebhookTargets implements WebhookTargetSource {
     try {
       const res = await this.client.getWebhookTarget({ platformId });
       const endpoint = res.webhookEndpoint?.trim();
-      if (!endpoint) return { secrets: res.signingSecrets, missingReason: 'no webhook endpoint configured' };
+      const environment = environmentFromPb(res.environment);
+      const env = environment ? { environment } : {};
+      if (!endpoint)
+        return { secrets: res.signingSecrets, missingReason: 'no webhook endpoint configured', ...env };
       // Never send unsigned webhooks: treat it as identity not being ready (retried later).
       if (res.signingSecrets.length === 0)
         throw new Error('identity returned a webhook endpoint without signing secrets');
-      return { endpoint, secrets: res.signingSecrets };
+      return { endpoint, secrets: res.signingSecrets, ...env };
     } catch (err) {
       if (isDomainError(err) && err.kind === 'NOT_FOUND')
         return { secrets: [], missingReason: 'platform not found' };

@@ -66,6 +66,74 @@ describe('blockedAddressReason', () => {
   });
 });
 
+describe('every refused range, at both ends, and IPv4 ones also written inside IPv6', () => {
+  // [first, last] address of each range of the policy (address-policy.ts), with what it is.
+  const V4: [string, string, string][] = [
+    ['0.0.0.0', '0.255.255.255', 'unspecified'],
+    ['10.0.0.0', '10.255.255.255', 'private'],
+    ['100.64.0.0', '100.127.255.255', 'carrier-grade NAT'],
+    ['127.0.0.0', '127.255.255.255', 'loopback'],
+    ['169.254.0.0', '169.254.255.255', 'link-local'],
+    ['172.16.0.0', '172.31.255.255', 'private'],
+    ['192.0.0.0', '192.0.0.255', 'reserved'],
+    ['192.0.2.0', '192.0.2.255', 'documentation'],
+    ['192.88.99.0', '192.88.99.255', 'reserved'],
+    ['192.168.0.0', '192.168.255.255', 'private'],
+    ['198.18.0.0', '198.19.255.255', 'benchmarking'],
+    ['198.51.100.0', '198.51.100.255', 'documentation'],
+    ['203.0.113.0', '203.0.113.255', 'documentation'],
+    ['224.0.0.0', '239.255.255.255', 'multicast'],
+    ['240.0.0.0', '255.255.255.255', 'reserved'],
+  ];
+  const V6: [string, string, string][] = [
+    ['::', '::', 'unspecified'],
+    ['::1', '::1', 'loopback'],
+    ['::2', '::ffff:ffff', 'IPv4-compatible'],
+    ['64:ff9b:1::', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'local-use NAT64'],
+    ['fc00::', 'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'unique-local'],
+    ['fe80::', 'febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'link-local'],
+    ['fec0::', 'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'site-local'],
+    ['ff00::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'multicast'],
+    ['2001:db8::', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', 'documentation'],
+    ['2001::', '2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff', 'IETF'],
+    ['4000::', 'fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
+  ];
+  const hex = (v4: string) => {
+    const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
+    return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  };
+
+  it.each(V4)('IPv4 %s – %s (%s), as is and IPv4-mapped, NAT64 and 6to4', (first, last, what) => {
+    for (const a of [first, last]) {
+      expect(blockedAddressReason(a), a).toContain(what);
+      expect(blockedAddressReason(`::ffff:${a}`), `::ffff:${a}`).toBe(
+        `IPv4-mapped ${blockedAddressReason(a)}`,
+      );
+      expect(blockedAddressReason(`::ffff:${hex(a)}`), `::ffff:${hex(a)}`).toContain(what);
+      expect(blockedAddressReason(`64:ff9b::${a}`), `64:ff9b::${a}`).toContain(what);
+      expect(blockedAddressReason(`2002:${hex(a)}::1`), `2002:${hex(a)}::1`).toContain(what);
+    }
+  });
+
+  it.each(V6)('IPv6 %s – %s (%s)', (first, last, what) => {
+    for (const a of [first, last]) expect(blockedAddressReason(a), a).toContain(what);
+  });
+
+  it('allows the public neighbours of the private ranges', () => {
+    for (const a of [
+      '9.255.255.255',
+      '11.0.0.0',
+      '126.255.255.255',
+      '128.0.0.0',
+      '172.15.255.255',
+      '172.32.0.0',
+      '192.167.255.255',
+      '223.255.255.255',
+    ])
+      expect(blockedAddressReason(a), a).toBeUndefined();
+  });
+});
+
 describe('parseIPv6', () => {
   it('expands compressed forms and embedded IPv4', () => {
     expect(Array.from(parseIPv6('::ffff:1.2.3.4')!)).toEqual([

@@ -15,8 +15,17 @@ export interface Delivery {
   origin: DeliveryOrigin;
   /** The exact JSON body, frozen when the delivery was created. */
   payload: string;
+  /**
+   * A request–response webhook (INCOMING_PAYMENT.PENDING): one attempt, no retries, and the
+   * platform's answer is relayed back to the event's owner.
+   */
+  answered: boolean;
   status: DeliveryStatus;
   attemptCount: number;
+  /** Attempts made before the current round of the retry schedule (a redelivery starts a new one). */
+  roundStart: number;
+  /** The resource the webhook is about (`data.id` of its body), when it has one. */
+  resourceId: string | null;
   nextAttemptAt: Date | null;
   leaseOwner: string | null;
   leaseUntil: Date | null;
@@ -52,6 +61,10 @@ export interface AttemptResult {
   error?: string;
   /** True when the endpoint answered 2xx. */
   ok: boolean;
+  /** True when no answer came within the attempt's timeout. */
+  timedOut?: boolean;
+  /** The endpoint's Retry-After header, if it sent one. */
+  retryAfter?: string;
 }
 
 /** The record of an attempt's outcome (the recorder adds its delivery and number). */

@@ -1,10 +1,48 @@
 /**
- * Retry schedule of webhook deliveries. The first attempt is made as soon as
- * the event arrives; after the n-th failed attempt the next one waits
- * `schedule[n-1]` (± jitter). When the schedule is exhausted the delivery is
- * FAILED. The default spreads 11 attempts over about 24 hours.
+ * Retry schedule of webhook deliveries (Standard Webhooks' schedule). The first
+ * attempt is made as soon as the event arrives; after the n-th failed attempt
+ * the next one waits `schedule[n-1]` (± jitter; × SANDBOX_TIME_SCALE for sandbox
+ * platforms; at least what the endpoint's Retry-After asked). When the schedule
+ * is exhausted the delivery is FAILED. The default: immediately, 5 s, 5 min,
+ * 30 min, 2 h, 5 h, 10 h, 10 h — 8 attempts over about 27.6 hours.
  */
-export const DEFAULT_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h';
+export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
+
+/** The longest Retry-After honoured (a longer one waits this long). */
+export const MAX_RETRY_AFTER_MS = 10 * 3_600_000;
+
+/**
+ * The delay a Retry-After header asks for (delta-seconds or an HTTP date, relative to `now`),
+ * capped at MAX_RETRY_AFTER_MS; undefined when absent or unreadable.
+ */
+export function retryAfterMs(header: string | undefined, now: Date): number | undefined {
+  if (!header) return undefined;
+  const text = header.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    ms = at - now.getTime();
+  }
+  return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * The wait before the next attempt after `attemptsMade` failed ones, or undefined when the
+ * schedule is exhausted: the scheduled delay (± jitter) × `scale` (SANDBOX_TIME_SCALE for a
+ * sandbox platform, 1 otherwise), and never less than the endpoint's Retry-After.
+ */
+export function retryDelay(
+  attemptsMade: number,
+  schedule: readonly number[],
+  o: { scale?: number; retryAfterMs?: number; random?: () => number } = {},
+): number | undefined {
+  const base = nextRetryDelay(attemptsMade, schedule, o.random);
+  if (base === undefined) return undefined;
+  const scaled = Math.max(1, Math.round(base * (o.scale ?? 1)));
+  return Math.max(scaled, o.retryAfterMs ?? 0);
+}
 
 /** Fraction by which each delay is randomly stretched or shrunk (0.2 = ±20 %). */
 export const RETRY_JITTER = 0.2;

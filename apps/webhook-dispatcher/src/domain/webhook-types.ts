@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENT_TYPES } from '@sluice/api';
+import { WEBHOOK_EVENT_TYPES, eventContract } from '@sluice/api';
 import { idUuid, isId } from '@sluice/core';
 
 /**
@@ -45,6 +45,14 @@ export const PUBLIC_WEBHOOK_TYPES: ReadonlySet<string> = new Set([
 /** True for a public webhook type (see PUBLIC_WEBHOOK_TYPES). */
 export function isPublicWebhookType(type: string): boolean {
   return PUBLIC_WEBHOOK_TYPES.has(type);
+}
+
+/**
+ * True for a request–response webhook type (the catalogue marks it `answered`: today
+ * INCOMING_PAYMENT.PENDING): one attempt, and the platform's answer is relayed to the owner.
+ */
+export function isAnsweredWebhookType(type: string): boolean {
+  return eventContract(type)?.answered === true;
 }
 
 /** The body every webhook carries. */

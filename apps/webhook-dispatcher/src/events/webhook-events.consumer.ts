@@ -1,4 +1,5 @@
-import { EventConsumer, streamName, type Bus, type Domain } from '@sluice/events';
+import { EVENTS } from '@sluice/api';
+import { EventConsumer, on, streamName, type Bus, type Domain, type EventHandler } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { MikroORM } from '@sluice/store';
 import type { EventRelayService } from '../app/event-relay.service.js';
@@ -15,6 +16,23 @@ const WEBHOOK_SOURCE_DOMAINS: readonly Domain[] = [
 /** Durable consumer name on a domain's stream, shared by every dispatcher replica. */
 function durableName(domain: Domain): string {
   return `webhook-dispatcher-${domain}`;
+}
+
+/** Identity's platform events: whether each platform has an endpoint (no deliveries for those without). */
+function platformHandlers(relay: EventRelayService): EventHandler[] {
+  return [
+    on(EVENTS.PLATFORM_CREATED, (em, _data, ev) =>
+      relay.platformChanged(em, ev.platformId, false, ev.occurredAt),
+    ),
+    on(EVENTS.PLATFORM_CONFIG_UPDATED, (em, data, ev) =>
+      relay.platformChanged(
+        em,
+        ev.platformId,
+        !!data.webhookEndpoint && !data.webhookEndpointDisabled,
+        ev.occurredAt,
+      ),
+    ),
+  ];
 }
 
 /**
@@ -40,7 +58,7 @@ export function webhookEventConsumers(deps: {
         stream: streamName(deps.prefix, domain),
         durable: durableName(domain),
         filterSubjects: [`${deps.prefix}.${domain}.>`],
-        handlers: [],
+        handlers: domain === 'identity' ? platformHandlers(deps.relay) : [],
         others: async (em, event) => {
           if (await deps.relay.queue(em, event)) {
             // The inbox transaction commits right after the handler; look for it shortly after.

@@ -1,4 +1,4 @@
-import { implement, type RegisteredService } from '@sluice/rpc';
+import { implement, pageInfo, pageRequest, type RegisteredService } from '@sluice/rpc';
 import { webhooks } from '@sluice/contracts';
 import type { Logger } from '@sluice/logging';
 import type { Delivery, DeliveryAttempt } from '../domain/delivery.js';
@@ -10,6 +10,10 @@ const STATUS: Record<Delivery['status'], webhooks.DeliveryStatus> = {
   FAILED: webhooks.DeliveryStatus.FAILED,
   SKIPPED: webhooks.DeliveryStatus.SKIPPED,
 };
+
+const STATUS_OF = new Map<webhooks.DeliveryStatus, Delivery['status']>(
+  Object.entries(STATUS).map(([k, v]) => [v, k as Delivery['status']]),
+);
 
 function toProtoAttempt(a: DeliveryAttempt): webhooks.DeliveryAttempt {
   return {
@@ -39,6 +43,10 @@ function toProtoDelivery(d: Delivery, attempts: DeliveryAttempt[]): webhooks.Web
     ...(d.eventId ? { eventId: d.eventId } : {}),
     ...(d.nextAttemptAt ? { nextAttemptAt: d.nextAttemptAt } : {}),
     ...(d.lastError ? { lastError: d.lastError } : {}),
+    ...(d.resourceId ? { resourceId: d.resourceId } : {}),
+    ...(d.lastAttemptAt ? { lastAttemptAt: d.lastAttemptAt } : {}),
+    ...(d.lastResponseStatus !== null ? { lastResponseStatus: d.lastResponseStatus } : {}),
+    ...(d.completedAt ? { completedAt: d.completedAt } : {}),
   };
 }
 
@@ -60,6 +68,32 @@ export function webhooksRpc(service: WebhooksService, logger: Logger): Registere
       async getWebhookDelivery(req) {
         const { delivery, attempts } = await service.getDelivery(req.platformId, req.deliveryId);
         return { delivery: toProtoDelivery(delivery, attempts) };
+      },
+      async listWebhookDeliveries(req) {
+        const status = STATUS_OF.get(req.status);
+        const page = await service.list({
+          platformId: req.platformId,
+          ...(req.type !== undefined ? { type: req.type } : {}),
+          ...(status ? { status } : {}),
+          ...(req.createdAfter ? { createdAfter: req.createdAfter } : {}),
+          ...(req.createdBefore ? { createdBefore: req.createdBefore } : {}),
+          ...(req.resourceId !== undefined ? { resourceId: req.resourceId } : {}),
+          ...pageRequest(req.page),
+        });
+        return { deliveries: page.data.map((d) => toProtoDelivery(d, [])), page: pageInfo(page) };
+      },
+      async redeliverWebhook(req) {
+        const { delivery, attempts } = await service.redeliver(req.platformId, req.deliveryId);
+        return { delivery: toProtoDelivery(delivery, attempts) };
+      },
+      async replayWebhooks(req) {
+        const queued = await service.replay({
+          platformId: req.platformId,
+          ...(req.since ? { since: req.since } : {}),
+          ...(req.until ? { until: req.until } : {}),
+          includeDelivered: req.includeDelivered,
+        });
+        return { queued };
       },
     },
     logger,

@@ -1,5 +1,7 @@
+import { notifyOnCommit } from '@sluice/events';
 import type { EntityManager } from '@sluice/store';
 import type { Delivery, DeliveryAttempt, DeliveryOrigin, DeliveryStatus } from '../domain/delivery.js';
+import type { DeliveryLogQuery } from '../domain/requests.js';
 
 // Exact SQL (no ORM entities): claiming is one statement with window functions, SKIP LOCKED and an
 // advisory lock per platform, and every change is a conditional UPDATE on the lease. Each table has one
@@ -15,8 +17,11 @@ interface DeliveryRow {
   type: string;
   origin: DeliveryOrigin;
   payload: string;
+  answered: boolean;
   status: DeliveryStatus;
   attempt_count: number;
+  round_start: number;
+  resource_id: string | null;
   next_attempt_at: string | null;
   lease_owner: string | null;
   lease_until: string | null;
@@ -63,8 +68,11 @@ function toDelivery(r: DeliveryRow): Delivery {
     type: r.type,
     origin: r.origin,
     payload: r.payload,
+    answered: r.answered,
     status: r.status,
     attemptCount: r.attempt_count,
+    roundStart: r.round_start,
+    resourceId: r.resource_id,
     nextAttemptAt: optDate(r.next_attempt_at),
     leaseOwner: r.lease_owner,
     leaseUntil: optDate(r.lease_until),
@@ -92,8 +100,213 @@ function toAttempt(r: AttemptRow): DeliveryAttempt {
   };
 }
 
+/** The channel the delivery queue notifies when a delivery is queued (listened to by every worker). */
+export const DELIVERY_QUEUE_CHANNEL = 'sluice_webhook_deliveries';
+
 /** SQL over the webhooks schema. Every method runs on the caller's entity manager (and transaction). */
 export class DeliveryRepository {
+  /**
+   * Whether a platform has a webhook endpoint, as far as the dispatcher knows: true, false, or
+   * undefined when it has never heard of the platform.
+   */
+  async platformHasEndpoint(em: EntityManager, platformId: string): Promise<boolean | undefined> {
+    return (await this.endpointState(em, platformId))?.hasEndpoint;
+  }
+
+  /** What the dispatcher knows of a platform's endpoint: whether it has one, and whether it disabled it. */
+  async endpointState(
+    em: EntityManager,
+    platformId: string,
+  ): Promise<{ hasEndpoint: boolean; disabled: boolean } | undefined> {
+    const rows = await em.execute<{ has_endpoint: boolean; disabled_at: string | null }[]>(
+      `SELECT has_endpoint, disabled_at FROM webhook_platforms WHERE platform_id = ?`,
+      [platformId],
+    );
+    const r = rows[0];
+    return r ? { hasEndpoint: r.has_endpoint, disabled: r.disabled_at !== null } : undefined;
+  }
+
+  /**
+   * A page of the platform's delivery log, newest first (created_at, id), with the total count of
+   * the filtered log. `after` is the keyset position of the previous page's last row.
+   */
+  async list(em: EntityManager, q: DeliveryLogQuery): Promise<{ rows: Delivery[]; total: number }> {
+    const where = ['platform_id = ?'];
+    const params: unknown[] = [q.platformId];
+    const add = (clause: string, value: unknown) => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (q.type !== undefined) add('type = ?', q.type);
+    if (q.status !== undefined) add('status = ?', q.status);
+    if (q.createdAfter) add('created_at >= ?', q.createdAfter);
+    if (q.createdBefore) add('created_at < ?', q.createdBefore);
+    if (q.resourceId !== undefined) add('resource_id = ?', q.resourceId);
+    const filter = where.join(' AND ');
+    const total = await em.execute<{ n: string }[]>(
+      `SELECT count(*) AS n FROM webhook_deliveries WHERE ${filter}`,
+      params,
+    );
+    const page = q.after ? ' AND (created_at, id) < (?::timestamptz, ?)' : '';
+    const rows = await em.execute<DeliveryRow[]>(
+      `SELECT * FROM webhook_deliveries WHERE ${filter}${page} ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [...params, ...(q.after ? [q.after.createdAt, q.after.id] : []), q.limit],
+    );
+    return { rows: rows.map(toDelivery), total: Number(total[0]!.n) };
+  }
+
+  /**
+   * Queues a platform's delivery again (by delivery or webhook id), due now, from the start of the
+   * retry schedule, with the same webhook id and body. A delivery being attempted right now (PENDING
+   * under a live lease) is left as it is. Undefined when the platform has no such delivery.
+   */
+  async redeliver(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    now: Date,
+  ): Promise<Delivery | undefined> {
+    const rows = await em.execute<DeliveryRow[]>(
+      `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = ?, round_start = attempt_count,
+         last_error = NULL, completed_at = NULL, updated_at = ?
+       WHERE platform_id = ? AND (id = ? OR webhook_id = ?) AND (status <> 'PENDING' OR lease_owner IS NULL)
+       RETURNING *`,
+      [now, now, platformId, id, id],
+    );
+    if (rows.length) {
+      notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);
+      return toDelivery(rows[0]!);
+    }
+    const found = await em.execute<DeliveryRow[]>(
+      `SELECT * FROM webhook_deliveries WHERE platform_id = ? AND (id = ? OR webhook_id = ?)`,
+      [platformId, id, id],
+    );
+    return found[0] ? toDelivery(found[0]) : undefined;
+  }
+
+  /**
+   * Queues again, due now and from the start of the schedule, every delivery of the platform created
+   * in [since, until) that did not reach it (FAILED, SKIPPED; DELIVERED too when asked); request–
+   * response webhooks excepted. Returns how many.
+   */
+  async replay(
+    em: EntityManager,
+    o: { platformId: string; since: Date; until: Date; includeDelivered: boolean; now: Date },
+  ): Promise<number> {
+    const rows = await em.execute<IdRow[]>(
+      `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = ?, round_start = attempt_count,
+         last_error = NULL, completed_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?
+       WHERE platform_id = ? AND origin = 'EVENT' AND NOT answered AND created_at >= ? AND created_at < ?
+         AND (status IN ('FAILED', 'SKIPPED') OR (? AND status = 'DELIVERED'))
+         AND type <> 'WEBHOOK_ENDPOINT.DISABLED'
+       RETURNING id`,
+      [o.now, o.now, o.platformId, o.since, o.until, o.includeDelivered],
+    );
+    if (rows.length) notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);
+    return rows.length;
+  }
+
+  /**
+   * Records whether a platform has an endpoint as of `asOf`, unless a later fact is already known.
+   * A platform the dispatcher disabled stays disabled (no endpoint) until identity says, after the
+   * disabling, that it has one again (`fromIdentityEvent`: the platform set its endpoint anew).
+   */
+  async rememberEndpoint(
+    em: EntityManager,
+    platformId: string,
+    hasEndpoint: boolean,
+    asOf: Date,
+    fromIdentityEvent = false,
+  ): Promise<void> {
+    await em.execute(
+      `INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of) VALUES (?, ?, ?)
+       ON CONFLICT (platform_id) DO UPDATE SET
+         has_endpoint = excluded.has_endpoint AND (webhook_platforms.disabled_at IS NULL OR (? AND excluded.as_of > webhook_platforms.disabled_at)),
+         disabled_at = CASE WHEN excluded.has_endpoint AND ? AND excluded.as_of > webhook_platforms.disabled_at THEN NULL ELSE webhook_platforms.disabled_at END,
+         failing_since = CASE WHEN excluded.has_endpoint AND ? AND excluded.as_of > webhook_platforms.disabled_at THEN NULL ELSE webhook_platforms.failing_since END,
+         as_of = excluded.as_of
+       WHERE webhook_platforms.as_of <= excluded.as_of`,
+      [platformId, hasEndpoint, asOf, fromIdentityEvent, fromIdentityEvent, fromIdentityEvent],
+    );
+  }
+
+  /** Whether the dispatcher disabled the platform's endpoint (and has not seen it set anew since). */
+  async isDisabled(em: EntityManager, platformId: string): Promise<boolean> {
+    const rows = await em.execute<{ disabled_at: string | null }[]>(
+      `SELECT disabled_at FROM webhook_platforms WHERE platform_id = ?`,
+      [platformId],
+    );
+    return !!rows[0]?.disabled_at;
+  }
+
+  /**
+   * Notes an attempt's outcome for the endpoint's health: a success clears `failing_since`, a
+   * failure sets it if unset. Returns since when the endpoint has been failing (null if healthy).
+   */
+  async noteAttempt(em: EntityManager, platformId: string, ok: boolean, now: Date): Promise<Date | null> {
+    const rows = await em.execute<{ failing_since: string | null }[]>(
+      `INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of, failing_since) VALUES (?, true, ?, CASE WHEN ? THEN NULL ELSE ?::timestamptz END)
+       ON CONFLICT (platform_id) DO UPDATE SET
+         failing_since = CASE WHEN ? THEN NULL ELSE COALESCE(webhook_platforms.failing_since, ?::timestamptz) END
+       RETURNING failing_since`,
+      [platformId, now, ok, now, ok, now],
+    );
+    return optDate(rows[0]?.failing_since ?? null);
+  }
+
+  /** Disables the platform's endpoint; false when it already was. */
+  async disable(em: EntityManager, platformId: string, reason: string, now: Date): Promise<boolean> {
+    const rows = await em.execute<{ platform_id: string }[]>(
+      `UPDATE webhook_platforms SET has_endpoint = false, disabled_at = ?, disabled_reason = ?
+       WHERE platform_id = ? AND disabled_at IS NULL RETURNING platform_id`,
+      [now, reason, platformId],
+    );
+    return rows.length === 1;
+  }
+
+  /** Ends every PENDING delivery of a platform as FAILED with `reason` (its endpoint was disabled). */
+  async failPending(em: EntityManager, platformId: string, reason: string, now: Date): Promise<number> {
+    const rows = await em.execute<IdRow[]>(
+      `UPDATE webhook_deliveries SET status = 'FAILED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,
+         last_error = ?, updated_at = ?, completed_at = ?
+       WHERE platform_id = ? AND status = 'PENDING' RETURNING id`,
+      [reason, now, now, platformId],
+    );
+    return rows.length;
+  }
+
+  /** Records, for the delivery log, an event that was not sent (SKIPPED with `reason`). */
+  async insertSkipped(
+    em: EntityManager,
+    d: {
+      id: string;
+      webhookId: string;
+      platformId: string;
+      eventId: string;
+      type: string;
+      payload: string;
+      reason: string;
+      now: Date;
+    },
+  ): Promise<void> {
+    await em.execute(
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count,
+         last_error, created_at, updated_at, completed_at)
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'SKIPPED', 0, ?, ?, ?, ?)
+       ON CONFLICT (webhook_id) DO NOTHING`,
+      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.reason, d.now, d.now, d.now],
+    );
+  }
+
+  /** When the next PENDING delivery falls due (or its lease runs out), if any. */
+  async nextDueAt(em: EntityManager): Promise<Date | undefined> {
+    const rows = await em.execute<{ at: string | null }[]>(
+      `SELECT min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) AS at
+       FROM webhook_deliveries WHERE status = 'PENDING'`,
+    );
+    return rows[0]?.at ? new Date(rows[0].at) : undefined;
+  }
+
   /**
    * Creates the PENDING delivery of an event, due now. Idempotent on the webhook
    * id: returns false when the event already has its delivery.
@@ -107,15 +320,18 @@ export class DeliveryRepository {
       eventId: string;
       type: string;
       payload: string;
+      answered: boolean;
       now: Date;
     },
   ): Promise<boolean> {
     const rows = await em.execute<IdRow[]>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, status, attempt_count, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, 'PENDING', 0, ?, ?, ?)
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, answered, status, attempt_count, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, ?, 'PENDING', 0, ?, ?, ?)
        ON CONFLICT (webhook_id) DO NOTHING RETURNING id`,
-      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.now, d.now, d.now],
+      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.answered, d.now, d.now, d.now],
     );
+    // Wakes the workers of every replica when the transaction commits.
+    if (rows.length === 1) notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);
     return rows.length === 1;
   }
 
@@ -307,15 +523,15 @@ export class DeliveryRepository {
     return rows.length === 1;
   }
 
-  /** Marks leased deliveries SKIPPED (the platform has no webhook endpoint). */
+  /** Marks leased deliveries SKIPPED (the platform has no webhook endpoint); returns the ids marked. */
   async markSkipped(
     em: EntityManager,
     ids: string[],
     owner: string,
     reason: string,
     now: Date,
-  ): Promise<number> {
-    if (ids.length === 0) return 0;
+  ): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
     const rows = await em.execute<IdRow[]>(
       `UPDATE webhook_deliveries
        SET status = 'SKIPPED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = ?, updated_at = ?, completed_at = ?
@@ -323,7 +539,7 @@ export class DeliveryRepository {
        RETURNING id`,
       [reason, now, now, textArray(ids), owner],
     );
-    return rows.length;
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Gives leased deliveries back, due at `dueAt` (or when they were due), without counting an attempt. */

@@ -118,8 +118,12 @@ export class FakeIdentity {
   }
 
   /** Registers a platform with an endpoint (or none) and returns its id and secrets. */
-  platform(endpoint: string | undefined, secrets = [newSecret()]): { id: string; secrets: string[] } {
-    const id = newId('Platform');
+  /** A platform (a new one, or `id` changed) with this endpoint and these secrets. */
+  platform(
+    endpoint: string | undefined,
+    secrets = [newSecret()],
+    id = newId('Platform'),
+  ): { id: string; secrets: string[] } {
     this.targets.set(id, { ...(endpoint ? { endpoint } : {}), secrets });
     return { id, secrets };
   }

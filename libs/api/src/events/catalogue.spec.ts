@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_CONTRACTS, EVENTS, WEBHOOK_EVENT_TYPES, contractsOf, eventContract } from './catalogue.js';
 import { InternalAccount } from '../resources/internal-account.js';
@@ -27,5 +28,11 @@ describe('event catalogue', () => {
     expect(contractsOf('identity').map((c) => c.type)).toContain('TOKEN.DELETED');
     expect(contractsOf('payments').every((c) => c.webhook)).toBe(true);
     expect(eventContract('NO.SUCH')).toBeUndefined();
+  });
+
+  it('docs/webhooks.md names every webhook type of the catalogue and the internal ones a platform never receives', () => {
+    const doc = readFileSync(new URL('../../../../docs/webhooks.md', import.meta.url), 'utf8');
+    for (const type of WEBHOOK_EVENT_TYPES) expect(doc, type).toContain(`\`${type}\``);
+    for (const c of contractsOf('webhooks')) expect(doc, c.type).toContain(`\`${c.type}\``);
   });
 });

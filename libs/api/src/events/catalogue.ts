@@ -31,6 +31,12 @@ export interface EventContract<T extends string = string, S extends TSchema = TS
   data: S;
   /** A public webhook type: `data` is the public resource and the dispatcher delivers it. */
   webhook: boolean;
+  /**
+   * A request–response webhook: the platform's answer matters to the owner. The dispatcher makes
+   * one attempt (no retries: the answer decides) and relays the answer back to the owner as
+   * INCOMING_PAYMENT.APPROVAL_ANSWERED.
+   */
+  answered?: boolean;
   description: string;
 }
 
@@ -39,9 +45,16 @@ export type EventData<C extends EventContract> = Static<C['data']>;
 
 function event<T extends string, S extends TSchema>(
   type: T,
-  o: { owner: EventDomain; data: S; webhook?: boolean; description: string },
+  o: { owner: EventDomain; data: S; webhook?: boolean; answered?: boolean; description: string },
 ): EventContract<T, S> {
-  return { type, owner: o.owner, data: o.data, webhook: o.webhook ?? false, description: o.description };
+  return {
+    type,
+    owner: o.owner,
+    data: o.data,
+    webhook: o.webhook ?? false,
+    answered: o.answered ?? false,
+    description: o.description,
+  };
 }
 
 const Environment = stringEnum(['SANDBOX', 'PRODUCTION'] as const);
@@ -72,6 +85,22 @@ const ExternalAccountChange = Type.Object({
   platformAccountId: Type.Optional(Type.String()),
 });
 
+/**
+ * The platform's answer to a request–response webhook, as the dispatcher saw it: `RESPONDED` with
+ * the HTTP status and the (capped) body, `TIMED_OUT` (no answer within the attempt's timeout),
+ * `NO_RESPONSE` (refused target, network error) or `NO_ENDPOINT` (the platform has none). The owner
+ * judges the answer; the dispatcher only relays it.
+ */
+const ApprovalAnswer = Type.Object({
+  transactionId: Type.String(),
+  webhookId: Type.String(),
+  outcome: stringEnum(['RESPONDED', 'TIMED_OUT', 'NO_RESPONSE', 'NO_ENDPOINT'] as const),
+  responseStatus: Type.Optional(Type.Integer()),
+  responseBody: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String()),
+  answeredAt: Type.String(),
+});
+
 const outgoing = <T extends string>(type: T, description: string) =>
   event(type, { owner: 'payments', data: Transaction, webhook: true, description });
 const incoming = <T extends string>(type: T, description: string) =>
@@ -95,6 +124,8 @@ export const EVENTS = {
       webhookSigningSecretRotated: Type.Boolean(),
       /** The platform's environment (absent in events written before it was added). */
       environment: Type.Optional(Environment),
+      /** The dispatcher disabled the endpoint (410 Gone, or failing too long) and it was not set anew since. */
+      webhookEndpointDisabled: Type.Optional(Type.Boolean()),
     }),
     description: 'A platform’s configuration changed (never carries secrets).',
   }),
@@ -149,9 +180,33 @@ export const EVENTS = {
   OUTGOING_PAYMENT_REFUND_PENDING: outgoing('OUTGOING_PAYMENT.REFUND_PENDING', 'Money of a failed payment is on its way back.'),
   OUTGOING_PAYMENT_REFUND_COMPLETED: outgoing('OUTGOING_PAYMENT.REFUND_COMPLETED', 'The refund arrived; the payment is REFUNDED.'),
   OUTGOING_PAYMENT_REFUND_FAILED: outgoing('OUTGOING_PAYMENT.REFUND_FAILED', 'The refund failed; the funds wait for an operator.'),
-  INCOMING_PAYMENT_PENDING: incoming('INCOMING_PAYMENT.PENDING', 'An incoming payment awaits approval or settlement.'),
+  INCOMING_PAYMENT_PENDING: event('INCOMING_PAYMENT.PENDING', {
+    owner: 'payments',
+    data: Transaction,
+    webhook: true,
+    answered: true,
+    description:
+      'An incoming payment awaits the platform’s approval: a request–response webhook (any 2xx but 202 approves, 403 rejects, 422 asks for more information, 202 defers to POST /transactions/{id}/approve|reject within the window).',
+  }),
   INCOMING_PAYMENT_COMPLETED: incoming('INCOMING_PAYMENT.COMPLETED', 'An incoming payment was credited.'),
   INCOMING_PAYMENT_FAILED: incoming('INCOMING_PAYMENT.FAILED', 'An incoming payment failed, was rejected or expired.'),
+  // webhooks (the dispatcher)
+  INCOMING_PAYMENT_APPROVAL_ANSWERED: event('INCOMING_PAYMENT.APPROVAL_ANSWERED', {
+    owner: 'webhooks',
+    data: ApprovalAnswer,
+    description:
+      'What the platform answered the INCOMING_PAYMENT.PENDING webhook (or that it did not): payments decides the payment from it.',
+  }),
+  WEBHOOK_ENDPOINT_DISABLED: event('WEBHOOK_ENDPOINT.DISABLED', {
+    owner: 'webhooks',
+    data: Type.Object({
+      url: Type.String(),
+      reason: Type.String(),
+      disabledAt: Type.String(),
+    }),
+    description:
+      'The dispatcher disabled a platform’s webhook endpoint (it answered 410 Gone, or failed every attempt for WEBHOOK_DISABLE_AFTER_HOURS): its webhooks are no longer sent until the platform sets webhookEndpoint again. Shown in the delivery log and in GET /config.',
+  }),
 } as const;
 
 /** Every contract, by its type name. */
