@@ -10,4 +10,5 @@ export * from './resources/quote.js';
 export * from './resources/external-account.js';
 export * from './resources/customer.js';
 export * from './resources/auth-method.js';
+export * from './resources/agent.js';
 export * from './events/catalogue.js';

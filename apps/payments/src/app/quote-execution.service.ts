@@ -135,6 +135,7 @@ export class QuoteExecutionService {
         holdId,
         counterpartyIdentifier,
         customer,
+        ...(req.agentId ? { agentId: req.agentId } : {}),
       });
       await this.deps.lifecycle.record(em, t);
       // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING).

@@ -35,6 +35,7 @@ interface TransactionRow {
   counterparty_information: Record<string, string> | string;
   quote_id: string | null;
   request_key: string | null;
+  agent_id: string | null;
   hold_id: string | null;
   counterparty_identifier: string | null;
   settled_at: Date | string | null;
@@ -95,6 +96,7 @@ const transactionRow = {
       counterparty_information: JSON.stringify(t.counterpartyInformation),
       quote_id: t.quoteId ?? null,
       request_key: t.requestKey ?? null,
+      agent_id: t.agentId ?? null,
       hold_id: t.holdId ?? null,
       counterparty_identifier: t.counterpartyIdentifier ?? null,
       settled_at: t.settledAt ?? null,
@@ -136,6 +138,7 @@ const transactionRow = {
       counterpartyInformation: fromJson(r.counterparty_information),
       ...(r.quote_id ? { quoteId: r.quote_id } : {}),
       ...(r.request_key ? { requestKey: r.request_key } : {}),
+      ...(r.agent_id ? { agentId: r.agent_id } : {}),
       ...(r.hold_id ? { holdId: r.hold_id } : {}),
       ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
       ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { AgentAction } from '../resources/agent.js';
 import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
 import { stringEnum } from '../schema.js';
@@ -152,6 +153,23 @@ export const EVENTS = {
   INCOMING_PAYMENT_PENDING: incoming('INCOMING_PAYMENT.PENDING', 'An incoming payment awaits approval or settlement.'),
   INCOMING_PAYMENT_COMPLETED: incoming('INCOMING_PAYMENT.COMPLETED', 'An incoming payment was credited.'),
   INCOMING_PAYMENT_FAILED: incoming('INCOMING_PAYMENT.FAILED', 'An incoming payment failed, was rejected or expired.'),
+  // agents
+  AGENT_ACTION_PENDING_APPROVAL: event('AGENT_ACTION.PENDING_APPROVAL', {
+    owner: 'agents',
+    data: AgentAction,
+    webhook: true,
+    description: 'An agent action awaits the platform’s approval; data is the AgentAction (quote or transfer details included).',
+  }),
+  AGENT_TOKEN_REVOKED: event('AGENT_TOKEN.REVOKED', {
+    owner: 'agents',
+    data: Type.Object({ agentId: Type.String() }),
+    description: 'An agent’s access token no longer authenticates (agent deleted, or a new code redeemed); caches drop it at once.',
+  }),
+  AGENT_UPDATED: event('AGENT.UPDATED', {
+    owner: 'agents',
+    data: Type.Object({ agentId: Type.String() }),
+    description: 'An agent was paused, resumed, renamed or given another policy; credential caches drop it at once.',
+  }),
 } as const;
 
 /** Every contract, by its type name. */
