@@ -249,7 +249,7 @@ export class ActionsService {
       this.deps.actions.transition(em, action.id, 'PENDING_APPROVAL', 'EXECUTING', this.clock.now()),
     );
     if (!claimed) throw this.notPending(await this.action(platformId, agentId, actionId));
-    return this.view(await this.runPayment(claimed).then((r) => r.action));
+    return this.view((await this.runPaymentOrLeave(claimed)).action);
   }
 
   /** POST /agents/{agentId}/actions/{actionId}/reject: REJECTED with the reason, nothing moves, usage released. */
@@ -302,12 +302,16 @@ export class ActionsService {
       const outcome = await transactional(this.orm, async (em) => {
         const locked = await this.deps.agents.get(em, agent.platformId, agent.id, true);
         if (!locked) throw fail('AGENT_NOT_FOUND', `Agent ${agent.id} not found`);
+        // A quote has one live action: a concurrent execute of the same quote (serialised by the
+        // agent's lock) answers the first one's action.
+        const live = s.quote ? await this.deps.actions.liveOfQuote(em, s.quote.id) : undefined;
+        if (live) return { action: live, retry: undefined, existing: true };
         const need = currenciesToCheck(locked.policy);
         const limitAmount = amounts.get(need.limit);
         const thresholdAmount = need.threshold ? amounts.get(need.threshold) : undefined;
         // The policy's currencies changed since the conversion: convert again.
         if (limitAmount === undefined || (need.threshold && thresholdAmount === undefined)) {
-          return { retry: locked, action: undefined };
+          return { retry: locked, action: undefined, existing: false };
         }
         const check: ActionCheck = {
           type: s.type,
@@ -341,11 +345,12 @@ export class ActionsService {
         await this.deps.actions.insert(em, action);
         await this.deps.agents.saveUsage(em, locked.id, decision.usage);
         if (pending) await this.deps.events.pendingApproval(em, action, s.quote);
-        return { action, retry: undefined };
+        return { action, retry: undefined, existing: false };
       });
+      if (outcome.existing) return this.view(outcome.action!);
       if (outcome.action) {
         if (outcome.action.state === 'PENDING_APPROVAL') return { action: outcome.action, ...(s.quote ? { quote: s.quote } : {}) };
-        const { action, error } = await this.runPayment(outcome.action);
+        const { action, error } = await this.runPaymentOrLeave(outcome.action);
         // AUTO: a refused payment is the agent's answer (the action stays FAILED, its usage released).
         if (error) throw error;
         return this.view(action);
@@ -365,6 +370,21 @@ export class ActionsService {
       out.set(to, convertAmount(s.amount, s.currency, to, rate));
     }
     return out;
+  }
+
+  /**
+   * As `runPayment`, but an outage is not an answer: the payment may or may not have happened, and
+   * an error would invite the caller to submit again (a second reservation, a second payment).
+   * The action is returned as it is — APPROVED, its transaction not known yet — and the recovery
+   * worker finishes it.
+   */
+  private async runPaymentOrLeave(action: AgentAction): Promise<{ action: AgentAction; error?: Error }> {
+    try {
+      return await this.runPayment(action);
+    } catch (err) {
+      this.deps.logger.warn({ err, actionId: action.id }, 'payments did not answer for an agent action; the recovery worker finishes it');
+      return { action };
+    }
   }
 
   /**
