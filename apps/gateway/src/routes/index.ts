@@ -12,6 +12,8 @@ import transfersRoutes from './transfers.routes.js';
 import transactionsRoutes from './transactions.routes.js';
 import quotesRoutes from './quotes.routes.js';
 import incomingRoutes from './incoming.routes.js';
+import agentsRoutes from './agents.routes.js';
+import agentMeRoutes from './agent-me.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -33,4 +35,6 @@ export const routeModules: Record<string, RouteModule> = {
   transactions: transactionsRoutes,
   quotes: quotesRoutes,
   incoming: incomingRoutes,
+  agents: agentsRoutes,
+  'agent-me': agentMeRoutes,
 };

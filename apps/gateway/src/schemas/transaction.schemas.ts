@@ -1,6 +1,7 @@
+import { payments } from '@sluice/contracts';
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Memo, Page, PositiveAmount, Transaction, TransactionStatus, stringEnum } from '@sluice/api';
-import { DateTimeFilter, PageQuery, TextFilter } from './common.js';
+import { DateTimeFilter, PageQuery, TextFilter, pageOf } from './common.js';
 
 /** Request schemas of `/transactions`, `/transfer-in` and `/transfer-out`. */
 
@@ -31,6 +32,18 @@ export const TransactionsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type TransactionsQuery = Static<typeof TransactionsQuery>;
+
+/** The ListTransactions fields of a transactions query (the platform is the caller's). */
+export function transactionsQueryPb(q: Partial<TransactionsQuery>): Omit<payments.ListTransactionsRequest, 'platformId'> {
+  const { startDate, endDate, sortOrder, limit: _limit, cursor: _cursor, ...filters } = q;
+  return {
+    ...filters,
+    ...(startDate !== undefined ? { startDate: new Date(startDate) } : {}),
+    ...(endDate !== undefined ? { endDate: new Date(endDate) } : {}),
+    sortOrder: sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
+    page: pageOf(q),
+  };
+}
 
 const AccountRef = (type: string) => Type.Object({ accountId: Id(type) }, { additionalProperties: false });
 
