@@ -58,7 +58,7 @@ export function composeAgents(
       maxCodeFailures: c.AGENT_DEVICE_CODE_MAX_FAILURES,
       codeFailureWindowMs: c.AGENT_DEVICE_CODE_FAILURE_WINDOW_SECONDS * 1000,
     },
-    { ...store, customers, accounts, events, usage },
+    { ...store, customers, accounts, rates: payments, events, usage },
   );
   const actions = new ActionsService(
     orm,

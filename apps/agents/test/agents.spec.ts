@@ -280,6 +280,17 @@ describe('policy enforcement under concurrency (real Postgres)', () => {
     const used = await usage(w);
     expect(used).toMatchObject({ dailyTransactionCount: 2n, dailySpend: 2_161n });
   });
+  it('a new policy currency recasts the usage and the pending reservations at payments’ rate', async () => {
+    const w = await world({ limits: { dailyLimit: 1_000_000n }, approvalThresholds: { currency: 'USD', amount: 2_000n } });
+    expect((await transferOut(w, 1_080n)).action!.status).toBe('APPROVED');
+    const { action } = await transferOut(w, 2_160n);
+    expect(action!.status).toBe('PENDING_APPROVAL');
+    await client.updateAgentPolicy({ ...w.ref, patch: pb.AgentPolicyPatch.fromPartial({ spendingLimits: { currency: 'EUR' } }) });
+    // 3240 USD cents at 1.08 USD per EUR: 3000 EUR cents.
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 2n, dailySpend: 3_000n, monthlySpend: 3_000n });
+    await client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: action!.id });
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 1n, dailySpend: 1_000n, monthlySpend: 1_000n });
+  });
 });
 
 describe('approvals', () => {

@@ -11,6 +11,7 @@ import {
   sameHash,
 } from '../domain/credentials.js';
 import { fail } from '../domain/errors.js';
+import { convertAmount } from '../domain/enforcement.js';
 import {
   checkAgentName,
   collectPolicy,
@@ -24,7 +25,7 @@ import {
 import type { AgentFilter, AgentRepository } from '../store/agent.repository.js';
 import type { ActionRepository } from '../store/action.repository.js';
 import type { AttemptRepository, DeviceCodeRepository } from '../store/device-code.repository.js';
-import type { AccountsPort, AgentEvents, CustomerDirectory } from './ports.js';
+import type { AccountsPort, AgentEvents, CustomerDirectory, PaymentsPort } from './ports.js';
 import type { UsageReleaser } from './usage.js';
 
 /** A device code as shown once to the platform. */
@@ -58,6 +59,8 @@ export class AgentsService {
       actions: ActionRepository;
       customers: CustomerDirectory;
       accounts: AccountsPort;
+      /** Exchange rates, to restate the usage when the policy currency changes. */
+      rates: Pick<PaymentsPort, 'exchangeRate'>;
       events: AgentEvents;
       usage: UsageReleaser;
     },
@@ -144,9 +147,29 @@ export class AgentsService {
     const current = await this.get(platformId, agentId);
     const policy = parsePolicy(patchedPolicy(current.policy, patch), '');
     await this.checkAccounts(platformId, current.customerId, policy, '');
+    const from = current.policy.spendingLimits.currency;
+    const to = policy.spendingLimits.currency;
+    // A new currency recasts what is used (and reserved) into it, at payments' current rate.
+    const rate =
+      from === to
+        ? undefined
+        : await this.deps.rates.exchangeRate(
+            { platformId, environment: current.environment },
+            { from, to, amount: current.usage?.monthlySpend || 10_000n },
+          );
     return transactional(this.orm, async (em) => {
       const agent = await this.locked(em, platformId, agentId);
       const next: Agent = { ...agent, policy: parsePolicy(patchedPolicy(agent.policy, patch), ''), updatedAt: this.clock.now() };
+      const was = agent.policy.spendingLimits.currency;
+      const now = next.policy.spendingLimits.currency;
+      if (was !== now) {
+        if (was !== from || now !== to || rate === undefined) throw fail('POLICY_CHANGED', 'The agent’s policy changed during the request; retry');
+        const recast = (v: bigint) => convertAmount(v, from, to, rate);
+        if (agent.usage) next.usage = { ...agent.usage, dailySpend: recast(agent.usage.dailySpend), monthlySpend: recast(agent.usage.monthlySpend) };
+        for (const a of await this.deps.actions.reservingOf(em, agent.id)) {
+          await this.deps.actions.setReservedAmount(em, a.id, recast(a.reservation.amount));
+        }
+      }
       await this.deps.agents.update(em, next);
       await this.deps.events.updated(em, next);
       return next;

@@ -210,6 +210,20 @@ export class ActionRepository {
     return affectedRows(res) === 1;
   }
 
+  /** Actions of an agent still holding a reservation (PENDING_APPROVAL, EXECUTING). */
+  async reservingOf(em: EntityManager, agentId: string): Promise<AgentAction[]> {
+    const rows = await em.execute<ActionRow[]>(
+      `SELECT * FROM agent_actions WHERE agent_id = ? AND state IN ('PENDING_APPROVAL', 'EXECUTING')`,
+      [agentId],
+    );
+    return rows.map(actionRow.from);
+  }
+
+  /** Restates an action's reservation (the policy currency changed). */
+  async setReservedAmount(em: EntityManager, actionId: string, amount: bigint): Promise<void> {
+    await em.execute(`UPDATE agent_actions SET reserved_amount = ? WHERE id = ?`, [amount.toString(), actionId]);
+  }
+
   /** PENDING_APPROVAL actions of an agent. */
   async pendingOf(em: EntityManager, agentId: string): Promise<AgentAction[]> {
     const rows = await em.execute<ActionRow[]>(`SELECT * FROM agent_actions WHERE agent_id = ? AND state = 'PENDING_APPROVAL'`, [
