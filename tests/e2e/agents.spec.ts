@@ -239,6 +239,49 @@ describe('agents through the real processes', () => {
     expect(strangerTx.status).toBe(404);
   });
 
+  it('quotes: an agent quotes from its customer’s account, reads only its own, executes once through payments', async () => {
+    const { id, me } = await agent(policy({ approvalThresholds: { currency: 'USD', amount: 3_000 } }));
+    const { me: otherAgent } = await agent();
+    const body = (amount: number, over: Record<string, unknown> = {}) => ({
+      source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+      destination: { destinationType: 'ACCOUNT', accountId: eurAccount },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: amount,
+      ...over,
+    });
+    const immediate = await me('POST', '/agents/me/quotes', body(1_000, { immediatelyExecute: true }));
+    expect([immediate.status, immediate.json.details?.errors?.[0]?.field]).toEqual([400, 'immediatelyExecute']);
+    const foreign = await me('POST', '/agents/me/quotes', body(1_000, { source: { sourceType: 'ACCOUNT', accountId: strangerAccount } }));
+    expect(foreign.status, foreign.text).toBeGreaterThanOrEqual(400);
+    expect(foreign.status).toBeLessThan(500);
+
+    const usdBefore = await balance();
+    const quote = await me('POST', '/agents/me/quotes', body(2_000));
+    expect(quote.status, quote.text).toBe(201);
+    expect(quote.json).toMatchObject({ status: 'PENDING', totalSendingAmount: 2_000 });
+    const qid = encodeURIComponent(quote.json.id);
+    expect((await me('GET', `/agents/me/quotes/${qid}`)).json.id).toBe(quote.json.id);
+    expect((await otherAgent('GET', `/agents/me/quotes/${qid}`)).status).toBe(404);
+    expect((await otherAgent('POST', `/agents/me/quotes/${qid}/execute`)).status).toBe(404);
+
+    const [first, second] = await Promise.all([me('POST', `/agents/me/quotes/${qid}/execute`), me('POST', `/agents/me/quotes/${qid}/execute`)]);
+    expect(first.status, first.text).toBe(200);
+    expect(second.json.id).toBe(first.json.id);
+    expect(first.json).toMatchObject({ type: 'EXECUTE_QUOTE', status: 'APPROVED', quote: { id: quote.json.id } });
+    expect(first.json.transaction.agentId).toBe(id);
+    await eventually(async () => ((await balance()) === usdBefore - 2_000 ? true : undefined), 30_000);
+
+    // Above the threshold: waits; approved, the quote executes with the agent's id.
+    const big = await me('POST', '/agents/me/quotes', body(4_000));
+    const pending = await me('POST', `/agents/me/quotes/${encodeURIComponent(big.json.id)}/execute`);
+    expect(pending.json).toMatchObject({ status: 'PENDING_APPROVAL', quote: { id: big.json.id, status: 'PENDING' } });
+    expect(await balance()).toBe(usdBefore - 2_000);
+    const approved = await api('POST', `/agents/${encodeURIComponent(id)}/actions/${encodeURIComponent(pending.json.id)}/approve`);
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.json.transaction.agentId).toBe(id);
+    await eventually(async () => ((await balance()) === usdBefore - 6_000 ? true : undefined), 30_000);
+  });
+
   it('bad policies are 400 naming the field, and nothing is stored', async () => {
     const count = async () => (await api('GET', `/agents?customerId=${encodeURIComponent(customerId)}&limit=1`)).json.totalCount as number;
     const before = await count();
