@@ -378,6 +378,58 @@ describe('approvals', () => {
     );
   });
 
+  it('an EXECUTE_QUOTE action expires with its quote: approving it then answers it FAILED (QUOTE_EXPIRED)', async () => {
+    const w = await world({ defaultExecutionMode: 'APPROVAL_REQUIRED' });
+    const { quote } = await client.createAgentQuote({
+      ...w.ref,
+      quote: payments.CreateQuoteRequest.fromPartial({
+        sourceKind: 'ACCOUNT',
+        sourceAccountId: w.account,
+        destinationKind: 'ACCOUNT',
+        destinationAccountId: w.external,
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 2_500n,
+      }),
+    });
+    const { action } = await client.executeAgentQuote({ ...w.ref, quoteId: quote!.id });
+    expect(action).toMatchObject({ status: 'PENDING_APPROVAL', type: 'EXECUTE_QUOTE' });
+    expect(action!.expiresAt).toEqual(quote!.expiresAt);
+    expect(await usage(w)).toMatchObject({ dailySpend: 2_500n });
+    // The worker may expire it before the approve below: either way the action ends FAILED once.
+    clock.set(quote!.expiresAt!.getTime() + 1);
+    const ids = { platformId: w.platformId, agentId: w.agentId, actionId: action!.id };
+    const answer = await client.approveAction(ids).then(
+      (r) => r.action!,
+      async (e: DomainError) => {
+        expect(e.code).toBe('ACTION_NOT_PENDING');
+        return (await client.getAgentAction({ ...w.ref, actionId: action!.id })).action!;
+      },
+    );
+    expect(answer).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXPIRED' });
+    expect(await usage(w)).toMatchObject({ dailySpend: 0n, dailyTransactionCount: 0n });
+    expect(await movesOf(w)).toBe(0);
+  });
+
+  it('lists the platform’s agents with filters, newest first, in pages', async () => {
+    const platformId = newId('Platform');
+    const customerId = f.customer(platformId);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { agent, deviceCode } = await client.createAgent({ platformId, environment: SANDBOX, name: `a${i}`, customerId, policy: policy() });
+      ids.push(agent!.id);
+      if (i === 1) await client.redeemDeviceCode({ code: deviceCode!.code, source: 'lister' });
+      clock.advance(1);
+    }
+    const first = await client.listAgents({ platformId, page: { limit: 2 } });
+    expect(first.agents.map((a) => a.id)).toEqual([ids[2], ids[1]]);
+    expect(first.page).toMatchObject({ hasMore: true, totalCount: 3 });
+    const second = await client.listAgents({ platformId, page: { limit: 2, cursor: first.page!.nextCursor! } });
+    expect(second.agents.map((a) => a.id)).toEqual([ids[0]]);
+    expect((await client.listAgents({ platformId, isConnected: true })).agents.map((a) => a.id)).toEqual([ids[1]]);
+    expect((await client.listAgents({ platformId, customerId: f.customer(platformId) })).page!.totalCount).toBe(0);
+    expect((await client.listAgents({ platformId: newId('Platform') })).agents).toEqual([]);
+  });
+
   it('an execution cut off by a payments outage is driven again later, moving money once', async () => {
     const w = await world();
     f.down = true;

@@ -236,14 +236,15 @@ export class ActionsService {
    * POST /agents/{agentId}/actions/{actionId}/approve: PENDING_APPROVAL → EXECUTING by one guarded
    * update (a second approve, or one racing a reject, finds it gone: ACTION_NOT_PENDING), then the
    * payment runs once: APPROVED with its transaction, or FAILED with payments' reason (usage
-   * released). An action past its expiry fails (APPROVAL_EXPIRED) instead.
+   * released). An action past its expiry (its quote's, or the approval window) FAILs instead, and
+   * that is the answer (as the reference has it for an expired quote).
    */
   async approve(platformId: string, agentId: string, actionId: string): Promise<ActionView> {
     const action = await this.action(platformId, agentId, actionId);
     const now = this.clock.now();
     if (action.state === 'PENDING_APPROVAL' && action.expiresAt && action.expiresAt.getTime() <= now.getTime()) {
-      await this.expire(action);
-      throw fail('ACTION_NOT_PENDING', `Action ${actionId} expired before it was approved`, { status: 'FAILED' });
+      const expired = await this.expire(action);
+      if (expired) return this.view(expired);
     }
     const claimed = await transactional(this.orm, (em) =>
       this.deps.actions.transition(em, action.id, 'PENDING_APPROVAL', 'EXECUTING', this.clock.now()),
@@ -438,9 +439,15 @@ export class ActionsService {
     return tx.id;
   }
 
-  private async expire(a: AgentAction): Promise<void> {
-    await transactional(this.orm, (em) =>
-      this.deps.usage.end(em, a, 'PENDING_APPROVAL', 'FAILED', { failureReason: APPROVAL_EXPIRED }),
+  /**
+   * Fails a PENDING_APPROVAL action past its expiry, releasing its usage: QUOTE_EXPIRED when its
+   * quote's expiry came before the approval window's end, else APPROVAL_EXPIRED.
+   */
+  private async expire(a: AgentAction): Promise<AgentAction | undefined> {
+    const byQuote =
+      a.type === 'EXECUTE_QUOTE' && a.expiresAt !== undefined && a.expiresAt.getTime() - a.createdAt.getTime() < this.settings.approvalTtlMs;
+    return transactional(this.orm, (em) =>
+      this.deps.usage.end(em, a, 'PENDING_APPROVAL', 'FAILED', { failureReason: byQuote ? 'QUOTE_EXPIRED' : APPROVAL_EXPIRED }),
     );
   }
 
