@@ -25,6 +25,7 @@ describe('agents through the real processes', () => {
   let eurAccount: string;
   let external: string;
   let strangerAccount: string;
+  let strangerCustomerId: string;
 
   const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     client(method, path, { body, headers });
@@ -97,6 +98,7 @@ describe('agents through the real processes', () => {
     eurAccount = ada.accounts.find((a) => a.balance.currency.code === 'EUR')!.id;
     const stranger = await customer('someone-else');
     strangerAccount = stranger.accounts[0]!.id;
+    strangerCustomerId = stranger.id;
     const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, { amount: 200_000 });
     expect(fund.status, fund.text).toBe(200);
     const ext = await api('POST', '/customers/external-accounts', { customerId, currency: 'USD', accountInfo: usdAccountInfo('77771234555') });
@@ -237,6 +239,30 @@ describe('agents through the real processes', () => {
     expect([foreign.status, foreign.json.code]).toEqual([404, 'INTERNAL_ACCOUNT_NOT_FOUND']);
     const strangerTx = await me('GET', '/agents/me/transactions/Transaction:00000000-0000-7000-8000-000000000000');
     expect(strangerTx.status).toBe(404);
+
+    // A permission granted by a patch reaches the agent's reads within seconds (AGENT.UPDATED drops its cached policy).
+    expect((await me('GET', '/agents/me/external-accounts')).status).toBe(403);
+    const granted = await api('PATCH', `${agentPath}/policy`, {
+      permissions: ['VIEW_TRANSACTIONS', 'CREATE_TRANSFERS', 'MANAGE_EXTERNAL_ACCOUNTS'],
+    });
+    expect(granted.status, granted.text).toBe(200);
+    const list = await eventually(async () => {
+      const r = await me('GET', '/agents/me/external-accounts');
+      return r.status === 200 ? r.json : undefined;
+    }, 5_000);
+    expect(list.data.map((a: { id: string }) => a.id)).toContain(external);
+    const added = await me('POST', '/agents/me/external-accounts', { currency: 'USD', accountInfo: usdAccountInfo('77771234556') });
+    expect(added.status, added.text).toBe(201);
+    expect(added.json.customerId).toBe(customerId);
+    expect((await me('GET', `/agents/me/external-accounts/${encodeURIComponent(added.json.id)}`)).json.id).toBe(added.json.id);
+    const strangerExt = await api('POST', '/customers/external-accounts', {
+      customerId: strangerCustomerId,
+      currency: 'USD',
+      accountInfo: usdAccountInfo('77771234557'),
+    });
+    expect(strangerExt.status, strangerExt.text).toBe(201);
+    const peek = await me('GET', `/agents/me/external-accounts/${encodeURIComponent(strangerExt.json.id)}`);
+    expect([peek.status, peek.json.code]).toEqual([404, 'EXTERNAL_ACCOUNT_NOT_FOUND']);
   });
 
   it('quotes: an agent quotes from its customer’s account, reads only its own, executes once through payments', async () => {
@@ -268,7 +294,12 @@ describe('agents through the real processes', () => {
     expect(first.status, first.text).toBe(200);
     expect(second.json.id).toBe(first.json.id);
     expect(first.json).toMatchObject({ type: 'EXECUTE_QUOTE', status: 'APPROVED', quote: { id: quote.json.id } });
-    expect(first.json.transaction.agentId).toBe(id);
+    // One of the two may answer the action while the other is still executing it (no transaction yet).
+    const done = await eventually(async () => {
+      const a = await me('GET', `/agents/me/actions/${encodeURIComponent(first.json.id)}`);
+      return a.json.transaction ? a.json : undefined;
+    });
+    expect(done.transaction.agentId).toBe(id);
     await eventually(async () => ((await balance()) === usdBefore - 2_000 ? true : undefined), 30_000);
 
     // Above the threshold: waits; approved, the quote executes with the agent's id.
