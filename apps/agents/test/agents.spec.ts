@@ -102,8 +102,8 @@ async function world(p: Parameters<typeof policy>[0] = {}, balance = 1_000_000n)
   return { platformId, customerId, account, external, agentId: agent!.id, token: accessToken, ref: { platformId, agentId: agent!.id } };
 }
 
-const transferOut = (w: World, amount = 1_000n) =>
-  client.agentTransfer({ ...w.ref, type: 'TRANSFER_OUT', sourceAccountId: w.account, destinationAccountId: w.external, amount });
+const transferOut = (w: World, amount = 1_000n, requestKey = newId('Request')) =>
+  client.agentTransfer({ ...w.ref, type: 'TRANSFER_OUT', sourceAccountId: w.account, destinationAccountId: w.external, amount, requestKey });
 
 async function usage(w: World) {
   return (await client.getAgent({ platformId: w.platformId, agentId: w.agentId })).agent!.usage!;
@@ -250,6 +250,16 @@ describe('policy enforcement under concurrency (real Postgres)', () => {
     expect(new Set(codes)).toEqual(new Set(['DAILY_LIMIT_EXCEEDED']));
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 2n, dailySpend: 2_000n });
     expect(await movesOf(w)).toBe(2);
+  });
+
+  it('a retried submission (the same request key) answers the first action and reserves nothing more', async () => {
+    const w = await world({ limits: { dailyTransactionLimit: 5n } });
+    const results = await Promise.all(Array.from({ length: 8 }, () => transferOut(w, 1_000n, 'retry-me')));
+    expect(new Set(results.map((r) => r.action!.id)).size).toBe(1);
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 1n, dailySpend: 1_000n });
+    expect(await movesOf(w)).toBe(1);
+    const other = await rejection(transferOut(w, 2_000n, 'retry-me'));
+    expect(other.details!.errors).toEqual([{ field: 'Idempotency-Key', message: 'was used for another request of this agent' }]);
   });
 
   it('refuses with the first failing rule and stores nothing', async () => {

@@ -73,6 +73,7 @@ interface Submission {
   quote?: PaymentQuote;
   transfer?: TransferDetails;
   description?: string;
+  requestKey?: string;
   walletSignature?: string;
   signingRequestId?: string;
 }
@@ -169,10 +170,20 @@ export class ActionsService {
    */
   async transfer(
     ref: AgentRef,
-    p: { type: 'TRANSFER_OUT' | 'TRANSFER_IN'; sourceAccountId: string; destinationAccountId: string; amount: bigint; description?: string },
+    p: {
+      type: 'TRANSFER_OUT' | 'TRANSFER_IN';
+      sourceAccountId: string;
+      destinationAccountId: string;
+      amount: bigint;
+      description?: string;
+      requestKey: string;
+    },
   ): Promise<ActionView> {
     const agent = await this.agent(ref);
     checkTransfer(p);
+    // A retry of a submission (the same Idempotency-Key) answers its action, whatever became of it.
+    const first = await this.deps.actions.byRequestKey(this.orm.em.fork(), agent.id, p.requestKey);
+    if (first) return this.sameRequest(first, p);
     requirePermission(agent.policy, 'CREATE_TRANSFERS');
     const [internalId, externalId] =
       p.type === 'TRANSFER_OUT' ? [p.sourceAccountId, p.destinationAccountId] : [p.destinationAccountId, p.sourceAccountId];
@@ -198,7 +209,17 @@ export class ActionsService {
       currency: internal.currency,
       transfer: { amount: p.amount, currency: internal.currency, sourceAccountId: p.sourceAccountId, destinationAccountId: p.destinationAccountId },
       ...(p.description !== undefined ? { description: p.description } : {}),
+      requestKey: p.requestKey,
     });
+  }
+
+  /** The action of an earlier submission with the same key, if it asked for the same transfer. */
+  private async sameRequest(a: AgentAction, p: { type: string; sourceAccountId: string; destinationAccountId: string; amount: bigint }) {
+    const t = a.transfer;
+    if (a.type !== p.type || !t || t.sourceAccountId !== p.sourceAccountId || t.destinationAccountId !== p.destinationAccountId || t.amount !== p.amount) {
+      throw invalidInput([{ field: 'Idempotency-Key', message: 'was used for another request of this agent' }]);
+    }
+    return this.view(a);
   }
 
   /** GET /agents/me/actions. */
@@ -305,7 +326,11 @@ export class ActionsService {
         if (!locked) throw fail('AGENT_NOT_FOUND', `Agent ${agent.id} not found`);
         // A quote has one live action: a concurrent execute of the same quote (serialised by the
         // agent's lock) answers the first one's action.
-        const live = s.quote ? await this.deps.actions.liveOfQuote(em, s.quote.id) : undefined;
+        const live = s.quote
+          ? await this.deps.actions.liveOfQuote(em, s.quote.id)
+          : s.requestKey
+            ? await this.deps.actions.byRequestKey(em, locked.id, s.requestKey)
+            : undefined;
         if (live) return { action: live, retry: undefined, existing: true };
         const need = currenciesToCheck(locked.policy);
         const limitAmount = amounts.get(need.limit);
@@ -336,6 +361,7 @@ export class ActionsService {
           ...(s.quote ? { quoteId: s.quote.id } : {}),
           ...(s.transfer ? { transfer: s.transfer } : {}),
           ...(s.description !== undefined ? { description: s.description } : {}),
+          ...(s.requestKey !== undefined ? { requestKey: s.requestKey } : {}),
           ...(s.walletSignature ? { walletSignature: s.walletSignature } : {}),
           ...(s.signingRequestId ? { signingRequestId: s.signingRequestId } : {}),
           reservation: decision.reservation,

@@ -17,7 +17,13 @@ export function checkAgentQuote(q: { sourceKind: string; sourceAccountId: string
 }
 
 /** A transfer request of an agent: account ids of the right kinds and an amount of 1..MAX_AMOUNT. */
-export function checkTransfer(p: { type: 'TRANSFER_OUT' | 'TRANSFER_IN'; sourceAccountId: string; destinationAccountId: string; amount: bigint }): void {
+export function checkTransfer(p: {
+  type: 'TRANSFER_OUT' | 'TRANSFER_IN';
+  sourceAccountId: string;
+  destinationAccountId: string;
+  amount: bigint;
+  requestKey: string;
+}): void {
   const [source, destination] = p.type === 'TRANSFER_OUT' ? (['InternalAccount', 'ExternalAccount'] as const) : (['ExternalAccount', 'InternalAccount'] as const);
   const errors = new FieldErrors();
   if (!isId(p.sourceAccountId, source)) errors.add('source.accountId', `must be ${source === 'InternalAccount' ? 'an internal' : 'an external'} account id`);
@@ -25,5 +31,6 @@ export function checkTransfer(p: { type: 'TRANSFER_OUT' | 'TRANSFER_IN'; sourceA
     errors.add('destination.accountId', `must be ${destination === 'InternalAccount' ? 'an internal' : 'an external'} account id`);
   }
   if (p.amount < 1n || p.amount > MAX_AMOUNT) errors.add('amount', `must be from 1 to ${MAX_AMOUNT}`);
+  if (p.requestKey.length < 1 || p.requestKey.length > 255) errors.add('Idempotency-Key', 'must be 1 to 255 characters');
   errors.throwIfAny();
 }

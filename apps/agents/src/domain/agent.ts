@@ -68,6 +68,8 @@ export interface AgentAction {
   quoteId?: string;
   transfer?: TransferDetails;
   description?: string;
+  /** Transfers: the caller's request key (a retry with it answers this action). */
+  requestKey?: string;
   /** EXECUTE_QUOTE from an EMBEDDED_WALLET: the signature headers to execute with. */
   walletSignature?: string;
   signingRequestId?: string;

@@ -1,6 +1,6 @@
 import { agents as pb, payments } from '@sluice/contracts';
 import { environmentFromPb, implement, pageInfo, pageRequest, type AsyncService, type RegisteredService } from '@sluice/rpc';
-import { invalidInput, type Clock, type Page } from '@sluice/core';
+import { invalidInput, newId, type Clock, type Page } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import type { ActionsService, ActionView } from '../app/actions.service.js';
 import type { AgentsService } from '../app/agents.service.js';
@@ -130,6 +130,7 @@ export function agentsRpc(o: { agents: AgentsService; actions: ActionsService; c
           destinationAccountId: req.destinationAccountId,
           amount: req.amount,
           ...(req.description !== undefined ? { description: req.description } : {}),
+          requestKey: req.requestKey || newId('Request'),
         },
       );
       return { action: actionToPb(view) };

@@ -19,6 +19,7 @@ interface ActionRow {
   quote_id: string | null;
   transfer: StoredTransfer | string | null;
   description: string | null;
+  request_key: string | null;
   wallet_signature: string | null;
   signing_request_id: string | null;
   transaction_id: string | null;
@@ -49,6 +50,7 @@ const actionRow = {
       quote_id: a.quoteId ?? null,
       transfer: a.transfer ? JSON.stringify({ ...a.transfer, amount: a.transfer.amount.toString() }) : null,
       description: a.description ?? null,
+      request_key: a.requestKey ?? null,
       wallet_signature: a.walletSignature ?? null,
       signing_request_id: a.signingRequestId ?? null,
       transaction_id: a.transactionId ?? null,
@@ -75,6 +77,7 @@ const actionRow = {
       ...opt('quoteId', r.quote_id),
       ...(transfer ? { transfer: { ...transfer, amount: BigInt(transfer.amount) } } : {}),
       ...opt('description', r.description),
+      ...opt('requestKey', r.request_key),
       ...opt('walletSignature', r.wallet_signature),
       ...opt('signingRequestId', r.signing_request_id),
       ...opt('transactionId', r.transaction_id),
@@ -118,6 +121,15 @@ export class ActionRepository {
       `SELECT * FROM agent_actions WHERE id = ? AND platform_id = ?${lock ? ' FOR UPDATE' : ''}`,
       [actionId, platformId],
     );
+    return rows[0] ? actionRow.from(rows[0]) : undefined;
+  }
+
+  /** The action an agent submitted with this request key, if any. */
+  async byRequestKey(em: EntityManager, agentId: string, requestKey: string): Promise<AgentAction | undefined> {
+    const rows = await em.execute<ActionRow[]>(`SELECT * FROM agent_actions WHERE agent_id = ? AND request_key = ?`, [
+      agentId,
+      requestKey,
+    ]);
     return rows[0] ? actionRow.from(rows[0]) : undefined;
   }
 

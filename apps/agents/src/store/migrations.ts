@@ -84,7 +84,16 @@ class AgentsMigration extends Migration {
   }
 }
 
+/** The key a transfer action was submitted with: a retry with the same key answers the first action. */
+class ActionRequestKeyMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE agent_actions ADD COLUMN request_key text`);
+    this.addSql(`CREATE UNIQUE INDEX agent_actions_request_key ON agent_actions (agent_id, request_key) WHERE request_key IS NOT NULL`);
+  }
+}
+
 /** Migrations of the agents schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_agents', class: AgentsMigration },
+  { name: '0002_action_request_key', class: ActionRequestKeyMigration },
 ];

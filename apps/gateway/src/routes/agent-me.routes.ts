@@ -15,7 +15,7 @@ import {
   transactionJson,
 } from '@sluice/api';
 import { agentOf, requireAgentPermission, type AuthenticatedAgent } from '../http/agent-auth.js';
-import { environmentOf, headerOf } from '../http/request.helpers.js';
+import { environmentOf, headerOf, requestKeyOf } from '../http/request.helpers.js';
 import type { RouteModule } from '../http/types.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import { AgentActionList, AgentActionsQuery, AgentTransactionsQuery, OwnActionParams } from '../schemas/agent.schemas.js';
@@ -361,6 +361,7 @@ const agentMeRoutes: RouteModule = (app, deps) => {
           destinationAccountId: b.destination.accountId,
           amount: BigInt(b.amount),
           ...(b.description !== undefined ? { description: b.description } : {}),
+          requestKey: requestKeyOf(request),
         });
         return reply.code(201).send(agentActionJson(action!));
       },
