@@ -420,8 +420,9 @@ export class ActionsService {
    * outage leaves it EXECUTING (the recovery worker drives it again) and is thrown.
    */
   private async runPayment(action: AgentAction): Promise<{ action: AgentAction; error?: Error }> {
-    const agent = await this.deps.agents.getById(this.orm.em.fork(), action.agentId);
-    const scope: PaymentScope = { platformId: action.platformId, environment: agent?.environment ?? 'SANDBOX' };
+    const environment = await this.deps.agents.environmentOf(this.orm.em.fork(), action.agentId);
+    if (!environment) throw new Error(`agent ${action.agentId} of action ${action.id} does not exist`);
+    const scope: PaymentScope = { platformId: action.platformId, environment };
     let transactionId: string;
     try {
       transactionId = await this.pay(scope, action);

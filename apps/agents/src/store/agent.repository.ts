@@ -187,6 +187,12 @@ export class AgentRepository {
     return rows[0] ? agentRow.from(rows[0]) : undefined;
   }
 
+  /** The environment of an agent, deleted or not (an action of a deleted agent may still be executing). */
+  async environmentOf(em: EntityManager, agentId: string): Promise<Environment | undefined> {
+    const rows = await em.execute<{ environment: Environment }[]>(`SELECT environment FROM agents WHERE id = ?`, [agentId]);
+    return rows[0]?.environment;
+  }
+
   /** The agent holding the token of this hash, with the stored hash (compared by the caller). */
   async byTokenHash(em: EntityManager, tokenHash: string): Promise<{ agent: Agent; tokenHash: string } | undefined> {
     const rows = await em.execute<(AgentRow & { token_hash: string })[]>(
