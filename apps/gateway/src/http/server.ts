@@ -50,6 +50,8 @@ export interface HttpAppParts {
 /** What the app is decorated with (tests read it). */
 export interface GatewayInternals {
   credentialCache: CredentialCache;
+  /** Verified agent bearer tokens (absent without an agent authenticator). */
+  agentCredentialCache?: CredentialCache<{ tokenId: string }>;
   idempotencyStore: IdempotencyStore;
   /** Method and full URL of every documented API route. */
   apiRoutes: { method: string; url: string }[];
@@ -111,7 +113,12 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
   installErrorHandling(app, logger, config.BODY_LIMIT_BYTES);
 
   const apiRoutes: GatewayInternals['apiRoutes'] = [];
-  app.decorate('gateway', { credentialCache: authenticator.cache, idempotencyStore, apiRoutes });
+  app.decorate('gateway', {
+    credentialCache: authenticator.cache,
+    ...(parts.agentAuthenticator ? { agentCredentialCache: parts.agentAuthenticator.cache } : {}),
+    idempotencyStore,
+    apiRoutes,
+  });
   app.decorateRequest('platform', null as never);
   app.decorateRequest('agent', null);
 
