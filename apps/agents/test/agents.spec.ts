@@ -420,6 +420,47 @@ describe('approvals', () => {
     expect(await movesOf(w)).toBe(0);
   });
 
+  it('an EMBEDDED_WALLET source: no signature → the challenge and nothing reserved; a bad one fails; the signature rides to approval', async () => {
+    const w = await world();
+    f.embedded.add(w.account);
+    const quoteOf = async () =>
+      (
+        await client.createAgentQuote({
+          ...w.ref,
+          quote: payments.CreateQuoteRequest.fromPartial({
+            sourceKind: 'ACCOUNT',
+            sourceAccountId: w.account,
+            destinationKind: 'ACCOUNT',
+            destinationAccountId: w.external,
+            lockedCurrencySide: 'SENDING',
+            lockedCurrencyAmount: 1_000n,
+          }),
+        })
+      ).quote!;
+    const q = await quoteOf();
+    const challenge = await client.executeAgentQuote({ ...w.ref, quoteId: q.id });
+    expect(challenge.action).toBeUndefined();
+    expect(challenge.signingChallenge).toMatchObject({ payloadToSign: `sign ${q.id}` });
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n });
+
+    expect((await rejection(client.executeAgentQuote({ ...w.ref, quoteId: q.id, walletSignature: 'forged' }))).code).toBe(
+      'WALLET_SIGNATURE_INVALID',
+    );
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
+    const ok = await client.executeAgentQuote({ ...w.ref, quoteId: q.id, walletSignature: `signed:${q.id}` });
+    expect(ok.action).toMatchObject({ status: 'APPROVED', type: 'EXECUTE_QUOTE' });
+
+    // APPROVAL_REQUIRED: the signature given with the execute is used when the platform approves.
+    await client.updateAgentPolicy({ ...w.ref, patch: pb.AgentPolicyPatch.fromPartial({ defaultExecutionMode: 'APPROVAL_REQUIRED' }) });
+    const q2 = await quoteOf();
+    const pending = (await client.executeAgentQuote({ ...w.ref, quoteId: q2.id, walletSignature: `signed:${q2.id}` })).action!;
+    expect(pending.status).toBe('PENDING_APPROVAL');
+    const approved = (await client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id })).action!;
+    expect(approved.status).toBe('APPROVED');
+    expect(approved.transaction!.agentId).toBe(w.agentId);
+    expect(f.moves.filter((m) => m === q.id || m === q2.id)).toHaveLength(2);
+  });
+
   it('lists the platform’s agents with filters, newest first, in pages', async () => {
     const platformId = newId('Platform');
     const customerId = f.customer(platformId);

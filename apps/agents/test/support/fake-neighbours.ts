@@ -30,6 +30,8 @@ export class FakeNeighbours implements PaymentsPort {
     ['EUR>USD', '0.925925'],
     ['USD>EUR', '1.08'],
   ]);
+  /** EMBEDDED_WALLET accounts: executing their quotes needs the signature `signed:<quote id>`. */
+  readonly embedded = new Set<string>();
   /** Makes payments calls fail as an outage would (UNAVAILABLE) while set. */
   down = false;
   private readonly byKey = new Map<string, string>();
@@ -106,12 +108,18 @@ export class FakeNeighbours implements PaymentsPort {
 
   async executeQuote(
     scope: PaymentScope,
-    p: { quoteId: string; agentId?: string },
+    p: { quoteId: string; agentId?: string; walletSignature?: string; signingRequestId?: string },
   ): Promise<{ quote: PaymentQuote } | { challenge: unknown }> {
     this.up();
     const q = this.quotes.get(p.quoteId);
     if (!q || q.platformId !== scope.platformId) throw new DomainError('NOT_FOUND', 'QUOTE_NOT_FOUND', 'no such quote');
     if (q.status !== 'PENDING') return { quote: this.quoteOf(q) };
+    if (this.embedded.has(q.source!.accountId!)) {
+      if (!p.walletSignature && !p.signingRequestId) {
+        return { challenge: { requestId: newId('Request'), payloadToSign: `sign ${q.id}`, expiresAt: new Date(this.clock.now().getTime() + 300_000) } };
+      }
+      if (p.walletSignature !== `signed:${q.id}`) throw new DomainError('UNAUTHENTICATED', 'WALLET_SIGNATURE_INVALID', 'bad signature');
+    }
     if (q.expiresAt!.getTime() <= this.clock.now().getTime()) {
       q.status = 'EXPIRED';
       throw new DomainError('INVALID_ARGUMENT', 'QUOTE_EXPIRED', 'expired');
@@ -223,7 +231,7 @@ export class FakeNeighbours implements PaymentsPort {
       sendingCurrency: q.source!.currency,
       totalSendingAmount: q.totalSendingAmount,
       expiresAt: q.expiresAt!,
-      embeddedWallet: false,
+      embeddedWallet: this.embedded.has(q.source!.accountId!),
       ...(q.transactionId ? { transactionId: q.transactionId } : {}),
       wire: q,
     };
