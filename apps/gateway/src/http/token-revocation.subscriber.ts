@@ -7,7 +7,10 @@ import type { CredentialCache } from './credential.cache.js';
 /** What drops cached credentials: a revocation contract and the cache key (token or agent id) in its data. */
 interface Revocation {
   contract: EventContract;
-  keyOf(data: unknown): string;
+  /** The data field holding the cache key (logged under its own name). */
+  field: 'tokenId' | 'agentId';
+  /** What the log line says was revoked. */
+  what: string;
 }
 
 /**
@@ -26,7 +29,7 @@ export function subscribeTokenRevocations(
   logger: Logger,
 ): { subject: string; close(): void } {
   const [sub] = subscribeRevocations(nc, prefix, cache, logger, [
-    { contract: EVENTS.TOKEN_DELETED, keyOf: (d) => (d as { tokenId: string }).tokenId },
+    { contract: EVENTS.TOKEN_DELETED, field: 'tokenId', what: 'API token revoked' },
   ]);
   return sub!;
 }
@@ -42,10 +45,9 @@ export function subscribeAgentRevocations(
   cache: CredentialCache<{ tokenId: string }>,
   logger: Logger,
 ): { subject: string; close(): void }[] {
-  const byAgent = (d: unknown) => (d as { agentId: string }).agentId;
   return subscribeRevocations(nc, prefix, cache, logger, [
-    { contract: EVENTS.AGENT_TOKEN_REVOKED, keyOf: byAgent },
-    { contract: EVENTS.AGENT_UPDATED, keyOf: byAgent },
+    { contract: EVENTS.AGENT_TOKEN_REVOKED, field: 'agentId', what: 'agent token revoked' },
+    { contract: EVENTS.AGENT_UPDATED, field: 'agentId', what: 'agent changed' },
   ]);
 }
 
@@ -56,7 +58,7 @@ function subscribeRevocations(
   logger: Logger,
   revocations: Revocation[],
 ): { subject: string; close(): void }[] {
-  const subs = revocations.map(({ contract, keyOf }) => {
+  const subs = revocations.map(({ contract, field, what }) => {
     const subject = subjectFor(prefix, contract.owner, contract.type);
     return nc.subscribe(subject, {
       callback: (err, msg) => {
@@ -69,9 +71,9 @@ function subscribeRevocations(
           const event = msg.json<EventEnvelope<unknown>>();
           const problem = contractCheck(contract).firstError(event.data);
           if (problem) throw new Error(`${contract.type} breaks its contract: ${problem}`);
-          const key = keyOf(event.data);
+          const key = (event.data as Record<string, string>)[field]!;
           cache.revoke(key);
-          logger.info({ revoked: key, type: contract.type, eventId: event.id }, 'credential revoked; dropped from the credential cache');
+          logger.info({ [field]: key, eventId: event.id }, `${what}; dropped from the credential cache`);
         } catch (e) {
           logger.warn({ err: e, subject: msg.subject }, 'undecodable revocation event; clearing the credential cache');
           cache.clear();
