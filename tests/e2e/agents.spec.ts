@@ -8,16 +8,14 @@
  * is 401 and another platform's agent 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
 import { eventually } from '@sluice/testing';
-import { apiClient, newCredential, startE2eStack, usdAccountInfo, type Api, type E2eStack } from './support.js';
+import { apiClient, newCredential, startE2eStack, startWebhookReceiver, usdAccountInfo, type Api, type E2eStack } from './support.js';
 
 describe('agents through the real processes', () => {
   let e2e: E2eStack;
   let client: Api;
   let other: Api;
-  let receiver: Server;
-  const received: { type: string; data: any }[] = [];
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   const sandbox = newCredential();
   const production = newCredential();
   let customerId: string;
@@ -57,23 +55,12 @@ describe('agents through the real processes', () => {
     me('POST', '/agents/me/transfer-out', { source: { accountId: usdAccount }, destination: { accountId: external }, amount });
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const parsed = JSON.parse(body);
-        received.push({ type: parsed.type, data: parsed.data });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const addr = receiver.address();
-    const receiverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`;
+    receiver = await startWebhookReceiver();
     e2e = await startE2eStack('e2eagents', { sandbox, production }, { env: { SANDBOX_TIME_SCALE: '0.01' }, migrate: false });
     client = apiClient(e2e.stack, sandbox);
     other = apiClient(e2e.stack, production);
     const cfg = await api('PATCH', '/config', {
-      webhookEndpoint: receiverUrl,
+      webhookEndpoint: receiver.url,
       supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }],
     });
     expect(cfg.status, cfg.text).toBe(200);
@@ -108,7 +95,7 @@ describe('agents through the real processes', () => {
 
   afterAll(async () => {
     await e2e?.stop();
-    await new Promise((r) => receiver?.close(r));
+    await receiver?.close();
   });
 
   it('device code → token; Bearer only on /agents/me, Basic only elsewhere; another platform sees nothing', async () => {
@@ -179,7 +166,7 @@ describe('agents through the real processes', () => {
     expect(big.status, big.text).toBe(201);
     expect(big.json).toMatchObject({ status: 'PENDING_APPROVAL', transferDetails: { amount: 6_000, currency: 'USD' } });
     expect(big.json.transaction).toBeUndefined();
-    const hook = await eventually(async () => received.find((w) => w.type === 'AGENT_ACTION.PENDING_APPROVAL' && w.data.id === big.json.id));
+    const hook = await eventually(async () => receiver.received.find((w) => w.type === 'AGENT_ACTION.PENDING_APPROVAL' && w.data.id === big.json.id));
     expect(hook.data).toEqual(big.json);
     const approvals = await api('GET', `/agents/approvals?agentId=${encodeURIComponent(id)}`);
     expect(approvals.json.data.map((x: { id: string }) => x.id)).toEqual([big.json.id]);

@@ -10,6 +10,7 @@
  * the 5xx answered inside are counted and printed instead.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
@@ -305,4 +306,31 @@ export async function withRequestInFlight(
     }
     return answer;
   });
+}
+
+/** A local webhook endpoint: every delivery's `{type, data}` lands in `received`. */
+export async function startWebhookReceiver(): Promise<{
+  url: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- webhook bodies are asserted field by field
+  received: { type: string; data: any }[];
+  close(): Promise<void>;
+}> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  const received: { type: string; data: any }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const parsed = JSON.parse(body);
+      received.push({ type: parsed.type, data: parsed.data });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  return {
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hooks`,
+    received,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

@@ -102,6 +102,22 @@ async function world(p: Parameters<typeof policy>[0] = {}, balance = 1_000_000n)
   return { platformId, customerId, account, external, agentId: agent!.id, token: accessToken, ref: { platformId, agentId: agent!.id } };
 }
 
+/** A quote of the agent from its customer's account to its bank account. */
+async function agentQuote(w: World, amount = 2_500n) {
+  const { quote } = await client.createAgentQuote({
+    ...w.ref,
+    quote: payments.CreateQuoteRequest.fromPartial({
+      sourceKind: 'ACCOUNT',
+      sourceAccountId: w.account,
+      destinationKind: 'ACCOUNT',
+      destinationAccountId: w.external,
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: amount,
+    }),
+  });
+  return quote!;
+}
+
 const transferOut = (w: World, amount = 1_000n, requestKey = newId('Request')) =>
   client.agentTransfer({ ...w.ref, type: 'TRANSFER_OUT', sourceAccountId: w.account, destinationAccountId: w.external, amount, requestKey });
 
@@ -390,23 +406,13 @@ describe('approvals', () => {
 
   it('an EXECUTE_QUOTE action expires with its quote: approving it then answers it FAILED (QUOTE_EXPIRED)', async () => {
     const w = await world({ defaultExecutionMode: 'APPROVAL_REQUIRED' });
-    const { quote } = await client.createAgentQuote({
-      ...w.ref,
-      quote: payments.CreateQuoteRequest.fromPartial({
-        sourceKind: 'ACCOUNT',
-        sourceAccountId: w.account,
-        destinationKind: 'ACCOUNT',
-        destinationAccountId: w.external,
-        lockedCurrencySide: 'SENDING',
-        lockedCurrencyAmount: 2_500n,
-      }),
-    });
-    const { action } = await client.executeAgentQuote({ ...w.ref, quoteId: quote!.id });
+    const quote = await agentQuote(w);
+    const { action } = await client.executeAgentQuote({ ...w.ref, quoteId: quote.id });
     expect(action).toMatchObject({ status: 'PENDING_APPROVAL', type: 'EXECUTE_QUOTE' });
-    expect(action!.expiresAt).toEqual(quote!.expiresAt);
+    expect(action!.expiresAt).toEqual(quote.expiresAt);
     expect(await usage(w)).toMatchObject({ dailySpend: 2_500n });
     // The worker may expire it before the approve below: either way the action ends FAILED once.
-    clock.set(quote!.expiresAt!.getTime() + 1);
+    clock.set(quote.expiresAt!.getTime() + 1);
     const ids = { platformId: w.platformId, agentId: w.agentId, actionId: action!.id };
     const answer = await client.approveAction(ids).then(
       (r) => r.action!,
@@ -423,20 +429,7 @@ describe('approvals', () => {
   it('an EMBEDDED_WALLET source: no signature → the challenge and nothing reserved; a bad one fails; the signature rides to approval', async () => {
     const w = await world();
     f.embedded.add(w.account);
-    const quoteOf = async () =>
-      (
-        await client.createAgentQuote({
-          ...w.ref,
-          quote: payments.CreateQuoteRequest.fromPartial({
-            sourceKind: 'ACCOUNT',
-            sourceAccountId: w.account,
-            destinationKind: 'ACCOUNT',
-            destinationAccountId: w.external,
-            lockedCurrencySide: 'SENDING',
-            lockedCurrencyAmount: 1_000n,
-          }),
-        })
-      ).quote!;
+    const quoteOf = () => agentQuote(w, 1_000n);
     const q = await quoteOf();
     const challenge = await client.executeAgentQuote({ ...w.ref, quoteId: q.id });
     expect(challenge.action).toBeUndefined();
