@@ -126,3 +126,5 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+export * from './services.js';
+export * from './world.js';
