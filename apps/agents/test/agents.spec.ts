@@ -1,55 +1,42 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { agents as pb, common, payments } from '@sluice/contracts';
 import { ManualClock, isDomainError, newId, type DomainError } from '@sluice/core';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { startService, type RunningService } from '@sluice/runtime';
-import { createTestDatabase, dropStreams, eventually, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { defineAgentsService, type AgentsConfig } from '../src/service.js';
-import type { AgentsGraph } from '../src/compose.js';
-import { FakeNeighbours } from './support/fake-neighbours.js';
+import type { PromiseClient } from '@sluice/rpc';
+import { eventually, type World as TestWorld, type WorldPlatform } from '@sluice/testing';
+import { convertAmount } from '../src/domain/enforcement.js';
+import { eurAccountInfo, startAgentsWithNeighbours, usdAccountInfo, type PaymentsWithOutage } from './support/neighbours.js';
 
-// The agents service over real gRPC and real Postgres, its neighbours (identity, accounts,
-// payments) behind its ports as in-memory stand-ins that count every money movement.
+// The agents service over real gRPC and Postgres with its real neighbours started in-process
+// (identity, accounts, wallet-auth, payments): balances are read from accounts, transactions and
+// their agent_id from payments. The one deliberate fault is a payments outage switch on the
+// agents service's own payments client.
 
 const clock = new ManualClock(Date.now());
-const f = new FakeNeighbours(clock);
-let db: TestDatabase;
-let prefix: string;
-let running: RunningService<AgentsConfig, AgentsGraph>;
+let stack: Awaited<ReturnType<typeof startAgentsWithNeighbours>>;
 let client: PromiseClient<pb.AgentsServiceClient>;
+let paymentsClient: PromiseClient<payments.PaymentsServiceClient>;
 let sql: pg.Pool;
+let tw: TestWorld;
+let outage: PaymentsWithOutage;
 
 beforeAll(async () => {
-  db = await createTestDatabase('agents');
-  prefix = testPrefix('agents');
-  running = (await startService(
-    defineAgentsService({ customers: f.directory, accounts: f.accounts, payments: f }),
-    {
-      DATABASE_URL: db.url,
-      NATS_URL: await natsUrl(),
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      DATABASE_POOL_MAX: '12',
+  stack = await startAgentsWithNeighbours('agents', {
+    clock,
+    env: {
       AGENT_WORKER_POLL_MS: '20',
       AGENT_DEVICE_CODE_MAX_FAILURES: '5',
       AGENT_ACTION_APPROVAL_TTL_SECONDS: '600',
       AGENT_ACTION_STALL_SECONDS: '30',
     },
-    { clock },
-  )) as never;
-  client = createRpcClient(pb.AgentsServiceClient, `127.0.0.1:${running.port}`, { defaultDeadlineMs: 20_000 });
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
-});
+  });
+  ({ client, sql, world: tw, outage } = stack);
+  paymentsClient = stack.payments;
+}, 120_000);
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await dropStreams(await natsUrl(), prefix).catch(() => undefined);
-  await db?.drop();
+  await stack?.stop();
 });
 
 async function rejection(p: Promise<unknown>): Promise<DomainError> {
@@ -76,21 +63,35 @@ function policy(p: Partial<pb.AgentPolicy> & { limits?: Partial<pb.SpendingLimit
 }
 
 interface World {
+  platform: WorldPlatform;
   platformId: string;
   customerId: string;
   account: string;
   external: string;
+  /** A EUR bank account of the customer (quotes are cross-currency). */
+  externalEur: string;
   agentId: string;
   token: string;
   ref: { platformId: string; agentId: string };
 }
 
 /** A platform, a customer with a funded USD account and a USD bank account, and a connected agent. */
-async function world(p: Parameters<typeof policy>[0] = {}, balance = 1_000_000n): Promise<World> {
-  const platformId = newId('Platform');
-  const customerId = f.customer(platformId);
-  const account = f.addInternal(platformId, customerId, 'USD', balance);
-  const external = f.addExternal(platformId, customerId, 'USD');
+async function world(
+  p: Parameters<typeof policy>[0] = {},
+  balance = 1_000_000n,
+  opts: { embeddedWallet?: boolean } = {},
+): Promise<World> {
+  const platform = await tw.platform('SANDBOX', opts.embeddedWallet ? { embeddedWalletCurrencies: ['USDC'] } : {});
+  const platformId = platform.id;
+  const customerId = (await tw.customer(platformId)).id;
+  const account = (
+    await tw.internalAccount(platform, customerId, opts.embeddedWallet ? 'USDC' : 'USD', {
+      balance,
+      ...(opts.embeddedWallet ? { type: 'EMBEDDED_WALLET' as const } : {}),
+    })
+  ).id;
+  const external = (await tw.externalAccount(platform, customerId, 'USD', usdAccountInfo())).id;
+  const externalEur = (await tw.externalAccount(platform, customerId, 'EUR', eurAccountInfo())).id;
   const { agent, deviceCode } = await client.createAgent({
     platformId,
     environment: SANDBOX,
@@ -99,22 +100,23 @@ async function world(p: Parameters<typeof policy>[0] = {}, balance = 1_000_000n)
     policy: policy(p),
   });
   const { accessToken } = await client.redeemDeviceCode({ code: deviceCode!.code, source: `src-${platformId}` });
-  return { platformId, customerId, account, external, agentId: agent!.id, token: accessToken, ref: { platformId, agentId: agent!.id } };
+  return { platform, platformId, customerId, account, external, externalEur, agentId: agent!.id, token: accessToken, ref: { platformId, agentId: agent!.id } };
 }
 
-/** A quote of the agent from its customer's account to its bank account. */
-async function agentQuote(w: World, amount = 2_500n) {
-  const { quote } = await client.createAgentQuote({
-    ...w.ref,
-    quote: payments.CreateQuoteRequest.fromPartial({
-      sourceKind: 'ACCOUNT',
-      sourceAccountId: w.account,
-      destinationKind: 'ACCOUNT',
-      destinationAccountId: w.external,
-      lockedCurrencySide: 'SENDING',
-      lockedCurrencyAmount: amount,
-    }),
+/** The request of a quote from the customer's USD account to its EUR bank account. */
+const quoteRequest = (w: World, amount: bigint) =>
+  payments.CreateQuoteRequest.fromPartial({
+    sourceKind: 'ACCOUNT',
+    sourceAccountId: w.account,
+    destinationKind: 'ACCOUNT',
+    destinationAccountId: w.externalEur,
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: amount,
   });
+
+/** A quote of the agent (payments' CreateQuote through the agents service). */
+async function agentQuote(w: World, amount = 2_500n) {
+  const { quote } = await client.createAgentQuote({ ...w.ref, quote: quoteRequest(w, amount) });
   return quote!;
 }
 
@@ -125,10 +127,28 @@ async function usage(w: World) {
   return (await client.getAgent({ platformId: w.platformId, agentId: w.agentId })).agent!.usage!;
 }
 
-const movesOf = async (w: World) =>
-  (await sql.query(`SELECT id, quote_id FROM agents.agent_actions WHERE agent_id = $1`, [w.agentId])).rows.filter(
-    (r: { id: string; quote_id: string | null }) => f.moves.includes(r.id) || (r.quote_id !== null && f.moves.includes(r.quote_id)),
-  ).length;
+/** How many payments carry the agent's id (payments' own table). */
+const movesOf = async (w: World): Promise<number> =>
+  (await sql.query(`SELECT count(*)::int AS n FROM payments.transactions WHERE agent_id = $1`, [w.agentId])).rows[0].n;
+
+/** The available balance of an account, as accounts has it (holds of payments in flight count). */
+const available = async (w: World, accountId = w.account) => (await tw.balance(w.platformId, accountId)).available;
+
+/** Payments' current rate from `from` to `to` for `amount` (sending units per receiving unit). */
+async function rateFor(platform: WorldPlatform, amount: bigint, from: string, to: string): Promise<string> {
+  const { rates } = await paymentsClient.listExchangeRates({
+    platformId: platform.id,
+    environment: SANDBOX,
+    sourceCurrency: from,
+    destinationCurrencies: [to],
+    sendingAmount: amount,
+  });
+  return rates[0]!.exchangeRate;
+}
+
+/** `amount` of `from` in `to` at payments' current rate, as the agents service converts it (rounded up). */
+const converted = async (platform: WorldPlatform, amount: bigint, from: string, to: string) =>
+  convertAmount(amount, from, to, await rateFor(platform, amount, from, to));
 
 describe('agents, device codes and tokens', () => {
   it('binds an agent to an existing customer of the platform; bad policies are refused naming the field, nothing stored', async () => {
@@ -137,16 +157,17 @@ describe('agents, device codes and tokens', () => {
     expect(got).toMatchObject({ customerId: w.customerId, isPaused: false, isConnected: true, name: 'Payroll bot' });
     expect(got.usage).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n, monthlySpend: 0n });
 
-    const other = newId('Platform');
+    const otherPlatform = await tw.platform();
+    const other = otherPlatform.id;
     expect((await rejection(client.getAgent({ platformId: other, agentId: w.agentId }))).code).toBe('AGENT_NOT_FOUND');
-    const stranger = f.customer(other);
+    const stranger = (await tw.customer(other)).id;
     expect(
       (await rejection(client.createAgent({ platformId: w.platformId, environment: SANDBOX, name: 'x', customerId: stranger, policy: policy() })))
         .code,
     ).toBe('CUSTOMER_NOT_FOUND');
 
     const before = (await sql.query(`SELECT count(*)::int AS n FROM agents.agents`)).rows[0].n;
-    const foreignAccount = f.addInternal(other, stranger, 'USD');
+    const foreignAccount = (await tw.internalAccount(otherPlatform, stranger, 'USD')).id;
     const bad = await rejection(
       client.createAgent({
         platformId: w.platformId,
@@ -179,8 +200,8 @@ describe('agents, device codes and tokens', () => {
   });
 
   it('stores device codes and tokens only as SHA-256 hashes; a code redeems once', async () => {
-    const platformId = newId('Platform');
-    const customerId = f.customer(platformId);
+    const platformId = (await tw.platform()).id;
+    const customerId = (await tw.customer(platformId)).id;
     const { agent, deviceCode } = await client.createAgent({ platformId, environment: SANDBOX, name: 'a', customerId, policy: policy() });
     expect(deviceCode!.code).toMatch(/^AGENT-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
     expect(await client.getDeviceCodeStatus({ code: deviceCode!.code, source: 's1' })).toEqual({ code: deviceCode!.code, redeemed: false });
@@ -227,8 +248,8 @@ describe('agents, device codes and tokens', () => {
   });
 
   it('limits brute force: after 5 failures a source (and a code) is refused, even with a valid code', async () => {
-    const platformId = newId('Platform');
-    const customerId = f.customer(platformId);
+    const platformId = (await tw.platform()).id;
+    const customerId = (await tw.customer(platformId)).id;
     const { deviceCode } = await client.createAgent({ platformId, environment: SANDBOX, name: 'a', customerId, policy: policy() });
     for (let i = 0; i < 5; i++) {
       expect((await rejection(client.redeemDeviceCode({ code: `AGENT-AAAA-BBBB-CC${i}${i}`, source: 'attacker' }))).code).toBe(
@@ -255,7 +276,7 @@ describe('policy enforcement under concurrency (real Postgres)', () => {
     for (const r of ok) expect((r as PromiseFulfilledResult<pb.AgentTransferResponse>).value.action!.status).toBe('APPROVED');
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 3n, dailySpend: 3_000n, monthlySpend: 3_000n });
     expect(await movesOf(w)).toBe(3);
-    expect(f.balance(w.account)).toBe(1_000_000n - 3_000n);
+    expect(await available(w)).toBe(1_000_000n - 3_000n);
   });
 
   it('20 concurrent transfers against a daily spend limit of 2.5 transfers: exactly 2 go through', async () => {
@@ -295,16 +316,24 @@ describe('policy enforcement under concurrency (real Postgres)', () => {
   });
 
   it('an amount in another currency is converted at payments’ rate for the threshold and the limits', async () => {
-    const w = await world({ approvalThresholds: { currency: 'EUR', amount: 1_000n }, limits: { dailyLimit: 100_000n } });
-    // At 1.08 USD per EUR: 1080 USD cents = 1000 EUR cents, not above the threshold: AUTO.
-    expect((await transferOut(w, 1_080n)).action!.status).toBe('APPROVED');
-    // 1081 USD cents = 1000.9 EUR cents, rounded up to 1001: above it, PENDING_APPROVAL.
-    expect((await transferOut(w, 1_081n)).action!.status).toBe('PENDING_APPROVAL');
-    const eur = await world({ limits: { currency: 'EUR', perTransactionLimit: 925n } });
-    // 1000 USD cents = 925.9 EUR cents, counted as 926.
-    expect((await rejection(transferOut(eur, 1_000n))).details).toMatchObject({ amount: '926', limit: '925', currency: 'EUR' });
-    const used = await usage(w);
-    expect(used).toMatchObject({ dailyTransactionCount: 2n, dailySpend: 2_161n });
+    // The threshold is exactly what 10.00 USD is worth in EUR at payments' rate.
+    const eurOf1000 = await converted(await tw.platform(), 1_000n, 'USD', 'EUR');
+    expect(eurOf1000).toBeLessThan(1_000n); // a euro is worth more than a dollar in the sandbox table
+    const w = await world({ approvalThresholds: { currency: 'EUR', amount: eurOf1000 }, limits: { dailyLimit: 100_000n } });
+    // Not above the threshold: AUTO.
+    expect((await transferOut(w, 1_000n)).action!.status).toBe('APPROVED');
+    // Above it: PENDING_APPROVAL.
+    expect(await converted(w.platform, 1_100n, 'USD', 'EUR')).toBeGreaterThan(eurOf1000);
+    expect((await transferOut(w, 1_100n)).action!.status).toBe('PENDING_APPROVAL');
+    // Limits in EUR: 10.00 USD counts as its EUR value, one cent over the limit is refused.
+    const eur = await world({ limits: { currency: 'EUR', perTransactionLimit: eurOf1000 - 1n } });
+    expect((await rejection(transferOut(eur, 1_000n))).details).toMatchObject({
+      amount: String(eurOf1000),
+      limit: String(eurOf1000 - 1n),
+      currency: 'EUR',
+    });
+    // The USD policy counts USD as given.
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 2n, dailySpend: 2_100n });
   });
   it('a new policy currency recasts the usage and the pending reservations at payments’ rate', async () => {
     const w = await world({ limits: { dailyLimit: 1_000_000n }, approvalThresholds: { currency: 'USD', amount: 2_000n } });
@@ -312,10 +341,13 @@ describe('policy enforcement under concurrency (real Postgres)', () => {
     const { action } = await transferOut(w, 2_160n);
     expect(action!.status).toBe('PENDING_APPROVAL');
     await client.updateAgentPolicy({ ...w.ref, patch: pb.AgentPolicyPatch.fromPartial({ spendingLimits: { currency: 'EUR' } }) });
-    // 3240 USD cents at 1.08 USD per EUR: 3000 EUR cents.
-    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 2n, dailySpend: 3_000n, monthlySpend: 3_000n });
+    // Recast at payments' rate (asked for the month's spend), each amount rounded up.
+    const rate = await rateFor(w.platform, 3_240n, 'USD', 'EUR');
+    const total = convertAmount(3_240n, 'USD', 'EUR', rate);
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 2n, dailySpend: total, monthlySpend: total });
     await client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: action!.id });
-    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 1n, dailySpend: 1_000n, monthlySpend: 1_000n });
+    const left = total - convertAmount(2_160n, 'USD', 'EUR', rate);
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 1n, dailySpend: left, monthlySpend: left });
   });
 });
 
@@ -363,7 +395,7 @@ describe('approvals', () => {
     const w = await world({ defaultExecutionMode: 'APPROVAL_REQUIRED' });
     const { action } = await transferOut(w, 3_000n);
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 1n, dailySpend: 3_000n });
-    const other = newId('Platform');
+    const other = (await tw.platform()).id;
     expect((await rejection(client.approveAction({ platformId: other, agentId: w.agentId, actionId: action!.id }))).code).toBe(
       'AGENT_ACTION_NOT_FOUND',
     );
@@ -372,7 +404,7 @@ describe('approvals', () => {
     expect(rejected).toMatchObject({ status: 'REJECTED', rejectionReason: 'too much' });
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n, monthlySpend: 0n });
     expect(await movesOf(w)).toBe(0);
-    expect(f.balance(w.account)).toBe(1_000_000n);
+    expect(await available(w)).toBe(1_000_000n);
   });
 
   it('an approved action whose payment is refused FAILs with the reason and releases its usage', async () => {
@@ -427,36 +459,43 @@ describe('approvals', () => {
   });
 
   it('an EMBEDDED_WALLET source: no signature → the challenge and nothing reserved; a bad one fails; the signature rides to approval', async () => {
-    const w = await world();
-    f.embedded.add(w.account);
-    const quoteOf = () => agentQuote(w, 1_000n);
-    const q = await quoteOf();
+    // The customer's embedded wallet holds USDC (6 decimals); 5 USDC a quote.
+    const w = await world({}, 100_000_000n, { embeddedWallet: true });
+    const USDC5 = 5_000_000n;
+    const session = await tw.walletSession(w.platformId, w.account);
+    const q = await agentQuote(w, USDC5);
+    expect(q.payloadToSign).toBeTruthy();
     const challenge = await client.executeAgentQuote({ ...w.ref, quoteId: q.id });
     expect(challenge.action).toBeUndefined();
-    expect(challenge.signingChallenge).toMatchObject({ payloadToSign: `sign ${q.id}` });
+    expect(challenge.signingChallenge!.payloadToSign).toBeTruthy();
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n });
 
-    expect((await rejection(client.executeAgentQuote({ ...w.ref, quoteId: q.id, walletSignature: 'forged' }))).code).toBe(
-      'WALLET_SIGNATURE_INVALID',
-    );
+    // A forged stamp: wallet-auth refuses it when payments executes; the action FAILs, its usage released.
+    const forged = await rejection(client.executeAgentQuote({ ...w.ref, quoteId: (await agentQuote(w, USDC5)).id, walletSignature: 'forged' }));
+    expect(['UNAUTHENTICATED', 'INVALID_ARGUMENT']).toContain(forged.kind);
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
-    const ok = await client.executeAgentQuote({ ...w.ref, quoteId: q.id, walletSignature: `signed:${q.id}` });
-    expect(ok.action).toMatchObject({ status: 'APPROVED', type: 'EXECUTE_QUOTE' });
+    expect((await client.listAgentActions({ ...w.ref, status: 'FAILED' })).actions).toHaveLength(1);
 
-    // APPROVAL_REQUIRED: the signature given with the execute is used when the platform approves.
+    // The wallet owner's stamp over the quote's payload: executed, with the agent's id.
+    const q2 = await agentQuote(w, USDC5);
+    const ok = (await client.executeAgentQuote({ ...w.ref, quoteId: q2.id, walletSignature: session.sign(q2.payloadToSign!) })).action!;
+    expect(ok).toMatchObject({ status: 'APPROVED', type: 'EXECUTE_QUOTE' });
+    expect(ok.transaction!.agentId).toBe(w.agentId);
+
+    // APPROVAL_REQUIRED: the stamp given with the execute is used when the platform approves.
     await client.updateAgentPolicy({ ...w.ref, patch: pb.AgentPolicyPatch.fromPartial({ defaultExecutionMode: 'APPROVAL_REQUIRED' }) });
-    const q2 = await quoteOf();
-    const pending = (await client.executeAgentQuote({ ...w.ref, quoteId: q2.id, walletSignature: `signed:${q2.id}` })).action!;
+    const q3 = await agentQuote(w, USDC5);
+    const pending = (await client.executeAgentQuote({ ...w.ref, quoteId: q3.id, walletSignature: session.sign(q3.payloadToSign!) })).action!;
     expect(pending.status).toBe('PENDING_APPROVAL');
     const approved = (await client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id })).action!;
     expect(approved.status).toBe('APPROVED');
     expect(approved.transaction!.agentId).toBe(w.agentId);
-    expect(f.moves.filter((m) => m === q.id || m === q2.id)).toHaveLength(2);
+    expect(await movesOf(w)).toBe(2);
   });
 
   it('lists the platform’s agents with filters, newest first, in pages', async () => {
-    const platformId = newId('Platform');
-    const customerId = f.customer(platformId);
+    const platformId = (await tw.platform()).id;
+    const customerId = (await tw.customer(platformId)).id;
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const { agent, deviceCode } = await client.createAgent({ platformId, environment: SANDBOX, name: `a${i}`, customerId, policy: policy() });
@@ -470,19 +509,19 @@ describe('approvals', () => {
     const second = await client.listAgents({ platformId, page: { limit: 2, cursor: first.page!.nextCursor! } });
     expect(second.agents.map((a) => a.id)).toEqual([ids[0]]);
     expect((await client.listAgents({ platformId, isConnected: true })).agents.map((a) => a.id)).toEqual([ids[1]]);
-    expect((await client.listAgents({ platformId, customerId: f.customer(platformId) })).page!.totalCount).toBe(0);
-    expect((await client.listAgents({ platformId: newId('Platform') })).agents).toEqual([]);
+    expect((await client.listAgents({ platformId, customerId: (await tw.customer(platformId)).id })).page!.totalCount).toBe(0);
+    expect((await client.listAgents({ platformId: (await tw.platform()).id })).agents).toEqual([]);
   });
 
   it('an execution cut off by a payments outage is driven again later, moving money once', async () => {
     const w = await world();
-    f.down = true;
+    outage.down = true;
     // The outcome is unknown: the answer is the action, APPROVED without its transaction yet (an
     // error would invite a second submission).
     const pending = (await transferOut(w, 700n)).action!;
     expect(pending.status).toBe('APPROVED');
     expect(pending.transaction).toBeUndefined();
-    f.down = false;
+    outage.down = false;
     const [row] = (await sql.query(`SELECT id, state FROM agents.agent_actions WHERE agent_id = $1`, [w.agentId])).rows;
     expect(row).toEqual({ id: pending.id, state: 'EXECUTING' });
     clock.advance(31_000);
@@ -500,15 +539,7 @@ describe('quotes of an agent', () => {
   it('creates quotes from its customer’s accounts, reads only its own, executes them as EXECUTE_QUOTE actions', async () => {
     const w = await world();
     const other = await world();
-    const request = payments.CreateQuoteRequest.fromPartial({
-      sourceKind: 'ACCOUNT',
-      sourceAccountId: w.account,
-      destinationKind: 'ACCOUNT',
-      destinationAccountId: w.external,
-      destinationCurrency: 'EUR',
-      lockedCurrencySide: 'SENDING',
-      lockedCurrencyAmount: 4_000n,
-    });
+    const request = quoteRequest(w, 4_000n);
     const immediately = await rejection(client.createAgentQuote({ ...w.ref, quote: { ...request, immediatelyExecute: true } }));
     expect(immediately.details!.errors).toEqual([expect.objectContaining({ field: 'immediatelyExecute' })]);
     const { quote } = await client.createAgentQuote({ ...w.ref, quote: request });
@@ -522,9 +553,14 @@ describe('quotes of an agent', () => {
     ]);
     expect(a!.action!.id).toBe(b!.action!.id);
     expect(a!.action).toMatchObject({ type: 'EXECUTE_QUOTE', status: 'APPROVED' });
-    const read = (await client.getAgentAction({ ...w.ref, actionId: a!.action!.id })).action!;
+    // One of the two may answer while the other still executes: read it until its transaction is known.
+    const read = await eventually(async () => {
+      const r = (await client.getAgentAction({ ...w.ref, actionId: a!.action!.id })).action!;
+      return r.transaction ? r : undefined;
+    });
     expect(read.quote!.id).toBe(quote!.id);
     expect(read.transaction!.agentId).toBe(w.agentId);
-    expect(f.moves.filter((m) => m === quote!.id)).toHaveLength(1);
+    expect(await movesOf(w)).toBe(1);
+    expect(await available(w)).toBe(1_000_000n - quote!.totalSendingAmount);
   });
 });
