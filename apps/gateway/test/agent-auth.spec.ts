@@ -1,124 +1,132 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { agents, common } from '@sluice/contracts';
-import { loadConfig } from '@sluice/config';
-import { DomainError, newId } from '@sluice/core';
-import { subjectFor, toJson } from '@sluice/events';
-import { eventually, natsUrl, testPrefix } from '@sluice/testing';
+import { agents, common, identity } from '@sluice/contracts';
+import { NOT_STARTED_ADDRESS, eventually, natsUrl, startServices, World, type ServiceSet } from '@sluice/testing';
+import { agentsService } from '@sluice/agents';
+import { identityService } from '@sluice/identity';
 import { createGatewayClients } from '../src/clients.js';
-import { gatewayConfigSchema } from '../src/config.js';
 import agentMeRoutes from '../src/routes/agent-me.routes.js';
-import { FakeIdentity, basic } from './support/fake-identity.js';
+import { basic } from './support/identity.js';
 import { testRoutes } from './support/test-routes.js';
 import { API, startGateway, type Harness } from './support/harness.js';
 
 /**
- * Bearer authentication of the agent routes through the gateway's composition: only an agent
- * token on /agents/me..., only Basic elsewhere, and AGENT_TOKEN.REVOKED / AGENT.UPDATED over
- * NATS dropping the cached agent at once (what makes a deleted agent's token stop on every
- * replica). The agents service is a stand-in that knows which tokens are valid.
+ * Bearer authentication of the agent routes against the real identity and agents services: only
+ * an agent token on /agents/me..., only Basic elsewhere, and the agents service's
+ * AGENT_TOKEN.REVOKED / AGENT.UPDATED over NATS dropping the cached agent at once (what makes a
+ * deleted agent's token stop on every replica).
  */
-let idp: FakeIdentity;
+type Set = ServiceSet<{ identity: typeof identityService; agents: typeof agentsService }>;
+let services: Set;
 let nc: NatsConnection;
 let h: Harness;
-let prefix: string;
-const valid = new Map<string, string>(); // token → agent id
+let world: World;
 let authCalls = 0;
+let gatewayClients: ReturnType<typeof createGatewayClients>;
 
-const agentPb = (id: string) =>
-  agents.Agent.fromPartial({
-    id,
-    platformId: 'Platform:0196f0a1-0000-7000-8000-000000000001',
-    name: 'bot',
-    customerId: 'Customer:0196f0a1-0000-7000-8000-000000000002',
+/** A platform with an API token, a customer, and a connected agent of it. */
+async function agentOf(): Promise<{ platformId: string; basic: string; agentId: string; token: string }> {
+  const p = await world.platform();
+  const customer = await world.customer(p.id);
+  const client = services.client(agents.AgentsServiceClient, 'agents');
+  const { agent, deviceCode } = await client.createAgent({
+    platformId: p.id,
     environment: common.Environment.SANDBOX,
-    policy: { permissions: ['VIEW_TRANSACTIONS'], defaultExecutionMode: 'AUTO', spendingLimits: { currency: 'USD', perTransactionLimit: 1n } },
-    usage: { dailyResetDate: '2026-01-02', monthlyResetMonth: '2026-02' },
-    createdAt: new Date(),
-    updatedAt: new Date(),
+    name: 'bot',
+    customerId: customer.id,
+    policy: agents.AgentPolicy.fromPartial({
+      permissions: ['VIEW_TRANSACTIONS'],
+      defaultExecutionMode: 'AUTO',
+      spendingLimits: { currency: 'USD', perTransactionLimit: 100n },
+    }),
   });
-
-const standInAgents = {
-  authenticateAgent: async ({ accessToken }: { accessToken: string }) => {
-    authCalls++;
-    const id = valid.get(accessToken);
-    if (!id) throw new DomainError('UNAUTHENTICATED', 'AGENT_TOKEN_INVALID', 'invalid');
-    return { agent: agentPb(id) };
-  },
-  getAgent: async ({ agentId }: { agentId: string }) => ({ agent: agentPb(agentId) }),
-  close: () => undefined,
-};
-
-function newAgent(): { id: string; token: string } {
-  const id = newId('Agent');
-  const token = `sat_${Buffer.from(newId('Request').padEnd(32, 'x').slice(0, 32)).toString('base64url')}`;
-  valid.set(token, id);
-  return { id, token };
+  const { accessToken } = await client.redeemDeviceCode({ code: deviceCode!.code, source: 'test' });
+  return { platformId: p.id, basic: basic(p.tokenId, p.clientSecret), agentId: agent!.id, token: accessToken };
 }
 
 const get = (url: string, authorization?: string) =>
   h.app.inject({ url: `${API}${url}`, headers: authorization === undefined ? {} : { authorization } });
 
-async function publish(type: 'AGENT_TOKEN.REVOKED' | 'AGENT.UPDATED', agentId: string): Promise<void> {
-  const event = { id: newId('Event'), type, occurredAt: new Date().toISOString(), platformId: 'Platform:p', data: { agentId } };
-  nc.publish(subjectFor(prefix, 'agents', type), toJson(event));
-  await nc.flush();
-}
-
 beforeAll(async () => {
-  idp = await new FakeIdentity().start();
+  services = await startServices('gwagents', { identity: identityService, agents: agentsService });
+  world = new World({ identity: services.client(identity.IdentityServiceClient, 'identity') });
   nc = await connect({ servers: await natsUrl() });
-  prefix = testPrefix('gwagent');
-  const config = loadConfig(gatewayConfigSchema, { IDENTITY_GRPC_URL: idp.address, LOG_LEVEL: 'silent' });
-  const clients = { ...createGatewayClients(config), agents: standInAgents } as unknown as ReturnType<typeof createGatewayClients>;
+  gatewayClients = createGatewayClients({
+    IDENTITY_GRPC_URL: services.address('identity'),
+    ACCOUNTS_GRPC_URL: NOT_STARTED_ADDRESS,
+    WEBHOOK_DISPATCHER_GRPC_URL: NOT_STARTED_ADDRESS,
+    WALLET_AUTH_GRPC_URL: NOT_STARTED_ADDRESS,
+    PAYMENTS_GRPC_URL: NOT_STARTED_ADDRESS,
+    AGENTS_GRPC_URL: services.address('agents'),
+    RPC_DEADLINE_MS: 5000,
+  });
+  // Count the gateway's agent verifications (what the cache saves).
+  const real = gatewayClients.agents;
+  gatewayClients.agents = new Proxy(real, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'authenticateAgent') return value;
+      return (...args: Parameters<typeof real.authenticateAgent>) => {
+        authCalls++;
+        return real.authenticateAgent(...args);
+      };
+    },
+  });
   h = await startGateway(
-    idp.address,
+    services.address('identity'),
     { test: testRoutes({ widgetCalls: 0, flakyCalls: 0 }), 'agent-me': agentMeRoutes },
-    { EVENT_SUBJECT_PREFIX: prefix },
-    { nats: nc, clients },
+    { EVENT_SUBJECT_PREFIX: services.prefix },
+    { nats: nc, clients: gatewayClients },
   );
-});
+}, 120_000);
 
 afterAll(async () => {
   await h?.close();
+  for (const c of Object.values(gatewayClients ?? {})) c.close();
   await nc?.close();
-  await idp?.stop();
+  await services?.stop();
 });
 
 describe('agent routes take only an agent bearer token', () => {
   it('Bearer on /agents/me; Basic there and Bearer elsewhere are 401', async () => {
-    const a = newAgent();
+    const a = await agentOf();
     const me = await get('/agents/me', `Bearer ${a.token}`);
     expect(me.statusCode, me.body).toBe(200);
-    expect(me.json().id).toBe(a.id);
+    expect(me.json()).toMatchObject({ id: a.agentId, isConnected: true });
 
-    const platform = idp.add({ tokenId: newId('Token'), secret: 'sk_secret_value_1', platformId: newId('Platform'), environment: 'SANDBOX' });
-    const basicThere = await get('/agents/me', basic(platform.tokenId, platform.secret));
+    const basicThere = await get('/agents/me', a.basic);
     expect(basicThere.statusCode).toBe(401);
     expect(basicThere.headers['www-authenticate']).toMatch(/^Bearer/);
-    expect((await get('/whoami', basic(platform.tokenId, platform.secret))).statusCode).toBe(200);
+    expect((await get('/whoami', a.basic)).statusCode).toBe(200);
     const bearerElsewhere = await get('/whoami', `Bearer ${a.token}`);
     expect(bearerElsewhere.statusCode).toBe(401);
     expect(bearerElsewhere.headers['www-authenticate']).toMatch(/^Basic/);
     expect((await get('/agents/me')).statusCode).toBe(401);
+    expect((await get('/agents/me', `Bearer sat_${'A'.repeat(43)}`)).statusCode).toBe(401);
   });
 
-  it('AGENT_TOKEN.REVOKED drops the cached agent at once; AGENT.UPDATED too', async () => {
-    for (const type of ['AGENT_TOKEN.REVOKED', 'AGENT.UPDATED'] as const) {
-      const a = newAgent();
+  it('deleting the agent (AGENT_TOKEN.REVOKED) and pausing it (AGENT.UPDATED) drop it from the cache at once', async () => {
+    const client = services.client(agents.AgentsServiceClient, 'agents');
+    const cases: [string, (a: { platformId: string; agentId: string }) => Promise<unknown>, number][] = [
+      ['delete', (a) => client.deleteAgent(a), 401],
+      ['pause', (a) => client.updateAgent({ ...a, isPaused: true }), 200],
+    ];
+    for (const [what, change, after] of cases) {
+      const a = await agentOf();
       expect((await get('/agents/me', `Bearer ${a.token}`)).statusCode).toBe(200);
       const calls = authCalls;
       expect((await get('/agents/me', `Bearer ${a.token}`)).statusCode).toBe(200);
-      expect(authCalls, 'the second request was answered from the cache').toBe(calls);
-      valid.delete(a.token); // the agents service no longer accepts it...
+      expect(authCalls, `${what}: the second request was answered from the cache`).toBe(calls);
       const cache = h.app.gateway.agentCredentialCache!;
       const size = cache.size;
-      await publish(type, a.id); // ...and says so
+      await change({ platformId: a.platformId, agentId: a.agentId });
       // The event itself drops the entry (nothing reads the cache meanwhile, and an entry past its
-      // TTL leaves only when read); the next request asks the agents service again and is refused.
+      // TTL leaves only when read); the next request asks the agents service again.
       await eventually(async () => cache.size === size - 1, 30_000, 10);
-      expect((await get('/agents/me', `Bearer ${a.token}`)).statusCode).toBe(401);
-      expect(authCalls).toBe(calls + 1);
+      const next = await get('/agents/me', `Bearer ${a.token}`);
+      expect(next.statusCode, what).toBe(after);
+      if (what === 'pause') expect(next.json().isPaused).toBe(true);
+      expect(authCalls, what).toBe(calls + 1);
     }
   });
 });

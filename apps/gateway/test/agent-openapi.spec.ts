@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the test walks the generated JSON document */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeModules } from '../src/routes/index.js';
-import { FakeIdentity } from './support/fake-identity.js';
+import { NOT_STARTED_ADDRESS } from '@sluice/testing';
 import { API, startGateway, type Harness } from './support/harness.js';
 
 /** Every `/agents...` path of the reference document is served and documented with its schemas and security. */
@@ -30,19 +30,17 @@ const REFERENCE_AGENT_PATHS = [
   '/agents/me/external-accounts/{externalAccountId}',
 ];
 
-let idp: FakeIdentity;
 let h: Harness;
 let doc: any;
 
 beforeAll(async () => {
-  idp = await new FakeIdentity().start();
-  h = await startGateway(idp.address, routeModules);
+  // The document is public: no credential is checked, no backend is asked.
+  h = await startGateway(NOT_STARTED_ADDRESS, routeModules);
   doc = (await h.app.inject({ url: `${API}/openapi.json` })).json();
 });
 
 afterAll(async () => {
   await h?.close();
-  await idp?.stop();
 });
 
 describe('the OpenAPI document of the agent routes', () => {
