@@ -10,6 +10,7 @@
  * the 5xx answered inside are counted and printed instead.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
@@ -337,7 +338,6 @@ export interface WebhookAnswer {
 export async function startWebhookReceiver(
   answer: (w: ReceivedWebhook) => WebhookAnswer = () => ({ status: 200 }),
 ): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void> }> {
-  const { createServer } = await import('node:http');
   const received: ReceivedWebhook[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -9,11 +9,12 @@ import { ensureDatabase, migrate, openStore, type MikroORM } from '@sluice/store
 import { closeGatewayClients, createGatewayClients } from './clients.js';
 import { MAX_AUTH_CACHE_TTL_MS, MIN_CURSOR_KEY_LENGTH, type GatewayConfig } from './config.js';
 import { Authenticator } from './http/auth.hook.js';
+import { AgentAuthenticator, type AuthenticatedAgent } from './http/agent-auth.js';
 import { CredentialCache } from './http/credential.cache.js';
 import { HmacCursorCodec, type CursorCodec } from './http/cursor.codec.js';
 import { grpcHealthCheck, type ReadinessCheck } from './http/health.routes.js';
 import { createHttpApp } from './http/server.js';
-import { subscribeTokenRevocations } from './http/token-revocation.subscriber.js';
+import { subscribeAgentRevocations, subscribeTokenRevocations } from './http/token-revocation.subscriber.js';
 import type { GatewayClients, RouteModule } from './http/types.js';
 import { routeModules } from './routes/index.js';
 import {
@@ -53,6 +54,8 @@ export interface Gateway {
   app: FastifyInstance;
   clients: GatewayClients;
   credentialCache: CredentialCache;
+  /** Verified agent bearer tokens (dropped per agent by AGENT_TOKEN.REVOKED and AGENT.UPDATED). */
+  agentCredentialCache: CredentialCache<AuthenticatedAgent>;
   idempotencyStore: IdempotencyStore;
   cursors: CursorCodec;
   /**
@@ -102,6 +105,11 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     config.AUTH_CACHE_MAX_ENTRIES,
   );
   const authenticator = new Authenticator(clients, credentialCache, logger, config.RPC_DEADLINE_MS);
+  const agentCredentialCache = new CredentialCache<AuthenticatedAgent>(
+    Math.min(config.AUTH_CACHE_TTL_MS, MAX_AUTH_CACHE_TTL_MS),
+    config.AUTH_CACHE_MAX_ENTRIES,
+  );
+  const agentAuthenticator = new AgentAuthenticator(clients, agentCredentialCache, logger, config.RPC_DEADLINE_MS);
 
   const times = { ttlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000, leaseMs: config.IDEMPOTENCY_LEASE_MS };
   const idempotencyStore =
@@ -122,6 +130,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     logger,
     clients,
     authenticator,
+    agentAuthenticator,
     idempotencyStore,
     cursors,
     routes: adapters.routes ?? routeModules,
@@ -132,6 +141,9 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
   if (nats) {
     const sub = subscribeTokenRevocations(nats, config.EVENT_SUBJECT_PREFIX, credentialCache, logger);
     closers.push(() => sub.close());
+    for (const agentSub of subscribeAgentRevocations(nats, config.EVENT_SUBJECT_PREFIX, agentCredentialCache, logger)) {
+      closers.push(() => agentSub.close());
+    }
   }
 
   // Expired idempotency keys are purged periodically (every replica; deletes skip locked rows).
@@ -154,6 +166,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     app,
     clients,
     credentialCache,
+    agentCredentialCache,
     idempotencyStore,
     cursors,
     async close(graceMs = config.SHUTDOWN_GRACE_MS) {

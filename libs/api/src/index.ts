@@ -10,6 +10,7 @@ export * from './resources/quote.js';
 export * from './resources/external-account.js';
 export * from './resources/customer.js';
 export * from './resources/auth-method.js';
+export * from './resources/agent.js';
 export * from './events/catalogue.js';
 export * from './resources/webhook-delivery.js';
 export * from './events/webhooks-openapi.js';

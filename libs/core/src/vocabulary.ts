@@ -241,3 +241,25 @@ export interface AccountOrWalletInfo {
   assetType?: string;
   invoice?: string;
 }
+
+/** What an agent may do (reference AgentPermission); each gates the endpoints it names. */
+export const AGENT_PERMISSIONS = [
+  'VIEW_TRANSACTIONS',
+  'CREATE_TRANSFERS',
+  'CREATE_QUOTES',
+  'EXECUTE_QUOTES',
+  'MANAGE_EXTERNAL_ACCOUNTS',
+] as const;
+export type AgentPermission = (typeof AGENT_PERMISSIONS)[number];
+
+/** Whether an agent action runs at once (AUTO) or waits for the platform (APPROVAL_REQUIRED). */
+export const AGENT_EXECUTION_MODES = ['AUTO', 'APPROVAL_REQUIRED'] as const;
+export type AgentExecutionMode = (typeof AGENT_EXECUTION_MODES)[number];
+
+/** What an agent asks to do with money (reference AgentActionType). */
+export const AGENT_ACTION_TYPES = ['EXECUTE_QUOTE', 'TRANSFER_OUT', 'TRANSFER_IN'] as const;
+export type AgentActionType = (typeof AGENT_ACTION_TYPES)[number];
+
+/** The public status of an agent action (reference AgentActionStatus). */
+export const AGENT_ACTION_STATUSES = ['PENDING_APPROVAL', 'APPROVED', 'REJECTED', 'FAILED'] as const;
+export type AgentActionStatus = (typeof AGENT_ACTION_STATUSES)[number];

@@ -3,8 +3,8 @@ import type { AuthenticatedPlatform } from './types.js';
 
 const REVOCATION_MEMORY_MS = 60_000;
 
-interface Entry {
-  platform: AuthenticatedPlatform;
+interface Entry<P> {
+  platform: P;
   expiresAt: number;
 }
 
@@ -14,9 +14,12 @@ interface Entry {
  * is never held. A TOKEN.DELETED event drops every entry of the token at once
  * (`revoke`), and a verification that was in flight when the token was revoked
  * is not cached. When the event feed is down the cache is bypassed.
+ * Agent bearer tokens use a cache of their own (`P` = the authenticated agent,
+ * its `tokenId` the agent id), emptied of an agent by AGENT_TOKEN.REVOKED and
+ * AGENT.UPDATED.
  */
-export class CredentialCache {
-  private readonly entries = new Map<string, Entry>();
+export class CredentialCache<P extends { tokenId: string } = AuthenticatedPlatform> {
+  private readonly entries = new Map<string, Entry<P>>();
   private readonly byToken = new Map<string, Set<string>>();
   /** tokenId → time of its last revocation (kept a minute, longer than any in-flight verification). */
   private readonly revokedAt = new Map<string, number>();
@@ -32,7 +35,7 @@ export class CredentialCache {
     return createHash('sha256').update(tokenId).update('\u0000').update(secret).digest('hex');
   }
 
-  get(key: string): AuthenticatedPlatform | undefined {
+  get(key: string): P | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
     if (!this.enabled || e.expiresAt <= this.now()) {
@@ -46,7 +49,7 @@ export class CredentialCache {
    * Caches a verification that started at `verifiedSince` (before the identity
    * call), unless the token was revoked since then.
    */
-  set(key: string, platform: AuthenticatedPlatform, verifiedSince: number): void {
+  set(key: string, platform: P, verifiedSince: number): void {
     if (!this.enabled || this.ttlMs <= 0) return;
     const revoked = this.revokedAt.get(platform.tokenId);
     if (revoked !== undefined && revoked >= verifiedSince) return;

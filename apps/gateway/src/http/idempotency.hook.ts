@@ -27,6 +27,11 @@ interface State {
 
 type WithState = FastifyRequest & { [kState]?: State };
 
+/** Whose keys a request's key is among: the agent's own (agent routes), else the platform's. */
+function idempotencyScope(request: FastifyRequest): string {
+  return request.agent?.id ?? request.platform.id;
+}
+
 /**
  * `Idempotency-Key` on POST routes of the authenticated API, scoped to the
  * platform:
@@ -44,7 +49,8 @@ type WithState = FastifyRequest & { [kState]?: State };
  */
 export function registerIdempotency(scope: FastifyInstance, store: IdempotencyStore, logger: Logger): void {
   scope.addHook('preValidation', async (request: FastifyRequest) => {
-    if (request.method !== 'POST') return;
+    // Unauthenticated routes (device-code redeem) have no caller to scope a key to.
+    if (request.method !== 'POST' || request.routeOptions.config.auth === 'none') return;
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw[0]! : raw;
@@ -63,7 +69,7 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
     if (!state) return;
     let outcome;
     try {
-      outcome = await store.claim(request.platform.id, state.key, state.request, request.id);
+      outcome = await store.claim(idempotencyScope(request), state.key, state.request, request.id);
     } catch (err) {
       logger.error({ err }, 'idempotency store unavailable');
       throw new DomainError(
@@ -114,13 +120,13 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
           const v = reply.getHeader(h);
           if (v !== undefined) headers[h] = String(v);
         }
-        await store.complete(request.platform.id, state.key, request.id, {
+        await store.complete(idempotencyScope(request), state.key, request.id, {
           status,
           headers,
           body: payload === null || payload === undefined ? '' : payload.toString(),
         });
       } else {
-        await store.release(request.platform.id, state.key, request.id);
+        await store.release(idempotencyScope(request), state.key, request.id);
       }
     } catch (err) {
       // The operation happened; the response still goes out. The claim expires after the lease.
@@ -135,7 +141,7 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
     if (!state?.claimed || state.finished) return;
     state.finished = true;
     await store
-      .release(request.platform.id, state.key, request.id)
+      .release(idempotencyScope(request), state.key, request.id)
       .catch((err: unknown) => logger.error({ err }, 'could not release an Idempotency-Key'));
   });
 }

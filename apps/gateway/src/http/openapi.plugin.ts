@@ -90,6 +90,12 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
             scheme: 'basic',
             description: 'API token authentication: `<api token id>:<api client secret>`',
           },
+          AgentAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'Agent routes (`/agents/me...`) only: the `accessToken` of POST /agents/device-codes/{code}/redeem. Every request is bound to the agent’s customer and subject to its policy.',
+          },
         },
       },
       security: [{ BasicAuth: [] }],
@@ -127,10 +133,14 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
         };
       }
       s.operationId ??= operationId(method, url.startsWith(basePath) ? url.slice(basePath.length) : url);
-      s['x-permissions'] = requiredPermissions(
-        method,
-        (route.config as { permission?: never } | undefined)?.permission,
-      );
+      const auth = (route.config as { auth?: string } | undefined)?.auth ?? 'platform';
+      if (auth === 'agent') s.security = [{ AgentAuth: [] }];
+      else if (auth === 'none') s.security = [];
+      else
+        s['x-permissions'] = requiredPermissions(
+          method,
+          (route.config as { permission?: never } | undefined)?.permission,
+        );
       return { schema: s, url };
     },
     transformObject: (documentObject) => {

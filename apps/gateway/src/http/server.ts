@@ -14,6 +14,7 @@ import { toJson } from '@sluice/events';
 import { withContext, type Logger } from '@sluice/logging';
 import type { GatewayConfig } from '../config.js';
 import type { Authenticator } from './auth.hook.js';
+import { agentUnauthorized, type AgentAuthenticator } from './agent-auth.js';
 import type { CredentialCache } from './credential.cache.js';
 import { registerCursors, type CursorCodec } from './cursor.codec.js';
 import { installEdgeInput, refuseUnexpectedBodies } from './edge-input.js';
@@ -38,6 +39,8 @@ export interface HttpAppParts {
   logger: Logger;
   clients: GatewayClients;
   authenticator: Authenticator;
+  /** Bearer tokens of agents (`/agents/me...`); without it agent routes answer 401. */
+  agentAuthenticator?: AgentAuthenticator;
   idempotencyStore: IdempotencyStore;
   cursors: CursorCodec;
   routes: Record<string, RouteModule>;
@@ -47,6 +50,8 @@ export interface HttpAppParts {
 /** What the app is decorated with (tests read it). */
 export interface GatewayInternals {
   credentialCache: CredentialCache;
+  /** Verified agent bearer tokens (absent without an agent authenticator). */
+  agentCredentialCache?: CredentialCache<{ tokenId: string }>;
   idempotencyStore: IdempotencyStore;
   /** Method and full URL of every documented API route. */
   apiRoutes: { method: string; url: string }[];
@@ -108,8 +113,14 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
   installErrorHandling(app, logger, config.BODY_LIMIT_BYTES);
 
   const apiRoutes: GatewayInternals['apiRoutes'] = [];
-  app.decorate('gateway', { credentialCache: authenticator.cache, idempotencyStore, apiRoutes });
+  app.decorate('gateway', {
+    credentialCache: authenticator.cache,
+    ...(parts.agentAuthenticator ? { agentCredentialCache: parts.agentAuthenticator.cache } : {}),
+    idempotencyStore,
+    apiRoutes,
+  });
   app.decorateRequest('platform', null as never);
+  app.decorateRequest('agent', null);
 
   // Every request: id echoed, logging context entered; one line when it completes.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
@@ -167,6 +178,24 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
         'onRequest',
         (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
           reply.header('cache-control', 'no-store');
+          const auth = request.routeOptions.config.auth ?? 'platform';
+          if (auth === 'none') {
+            done();
+            return;
+          }
+          if (auth === 'agent') {
+            // Agent routes take only an agent's bearer token (Basic is a 401 here, as Bearer is elsewhere).
+            if (!parts.agentAuthenticator) return done(agentUnauthorized() as unknown as FastifyError);
+            parts.agentAuthenticator.authenticate(request.headers.authorization).then(
+              (agent) => {
+                request.agent = agent;
+                request.platform = { id: agent.platformId, environment: agent.environment, tokenId: agent.id, permissions: [] };
+                enterRequestContext(request, { platformId: agent.platformId }, done);
+              },
+              (err: unknown) => done(err as FastifyError),
+            );
+            return;
+          }
           authenticator.authenticate(request.headers.authorization).then(
             (platform) => {
               request.platform = platform;

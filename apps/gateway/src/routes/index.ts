@@ -13,6 +13,8 @@ import transactionsRoutes from './transactions.routes.js';
 import quotesRoutes from './quotes.routes.js';
 import incomingRoutes from './incoming.routes.js';
 import webhooksRoutes from './webhooks.routes.js';
+import agentsRoutes from './agents.routes.js';
+import agentMeRoutes from './agent-me.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -35,4 +37,6 @@ export const routeModules: Record<string, RouteModule> = {
   quotes: quotesRoutes,
   incoming: incomingRoutes,
   webhooks: webhooksRoutes,
+  agents: agentsRoutes,
+  'agent-me': agentMeRoutes,
 };

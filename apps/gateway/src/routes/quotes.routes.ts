@@ -2,7 +2,7 @@ import { Quote, Transaction, quoteJson, transactionJson } from '@sluice/api';
 import { environmentOf, headerOf } from '../http/request.helpers.js';
 import { requireSandbox, type RouteModule } from '../http/types.js';
 import { errorResponses } from '../schemas/common.js';
-import { QuoteParams, QuoteRequest, SandboxSendRequest } from '../schemas/quote.schemas.js';
+import { QuoteParams, QuoteRequest, SandboxSendRequest, quoteRequestPb } from '../schemas/quote.schemas.js';
 import { SigningChallenge, challengeJson } from '../schemas/wallet-auth.schemas.js';
 
 const TAGS = ['Cross-Currency Transfers'];
@@ -31,32 +31,10 @@ const quotesRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { source, destination: d, ...b } = request.body;
       const { quote } = await client.createQuote({
         platformId: request.platform.id,
         environment: environmentOf(request),
-        sourceKind: source.sourceType,
-        ...(source.sourceType === 'ACCOUNT'
-          ? { sourceAccountId: source.accountId }
-          : { sourceAccountId: '', sourceCurrency: source.currency }),
-        ...(source.customerId !== undefined ? { sourceCustomerId: source.customerId } : {}),
-        destinationKind: d.destinationType,
-        ...(d.destinationType === 'ACCOUNT'
-          ? {
-              destinationAccountId: d.accountId,
-              ...(d.paymentRail !== undefined ? { destinationPaymentRail: d.paymentRail } : {}),
-            }
-          : {
-              destinationUmaAddress: d.umaAddress,
-              ...(d.currency !== undefined ? { destinationCurrency: d.currency } : {}),
-            }),
-        lockedCurrencySide: b.lockedCurrencySide,
-        lockedCurrencyAmount: BigInt(b.lockedCurrencyAmount),
-        ...(b.lookupId !== undefined ? { lookupId: b.lookupId } : {}),
-        immediatelyExecute: b.immediatelyExecute ?? false,
-        ...(b.description !== undefined ? { description: b.description } : {}),
-        ...(b.purposeOfPayment !== undefined ? { purposeOfPayment: b.purposeOfPayment } : {}),
-        senderCustomerInfoJson: b.senderCustomerInfo ? JSON.stringify(b.senderCustomerInfo) : '',
+        ...quoteRequestPb(request.body),
       });
       return reply.code(201).send(quoteJson(quote!));
     },

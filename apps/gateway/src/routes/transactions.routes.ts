@@ -1,8 +1,7 @@
-import { payments } from '@sluice/contracts';
 import { Transaction, transactionJson } from '@sluice/api';
 import type { RouteModule } from '../http/types.js';
-import { envelope, errorResponses, pageOf } from '../schemas/common.js';
-import { TransactionList, TransactionParams, TransactionsQuery } from '../schemas/transaction.schemas.js';
+import { envelope, errorResponses } from '../schemas/common.js';
+import { TransactionList, TransactionParams, TransactionsQuery, transactionsQueryPb } from '../schemas/transaction.schemas.js';
 
 const TAGS = ['Transactions'];
 
@@ -28,15 +27,7 @@ const transactionsRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request) => {
-      const { startDate, endDate, sortOrder, limit: _limit, cursor: _cursor, ...filters } = request.query;
-      const page = await client.listTransactions({
-        platformId: request.platform.id,
-        ...filters,
-        ...(startDate !== undefined ? { startDate: new Date(startDate) } : {}),
-        ...(endDate !== undefined ? { endDate: new Date(endDate) } : {}),
-        sortOrder: sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
-        page: pageOf(request.query),
-      });
+      const page = await client.listTransactions({ platformId: request.platform.id, ...transactionsQueryPb(request.query) });
       return envelope(page.transactions.map(transactionJson), page.page);
     },
   );

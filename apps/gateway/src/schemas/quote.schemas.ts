@@ -1,3 +1,4 @@
+import type { payments } from '@sluice/contracts';
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, LOCKED_CURRENCY_SIDES, Memo, PositiveAmount, UmaAddress, stringEnum } from '@sluice/api';
 import { PAYMENT_RAILS, PURPOSES_OF_PAYMENT } from '@sluice/core';
@@ -88,6 +89,35 @@ export const QuoteRequest = named('QuoteRequest', Type.Object(
   { additionalProperties: false },
 ));
 export type QuoteRequest = Static<typeof QuoteRequest>;
+
+/** The proto CreateQuoteRequest of a POST /quotes body (platform and environment are the caller's). */
+export function quoteRequestPb(body: QuoteRequest): Omit<payments.CreateQuoteRequest, 'platformId' | 'environment'> {
+  const { source, destination: d, ...b } = body;
+  return {
+    sourceKind: source.sourceType,
+    ...(source.sourceType === 'ACCOUNT'
+      ? { sourceAccountId: source.accountId }
+      : { sourceAccountId: '', sourceCurrency: source.currency }),
+    ...(source.customerId !== undefined ? { sourceCustomerId: source.customerId } : {}),
+    destinationKind: d.destinationType,
+    ...(d.destinationType === 'ACCOUNT'
+      ? {
+          destinationAccountId: d.accountId,
+          ...(d.paymentRail !== undefined ? { destinationPaymentRail: d.paymentRail } : {}),
+        }
+      : {
+          destinationUmaAddress: d.umaAddress,
+          ...(d.currency !== undefined ? { destinationCurrency: d.currency } : {}),
+        }),
+    lockedCurrencySide: b.lockedCurrencySide,
+    lockedCurrencyAmount: BigInt(b.lockedCurrencyAmount),
+    ...(b.lookupId !== undefined ? { lookupId: b.lookupId } : {}),
+    immediatelyExecute: b.immediatelyExecute ?? false,
+    ...(b.description !== undefined ? { description: b.description } : {}),
+    ...(b.purposeOfPayment !== undefined ? { purposeOfPayment: b.purposeOfPayment } : {}),
+    senderCustomerInfoJson: b.senderCustomerInfo ? JSON.stringify(b.senderCustomerInfo) : '',
+  };
+}
 
 export const QuoteParams = Type.Object({ quoteId: Id('Quote') }, { additionalProperties: false });
 

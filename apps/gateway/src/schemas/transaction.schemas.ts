@@ -1,6 +1,7 @@
+import { payments } from '@sluice/contracts';
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Memo, Page, PositiveAmount, Transaction, TransactionStatus, stringEnum } from '@sluice/api';
-import { DateTimeFilter, PageQuery, TextFilter, named } from './common.js';
+import { DateTimeFilter, PageQuery, TextFilter, named, pageOf } from './common.js';
 
 /** Request schemas of `/transactions`, `/transfer-in` and `/transfer-out`. */
 
@@ -13,9 +14,7 @@ export const TransactionParams = Type.Object(
 
 export const TransactionsQuery = Type.Object(
   {
-    customerId: Type.Optional(
-      TextFilter('Customer id, or the platform id for platform transactions'),
-    ),
+    customerId: Type.Optional(TextFilter('Customer id, or the platform id for platform transactions')),
     platformCustomerId: Type.Optional(TextFilter()),
     accountIdentifier: Type.Optional(TextFilter('Sender or receiver account id')),
     senderAccountIdentifier: Type.Optional(TextFilter()),
@@ -32,6 +31,20 @@ export const TransactionsQuery = Type.Object(
 );
 export type TransactionsQuery = Static<typeof TransactionsQuery>;
 
+/** The ListTransactions fields of a transactions query (the platform is the caller's). */
+export function transactionsQueryPb(
+  q: Partial<TransactionsQuery>,
+): Omit<payments.ListTransactionsRequest, 'platformId'> {
+  const { startDate, endDate, sortOrder, limit: _limit, cursor: _cursor, ...filters } = q;
+  return {
+    ...filters,
+    ...(startDate !== undefined ? { startDate: new Date(startDate) } : {}),
+    ...(endDate !== undefined ? { endDate: new Date(endDate) } : {}),
+    sortOrder: sortOrder === 'asc' ? payments.SortOrder.ASC : payments.SortOrder.DESC,
+    page: pageOf(q),
+  };
+}
+
 const AccountRef = (type: string) => Type.Object({ accountId: Id(type) }, { additionalProperties: false });
 
 const transferBody = (from: string, to: string) =>
@@ -45,5 +58,11 @@ const transferBody = (from: string, to: string) =>
     { additionalProperties: false },
   );
 
-export const TransferInRequest = named('TransferInRequest', transferBody('ExternalAccount', 'InternalAccount'));
-export const TransferOutRequest = named('TransferOutRequest', transferBody('InternalAccount', 'ExternalAccount'));
+export const TransferInRequest = named(
+  'TransferInRequest',
+  transferBody('ExternalAccount', 'InternalAccount'),
+);
+export const TransferOutRequest = named(
+  'TransferOutRequest',
+  transferBody('InternalAccount', 'ExternalAccount'),
+);

@@ -72,6 +72,7 @@ export async function startIdentity(label: string): Promise<IdentityHarness> {
         WEBHOOK_DISPATCHER_GRPC_URL: '127.0.0.1:1',
         WALLET_AUTH_GRPC_URL: '127.0.0.1:1',
         PAYMENTS_GRPC_URL: '127.0.0.1:1',
+        AGENTS_GRPC_URL: '127.0.0.1:1',
         RPC_DEADLINE_MS: 2000,
         ...env,
       } as Parameters<typeof createGatewayClients>[0]);

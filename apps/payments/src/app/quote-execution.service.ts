@@ -22,7 +22,8 @@ import type { TransactionsService } from './transactions.service.js';
  * What an execute answers: the quote as it is after the call, or, for an EMBEDDED_WALLET source executed
  * without signature headers, a fresh signing challenge (nothing moved).
  */
-export type ExecuteOutcome = { quote: Quote; challenge?: never } | { challenge: SigningChallenge; quote?: never };
+export type ExecuteOutcome =
+  { quote: Quote; challenge?: never } | { challenge: SigningChallenge; quote?: never };
 
 /** The body an EXECUTE_QUOTE signing request binds. */
 export const executeQuoteBody = (quoteId: string): string => JSON.stringify({ quoteId });
@@ -91,14 +92,21 @@ export class QuoteExecutionService {
       // The signed retry's step 1: a fresh signing request for this execution. The client stamps its
       // payloadToSign and repeats the execute with both headers. This is also how a client gets a new
       // request after a signed execute whose hold was refused (that request was consumed).
-      return { challenge: await this.deps.walletSignatures.challenge(platformId, sourceAccountId, executeQuoteBody(q.id)) };
+      return {
+        challenge: await this.deps.walletSignatures.challenge(
+          platformId,
+          sourceAccountId,
+          executeQuoteBody(q.id),
+        ),
+      };
     }
     // The destination is read again (a deleted or deactivated account is not paid), with the customer's id.
     const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
       this.deps.parties.counterpartyOf(platformId, q.destination),
       this.deps.parties.platformCustomerId(platformId, q.customerId),
     ]);
-    const customer = q.customerId && platformCustomerId ? { customerId: q.customerId, platformCustomerId } : undefined;
+    const customer =
+      q.customerId && platformCustomerId ? { customerId: q.customerId, platformCustomerId } : undefined;
     if (embeddedWallet) {
       // Embedded-wallet funds move only with the wallet owner's signature: wallet-auth verifies and
       // consumes the signing request (single use) before anything is held; its 401 passes through.
@@ -129,7 +137,12 @@ export class QuoteExecutionService {
         ...(q.transactionId ? {} : { transactionId }),
       });
       if (!won) return undefined;
-      let pending = q.transactionId ? await this.deps.transactions.find(platformId, transactionId, em, true) : undefined;
+      let pending = q.transactionId
+        ? await this.deps.transactions.find(platformId, transactionId, em, true)
+        : undefined;
+      // An agent's approved action executes the quote: its transaction names the agent from now on.
+      if (pending && req.agentId)
+        pending = await this.deps.lifecycle.attributeToAgent(em, pending, req.agentId);
       if (!pending) {
         const t = quoteTransaction(won, {
           id: transactionId,
@@ -138,6 +151,7 @@ export class QuoteExecutionService {
           holdId,
           counterpartyIdentifier,
           customer,
+          ...(req.agentId ? { agentId: req.agentId } : {}),
         });
         await this.deps.lifecycle.record(em, t);
         // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING).
@@ -176,7 +190,8 @@ export class QuoteExecutionService {
       throw invalidInput([
         {
           field: 'quoteId',
-          message: 'is not funded in real time (its source is an internal account): execute it with POST /quotes/{quoteId}/execute',
+          message:
+            'is not funded in real time (its source is an internal account): execute it with POST /quotes/{quoteId}/execute',
         },
       ]);
     }
@@ -186,7 +201,9 @@ export class QuoteExecutionService {
     if (q.status === 'PENDING') {
       const claimed = await transactional(this.orm, async (em) => {
         const now = this.clock.now();
-        const won = await this.deps.quotes.transition(em, q.id, 'PENDING', 'PROCESSING', now, { notExpiredAt: now });
+        const won = await this.deps.quotes.transition(em, q.id, 'PENDING', 'PROCESSING', now, {
+          notExpiredAt: now,
+        });
         if (!won) return false;
         const t = await this.deps.transactions.find(q.platformId, transactionId, em, true);
         if (t) await this.deps.quotePayments.scheduleSubmit(em, t, req.environment);
@@ -203,12 +220,20 @@ export class QuoteExecutionService {
   }
 
   /** Hands a claimed payment on; a failure is left to its safety-net job. */
-  private async handOff(platformId: string, transactionId: string, environment: Environment, quoteId: string): Promise<void> {
+  private async handOff(
+    platformId: string,
+    transactionId: string,
+    environment: Environment,
+    quoteId: string,
+  ): Promise<void> {
     try {
       await this.deps.quotePayments.submit(platformId, transactionId, environment);
     } catch (err) {
       // The transaction exists and its submit safety-net job retries the hand-off.
-      this.deps.logger.warn({ err, quoteId, transactionId }, 'payment hand-off failed; the submit job retries');
+      this.deps.logger.warn(
+        { err, quoteId, transactionId },
+        'payment hand-off failed; the submit job retries',
+      );
     }
   }
 }

@@ -7,7 +7,9 @@ import type { TransactionRepository } from '../store/transaction.repository.js';
 import type { TransactionEvents } from './ports.js';
 
 /** What a status change may set besides the status. */
-export type TransactionPatch = Partial<Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt' | 'refund'>>;
+export type TransactionPatch = Partial<
+  Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt' | 'refund'>
+>;
 
 /**
  * The life of every transaction — transfers, quote payments, incoming payments — in one place:
@@ -18,7 +20,11 @@ export type TransactionPatch = Partial<Pick<Transaction, 'failureReason' | 'fail
 export class TransactionLifecycle {
   constructor(
     private readonly clock: Clock,
-    private readonly deps: { transactions: TransactionRepository; quotes: QuoteRepository; events: TransactionEvents },
+    private readonly deps: {
+      transactions: TransactionRepository;
+      quotes: QuoteRepository;
+      events: TransactionEvents;
+    },
   ) {}
 
   /** Inserts a new transaction, in the caller's transaction, with the event of its first status (if any). */
@@ -39,7 +45,12 @@ export class TransactionLifecycle {
    * A quote's payment carries its quote along (COMPLETED, FAILED, EXPIRED; see
    * quoteStatusFor) in the same database transaction.
    */
-  async move(em: EntityManager, t: Transaction, to: TransactionStatus, patch: TransactionPatch = {}): Promise<Transaction> {
+  async move(
+    em: EntityManager,
+    t: Transaction,
+    to: TransactionStatus,
+    patch: TransactionPatch = {},
+  ): Promise<Transaction> {
     transitionTransaction(t.type, t.status, to);
     const next: Transaction = { ...t, ...patch, status: to, updatedAt: this.clock.now() };
     await this.write(em, t, next);
@@ -48,6 +59,17 @@ export class TransactionLifecycle {
       if (quoteStatus) await this.deps.quotes.follow(em, next.quoteId, quoteStatus, next.updatedAt);
     }
     return next;
+  }
+
+  /**
+   * Names the agent whose approved action pays this transaction (a quote's transaction exists from
+   * the quote's creation; the agent is known when it executes). Only a transaction without an agent
+   * gets one; its next status event carries it.
+   */
+  async attributeToAgent(em: EntityManager, t: Transaction, agentId: string): Promise<Transaction> {
+    if (t.agentId) return t;
+    await this.deps.transactions.setAgent(em, t.id, agentId);
+    return { ...t, agentId };
   }
 
   /** Records a change of the refund alone (the status stays), with its OUTGOING_PAYMENT.REFUND_* event. */

@@ -282,6 +282,7 @@ export class TransfersService {
       ...(req.description !== undefined ? { description: req.description } : {}),
       counterpartyInformation: {},
       requestKey: req.requestKey,
+      ...(req.agentId !== undefined ? { agentId: req.agentId } : {}),
       counterpartyIdentifier: o.counterpartyIdentifier,
       ...(o.withHold ? { holdId: transferLedgerIds.hold(id) } : {}),
       createdAt: now,

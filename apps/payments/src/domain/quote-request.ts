@@ -143,6 +143,8 @@ export interface ExecuteQuoteRequest {
   signature?: string;
   /** Request-Id (the signing request; defaults to the quote's). */
   requestId?: string;
+  /** The agent whose approved action executes the quote (agents service). */
+  agentId?: string;
 }
 
 /** Longest Service-Wallet-Signature header. */
@@ -154,6 +156,7 @@ export function parseExecuteQuoteRequest(
 ): ExecuteQuoteRequest {
   const errors = quoteCallErrors(input);
   checkId(errors, 'Request-Id', input.requestId, 'Request', true);
+  if (input.agentId !== undefined) checkId(errors, 'agentId', input.agentId, 'Agent');
   if (input.signature !== undefined && input.signature.length > WALLET_SIGNATURE_MAX_LENGTH) {
     errors.add('Service-Wallet-Signature', `must be at most ${WALLET_SIGNATURE_MAX_LENGTH} characters`);
   }
@@ -164,6 +167,7 @@ export function parseExecuteQuoteRequest(
     quoteId: input.quoteId,
     ...(input.signature ? { signature: input.signature } : {}),
     ...(input.requestId ? { requestId: input.requestId } : {}),
+    ...(input.agentId ? { agentId: input.agentId } : {}),
   };
 }
 

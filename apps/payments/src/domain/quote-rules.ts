@@ -112,6 +112,8 @@ export function quoteTransaction(
     /** What the rail pays to: the external account's primary identifier or the UMA address. */
     counterpartyIdentifier: string | undefined;
     customer: { customerId: string; platformCustomerId: string } | undefined;
+    /** The agent whose approved action executes the quote. */
+    agentId?: string;
   },
 ): Transaction {
   return {
@@ -132,6 +134,7 @@ export function quoteTransaction(
     counterpartyInformation: q.counterpartyInformation,
     quoteId: q.id,
     requestKey: quoteExecutionRequestKey(q.id),
+    ...(o.agentId ? { agentId: o.agentId } : {}),
     ...(o.counterpartyIdentifier ? { counterpartyIdentifier: o.counterpartyIdentifier } : {}),
     ...(o.holdId ? { holdId: o.holdId } : {}),
     createdAt: o.now,

@@ -73,6 +73,8 @@ export interface Transaction {
   quoteId?: string;
   /** The caller's idempotency key (unique per platform). */
   requestKey?: string;
+  /** The agent whose action initiated the payment (set by the agents service). */
+  agentId?: string;
   /** The external account's primary identifier at creation (what the rail pays to / pulls from). */
   counterpartyIdentifier?: string;
   /** The ledger hold of an OUTGOING transfer. */

@@ -11,6 +11,8 @@ export interface TransferRequest {
   destinationAccountId: string;
   amount: bigint;
   description?: string;
+  /** The agent whose approved action this is (agents service). */
+  agentId?: string;
 }
 
 /** A transfer request as it arrives: the environment may be missing. */
@@ -31,6 +33,7 @@ export function parseTransferRequest(input: TransferInput, direction: 'OUT' | 'I
   checkId(errors, 'destination.accountId', input.destinationAccountId, destinationType);
   checkAmount(errors, 'amount', input.amount);
   checkMemo(errors, 'description', input.description);
+  if (input.agentId !== undefined) checkId(errors, 'agentId', input.agentId, 'Agent');
   errors.throwIfAny();
   const { environment, ...rest } = input;
   return { ...rest, environment: environment! };

@@ -117,6 +117,7 @@ export function transactionToPb(t: Transaction): pb.Transaction {
     ...(t.failureDetail ? { failureDetail: t.failureDetail } : {}),
     counterpartyInformation: t.counterpartyInformation,
     ...(t.quoteId ? { quoteId: t.quoteId } : {}),
+    ...(t.agentId ? { agentId: t.agentId } : {}),
     ...(t.settledAt ? { settledAt: t.settledAt } : {}),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,

@@ -31,6 +31,7 @@ export function quotesHandlers(o: {
           quoteId: req.quoteId,
           ...(req.walletSignature !== undefined ? { signature: req.walletSignature } : {}),
           ...(req.signingRequestId !== undefined ? { requestId: req.signingRequestId } : {}),
+          ...(req.agentId !== undefined ? { agentId: req.agentId } : {}),
         }),
       );
       return out.challenge

@@ -15,6 +15,7 @@ function transferInput(req: pb.TransferOutRequest | pb.TransferInRequest): Trans
     destinationAccountId: req.destinationAccountId,
     amount: req.amount,
     ...(req.description !== undefined ? { description: req.description } : {}),
+    ...(req.agentId !== undefined ? { agentId: req.agentId } : {}),
   };
 }
 

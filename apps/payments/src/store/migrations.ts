@@ -225,6 +225,13 @@ class TransactionPaymentRailMigration extends Migration {
   }
 }
 
+/** The agent whose action initiated a payment (set by the agents service; NULL otherwise). */
+class TransactionAgentMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE transactions ADD COLUMN agent_id text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -236,5 +243,6 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0007_quote_payments', class: QuotePaymentsMigration },
   { name: '0008_quote_source_wallet', class: QuoteSourceWalletMigration },
   { name: '0009_transaction_payment_rail', class: TransactionPaymentRailMigration },
+  { name: '0020_transaction_agent', class: TransactionAgentMigration },
   { name: '0030_incoming_approval_webhook_error', class: IncomingApprovalWebhookErrorMigration },
 ];

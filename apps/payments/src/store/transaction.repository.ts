@@ -35,6 +35,7 @@ interface TransactionRow {
   counterparty_information: Record<string, string> | string;
   quote_id: string | null;
   request_key: string | null;
+  agent_id: string | null;
   hold_id: string | null;
   counterparty_identifier: string | null;
   settled_at: Date | string | null;
@@ -95,6 +96,7 @@ const transactionRow = {
       counterparty_information: JSON.stringify(t.counterpartyInformation),
       quote_id: t.quoteId ?? null,
       request_key: t.requestKey ?? null,
+      agent_id: t.agentId ?? null,
       hold_id: t.holdId ?? null,
       counterparty_identifier: t.counterpartyIdentifier ?? null,
       settled_at: t.settledAt ?? null,
@@ -107,7 +109,12 @@ const transactionRow = {
   },
 
   from(r: TransactionRow): Transaction {
-    const endpoint = (kind: TransactionEndpoint['kind'], acc: string | null, uma: string | null, currency: string) => ({
+    const endpoint = (
+      kind: TransactionEndpoint['kind'],
+      acc: string | null,
+      uma: string | null,
+      currency: string,
+    ) => ({
       kind,
       ...(acc ? { accountId: acc } : {}),
       ...(uma ? { umaAddress: uma } : {}),
@@ -121,7 +128,12 @@ const transactionRow = {
       status: r.status,
       source: endpoint(r.source_kind, r.source_account_id, r.source_uma_address, r.source_currency),
       destination: {
-        ...endpoint(r.destination_kind, r.destination_account_id, r.destination_uma_address, r.destination_currency),
+        ...endpoint(
+          r.destination_kind,
+          r.destination_account_id,
+          r.destination_uma_address,
+          r.destination_currency,
+        ),
         ...(rail && isPaymentRail(rail, PAYMENT_RAILS) ? { paymentRail: rail } : {}),
       },
       ...(r.customer_id ? { customerId: r.customer_id } : {}),
@@ -136,6 +148,7 @@ const transactionRow = {
       counterpartyInformation: fromJson(r.counterparty_information),
       ...(r.quote_id ? { quoteId: r.quote_id } : {}),
       ...(r.request_key ? { requestKey: r.request_key } : {}),
+      ...(r.agent_id ? { agentId: r.agent_id } : {}),
       ...(r.hold_id ? { holdId: r.hold_id } : {}),
       ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
       ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),
@@ -215,10 +228,24 @@ export class TransactionRepository {
       `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, refund = ?::jsonb,
          updated_at = ?
        WHERE id = ? AND status = ?`,
-      [row.status, row.failure_reason, row.failure_detail, row.settled_at, row.refund, row.updated_at, row.id, from],
+      [
+        row.status,
+        row.failure_reason,
+        row.failure_detail,
+        row.settled_at,
+        row.refund,
+        row.updated_at,
+        row.id,
+        from,
+      ],
       'run',
     );
     return affectedRows(res) === 1;
+  }
+
+  /** Sets the agent of a transaction that has none (agent_id is never changed once set). */
+  async setAgent(em: EntityManager, id: string, agentId: string): Promise<void> {
+    await em.execute(`UPDATE transactions SET agent_id = ? WHERE id = ? AND agent_id IS NULL`, [agentId, id]);
   }
 
   /** Removes a transfer that never got past CREATED (its hold was refused); no webhook was ever sent for it. */
@@ -227,7 +254,12 @@ export class TransactionRepository {
   }
 
   /** The platform's transaction, or undefined (also another platform's); `forUpdate` locks its row. */
-  async get(em: EntityManager, platformId: string, id: string, forUpdate = false): Promise<Transaction | undefined> {
+  async get(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    forUpdate = false,
+  ): Promise<Transaction | undefined> {
     const rows = await em.execute<TransactionRow[]>(
       `SELECT * FROM transactions WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
       [id, platformId],
@@ -235,7 +267,11 @@ export class TransactionRepository {
     return rows[0] ? transactionRow.from(rows[0]) : undefined;
   }
 
-  async byRequestKey(em: EntityManager, platformId: string, requestKey: string): Promise<Transaction | undefined> {
+  async byRequestKey(
+    em: EntityManager,
+    platformId: string,
+    requestKey: string,
+  ): Promise<Transaction | undefined> {
     const rows = await em.execute<TransactionRow[]>(
       `SELECT * FROM transactions WHERE platform_id = ? AND request_key = ?`,
       [platformId, requestKey],
@@ -265,7 +301,11 @@ export class TransactionRepository {
       );
     }
     if (f.senderAccountIdentifier !== undefined) {
-      add('(source_account_id = ? OR source_uma_address = ?)', f.senderAccountIdentifier, f.senderAccountIdentifier);
+      add(
+        '(source_account_id = ? OR source_uma_address = ?)',
+        f.senderAccountIdentifier,
+        f.senderAccountIdentifier,
+      );
     }
     if (f.receiverAccountIdentifier !== undefined) {
       add(

@@ -4,10 +4,10 @@ import { idUuid, isId } from '@sluice/core';
 /**
  * The public webhook types are the reference document's WebhookType enum. The event catalogue of
  * `@sluice/api` knows the ones a built service publishes (its contracts marked `webhook: true`,
- * `WEBHOOK_EVENT_TYPES`: OUTGOING_PAYMENT.*, INCOMING_PAYMENT.*, INTERNAL_ACCOUNT.BALANCE_UPDATED), so
- * they are not listed here. The rest of the enum waits for its producer (compliance, agents, bulk
- * uploads, invitations): each type moves from this list to the catalogue when its service publishes
- * it, so every public type is written once.
+ * `WEBHOOK_EVENT_TYPES`: OUTGOING_PAYMENT.*, INCOMING_PAYMENT.*, INTERNAL_ACCOUNT.BALANCE_UPDATED,
+ * AGENT_ACTION.PENDING_APPROVAL), so they are not listed here. The rest of the enum waits for its
+ * producer (compliance, bulk uploads, invitations): each type moves from this list to the catalogue
+ * when its service publishes it, so every public type is written once.
  */
 export const REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER = [
   'CUSTOMER.KYC_APPROVED',
@@ -25,7 +25,6 @@ export const REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER = [
   'INVITATION.CLAIMED',
   'BULK_UPLOAD.COMPLETED',
   'BULK_UPLOAD.FAILED',
-  'AGENT_ACTION.PENDING_APPROVAL',
 ] as const;
 
 /** The type of the webhooks the dispatcher makes itself (SendTestWebhook); no event carries it. */

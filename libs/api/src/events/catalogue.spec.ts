@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_CONTRACTS, EVENTS, WEBHOOK_EVENT_TYPES, contractsOf, eventContract } from './catalogue.js';
+import { AgentAction } from '../resources/agent.js';
 import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
 
@@ -18,10 +19,12 @@ describe('event catalogue', () => {
   it('gives every webhook type the public resource as data', () => {
     for (const type of WEBHOOK_EVENT_TYPES) {
       const c = eventContract(type)!;
-      expect([Transaction, InternalAccount]).toContain(c.data);
+      expect([Transaction, InternalAccount, AgentAction]).toContain(c.data);
     }
     expect(WEBHOOK_EVENT_TYPES).toContain('INTERNAL_ACCOUNT.BALANCE_UPDATED');
+    expect(WEBHOOK_EVENT_TYPES).toContain('AGENT_ACTION.PENDING_APPROVAL');
     expect(WEBHOOK_EVENT_TYPES).not.toContain('TOKEN.DELETED');
+    expect(WEBHOOK_EVENT_TYPES).not.toContain('AGENT_TOKEN.REVOKED');
   });
 
   it('lists what each domain owns', () => {

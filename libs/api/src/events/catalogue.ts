@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { AgentAction } from '../resources/agent.js';
 import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
 import { stringEnum } from '../schema.js';
@@ -131,7 +132,11 @@ export const EVENTS = {
   }),
   TOKEN_CREATED: event('TOKEN.CREATED', {
     owner: 'identity',
-    data: Type.Object({ tokenId: Type.String(), name: Type.String(), permissions: Type.Array(Type.String()) }),
+    data: Type.Object({
+      tokenId: Type.String(),
+      name: Type.String(),
+      permissions: Type.Array(Type.String()),
+    }),
     description: 'An API token was created.',
   }),
   TOKEN_DELETED: event('TOKEN.DELETED', {
@@ -172,14 +177,32 @@ export const EVENTS = {
     description: 'An external account was deleted.',
   }),
   // payments
-  OUTGOING_PAYMENT_PENDING: outgoing('OUTGOING_PAYMENT.PENDING', 'An outgoing payment awaits its funds or execution.'),
-  OUTGOING_PAYMENT_PROCESSING: outgoing('OUTGOING_PAYMENT.PROCESSING', 'An outgoing payment was sent to its rail.'),
+  OUTGOING_PAYMENT_PENDING: outgoing(
+    'OUTGOING_PAYMENT.PENDING',
+    'An outgoing payment awaits its funds or execution.',
+  ),
+  OUTGOING_PAYMENT_PROCESSING: outgoing(
+    'OUTGOING_PAYMENT.PROCESSING',
+    'An outgoing payment was sent to its rail.',
+  ),
   OUTGOING_PAYMENT_COMPLETED: outgoing('OUTGOING_PAYMENT.COMPLETED', 'An outgoing payment completed.'),
   OUTGOING_PAYMENT_FAILED: outgoing('OUTGOING_PAYMENT.FAILED', 'An outgoing payment failed or was rejected.'),
-  OUTGOING_PAYMENT_EXPIRED: outgoing('OUTGOING_PAYMENT.EXPIRED', 'The quote of an outgoing payment expired unexecuted.'),
-  OUTGOING_PAYMENT_REFUND_PENDING: outgoing('OUTGOING_PAYMENT.REFUND_PENDING', 'Money of a failed payment is on its way back.'),
-  OUTGOING_PAYMENT_REFUND_COMPLETED: outgoing('OUTGOING_PAYMENT.REFUND_COMPLETED', 'The refund arrived; the payment is REFUNDED.'),
-  OUTGOING_PAYMENT_REFUND_FAILED: outgoing('OUTGOING_PAYMENT.REFUND_FAILED', 'The refund failed; the funds wait for an operator.'),
+  OUTGOING_PAYMENT_EXPIRED: outgoing(
+    'OUTGOING_PAYMENT.EXPIRED',
+    'The quote of an outgoing payment expired unexecuted.',
+  ),
+  OUTGOING_PAYMENT_REFUND_PENDING: outgoing(
+    'OUTGOING_PAYMENT.REFUND_PENDING',
+    'Money of a failed payment is on its way back.',
+  ),
+  OUTGOING_PAYMENT_REFUND_COMPLETED: outgoing(
+    'OUTGOING_PAYMENT.REFUND_COMPLETED',
+    'The refund arrived; the payment is REFUNDED.',
+  ),
+  OUTGOING_PAYMENT_REFUND_FAILED: outgoing(
+    'OUTGOING_PAYMENT.REFUND_FAILED',
+    'The refund failed; the funds wait for an operator.',
+  ),
   INCOMING_PAYMENT_PENDING: event('INCOMING_PAYMENT.PENDING', {
     owner: 'payments',
     data: Transaction,
@@ -189,7 +212,10 @@ export const EVENTS = {
       'An incoming payment awaits the platform’s approval: a request–response webhook (any 2xx but 202 approves, 403 rejects, 422 asks for more information, 202 defers to POST /transactions/{id}/approve|reject within the window).',
   }),
   INCOMING_PAYMENT_COMPLETED: incoming('INCOMING_PAYMENT.COMPLETED', 'An incoming payment was credited.'),
-  INCOMING_PAYMENT_FAILED: incoming('INCOMING_PAYMENT.FAILED', 'An incoming payment failed, was rejected or expired.'),
+  INCOMING_PAYMENT_FAILED: incoming(
+    'INCOMING_PAYMENT.FAILED',
+    'An incoming payment failed, was rejected or expired.',
+  ),
   // webhooks (the dispatcher)
   INCOMING_PAYMENT_APPROVAL_ANSWERED: event('INCOMING_PAYMENT.APPROVAL_ANSWERED', {
     owner: 'webhooks',
@@ -206,6 +232,26 @@ export const EVENTS = {
     }),
     description:
       'The dispatcher disabled a platform’s webhook endpoint (it answered 410 Gone, or failed every attempt for WEBHOOK_DISABLE_AFTER_HOURS): its webhooks are no longer sent until the platform sets webhookEndpoint again. Shown in the delivery log and in GET /config.',
+  }),
+  // agents
+  AGENT_ACTION_PENDING_APPROVAL: event('AGENT_ACTION.PENDING_APPROVAL', {
+    owner: 'agents',
+    data: AgentAction,
+    webhook: true,
+    description:
+      'An agent action awaits the platform’s approval; data is the AgentAction (quote or transfer details included).',
+  }),
+  AGENT_TOKEN_REVOKED: event('AGENT_TOKEN.REVOKED', {
+    owner: 'agents',
+    data: Type.Object({ agentId: Type.String() }),
+    description:
+      'An agent’s access token no longer authenticates (agent deleted, or a new code redeemed); caches drop it at once.',
+  }),
+  AGENT_UPDATED: event('AGENT.UPDATED', {
+    owner: 'agents',
+    data: Type.Object({ agentId: Type.String() }),
+    description:
+      'An agent was paused, resumed, renamed or given another policy; credential caches drop it at once.',
   }),
 } as const;
 

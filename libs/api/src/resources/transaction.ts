@@ -123,6 +123,7 @@ export const Transaction = Type.Object(
     reconciliationInstructions: Type.Object({ reference: Type.String() }),
     counterpartyInformation: Type.Record(Type.String(), Type.String()),
     description: Type.Optional(Type.String()),
+    agentId: Type.Optional(Id('Agent')),
     failureReason: Type.Optional(Type.String()),
     failureDetail: Type.Optional(
       Type.String({
@@ -166,6 +167,7 @@ export function transactionJson(t: payments.Transaction): Transaction {
     reconciliationInstructions: { reference: t.reference },
     counterpartyInformation: t.counterpartyInformation,
     ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.agentId ? { agentId: t.agentId } : {}),
     ...(t.failureReason ? { failureReason: t.failureReason } : {}),
     ...(t.failureDetail ? { failureDetail: t.failureDetail } : {}),
     ...(t.settledAt ? { settledAt: iso(t.settledAt)! } : {}),
