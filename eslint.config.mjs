@@ -87,8 +87,9 @@ export default defineConfig(
   },
   {
     // tools/ and tests/ drive the real apps (stack, config docs, deploy checks, e2e): importing apps is their job.
+    // A service's integration tests (apps/<app>/test) start its real neighbours in-process from their definitions.
     name: 'sluice/tooling-may-import-apps',
-    files: ['tools/**', 'tests/**'],
+    files: ['tools/**', 'tests/**', 'apps/*/test/**'],
     rules: { '@nx/enforce-module-boundaries': 'off' },
   },
   // Layer directions inside a service (tools/lint/layers.mjs).

@@ -12,6 +12,7 @@ import { WebhookSecretRepository } from './store/webhook-secret.repository.js';
 import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
 import { IdentityPublisher } from './events/identity.events.js';
+import { ComplianceConsumer } from './events/compliance.consumer.js';
 import { identityHandlers } from './rpc/identity.rpc.js';
 
 /** The object graph of a running identity service: its use cases. */
@@ -26,6 +27,7 @@ export interface IdentityGraph extends Composition {
 export function composeIdentity({
   orm,
   outbox,
+  bus,
   clock,
   logger,
   config,
@@ -53,6 +55,9 @@ export function composeIdentity({
         logger,
         'sluice.identity.v1.IdentityService',
       ),
+    ],
+    consumers: [
+      new ComplianceConsumer({ bus, orm, logger, prefix: config.EVENT_SUBJECT_PREFIX, customers: useCases.customers }),
     ],
   };
 }

@@ -11,3 +11,6 @@ export * from './resources/external-account.js';
 export * from './resources/customer.js';
 export * from './resources/auth-method.js';
 export * from './events/catalogue.js';
+export * from './resources/beneficial-owner.js';
+export * from './resources/document.js';
+export * from './resources/verification.js';

@@ -8,3 +8,4 @@ export * from './vocabulary.js';
 export * from './pix.js';
 export * from './validation.js';
 export * from './uma.js';
+export * from './fields.js';

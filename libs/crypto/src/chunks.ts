@@ -33,7 +33,8 @@ export async function* sealChunks(
   binding: string,
   chunkBytes: number,
 ): AsyncGenerator<SealedChunk> {
-  if (!Number.isInteger(chunkBytes) || chunkBytes < 1) throw new RangeError('chunkBytes must be a positive integer');
+  if (!Number.isInteger(chunkBytes) || chunkBytes < 1)
+    throw new RangeError('chunkBytes must be a positive integer');
   let index = 0;
   let pending: Buffer | undefined; // a full chunk waiting to learn whether it is the last
   let parts: Buffer[] = [];
@@ -74,6 +75,12 @@ export async function* sealChunks(
  * binding; `last` is whether the reader expects it to be the final chunk (from the stored chunk
  * count). Throws EnvelopeError DECRYPT_FAILED on any mismatch or changed byte.
  */
-export function openChunk(dataKey: Uint8Array, sealed: Uint8Array, binding: string, index: number, last: boolean): Buffer {
+export function openChunk(
+  dataKey: Uint8Array,
+  sealed: Uint8Array,
+  binding: string,
+  index: number,
+  last: boolean,
+): Buffer {
   return gcmOpen(dataKey, sealed, chunkAad(binding, index, last), `chunk ${index}`);
 }

@@ -40,7 +40,9 @@ async function collect(it: AsyncIterable<SealedChunk>): Promise<SealedChunk[]> {
 describe('keyring', () => {
   it('names the bad variable and fingerprints keys with the label', () => {
     expect(code(() => loadMasterKeyring('', undefined, names))).toBe('CONFIG_INVALID');
-    expect(() => loadMasterKeyring(randomBytes(16).toString('base64'), undefined, names)).toThrow(/TEST_MASTER_KEY /);
+    expect(() => loadMasterKeyring(randomBytes(16).toString('base64'), undefined, names)).toThrow(
+      /TEST_MASTER_KEY /,
+    );
     expect(() => loadMasterKeyring(b64(), 'x!', names)).toThrow(/TEST_MASTER_KEYS_RETIRED\[0\]/);
     const key = randomBytes(32);
     const ring = loadMasterKeyring(key.toString('base64'), undefined, names);
@@ -63,7 +65,9 @@ describe('data keys', () => {
     const tampered = Buffer.from(w.wrapped);
     tampered[20] = tampered[20]! ^ 1;
     expect(code(() => unwrapDataKey(ring, { ...w, wrapped: tampered }, aad('doc-1')))).toBe('DECRYPT_FAILED');
-    expect(code(() => unwrapDataKey(ring, { ...w, wrapped: w.wrapped.subarray(1) }, aad('doc-1')))).toBe('MALFORMED');
+    expect(code(() => unwrapDataKey(ring, { ...w, wrapped: w.wrapped.subarray(1) }, aad('doc-1')))).toBe(
+      'MALFORMED',
+    );
     const rotated = loadMasterKeyring(b64(), old, names);
     const re = rewrapDataKey(rotated, w, aad('doc-1'));
     expect(re.keyId).toBe(rotated.current.id);

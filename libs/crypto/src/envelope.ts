@@ -25,11 +25,7 @@ export interface MasterKeyring {
 }
 
 /** Why an envelope could not be made or opened (an operational fault, never a client's). */
-export type EnvelopeErrorCode =
-  | 'MASTER_KEY_UNKNOWN'
-  | 'DECRYPT_FAILED'
-  | 'MALFORMED'
-  | 'CONFIG_INVALID';
+export type EnvelopeErrorCode = 'MASTER_KEY_UNKNOWN' | 'DECRYPT_FAILED' | 'MALFORMED' | 'CONFIG_INVALID';
 
 /** A failure of envelope encryption; callers map it to their own error (it is not a DomainError). */
 export class EnvelopeError extends Error {
@@ -82,7 +78,11 @@ function decodeMasterKey(value: string, variable: string, idLabel: string): Mast
  * `retired` (optional, comma-separated base64 keys) only unwraps data keys wrapped before a
  * rotation. Throws EnvelopeError CONFIG_INVALID naming the variable.
  */
-export function loadMasterKeyring(current: string, retired: string | undefined, names: KeyringNames): MasterKeyring {
+export function loadMasterKeyring(
+  current: string,
+  retired: string | undefined,
+  names: KeyringNames,
+): MasterKeyring {
   const currentKey = decodeMasterKey(current, names.current, names.idLabel);
   const retiredKeys = (retired ?? '')
     .split(',')
@@ -154,20 +154,32 @@ export interface WrappedDataKey {
  * Wraps a data key under the keyring's current master key; `aad` (what the key belongs to) is
  * bound together with the key id, so the wrapped key opens only for the same owner and key id.
  */
-export function wrapDataKey(keyring: MasterKeyring, dataKey: Uint8Array, aad: (keyId: string) => Uint8Array): WrappedDataKey {
+export function wrapDataKey(
+  keyring: MasterKeyring,
+  dataKey: Uint8Array,
+  aad: (keyId: string) => Uint8Array,
+): WrappedDataKey {
   const { id, key } = keyring.current;
   return { keyId: id, wrapped: gcmSeal(key, dataKey, aad(id)) };
 }
 
 /** Unwraps a data key made by `wrapDataKey` with the same binding; EnvelopeError otherwise. */
-export function unwrapDataKey(keyring: MasterKeyring, w: WrappedDataKey, aad: (keyId: string) => Uint8Array): Buffer {
+export function unwrapDataKey(
+  keyring: MasterKeyring,
+  w: WrappedDataKey,
+  aad: (keyId: string) => Uint8Array,
+): Buffer {
   if (!KEY_ID_PATTERN.test(w.keyId) || w.wrapped.length !== WRAPPED_DATA_KEY_BYTES)
     throw new EnvelopeError('MALFORMED', 'the wrapped data key has an invalid key id or length');
   return gcmOpen(findMasterKey(keyring, w.keyId).key, w.wrapped, aad(w.keyId), 'data key');
 }
 
 /** Rewraps a data key under the current master key (rotation); the secret's ciphertext is kept. */
-export function rewrapDataKey(keyring: MasterKeyring, w: WrappedDataKey, aad: (keyId: string) => Uint8Array): WrappedDataKey {
+export function rewrapDataKey(
+  keyring: MasterKeyring,
+  w: WrappedDataKey,
+  aad: (keyId: string) => Uint8Array,
+): WrappedDataKey {
   const dataKey = unwrapDataKey(keyring, w, aad);
   try {
     return wrapDataKey(keyring, dataKey, aad);

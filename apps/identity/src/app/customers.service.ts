@@ -153,6 +153,26 @@ export class CustomersService {
     });
   }
 
+  /**
+   * Sets a customer's kycStatus (individual) or kybStatus (business) as compliance decided it
+   * (CUSTOMER_VERIFICATION.STATUS_CHANGED), in the consumer's inbox transaction, and writes the
+   * CUSTOMER.KYC_* / KYB_* webhook. Idempotent: the same status again changes nothing; a
+   * deleted customer or one of another type is left alone (false).
+   */
+  async applyVerificationStatus(
+    em: EntityManager,
+    platformId: string,
+    c: { customerId: string; customerType: Customer['customerType']; status: Exclude<Customer['verificationStatus'], 'UNVERIFIED'> },
+  ): Promise<boolean> {
+    const current = await this.store.customers.find(em, platformId, c.customerId, { forUpdate: true });
+    if (!current || current.deletedAt || current.customerType !== c.customerType) return false;
+    if (current.verificationStatus === c.status) return true;
+    const next: Customer = { ...current, verificationStatus: c.status, updatedAt: this.clock.now() };
+    await this.store.customers.update(em, next);
+    await this.events.customerVerificationStatusChanged(em, next);
+    return true;
+  }
+
   private async require(
     em: EntityManager,
     platformId: string,

@@ -38,4 +38,6 @@ export interface IdentityEvents {
   customerUpdated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
   /** CUSTOMER.DELETED. */
   customerDeleted(em: EntityManager, customer: Customer): Promise<void>;
+  /** CUSTOMER.KYC_<status> (individual) or CUSTOMER.KYB_<status> (business): the webhook of a status change. */
+  customerVerificationStatusChanged(em: EntityManager, customer: Customer): Promise<void>;
 }
