@@ -263,6 +263,38 @@ describe('documents', () => {
     expect((await h.compliance.listDocuments({ platformId: p })).page!.totalCount).toBe(0);
   });
 
+  it('stores nothing of an upload without its trailer, with a wrong size, or cancelled', async () => {
+    const p = await newPlatform(h);
+    const biz = await newBusiness(h, p);
+    const chunks = async () =>
+      (await h.sql.query(`SELECT count(*)::int AS n FROM compliance.document_chunks`)).rows[0].n;
+    const before = await chunks();
+    const header = {
+      platformId: p,
+      documentHolder: biz.id,
+      documentType: DocumentType.PASSPORT,
+      country: 'US',
+      side: compliance.DocumentSide.UNSPECIFIED,
+      fileName: 'x.pdf',
+    };
+    const cut = h.compliance.uploadDocument();
+    await cut.write({ header });
+    await cut.write({ chunk: FILES.pdf });
+    expect(fieldsOf(await rejection(cut.end()))).toEqual(['trailer']);
+    const wrong = h.compliance.uploadDocument();
+    await wrong.write({ header });
+    await wrong.write({ chunk: FILES.pdf });
+    await wrong.write({ trailer: { sizeBytes: BigInt(FILES.pdf.length + 1) } });
+    expect(fieldsOf(await rejection(wrong.end()))).toEqual(['trailer']);
+    const cancelled = h.compliance.uploadDocument();
+    await cancelled.write({ header });
+    await cancelled.write({ chunk: Buffer.concat([FILES.pdf, Buffer.alloc(600 * 1024)]) });
+    cancelled.cancel();
+    await expect(cancelled.response).rejects.toThrow();
+    await eventually(async () => (await chunks()) === before);
+    expect((await h.compliance.listDocuments({ platformId: p })).page!.totalCount).toBe(0);
+  });
+
   it('replaces a file (the old chunks go), deletes, and refuses a tampered chunk', async () => {
     const p = await newPlatform(h);
     const biz = await newBusiness(h, p);

@@ -32,7 +32,9 @@ function environment(e: pb.CreateBeneficialOwnerRequest['environment']): Environ
 
 /**
  * Splits an upload stream into its header (the first message) and the file's bytes (the chunks
- * after it, read lazily: nothing past the header is read until the use case asks for it).
+ * after it, read lazily: nothing past the header is read until the use case asks for it). The
+ * bytes end at the trailer, whose size must match; a stream that ends without one (a cancelled
+ * or broken upload) is refused, so nothing of it is stored.
  */
 async function splitUpload(
   requests: AsyncIterable<pb.UploadDocumentRequest>,
@@ -43,12 +45,24 @@ async function splitUpload(
   if (!header)
     throw invalidInput([{ field: 'header', message: 'the first message of an upload must be its header' }]);
   async function* bytes(): AsyncGenerator<Uint8Array> {
+    let size = 0n;
     for (;;) {
       const next = await it.next();
-      if (next.done) return;
-      if (next.value.header)
-        throw invalidInput([{ field: 'header', message: 'an upload has one header, first' }]);
-      if (next.value.chunk) yield next.value.chunk;
+      if (next.done)
+        throw invalidInput([{ field: 'trailer', message: 'the upload ended without its trailer' }]);
+      const m = next.value;
+      if (m.header) throw invalidInput([{ field: 'header', message: 'an upload has one header, first' }]);
+      if (m.trailer) {
+        if (m.trailer.sizeBytes !== size)
+          throw invalidInput([
+            { field: 'trailer', message: `the upload sent ${size} bytes, not ${m.trailer.sizeBytes}` },
+          ]);
+        return;
+      }
+      if (m.chunk) {
+        size += BigInt(m.chunk.length);
+        yield m.chunk;
+      }
     }
   }
   return { header, bytes: bytes() };

@@ -165,6 +165,7 @@ export async function upload(
     },
   });
   for (let i = 0; i < file.length; i += piece) await call.write({ chunk: file.subarray(i, i + piece) });
+  await call.write({ trailer: { sizeBytes: BigInt(file.length) } });
   return (await call.end()).document!;
 }
 
