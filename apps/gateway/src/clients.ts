@@ -1,5 +1,5 @@
 import { createRpcClient } from '@sluice/rpc';
-import { identity, accounts, webhooks, walletAuth, payments } from '@sluice/contracts';
+import { identity, accounts, webhooks, walletAuth, payments, compliance } from '@sluice/contracts';
 import type { GatewayConfig } from './config.js';
 import type { GatewayClients } from './http/types.js';
 
@@ -10,6 +10,7 @@ type ClientConfig = Pick<
   | 'WEBHOOK_DISPATCHER_GRPC_URL'
   | 'WALLET_AUTH_GRPC_URL'
   | 'PAYMENTS_GRPC_URL'
+  | 'COMPLIANCE_GRPC_URL'
   | 'RPC_DEADLINE_MS'
 >;
 
@@ -22,6 +23,7 @@ export function createGatewayClients(config: ClientConfig): GatewayClients {
     webhooks: createRpcClient(webhooks.WebhooksServiceClient, config.WEBHOOK_DISPATCHER_GRPC_URL, opts),
     walletAuth: createRpcClient(walletAuth.WalletAuthServiceClient, config.WALLET_AUTH_GRPC_URL, opts),
     payments: createRpcClient(payments.PaymentsServiceClient, config.PAYMENTS_GRPC_URL, opts),
+    compliance: createRpcClient(compliance.ComplianceServiceClient, config.COMPLIANCE_GRPC_URL, opts),
   };
 }
 

@@ -18,6 +18,8 @@ export interface Harness {
   /** Connected to the test database (schemas `compliance` and `identity`). */
   sql: pg.Client;
   env: Record<string, string>;
+  identityAddress: string;
+  complianceAddress: string;
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,8 @@ export async function startCompliance(
     identity: identityClient,
     sql,
     env,
+    identityAddress: `127.0.0.1:${id.port}`,
+    complianceAddress: `127.0.0.1:${svc.port}`,
     async stop() {
       complianceClient.close();
       identityClient.close();
@@ -76,13 +80,25 @@ export async function startCompliance(
 
 /** A fresh sandbox platform. */
 export async function newPlatform(h: Harness): Promise<string> {
+  return (await newPlatformWithCredential(h)).platformId;
+}
+
+/** A fresh sandbox platform and the HTTP Basic header of its API credential. */
+export async function newPlatformWithCredential(
+  h: Harness,
+): Promise<{ platformId: string; authorization: string }> {
+  const tokenId = newId('Token');
+  const clientSecret = randomBytes(32).toString('base64url');
   const r = await h.identity.ensurePlatformCredential({
     environment: common.Environment.SANDBOX,
-    tokenId: newId('Token'),
-    clientSecret: randomBytes(32).toString('base64url'),
+    tokenId,
+    clientSecret,
     platformName: `platform-${randomBytes(4).toString('hex')}`,
   });
-  return r.platform!.id;
+  return {
+    platformId: r.platform!.id,
+    authorization: `Basic ${Buffer.from(`${tokenId}:${clientSecret}`).toString('base64')}`,
+  };
 }
 
 const address = { line1: '123 Market Street', postalCode: '94105', country: 'US' };

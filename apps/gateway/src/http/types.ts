@@ -9,7 +9,7 @@ import type {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '@sluice/logging';
 import type { PromiseClient } from '@sluice/rpc';
-import type { identity, accounts, webhooks, walletAuth, payments } from '@sluice/contracts';
+import type { identity, accounts, webhooks, walletAuth, payments, compliance } from '@sluice/contracts';
 import { DomainError } from '@sluice/core';
 import type { GatewayConfig } from '../config.js';
 
@@ -20,6 +20,7 @@ export interface GatewayClients {
   webhooks: PromiseClient<webhooks.WebhooksServiceClient>;
   walletAuth: PromiseClient<walletAuth.WalletAuthServiceClient>;
   payments: PromiseClient<payments.PaymentsServiceClient>;
+  compliance: PromiseClient<compliance.ComplianceServiceClient>;
 }
 
 /** What an API token may do: VIEW data, TRANSACT (send payments), MANAGE (config, tokens, customers). */

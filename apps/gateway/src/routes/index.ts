@@ -12,6 +12,9 @@ import transfersRoutes from './transfers.routes.js';
 import transactionsRoutes from './transactions.routes.js';
 import quotesRoutes from './quotes.routes.js';
 import incomingRoutes from './incoming.routes.js';
+import beneficialOwnersRoutes from './beneficial-owners.routes.js';
+import documentsRoutes from './documents.routes.js';
+import verificationsRoutes from './verifications.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -33,4 +36,7 @@ export const routeModules: Record<string, RouteModule> = {
   transactions: transactionsRoutes,
   quotes: quotesRoutes,
   incoming: incomingRoutes,
+  'beneficial-owners': beneficialOwnersRoutes,
+  documents: documentsRoutes,
+  verifications: verificationsRoutes,
 };

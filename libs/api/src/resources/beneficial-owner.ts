@@ -27,7 +27,7 @@ const personalFields = {
   nationality: CountryCode,
   email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
   phoneNumber: Type.Optional(
-    Type.String({ pattern: '^\\+[1-9]\\d{1,14}$', description: 'E.164 phone number' }),
+    Type.String({ maxLength: 16, pattern: '^\\+[1-9]\\d{1,14}$', description: 'E.164 phone number' }),
   ),
   address: Address,
   idType: IdentificationType,
