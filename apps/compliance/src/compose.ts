@@ -13,6 +13,7 @@ import { IdentityClient } from './clients/identity.client.js';
 import { ProductionKycProvider, SandboxKycProvider } from './clients/kyc-providers.js';
 import { KEYRING_NAMES } from './domain/document-crypto.js';
 import { CompliancePublisher } from './events/compliance.events.js';
+import { IdentityConsumer } from './events/identity.consumer.js';
 import { complianceHandlers } from './rpc/compliance.rpc.js';
 import { BeneficialOwnerRepository } from './store/beneficial-owner.repository.js';
 import { DocumentRepository } from './store/document.repository.js';
@@ -69,7 +70,7 @@ export function composeCompliance(
   deps: ServiceDeps<ComplianceConfig>,
   adapters: ComplianceAdapters = {},
 ): ComplianceGraph {
-  const { orm, clock, outbox, logger, config: c } = deps;
+  const { orm, clock, outbox, bus, logger, config: c } = deps;
   let keyring;
   try {
     keyring = loadMasterKeyring(c.DOCUMENT_MASTER_KEY, c.DOCUMENT_MASTER_KEYS_RETIRED, KEYRING_NAMES);
@@ -121,6 +122,7 @@ export function composeCompliance(
         'sluice.compliance.v1.ComplianceService',
       ),
     ],
+    consumers: [new IdentityConsumer({ bus, orm, logger, prefix: c.EVENT_SUBJECT_PREFIX, verifications })],
     workers: [screening],
     close: () => {
       identity?.close();

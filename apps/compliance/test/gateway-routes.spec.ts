@@ -1,11 +1,10 @@
 import { request as httpRequest } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
-import { eventually } from '@sluice/testing';
+import { eventually, multipartForm, pdfOfSize, sendStreaming, type StreamedAnswer } from '@sluice/testing';
 import { composeGateway } from '../../gateway/src/compose.js';
 import { gatewayConfigSchema } from '../../gateway/src/config.js';
 import beneficialOwnersRoutes from '../../gateway/src/routes/beneficial-owners.routes.js';
@@ -63,94 +62,21 @@ afterAll(async () => {
   await h?.stop();
 });
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-  /** Whether the client had written its whole body when the answer came. */
-  sentAll: boolean;
-  /** Request body bytes the client had handed to the socket when the answer came. */
-  sentBytes: number;
-}
+type Answer = StreamedAnswer;
 
-/**
- * One HTTP request whose body is written piece by piece, waiting for the socket to drain (so
- * `sentBytes` tells how far the server had let the client get when it answered).
- */
 function send(
   method: string,
   path: string,
   body: Iterable<Buffer> | undefined,
   headers: Record<string, string> = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    let sentBytes = 0;
-    let sentAll = false;
-    let answered = false;
-    const req = httpRequest(`${base}${path}`, {
-      method,
-      headers: { authorization: p.authorization, ...headers },
-    });
-    req.on('response', (res) => {
-      answered = true;
-      const at = { sentAll, sentBytes };
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts), ...at }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    void (async () => {
-      for (const piece of body ?? []) {
-        if (answered || req.destroyed) return;
-        sentBytes += piece.length;
-        if (!req.write(piece)) await new Promise((r) => req.once('drain', r));
-      }
-      sentAll = true;
-      req.end();
-    })().catch(() => undefined);
-  });
+) {
+  return sendStreaming(`${base}${path}`, method, body, { authorization: p.authorization, ...headers });
 }
 
 const json = (a: Answer) => JSON.parse(a.body.toString('utf8'));
 
-/** A multipart/form-data body: the fields, then `file` (given in pieces, possibly generated lazily). */
-function form(
-  fields: Record<string, string>,
-  file: { name: string; type?: string; pieces: Iterable<Buffer> } | undefined,
-  after: Record<string, string> = {},
-): { headers: Record<string, string>; body: Iterable<Buffer> } {
-  const boundary = `----sluice${randomBytes(8).toString('hex')}`;
-  const field = (k: string, v: string) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
-  function* body(): Generator<Buffer> {
-    for (const [k, v] of Object.entries(fields)) yield field(k, v);
-    if (file) {
-      yield Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type ?? 'application/pdf'}\r\n\r\n`,
-      );
-      yield* file.pieces;
-      yield Buffer.from('\r\n');
-    }
-    for (const [k, v] of Object.entries(after)) yield field(k, v);
-    yield Buffer.from(`--${boundary}--\r\n`);
-  }
-  return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: body() };
-}
-
-/** `size` bytes of a PDF (its header, then filler), generated 64 KiB at a time. */
-function* pdfOf(size: number): Generator<Buffer> {
-  const piece = 64 * 1024;
-  for (let at = 0; at < size; at += piece) {
-    const b = Buffer.alloc(Math.min(piece, size - at), 0x20);
-    if (at === 0) FILES.pdf.copy(b, 0, 0, Math.min(FILES.pdf.length, b.length));
-    yield b;
-  }
-}
+const form = multipartForm;
+const pdfOf = pdfOfSize;
 
 async function upload(
   fields: Record<string, string>,
@@ -228,6 +154,33 @@ describe('documents over HTTP', () => {
     expect(huge.sentBytes).toBeLessThan(100 * 1024 * 1024);
     expect(await count('documents')).toBe(docs);
     await eventually(async () => (await count('document_chunks')) === chunks);
+  });
+
+  it('streams: compliance stores the first chunks while the client is still sending the file', async () => {
+    const biz = await newBusiness(h, p.platformId);
+    const before = await count('document_chunks');
+    let stored = false;
+    const f = form(
+      { documentType: 'PASSPORT', country: 'US', documentHolder: biz.id },
+      { name: 'slow.pdf', pieces: [] },
+    );
+    const parts = [...f.body]; // fields, file part header, CRLF, closing boundary
+    async function* body(): AsyncGenerator<Buffer> {
+      for (const b of parts.slice(0, -2)) yield b;
+      yield* pdfOf(2 * 1024 * 1024);
+      // the client waits here, mid-file, until compliance has stored chunks of what it got
+      await eventually(async () => (await count('document_chunks')) >= before + 4);
+      stored = true;
+      yield Buffer.alloc(1000, 0x20);
+      for (const b of parts.slice(-2)) yield b;
+    }
+    const res = await sendStreaming(`${base}/documents`, 'POST', body(), {
+      authorization: p.authorization,
+      ...f.headers,
+    });
+    expect(res.status, res.body.toString()).toBe(201);
+    expect(stored).toBe(true);
+    expect(json(res).fileName).toBe('slow.pdf');
   });
 
   it('refuses a renamed text file, bad fields, a field after the file, no file and a foreign holder', async () => {
@@ -418,11 +371,8 @@ describe('beneficial owners, verifications and KYC links over HTTP', () => {
       return r.verificationStatus === 'APPROVED' ? r : undefined;
     });
     expect(done.id).toBe(v.id);
-    // read your writes: the customer shows it shortly after
-    await eventually(
-      async () => json(await send('GET', `/customers/${biz.id}`, undefined)).kybStatus === 'APPROVED',
-      2000,
-    );
+    // read your writes: once the verification shows APPROVED, so does the customer
+    expect(json(await send('GET', `/customers/${biz.id}`, undefined)).kybStatus).toBe('APPROVED');
     const listed = json(
       await send('GET', `/verifications?customerId=${biz.id}&verificationStatus=APPROVED`, undefined),
     );

@@ -32,7 +32,9 @@ async function basePostgresUrl(): Promise<string> {
     })();
     return pgContainerUrl;
   }
-  throw new Error('Tests need Postgres: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/sluice) or run a Docker engine');
+  throw new Error(
+    'Tests need Postgres: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/sluice) or run a Docker engine',
+  );
 }
 
 export async function natsUrl(): Promise<string> {
@@ -40,12 +42,17 @@ export async function natsUrl(): Promise<string> {
   if (dockerAvailable()) {
     natsContainerUrl ??= (async () => {
       const { GenericContainer } = await import('testcontainers');
-      const c = await new GenericContainer('nats:2.10-alpine').withCommand(['-js']).withExposedPorts(4222).start();
+      const c = await new GenericContainer('nats:2.10-alpine')
+        .withCommand(['-js'])
+        .withExposedPorts(4222)
+        .start();
       return `nats://${c.getHost()}:${c.getMappedPort(4222)}`;
     })();
     return natsContainerUrl;
   }
-  throw new Error('Tests need NATS with JetStream: set NATS_URL (e.g. nats://127.0.0.1:4222) or run a Docker engine');
+  throw new Error(
+    'Tests need NATS with JetStream: set NATS_URL (e.g. nats://127.0.0.1:4222) or run a Docker engine',
+  );
 }
 
 export interface TestDatabase {
@@ -57,7 +64,10 @@ export interface TestDatabase {
 /** A fresh, empty database for one test file. */
 export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
   const base = new URL(await basePostgresUrl());
-  const name = `sluice_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${randomBytes(5).toString('hex')}`;
+  const name = `sluice_${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 20)}_${randomBytes(5).toString('hex')}`;
   const admin = new URL(base);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -80,7 +90,10 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
 
 /** A unique event subject prefix (and so unique stream names) for one test file. */
 export function testPrefix(label = 't'): string {
-  return `${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 10)}${randomBytes(4).toString('hex')}`;
+  return `${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 10)}${randomBytes(4).toString('hex')}`;
 }
 
 /** Deletes every stream whose name starts with the prefix (upper-cased). */
@@ -112,7 +125,11 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls `fn` until it returns a truthy value or the timeout passes. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -122,7 +139,9 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     } catch (e) {
       last = e;
     }
-    if (Date.now() > end) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+export * from './http.js';

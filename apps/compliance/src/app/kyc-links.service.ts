@@ -44,6 +44,8 @@ export class KycLinksService {
     validIds(['platformId', platformId, 'Platform'], ['customerId', customerId, 'Customer']);
     if (redirectUri !== undefined && !/^https?:\/\/[^\s]+$/.test(redirectUri))
       new FieldErrors().add('redirectUri', 'must be an http:// or https:// URL').throwIfAny();
+    const customer = await this.customers.getCustomer(platformId, customerId);
+    if (!customer || customer.deleted) throw customerNotFound();
     const template =
       environment === 'SANDBOX' ? this.settings.sandboxTemplate : this.settings.productionTemplate;
     if (!template)
@@ -51,8 +53,6 @@ export class KycLinksService {
         'KYC_LINK_NOT_CONFIGURED',
         'Hosted KYC links are not configured for production (KYC_LINK_URL_TEMPLATE)',
       );
-    const customer = await this.customers.getCustomer(platformId, customerId);
-    if (!customer || customer.deleted) throw customerNotFound();
     const token = randomBytes(24).toString('base64url');
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + this.settings.ttlMs);

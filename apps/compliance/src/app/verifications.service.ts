@@ -126,18 +126,36 @@ export class VerificationsService {
     await transactional(this.orm, async (em) => {
       const current = await this.store.verifications.find(em, due.platformId, due.id, 'update');
       if (!current?.decisionDueAt || current.updatedAt.getTime() !== v.updatedAt.getTime()) return;
-      const now = this.clock.now();
-      const next: Verification = { ...current, status: statusOfOutcome(outcome), updatedAt: now };
+      const decided = statusOfOutcome(outcome);
+      const next: Verification = { ...current, decidedStatus: decided };
       if (outcome === 'PENDING' && current.environment === 'PRODUCTION')
-        next.decisionDueAt = new Date(now.getTime() + provider.decisionDelayMs());
+        next.decisionDueAt = new Date(this.clock.now().getTime() + provider.decisionDelayMs());
       else delete next.decisionDueAt;
       await this.store.verifications.update(em, next);
-      if (next.status !== current.status) await this.events.verificationChanged(em, next);
-      const customerStatus = customerStatusOf(next.status);
-      if (customerStatus && customerStatus !== customerStatusOf(current.status))
-        await this.events.customerStatusChanged(em, next, customerStatus);
-      this.logger.info({ verificationId: next.id, status: next.status }, 'verification decided');
+      // Shown once identity confirms it set the customer's status (confirm).
+      await this.events.customerStatusChanged(em, next, customerStatusOf(decided)!);
+      this.logger.info({ verificationId: next.id, decided }, 'verification decided; waiting for identity');
     });
+  }
+
+  /**
+   * Identity applied the customer's status of a decision (CUSTOMER_VERIFICATION.STATUS_APPLIED):
+   * the verification now shows its decided status and writes its VERIFICATION.<status> webhook.
+   * Idempotent (nothing waiting, or the acknowledgement of another status: nothing to do).
+   */
+  async confirm(
+    em: EntityManager,
+    platformId: string,
+    applied: { verificationId: string; status: string },
+  ): Promise<void> {
+    const v = await this.store.verifications.find(em, platformId, applied.verificationId, 'update');
+    // Only the acknowledgement of the decision's own status confirms it (the one of the submission's
+    // PENDING may arrive after the decision was made).
+    if (!v?.decidedStatus || customerStatusOf(v.decidedStatus) !== applied.status) return;
+    const next: Verification = { ...v, status: v.decidedStatus, updatedAt: this.clock.now() };
+    delete next.decidedStatus;
+    await this.store.verifications.update(em, next);
+    if (next.status !== v.status) await this.events.verificationChanged(em, next);
   }
 
   private async requirements(em: EntityManager, customer: CustomerFacts) {

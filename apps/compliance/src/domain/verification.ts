@@ -36,6 +36,11 @@ export interface Verification {
   subject?: string;
   /** When the screening in progress is to be decided. */
   decisionDueAt?: Date;
+  /**
+   * The screening's decision, waiting for identity to confirm it applied the customer's status
+   * (the verification shows it then: whoever sees it decided reads the customer's status too).
+   */
+  decidedStatus?: VerificationStatus;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -71,6 +71,8 @@ class ComplianceTables extends Migration {
       errors jsonb NOT NULL DEFAULT '[]',
       subject text,
       decision_due_at timestamptz,
+      -- decided by the screening, shown once identity confirms it applied the customer's status
+      decided_status text CONSTRAINT verifications_decided_status CHECK (decided_status IN ('PENDING_MANUAL_REVIEW', 'APPROVED', 'REJECTED')),
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     )`);

@@ -10,7 +10,7 @@ import { date, fromJson, keysetPage, optDate } from './sql.js';
 
 /** Verifications (exact SQL). */
 
-const COLUMNS = `id, platform_id, customer_id, customer_type, environment, status, errors, subject, decision_due_at,
+const COLUMNS = `id, platform_id, customer_id, customer_type, environment, status, errors, subject, decision_due_at, decided_status,
   created_at, updated_at`;
 
 interface Row {
@@ -23,6 +23,7 @@ interface Row {
   errors: VerificationError[] | string;
   subject: string | null;
   decision_due_at: Date | string | null;
+  decided_status: VerificationStatus | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -42,6 +43,7 @@ function toVerification(r: Row): Verification {
   if (r.subject !== null) v.subject = r.subject;
   const due = optDate(r.decision_due_at);
   if (due) v.decisionDueAt = due;
+  if (r.decided_status !== null) v.decidedStatus = r.decided_status;
   return v;
 }
 
@@ -53,7 +55,7 @@ export interface VerificationFilter {
 export class VerificationRepository {
   async insert(em: EntityManager, v: Verification): Promise<void> {
     await em.execute(
-      `INSERT INTO verifications (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)`,
+      `INSERT INTO verifications (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?)`,
       [
         v.id,
         v.platformId,
@@ -64,6 +66,7 @@ export class VerificationRepository {
         JSON.stringify(v.errors),
         v.subject ?? null,
         v.decisionDueAt ?? null,
+        v.decidedStatus ?? null,
         v.createdAt,
         v.updatedAt,
       ],
@@ -72,7 +75,8 @@ export class VerificationRepository {
 
   async update(em: EntityManager, v: Verification): Promise<void> {
     await em.execute(
-      `UPDATE verifications SET status = ?, errors = ?::jsonb, subject = ?, environment = ?, decision_due_at = ?, updated_at = ?
+      `UPDATE verifications SET status = ?, errors = ?::jsonb, subject = ?, environment = ?, decision_due_at = ?,
+         decided_status = ?, updated_at = ?
        WHERE id = ?`,
       [
         v.status,
@@ -80,6 +84,7 @@ export class VerificationRepository {
         v.subject ?? null,
         v.environment,
         v.decisionDueAt ?? null,
+        v.decidedStatus ?? null,
         v.updatedAt,
         v.id,
       ],

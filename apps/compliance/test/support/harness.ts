@@ -4,7 +4,16 @@ import { common, compliance, identity } from '@sluice/contracts';
 import { isDomainError, newId, type DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import {
+  SMALL_JPEG,
+  SMALL_PDF,
+  SMALL_PNG,
+  createTestDatabase,
+  dropStreams,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
 import { identityService } from '@sluice/identity';
 import { defineComplianceService } from '../../src/service.js';
 import type { ComplianceAdapters } from '../../src/compose.js';
@@ -211,20 +220,10 @@ export function fieldsOf(e: DomainError): string[] {
   return ((e.details?.errors ?? []) as { field: string }[]).map((x) => x.field);
 }
 
-/** Small real files of each accepted type. */
+/** Small real files of each accepted type, and a text file. */
 export const FILES = {
-  pdf: Buffer.from(
-    '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
-    'latin1',
-  ),
-  // A 1×1 white JPEG and PNG.
-  jpeg: Buffer.from(
-    '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJDRENDg8QEBEQCgwSExIQEw8QEBD/yQALCAABAAEBAREA/8wABgAQEAX/2gAIAQEAAD8A0s8g/9k=',
-    'base64',
-  ),
-  png: Buffer.from(
-    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==',
-    'base64',
-  ),
+  pdf: SMALL_PDF,
+  jpeg: SMALL_JPEG,
+  png: SMALL_PNG,
   text: Buffer.from('This is a plain text file someone renamed to passport.pdf\n'),
 };

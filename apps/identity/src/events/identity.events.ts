@@ -92,6 +92,14 @@ export class IdentityPublisher implements IdentityEvents {
     });
   }
 
+  async customerVerificationStatusApplied(
+    em: EntityManager,
+    a: { platformId: string; customerId: string; verificationId: string; status: string; applied: boolean },
+  ): Promise<void> {
+    const { platformId, ...data } = a;
+    await this.outbox.add(em, EVENTS.CUSTOMER_VERIFICATION_STATUS_APPLIED, { platformId, data });
+  }
+
   async customerDeleted(em: EntityManager, c: Customer): Promise<void> {
     await this.outbox.add(em, EVENTS.CUSTOMER_DELETED, {
       platformId: c.platformId,

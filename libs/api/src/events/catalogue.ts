@@ -136,6 +136,17 @@ export const EVENTS = {
   CUSTOMER_KYB_APPROVED: customerStatus('CUSTOMER.KYB_APPROVED', 'A business’s kybStatus became APPROVED; data is the customer.'),
   CUSTOMER_KYB_REJECTED: customerStatus('CUSTOMER.KYB_REJECTED', 'A business’s kybStatus became REJECTED; data is the customer.'),
   CUSTOMER_KYB_PENDING: customerStatus('CUSTOMER.KYB_PENDING', 'A business’s kybStatus became PENDING; data is the customer.'),
+  CUSTOMER_VERIFICATION_STATUS_APPLIED: event('CUSTOMER_VERIFICATION.STATUS_APPLIED', {
+    owner: 'identity',
+    data: Type.Object({
+      customerId: Type.String(),
+      verificationId: Type.String(),
+      status: Type.String(),
+      /** False when the customer is deleted, unknown or of another type (nothing was set). */
+      applied: Type.Boolean(),
+    }),
+    description: 'Identity handled a CUSTOMER_VERIFICATION.STATUS_CHANGED: compliance may show the decision.',
+  }),
   // compliance
   CUSTOMER_VERIFICATION_STATUS_CHANGED: event('CUSTOMER_VERIFICATION.STATUS_CHANGED', {
     owner: 'compliance',
