@@ -267,6 +267,32 @@ describe('documents over HTTP', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('documents the multipart bodies and the file download', async () => {
+    const doc = json(await send('GET', '/openapi.json', undefined));
+    const post = doc.paths['/documents'].post;
+    expect(Object.keys(post.requestBody.content)).toEqual(['multipart/form-data']);
+    expect(post.requestBody.content['multipart/form-data'].schema).toEqual({
+      $ref: '#/components/schemas/DocumentUploadRequest',
+    });
+    expect(doc.components.schemas.DocumentUploadRequest.properties.file).toMatchObject({
+      type: 'string',
+      format: 'binary',
+    });
+    expect(Object.keys(doc.paths['/documents/{documentId}'].put.requestBody.content)).toEqual([
+      'multipart/form-data',
+    ]);
+    expect(Object.keys(post.responses)).toContain('413');
+    expect(Object.keys(doc.paths['/documents/{documentId}/file'].get.responses['200'].content)).toEqual([
+      'application/pdf',
+      'image/jpeg',
+      'image/png',
+    ]);
+    for (const path of ['/beneficial-owners', '/verifications', '/customers/{customerId}/kyc-link'])
+      expect(doc.paths[path].post, path).toBeDefined();
+  });
+});
+
 describe('beneficial owners, verifications and KYC links over HTTP', () => {
   const personalInfo = {
     firstName: 'Jane',

@@ -19,7 +19,8 @@ import {
 } from '../schemas/compliance.schemas.js';
 
 const TAGS = ['Documents'];
-const errors = errorResponses(413, 415);
+const errors = errorResponses();
+const uploadErrors = errorResponses(413, 415);
 
 /** Largest document accepted: 10 MiB; exactly this many bytes is accepted. */
 export const MAX_DOCUMENT_BYTES = 10_485_760;
@@ -178,7 +179,7 @@ const documentsRoutes: RouteModule = async (app, { clients }) => {
           'multipart/form-data: the fields documentType, country, documentHolder, side and documentNumber, then `file` as the last part. The file is streamed to the compliance service, which decides its type by its content (PDF, JPEG or PNG magic bytes; anything else, whatever its name or declared type, is 400 on `file`), encrypts it at rest and records its SHA-256. More than 10 MiB (10,485,760 bytes) is 413 PAYLOAD_TOO_LARGE, answered at the first byte too many (the connection is then closed: the rest is not read) with nothing stored; exactly 10 MiB is accepted. The holder must be a customer or beneficial owner of the platform (404 DOCUMENT_HOLDER_NOT_FOUND). The Idempotency-Key fingerprint of an upload covers method and path only.',
         consumes: ['multipart/form-data'],
         body: DocumentUploadRequest,
-        response: { 201: Document, ...errors },
+        response: { 201: Document, ...uploadErrors },
       },
     },
     async (request, reply) => reply.code(201).send(documentJson(await receive(request, clients, undefined))),
@@ -240,7 +241,7 @@ const documentsRoutes: RouteModule = async (app, { clients }) => {
         consumes: ['multipart/form-data'],
         params: DocumentParams,
         body: DocumentReplaceRequest,
-        response: { 200: Document, ...errors },
+        response: { 200: Document, ...uploadErrors },
       },
     },
     async (request) => documentJson(await receive(request, clients, request.params.documentId)),
