@@ -6,6 +6,7 @@ import { newId } from '@sluice/core';
 import { RpcError } from '@sluice/rpc';
 import { status } from '@grpc/grpc-js';
 import { eventually } from '@sluice/testing';
+import { documentStoreContract } from './support/document-store.contract.js';
 import {
   FILES,
   download,
@@ -382,6 +383,20 @@ describe('documents', () => {
   });
 });
 
+describe('the Postgres document store', () => {
+  it('keeps chunks as rows of compliance.document_chunks (the DocumentStore contract)', async () => {
+    const store = h.graph.documentStore;
+    expect(store.kind).toBe('postgres');
+    const tag = newId('Document');
+    await documentStoreContract(store, (n) => `${tag}-${n}`);
+    const left = await h.sql.query(
+      `SELECT count(*)::int AS n FROM compliance.document_chunks WHERE blob_id LIKE $1`,
+      [`${tag}%`],
+    );
+    expect(left.rows[0].n).toBe(0);
+  });
+});
+
 describe('verifications', () => {
   /** Everything a business needs but the verification itself. */
   async function completeBusiness(p: string, registrationNumber: string) {
@@ -585,6 +600,62 @@ describe('verifications', () => {
         )
       ).code,
     ).toBe('CUSTOMER_NOT_FOUND');
+  });
+});
+
+describe('production (no KYC partner integrated)', () => {
+  it('keeps checks PENDING for a manual review and asks again; refuses hosted links without a URL pattern', async () => {
+    const PRODUCTION = common.Environment.PRODUCTION;
+    const p = await newPlatform(h, PRODUCTION);
+    const biz = await newBusiness(h, p, 'REG-100', { umaAddress: '$acme@uma.example.com' });
+    const o = (
+      await h.compliance.createBeneficialOwner({
+        platformId: p,
+        environment: PRODUCTION,
+        customerId: biz.id,
+        roles: [Role.UBO],
+        ownershipPercentage: 100,
+        personalInfo: personalInfo('Smith'), // no sandbox suffix applies in production
+      })
+    ).beneficialOwner!;
+    await upload(
+      h,
+      { platformId: p, documentHolder: biz.id, documentType: DocumentType.CERTIFICATE_OF_INCORPORATION },
+      FILES.pdf,
+    );
+    await upload(
+      h,
+      { platformId: p, documentHolder: biz.id, documentType: DocumentType.UTILITY_BILL },
+      FILES.pdf,
+    );
+    await upload(h, { platformId: p, documentHolder: o.id, documentType: DocumentType.PASSPORT }, FILES.pdf);
+    const v = (
+      await h.compliance.createVerification({ platformId: p, environment: PRODUCTION, customerId: biz.id })
+    ).verification!;
+    expect(v.verificationStatus).toBe(VS.IN_PROGRESS);
+    const reviewed = await eventually(async () => {
+      const r = (await h.compliance.getVerification({ platformId: p, verificationId: v.id })).verification!;
+      return r.verificationStatus === VS.PENDING_MANUAL_REVIEW ? r : undefined;
+    });
+    expect(reviewed.id).toBe(v.id);
+    const customer = (await h.identity.getCustomer({ platformId: p, customerId: biz.id })).customer!;
+    expect(customer.kybStatus).toBe(identity.VerificationStatus.PENDING);
+    // the check is asked again later (a production review), the owner's too
+    const due = await h.sql.query(
+      `SELECT (SELECT decision_due_at FROM compliance.verifications WHERE id = $1) AS v,
+              (SELECT kyc_due_at FROM compliance.beneficial_owners WHERE id = $2) AS o`,
+      [v.id, o.id],
+    );
+    expect(due.rows[0].v).not.toBeNull();
+    expect(due.rows[0].o).not.toBeNull();
+    expect(
+      (await h.compliance.getBeneficialOwner({ platformId: p, beneficialOwnerId: o.id })).beneficialOwner!
+        .kycStatus,
+    ).toBe(KycStatus.PENDING);
+    const link = await rejection(
+      h.compliance.createKycLink({ platformId: p, environment: PRODUCTION, customerId: biz.id }),
+    );
+    expect(link.code).toBe('KYC_LINK_NOT_CONFIGURED');
   });
 });
 

@@ -16,7 +16,7 @@ import {
 } from '@sluice/testing';
 import { identityService } from '@sluice/identity';
 import { defineComplianceService } from '../../src/service.js';
-import type { ComplianceAdapters } from '../../src/compose.js';
+import type { ComplianceAdapters, ComplianceGraph } from '../../src/compose.js';
 
 export type ComplianceClient = PromiseClient<compliance.ComplianceServiceClient>;
 export type IdentityClient = PromiseClient<identity.IdentityServiceClient>;
@@ -29,6 +29,8 @@ export interface Harness {
   env: Record<string, string>;
   identityAddress: string;
   complianceAddress: string;
+  /** The object graph of the running compliance service. */
+  graph: ComplianceGraph;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startCompliance(
     DOCUMENT_MASTER_KEY: randomBytes(32).toString('base64'),
     SANDBOX_TIME_SCALE: '0.05',
     SCREENING_POLL_MS: '20',
+    PRODUCTION_KYC_RECHECK_MS: '1000',
     ...extraEnv,
   };
   const svc = await startService(defineComplianceService(adapters), env);
@@ -75,6 +78,7 @@ export async function startCompliance(
     env,
     identityAddress: `127.0.0.1:${id.port}`,
     complianceAddress: `127.0.0.1:${svc.port}`,
+    graph: svc.graph,
     async stop() {
       complianceClient.close();
       identityClient.close();
@@ -87,19 +91,23 @@ export async function startCompliance(
   };
 }
 
-/** A fresh sandbox platform. */
-export async function newPlatform(h: Harness): Promise<string> {
-  return (await newPlatformWithCredential(h)).platformId;
+/** A fresh platform (sandbox unless said). */
+export async function newPlatform(
+  h: Harness,
+  environment: common.Environment = common.Environment.SANDBOX,
+): Promise<string> {
+  return (await newPlatformWithCredential(h, environment)).platformId;
 }
 
-/** A fresh sandbox platform and the HTTP Basic header of its API credential. */
+/** A fresh platform (sandbox unless said) and the HTTP Basic header of its API credential. */
 export async function newPlatformWithCredential(
   h: Harness,
+  environment: common.Environment = common.Environment.SANDBOX,
 ): Promise<{ platformId: string; authorization: string }> {
   const tokenId = newId('Token');
   const clientSecret = randomBytes(32).toString('base64url');
   const r = await h.identity.ensurePlatformCredential({
-    environment: common.Environment.SANDBOX,
+    environment,
     tokenId,
     clientSecret,
     platformName: `platform-${randomBytes(4).toString('hex')}`,
