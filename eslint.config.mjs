@@ -30,6 +30,28 @@ const nodeGlobals = Object.fromEntries(
   ].map((g) => [g, 'readonly']),
 );
 
+// Who may import whom: the project tags (apps, kits, contracts, tooling).
+const moduleBoundaries = {
+  enforceBuildableLibDependency: false,
+  allow: [],
+  depConstraints: [
+    // Kits and contracts are shared by everything and depend on nothing but each other.
+    { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+    { sourceTag: 'type:kit', onlyDependOnLibsWithTags: ['type:kit', 'type:contracts'] },
+    { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'] },
+    // Apps use shared libs only; another app is reached over gRPC or events, never imported.
+    { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:kit', 'type:contracts'] },
+    ...appScopes.map((s) => ({
+      sourceTag: `scope:${s}`,
+      onlyDependOnLibsWithTags: ['scope:shared', `scope:${s}`],
+    })),
+    // Repository tooling and the deploy/e2e suites may look at everything.
+    { sourceTag: 'type:tooling', onlyDependOnLibsWithTags: ['*'] },
+    { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['*'] },
+    { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['*'] },
+  ],
+};
+
 export default defineConfig(
   {
     name: 'sluice/ignores',
@@ -60,37 +82,24 @@ export default defineConfig(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            // Kits and contracts are shared by everything and depend on nothing but each other.
-            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-            { sourceTag: 'type:kit', onlyDependOnLibsWithTags: ['type:kit', 'type:contracts'] },
-            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'] },
-            // Apps use shared libs only; another app is reached over gRPC or events, never imported.
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:kit', 'type:contracts'] },
-            ...appScopes.map((s) => ({
-              sourceTag: `scope:${s}`,
-              onlyDependOnLibsWithTags: ['scope:shared', `scope:${s}`],
-            })),
-            // Repository tooling and the deploy/e2e suites may look at everything.
-            { sourceTag: 'type:tooling', onlyDependOnLibsWithTags: ['*'] },
-            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['*'] },
-            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['*'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', moduleBoundaries],
     },
   },
   {
     // tools/ and tests/ drive the real apps (stack, config docs, deploy checks, e2e): importing apps is their job.
-    // A service's integration tests (apps/<app>/test) start its real neighbours in-process from their definitions.
     name: 'sluice/tooling-may-import-apps',
-    files: ['tools/**', 'tests/**', 'apps/*/test/**'],
+    files: ['tools/**', 'tests/**'],
     rules: { '@nx/enforce-module-boundaries': 'off' },
+  },
+  {
+    // An app's integration tests start the real neighbour services in-process (startServices of
+    // @sluice/testing): they may import another app's package entry (its service definition),
+    // never its insides. The app's own src/ stays bound by the rules above.
+    name: 'sluice/tests-start-neighbours',
+    files: ['apps/*/test/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': ['error', { ...moduleBoundaries, allow: appScopes.map((s) => `@sluice/${s}`) }],
+    },
   },
   // Layer directions inside a service (tools/lint/layers.mjs).
   ...layers,

@@ -134,14 +134,7 @@ export function usdAccountInfo(accountNumber: string) {
 }
 
 /** A German IBAN (mod-97 valid) whose account number is `account` (10 digits). */
-export function germanIban(account: string): string {
-  const bban = `37040044${account}`;
-  // Letters D=13, E=14; check digits = 98 − (bban + "DE00" as digits) mod 97.
-  const numeric = `${bban}131400`;
-  let rem = 0;
-  for (const ch of numeric) rem = (rem * 10 + Number(ch)) % 97;
-  return `DE${String(98 - rem).padStart(2, '0')}${bban}`;
-}
+export { germanIban } from '@sluice/testing';
 
 /**
  * Read your writes (README: a customer's internal accounts "exist when POST /customers

@@ -91,6 +91,7 @@ class InProcessAccounts implements AccountsPort, Ledger {
       status: a.status,
       accountType: a.accountInfo.accountType,
       primaryIdentifier: a.primaryIdentifier,
+      paymentRails: a.accountInfo.paymentRails ?? [],
     };
   }
 

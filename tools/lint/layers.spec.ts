@@ -56,3 +56,24 @@ describe('layer rules', () => {
     ]);
   });
 });
+
+// eslint.config.mjs, sluice/tests-start-neighbours: an app's integration tests start its real
+// neighbours, so they may import another app's package entry (its service definition); its code may not.
+describe('module boundaries between apps', () => {
+  const neighbour = "import { accountsService } from '@sluice/accounts';\nexport const s = accountsService;\n";
+  it('an app’s code imports no other app', async () => {
+    expect(await lint('apps/payments/src/app/x.ts', neighbour)).toEqual([
+      expect.stringContaining('@nx/enforce-module-boundaries'),
+    ]);
+  });
+
+  it('its integration tests may import a neighbour’s package entry, not its insides', async () => {
+    expect(await lint('apps/payments/test/x.spec.ts', neighbour)).toEqual([]);
+    expect(
+      await lint(
+        'apps/payments/test/x.spec.ts',
+        "import { AccountsClient } from '../../accounts/src/clients/identity.client.js';\nexport const c = AccountsClient;\n",
+      ),
+    ).toEqual([expect.stringContaining('@nx/enforce-module-boundaries')]);
+  });
+});

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
-import { EVENTS } from '@sluice/api';
 import { eventually } from '@sluice/testing';
 import { rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
-import { platformConfigChange, publishIdentityEvent } from './support/identity-events.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness('accembedded');
+  h = await startHarness('accembedded', { consume: true });
 });
 afterAll(async () => {
   await h?.stop();
@@ -18,9 +16,9 @@ const wallets = async (platformId: string, customerId: string) =>
 
 describe('EMBEDDED_WALLET internal accounts', () => {
   it('EnsureCustomerAccounts adds one EMBEDDED_WALLET per embedded-wallet currency, privateEnabled false, idempotently', async () => {
-    const platformId = h.platform();
-    h.embeddedWallets.set(platformId, ['USDC']);
-    const customerId = h.customer(platformId);
+    const platformId = await h.platform();
+    await h.enableEmbeddedWallets(platformId, ['USDC']);
+    const customerId = await h.customer(platformId);
     const req = { platformId, customerId, currencies: ['USD', 'USDC'], environment: SANDBOX };
     const first = await h.client.ensureCustomerAccounts(req);
     expect(first.accounts.map((a) => [a.type, a.currency])).toEqual([
@@ -36,16 +34,12 @@ describe('EMBEDDED_WALLET internal accounts', () => {
   });
 
   it('PLATFORM_CONFIG.UPDATED enabling a currency gives existing customers their wallets', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId);
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId);
     await h.client.ensureCustomerAccounts({ platformId, customerId, currencies: ['EUR'], environment: SANDBOX });
     expect(await wallets(platformId, customerId)).toHaveLength(0);
-    await publishIdentityEvent(
-      h,
-      EVENTS.PLATFORM_CONFIG_UPDATED,
-      platformId,
-      platformConfigChange(h, platformId, { supportedCurrencies: ['EUR'], embeddedWalletCurrencies: ['USDC'] }),
-    );
+    // identity's UpdatePlatformConfig writes the PLATFORM_CONFIG.UPDATED accounts consumes.
+    await h.enableEmbeddedWallets(platformId, ['USDC']);
     const w = await eventually(async () => {
       const list = await wallets(platformId, customerId);
       return list.length === 1 ? list : undefined;
@@ -54,9 +48,9 @@ describe('EMBEDDED_WALLET internal accounts', () => {
   });
 
   it('UpdateInternalAccount sets privateEnabled on embedded wallets only, with at least one field', async () => {
-    const platformId = h.platform();
-    h.embeddedWallets.set(platformId, ['USDC']);
-    const customerId = h.customer(platformId);
+    const platformId = await h.platform();
+    await h.enableEmbeddedWallets(platformId, ['USDC']);
+    const customerId = await h.customer(platformId);
     const { accounts } = await h.client.ensureCustomerAccounts({ platformId, customerId, currencies: ['USD'], environment: SANDBOX });
     const wallet = accounts.find((a) => a.type === pb.InternalAccountType.EMBEDDED_WALLET)!;
     const updated = await h.client.updateInternalAccount({ platformId, accountId: wallet.id, privateEnabled: true });
@@ -66,7 +60,8 @@ describe('EMBEDDED_WALLET internal accounts', () => {
     expect([none.code, (none.details?.errors as { field: string }[])[0]!.field]).toEqual(['INVALID_INPUT', 'privateEnabled']);
     const fiat = accounts.find((a) => a.type === pb.InternalAccountType.INTERNAL_FIAT)!;
     expect((await rejection(() => h.client.updateInternalAccount({ platformId, accountId: fiat.id, privateEnabled: true }))).code).toBe('NOT_EMBEDDED_WALLET');
-    expect((await rejection(() => h.client.updateInternalAccount({ platformId: h.platform(), accountId: wallet.id, privateEnabled: false }))).code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
+    const otherPlatform = await h.platform();
+    expect((await rejection(() => h.client.updateInternalAccount({ platformId: otherPlatform, accountId: wallet.id, privateEnabled: false }))).code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
     expect((await h.client.getInternalAccount({ platformId, accountId: wallet.id })).account!.privateEnabled).toBe(true);
   });
 });

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, accounts as pb } from '@sluice/contracts';
-import { newId } from '@sluice/core';
+import { EXTERNAL_ACCOUNT_TYPES, newId, paymentRailsOf } from '@sluice/core';
+import { externalAccountJson } from '@sluice/api';
+import { EXTERNAL_ACCOUNT_EXAMPLES } from '@sluice/testing/external-accounts';
+import { referenceValidator } from '@sluice/testing/reference';
 import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness;
@@ -13,12 +16,19 @@ afterAll(async () => {
 });
 
 const V = pb.BeneficiaryVerificationStatus;
+const johnDoe = { beneficiaryType: 'INDIVIDUAL', fullName: 'John Doe' };
 const usd = (accountNumber: string, extra: Partial<pb.ExternalAccountInfo> = {}): pb.ExternalAccountInfo => ({
   accountType: 'USD_ACCOUNT',
   accountNumber,
   routingNumber: '021000021',
+  paymentRails: [],
+  beneficiary: johnDoe,
   ...extra,
 });
+const address = { line1: '1 Main St', postalCode: '10115', country: 'DE' };
+/** A request accountInfo (JSON, as the gateway forwards it) as the proto message. */
+const asPb = (info: Record<string, unknown>): pb.ExternalAccountInfo =>
+  ({ paymentRails: [], ...info }) as unknown as pb.ExternalAccountInfo;
 
 async function rows(where: string, params: unknown[]): Promise<Record<string, unknown>[]> {
   return (await h.sql.query(`SELECT * FROM accounts.external_accounts WHERE ${where}`, params)).rows;
@@ -29,41 +39,21 @@ async function outbox(type: string, id: string): Promise<Record<string, unknown>
 }
 
 describe('CreateExternalAccount', () => {
-  const variants: [string, pb.ExternalAccountInfo][] = [
-    ['USD', usd('12345678901', { bankAccountType: 'CHECKING', bankName: 'Chase' })],
-    ['EUR', { accountType: 'EUR_ACCOUNT', iban: 'DE89 3704 0044 0532 0130 00', swiftCode: 'COBADEFF' }],
-    ['GBP', { accountType: 'GBP_ACCOUNT', sortCode: '040075', accountNumber: '57443718' }],
-    ['MXN', { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719' }],
-    [
-      'BRL',
-      { accountType: 'BRL_ACCOUNT', pixKey: 'maria@example.com', pixKeyType: 'EMAIL', taxId: '52998224725' },
-    ],
-    [
-      'BTC',
-      {
-        accountType: 'SPARK_WALLET',
-        address: 'spark1pgssyuuuhnrrdjswal5c3s3rafw9w3y5dd4cjy3duxlf7hjzkp0rqx6dj6mrhu',
-      },
-    ],
-    ['BTC', { accountType: 'LIGHTNING', lightningAddress: 'john.doe@wallet.example' }],
-    ['USDC', { accountType: 'SOLANA_WALLET', address: '4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg' }],
-    ['USDT', { accountType: 'TRON_WALLET', address: 'TBCBMJNZTXwsMfgHKfsSSPcreaWJkeqY1o' }],
-    ['USDC', { accountType: 'POLYGON_WALLET', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }],
-    ['USDC', { accountType: 'BASE_WALLET', address: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359' }],
-    ['USDT', { accountType: 'ETHEREUM_WALLET', address: '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB' }],
-  ];
+  const publicShape = referenceValidator('ExternalAccount');
 
-  it.each(variants)(
-    'creates a %s %s account, MATCHED with the customer name, and writes EXTERNAL_ACCOUNT.CREATED',
-    async (currency, info) => {
-      const platformId = h.platform();
-      const customerId = h.customer(platformId, 'Maria Silva');
+  it.each(EXTERNAL_ACCOUNT_TYPES)(
+    'creates a %s account, verified with the beneficiary’s (wallets: the customer’s) name, writes EXTERNAL_ACCOUNT.CREATED; its public JSON is the reference’s ExternalAccount',
+    async (type) => {
+      const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES[type];
+      const bank = paymentRailsOf(type).length > 0;
+      const platformId = await h.platform();
+      const customerId = await h.customer(platformId, 'Maria Silva');
       const { account } = await h.client.createExternalAccount({
         platformId,
         environment: SANDBOX,
         customerId,
         currency,
-        accountInfo: info,
+        accountInfo: asPb(accountInfo),
         platformAccountId: 'ext_1',
       });
       expect(account).toMatchObject({
@@ -74,21 +64,43 @@ describe('CreateExternalAccount', () => {
         platformAccountId: 'ext_1',
         defaultUmaDepositAccount: false,
         beneficiaryVerificationStatus: V.MATCHED,
-        beneficiaryVerifiedData: { fullName: 'Maria Silva' },
+        beneficiaryVerifiedData: { fullName: bank ? 'Ada Lovelace' : 'Maria Silva' },
         environment: SANDBOX,
       });
       expect(account!.id).toMatch(/^ExternalAccount:[0-9a-f-]{36}$/);
-      expect(account!.accountInfo!.accountType).toBe(info.accountType);
+      expect(account!.accountInfo).toMatchObject({ ...accountInfo, paymentRails: expect.any(Array) });
+      expect(account!.accountInfo!.paymentRails.length > 0).toBe(bank);
       const again = await h.client.getExternalAccount({ platformId, accountId: account!.id });
       expect(again.account).toEqual(account);
+      const json = externalAccountJson(again.account!);
+      expect(publicShape(json), JSON.stringify(json)).toEqual([]);
       const events = await outbox('EXTERNAL_ACCOUNT.CREATED', account!.id);
       expect(events).toHaveLength(1);
     },
   );
 
+  it('an account stored before payment rails were recorded is read with its type’s rails', async () => {
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'Maria Silva');
+    const { account } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency: 'USD',
+      accountInfo: usd('12121212', { paymentRails: ['WIRE'] }),
+    });
+    expect(account!.accountInfo!.paymentRails).toEqual(['WIRE']);
+    await h.sql.query(
+      `UPDATE accounts.external_accounts SET account_info = account_info - 'paymentRails' WHERE id = $1`,
+      [account!.id],
+    );
+    const old = await h.client.getExternalAccount({ platformId, accountId: account!.id });
+    expect(old.account!.accountInfo!.paymentRails).toEqual(['ACH', 'WIRE', 'RTP', 'FEDNOW']);
+  });
+
   it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'Maria Silva');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'Maria Silva');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -97,7 +109,8 @@ describe('CreateExternalAccount', () => {
       accountInfo: {
         accountType: 'EUR_ACCOUNT',
         iban: 'de89 3704 0044 0532 0130 00',
-        beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Hans Müller' },
+        paymentRails: [],
+        beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Hans Müller', address },
       },
     });
     expect(account!.accountInfo).toMatchObject({
@@ -109,8 +122,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('applies every beneficiary verification suffix (sandbox)', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const expectations: [string, pb.BeneficiaryVerificationStatus, string | undefined][] = [
       ['100000102', V.NOT_MATCHED, undefined],
       ['100000103', V.PARTIAL_MATCH, 'J. Doe'],
@@ -143,14 +156,16 @@ describe('CreateExternalAccount', () => {
         pixKey: 'john103@example.com',
         pixKeyType: 'EMAIL',
         taxId: '52998224725',
+        paymentRails: [],
+        beneficiary: johnDoe,
       },
     });
     expect(pix.account!.beneficiaryVerificationStatus).toBe(V.PARTIAL_MATCH);
   });
 
   it('suffix 105: 400 invalid account, nothing stored, no event', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const err = await rejection(() =>
       h.client.createExternalAccount({
         platformId,
@@ -166,8 +181,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('production platforms: UNSUPPORTED, and 105 is not refused', async () => {
-    const platformId = h.platform('PRODUCTION');
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform('PRODUCTION');
+    const customerId = await h.customer(platformId, 'John Doe');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: PRODUCTION,
@@ -180,11 +195,11 @@ describe('CreateExternalAccount', () => {
   });
 
   it('unknown, deleted or another platform’s customer: CUSTOMER_NOT_FOUND, nothing stored', async () => {
-    const platformId = h.platform();
-    const other = h.platform();
-    const foreign = h.customer(other, 'Eve');
-    const deleted = h.customer(platformId, 'Gone');
-    h.customers.get(deleted)!.deleted = true;
+    const platformId = await h.platform();
+    const other = await h.platform();
+    const foreign = await h.customer(other, 'Eve');
+    const deleted = await h.customer(platformId, 'Gone');
+    await h.identity.deleteCustomer({ platformId, customerId: deleted });
     for (const customerId of [foreign, deleted, newId('Customer')]) {
       const err = await rejection(() =>
         h.client.createExternalAccount({
@@ -201,16 +216,72 @@ describe('CreateExternalAccount', () => {
   });
 
   it('bad input: field-level INVALID_INPUT, nothing stored', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const cases: [Partial<pb.CreateExternalAccountRequest>, string][] = [
       [
-        { currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'DE89370400440532013001' } },
+        {
+          currency: 'EUR',
+          accountInfo: asPb({
+            accountType: 'EUR_ACCOUNT',
+            iban: 'DE89370400440532013001',
+            beneficiary: johnDoe,
+          }),
+        },
         'accountInfo.iban',
       ],
       [
-        { currency: 'MXN', accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359718' } },
+        {
+          currency: 'MXN',
+          accountInfo: asPb({
+            accountType: 'MXN_ACCOUNT',
+            clabeNumber: '032180000118359718',
+            beneficiary: johnDoe,
+          }),
+        },
         'accountInfo.clabeNumber',
+      ],
+      [
+        { currency: 'USD', accountInfo: usd('12345678', { beneficiary: undefined }) },
+        'accountInfo.beneficiary',
+      ],
+      [
+        { currency: 'USD', accountInfo: usd('12345678', { paymentRails: ['SEPA'] }) },
+        'accountInfo.paymentRails',
+      ],
+      [
+        {
+          currency: 'CAD',
+          accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.CAD_ACCOUNT.accountInfo, bankCode: '1' }),
+        },
+        'accountInfo.bankCode',
+      ],
+      [
+        {
+          currency: 'KES',
+          accountInfo: asPb({
+            ...EXTERNAL_ACCOUNT_EXAMPLES.KES_ACCOUNT.accountInfo,
+            phoneNumber: '+256712345678',
+          }),
+        },
+        'accountInfo.phoneNumber',
+      ],
+      [
+        {
+          currency: 'INR',
+          accountInfo: asPb({ ...EXTERNAL_ACCOUNT_EXAMPLES.INR_ACCOUNT.accountInfo, vpa: 'nobody' }),
+        },
+        'accountInfo.vpa',
+      ],
+      [
+        {
+          currency: 'AED',
+          accountInfo: asPb({
+            ...EXTERNAL_ACCOUNT_EXAMPLES.AED_ACCOUNT.accountInfo,
+            iban: 'AE070331234567890123457',
+          }),
+        },
+        'accountInfo.iban',
       ],
       [
         { currency: 'USD', accountInfo: usd('12345678', { routingNumber: '021000022' }) },
@@ -244,8 +315,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('the same account twice for the same customer: EXTERNAL_ACCOUNT_ALREADY_EXISTS; again after delete: fine', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const req = {
       platformId,
       environment: SANDBOX,
@@ -261,15 +332,15 @@ describe('CreateExternalAccount', () => {
     expect([a.status, b.status]).toEqual(['rejected', 'rejected']);
     expect((a as PromiseRejectedResult).reason.code).toBe('EXTERNAL_ACCOUNT_ALREADY_EXISTS');
     // another customer may register the same account
-    await h.client.createExternalAccount({ ...req, customerId: h.customer(platformId, 'Jane Doe') });
+    await h.client.createExternalAccount({ ...req, customerId: await h.customer(platformId, 'Jane Doe') });
     await h.client.deleteExternalAccount({ platformId, accountId: first.account!.id });
     const again = await h.client.createExternalAccount(req);
     expect(again.account!.id).not.toBe(first.account!.id);
   });
 
   it('keeps one default UMA deposit account per customer', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const a = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,
@@ -304,8 +375,8 @@ describe('CreateExternalAccount', () => {
   });
 
   it('10 concurrent creates that each claim the default: all created, exactly one default', async () => {
-    const platformId = h.platform();
-    const customerId = h.customer(platformId, 'John Doe');
+    const platformId = await h.platform();
+    const customerId = await h.customer(platformId, 'John Doe');
     const made = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         h.client.createExternalAccount({
@@ -330,9 +401,9 @@ describe('CreateExternalAccount', () => {
 
 describe('List, Get, Delete', () => {
   it('lists customer and platform accounts with filters and pagination; deletes softly; other platforms see 404', async () => {
-    const platformId = h.platform();
-    const c1 = h.customer(platformId, 'Ann');
-    const c2 = h.customer(platformId, 'Bob');
+    const platformId = await h.platform();
+    const c1 = await h.customer(platformId, 'Ann');
+    const c2 = await h.customer(platformId, 'Bob');
     const made: string[] = [];
     for (let i = 0; i < 5; i++) {
       const { account } = await h.client.createExternalAccount({
@@ -349,7 +420,11 @@ describe('List, Get, Delete', () => {
       environment: SANDBOX,
       customerId: c1,
       currency: 'EUR',
-      accountInfo: { accountType: 'EUR_ACCOUNT', iban: 'NL91ABNA0417164300' },
+      accountInfo: asPb({
+        accountType: 'EUR_ACCOUNT',
+        iban: 'NL91ABNA0417164300',
+        beneficiary: { ...johnDoe, address },
+      }),
     });
     const plat = await h.client.createExternalAccount({
       platformId,
@@ -397,9 +472,10 @@ describe('List, Get, Delete', () => {
     expect(platform.accounts.map((a) => a.id)).toEqual([plat.account!.id]);
 
     // another platform: nothing listed, 404 on get and delete
-    const other = h.platform();
+    const other = await h.platform();
     expect(
-      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).page!.totalCount,
+      (await h.client.listExternalAccounts({ platformId: other, owner: pb.Owner.CUSTOMERS })).page!
+        .totalCount,
     ).toBe(0);
     expect(
       (await rejection(() => h.client.getExternalAccount({ platformId: other, accountId: made[0]! }))).code,
@@ -415,8 +491,8 @@ describe('List, Get, Delete', () => {
       (await rejection(() => h.client.getExternalAccount({ platformId, accountId: made[0]! }))).code,
     ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
     expect(
-      (await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' }))
-        .page!.totalCount,
+      (await h.client.listExternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, currency: 'USD' })).page!
+        .totalCount,
     ).toBe(4);
     expect(
       (await rejection(() => h.client.deleteExternalAccount({ platformId, accountId: made[0]! }))).code,
@@ -435,8 +511,8 @@ describe('List, Get, Delete', () => {
   });
 
   it('reports the stored status (an account an operator set INACTIVE or UNDER_REVIEW is not shown ACTIVE)', async () => {
-    const platformId = h.platform();
-    const c = h.customer(platformId, 'Ann');
+    const platformId = await h.platform();
+    const c = await h.customer(platformId, 'Ann');
     const { account } = await h.client.createExternalAccount({
       platformId,
       environment: SANDBOX,

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accounts as pb } from '@sluice/contracts';
+import { accounts as pb, identity } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { EVENTS } from '@sluice/api';
 import { eventually } from '@sluice/testing';
 import { SANDBOX, startHarness, type Harness } from './support/harness.js';
-import { customerChange, platformConfigChange, publishIdentityEvent } from './support/identity-events.js';
+import { customerChange, publishIdentityEvent } from './support/identity-events.js';
 
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness('accconsumer');
+  h = await startHarness('accconsumer', { consume: true });
 });
 afterAll(async () => {
   await h?.stop();
@@ -22,9 +22,15 @@ async function customerAccounts(platformId: string, customerId: string) {
 
 describe('identity events consumer (durable accounts-identity)', () => {
   it('provisions a customer’s accounts from CUSTOMER.CREATED, with the platform’s environment from identity', async () => {
-    const platformId = h.platform('SANDBOX');
-    const customerId = newId('Customer');
-    await publishIdentityEvent(h, EVENTS.CUSTOMER_CREATED, platformId, customerChange(h, platformId, customerId, ['USD', 'USDC']));
+    const platformId = await h.platform('SANDBOX');
+    // identity's CreateCustomer writes the CUSTOMER.CREATED its relay publishes.
+    const { customer } = await h.identity.createCustomer({
+      platformId,
+      customerType: identity.CustomerType.INDIVIDUAL,
+      currencies: ['USD', 'USDC'],
+      fullName: 'Ada Lovelace',
+    });
+    const customerId = customer!.id;
     const accounts = await eventually(async () => {
       const rows = await customerAccounts(platformId, customerId);
       return rows.length === 2 ? rows : undefined;
@@ -37,7 +43,7 @@ describe('identity events consumer (durable accounts-identity)', () => {
   });
 
   it('adds accounts for new currencies on CUSTOMER.UPDATED and keeps the existing ones', async () => {
-    const platformId = h.platform('PRODUCTION');
+    const platformId = await h.platform('PRODUCTION');
     const customerId = newId('Customer');
     await publishIdentityEvent(h, EVENTS.CUSTOMER_CREATED, platformId, customerChange(h, platformId, customerId, ['EUR']));
     const [eur] = await eventually(async () => {
@@ -55,25 +61,37 @@ describe('identity events consumer (durable accounts-identity)', () => {
   });
 
   it('provisions platform accounts from PLATFORM_CONFIG.UPDATED', async () => {
-    const platformId = h.platform('SANDBOX');
-    await publishIdentityEvent(
-      h,
-      EVENTS.PLATFORM_CONFIG_UPDATED,
+    // identity's platform creation and UpdatePlatformConfig write the PLATFORM_CONFIG.UPDATED events.
+    const platformId = await h.platform('SANDBOX');
+    const platformAccounts = (n: number) =>
+      eventually(async () => {
+        const r = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
+        return r.accounts.length === n ? r.accounts : undefined;
+      }, 15_000);
+    // A new platform supports USD and USDC.
+    const first = await platformAccounts(2);
+    expect(first.map((a) => [a.currency, a.customerId])).toEqual([
+      ['USD', undefined],
+      ['USDC', undefined],
+    ]);
+    await h.identity.updatePlatformConfig({
       platformId,
-      platformConfigChange(h, platformId, { supportedCurrencies: ['USD', 'MXN'], embeddedWalletCurrencies: [] }),
-    );
-    const accounts = await eventually(async () => {
-      const r = await h.client.listInternalAccounts({ platformId, owner: pb.Owner.PLATFORM });
-      return r.accounts.length === 2 ? r.accounts : undefined;
-    }, 15_000);
+      supportedCurrencies: identity.CurrencyConfigList.fromPartial({
+        currencies: [{ currencyCode: 'USD' }, { currencyCode: 'MXN' }],
+      }),
+      clearEmbeddedWalletConfig: false,
+    });
+    const accounts = await platformAccounts(3);
     expect(accounts.map((a) => [a.currency, a.customerId])).toEqual([
       ['USD', undefined],
+      ['USDC', undefined],
       ['MXN', undefined],
     ]);
+    expect(accounts[0]!.id).toBe(first[0]!.id);
   });
 
   it('handles a redelivered event once, agrees with a concurrent synchronous call, and skips unknown platforms', async () => {
-    const platformId = h.platform('SANDBOX');
+    const platformId = await h.platform('SANDBOX');
     const customerId = newId('Customer');
     const sync = h.client.ensureCustomerAccounts({
       platformId,

@@ -26,7 +26,7 @@ interface Setup {
 }
 
 async function setup(env: 'SANDBOX' | 'PRODUCTION' = 'SANDBOX'): Promise<Setup> {
-  const platformId = h.platform(env);
+  const platformId = await h.platform(env);
   const environment = env === 'SANDBOX' ? SANDBOX : PRODUCTION;
   const { accounts } = await h.client.ensureCustomerAccounts({
     platformId,
@@ -250,7 +250,7 @@ describe('holds', () => {
       accountId: s.accountId,
       amount: 1n,
     });
-    const other = h.platform();
+    const other = await h.platform();
     for (const [platformId, id] of [
       [s.platformId, newId('JournalEntry')],
       [other, holdId],

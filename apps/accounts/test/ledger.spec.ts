@@ -24,8 +24,9 @@ afterAll(async () => {
 
 async function newAccount(
   currency = 'USD',
-  platformId = h.platform(),
+  platform?: string,
 ): Promise<{ platformId: string; account: pb.InternalAccount }> {
+  const platformId = platform ?? (await h.platform());
   const { accounts } = await h.client.ensureCustomerAccounts({
     platformId,
     customerId: newId('Customer'),
@@ -208,17 +209,18 @@ describe('SandboxFund', () => {
 
   it('another platform’s account is NOT_FOUND; a production account is SANDBOX_ONLY', async () => {
     const { account } = await newAccount('USD');
+    const otherPlatform = await h.platform();
     const before = await journalCounts();
     const cross = await rejection(() =>
-      h.client.sandboxFund({ platformId: h.platform(), accountId: account.id, amount: 5n }),
+      h.client.sandboxFund({ platformId: otherPlatform, accountId: account.id, amount: 5n }),
     );
     expect([cross.kind, cross.code]).toEqual(['NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND']);
     const missing = await rejection(() =>
-      h.client.sandboxFund({ platformId: h.platform(), accountId: newId('InternalAccount'), amount: 5n }),
+      h.client.sandboxFund({ platformId: otherPlatform, accountId: newId('InternalAccount'), amount: 5n }),
     );
     expect(missing.code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
 
-    const prodPlatform = h.platform('PRODUCTION');
+    const prodPlatform = await h.platform('PRODUCTION');
     const { accounts } = await h.client.ensureCustomerAccounts({
       platformId: prodPlatform,
       customerId: newId('Customer'),

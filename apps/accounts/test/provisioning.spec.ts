@@ -22,7 +22,7 @@ async function countAccounts(where = 'true', params: unknown[] = []): Promise<nu
 
 describe('EnsureCustomerAccounts', () => {
   it('creates one holding account per currency, of the right type, with a zero balance', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const customerId = newId('Customer');
     const { accounts } = await h.client.ensureCustomerAccounts({
       platformId,
@@ -56,7 +56,7 @@ describe('EnsureCustomerAccounts', () => {
   });
 
   it('is idempotent and adds only the new currencies', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const customerId = newId('Customer');
     const first = await h.client.ensureCustomerAccounts({
       platformId,
@@ -83,7 +83,7 @@ describe('EnsureCustomerAccounts', () => {
   });
 
   it('20 concurrent calls create exactly one account per currency', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const customerId = newId('Customer');
     const currencies = ['USD', 'EUR', 'USDC', 'MXN'];
     const results = await Promise.all(
@@ -103,8 +103,8 @@ describe('EnsureCustomerAccounts', () => {
   });
 
   it('keeps customers and platforms apart', async () => {
-    const p1 = h.platform();
-    const p2 = h.platform();
+    const p1 = await h.platform();
+    const p2 = await h.platform();
     const customerId = newId('Customer');
     const a1 = await h.client.ensureCustomerAccounts({
       platformId: p1,
@@ -123,7 +123,7 @@ describe('EnsureCustomerAccounts', () => {
   });
 
   it('production accounts carry no sandbox instructions', async () => {
-    const platformId = h.platform('PRODUCTION');
+    const platformId = await h.platform('PRODUCTION');
     const { accounts } = await h.client.ensureCustomerAccounts({
       platformId,
       customerId: newId('Customer'),
@@ -135,7 +135,7 @@ describe('EnsureCustomerAccounts', () => {
   });
 
   it('rejects bad input with the field at fault and creates nothing', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const customerId = newId('Customer');
     const before = await countAccounts();
     const badCurrency = await rejection(() =>
@@ -186,7 +186,7 @@ describe('EnsureCustomerAccounts', () => {
 
 describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
   it('provisions platform accounts, listed apart from customer accounts', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const { accounts } = await h.client.ensurePlatformAccounts({
       platformId,
       currencies: ['USD', 'USDC'],
@@ -216,7 +216,7 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
   });
 
   it('10 concurrent calls create one platform account per currency', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const results = await Promise.all(
       Array.from({ length: 10 }, () =>
         h.client.ensurePlatformAccounts({ platformId, currencies: ['EUR', 'BTC'], environment: SANDBOX }),
@@ -227,7 +227,7 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
   });
 
   it('filters by customer, currency and type and pages with a cursor', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const customers = [newId('Customer'), newId('Customer'), newId('Customer')];
     for (const customerId of customers)
       await h.client.ensureCustomerAccounts({
@@ -278,7 +278,7 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
     });
     expect(wallets).toMatchObject({ accounts: [], page: { hasMore: false, totalCount: 0 } });
     const otherPlatform = await h.client.listInternalAccounts({
-      platformId: h.platform(),
+      platformId: await h.platform(),
       owner: pb.Owner.CUSTOMERS,
       customerId: customers[0]!,
     });
@@ -286,7 +286,7 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
   });
 
   it('rejects bad filters, limits and cursors', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const field = async (req: Partial<pb.ListInternalAccountsRequest>) => {
       const e = await rejection(() =>
         h.client.listInternalAccounts({ platformId, owner: pb.Owner.CUSTOMERS, ...req }),
@@ -307,7 +307,7 @@ describe('EnsurePlatformAccounts and ListInternalAccounts', () => {
 
 describe('GetInternalAccount', () => {
   it('returns the platform’s account and NOT_FOUND for another platform’s', async () => {
-    const platformId = h.platform();
+    const platformId = await h.platform();
     const { accounts } = await h.client.ensureCustomerAccounts({
       platformId,
       customerId: newId('Customer'),
@@ -316,8 +316,9 @@ describe('GetInternalAccount', () => {
     });
     const { account } = await h.client.getInternalAccount({ platformId, accountId: accounts[0]!.id });
     expect(account).toEqual(accounts[0]);
+    const otherPlatform = await h.platform();
     const other = await rejection(() =>
-      h.client.getInternalAccount({ platformId: h.platform(), accountId: accounts[0]!.id }),
+      h.client.getInternalAccount({ platformId: otherPlatform, accountId: accounts[0]!.id }),
     );
     expect([other.kind, other.code]).toEqual(['NOT_FOUND', 'INTERNAL_ACCOUNT_NOT_FOUND']);
     const missing = await rejection(() =>

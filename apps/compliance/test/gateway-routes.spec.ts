@@ -1,3 +1,4 @@
+/* eslint-disable @nx/enforce-module-boundaries -- the compliance team owns these gateway route modules; this is their HTTP contract test in the real gateway core against the real identity and compliance */
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { newId } from '@sluice/core';
-import { subjectFor, toJson } from '@sluice/events';
-import { eventually, natsUrl, testPrefix } from '@sluice/testing';
-import { FakeIdentity, basic, type FakeToken } from './support/fake-identity.js';
+import { eventually, natsUrl } from '@sluice/testing';
+import { basic, startIdentity, type IdentityHarness, type TestToken } from './support/identity.js';
 import { testRoutes, type TestRouteState } from './support/test-routes.js';
 import { API, startGateway, type Harness } from './support/harness.js';
 
-/** Authentication, the credential cache and its revocation over NATS, permissions. */
-let idp: FakeIdentity;
+/**
+ * Authentication, the credential cache and its revocation over NATS, permissions — against the
+ * real identity service: its tokens, its AuthenticateToken, its TOKEN.DELETED events.
+ */
+let idp: IdentityHarness;
 let nc: NatsConnection;
 let h: Harness;
 let prefix: string;
@@ -16,41 +18,23 @@ const state: TestRouteState = { widgetCalls: 0, flakyCalls: 0 };
 
 const UNAUTHORIZED = { status: 401, code: 'UNAUTHORIZED', message: 'Invalid or missing API credentials' };
 
-function token(extra: Partial<FakeToken> = {}): FakeToken {
-  return idp.add({
-    tokenId: newId('Token'),
-    secret: `sk_${newId('Request')}`,
-    platformId: newId('Platform'),
-    environment: 'SANDBOX',
-    ...extra,
-  });
-}
+/** A token identity issues on a new platform (all permissions unless given). */
+const token = (opts: Parameters<IdentityHarness['token']>[0] = {}): Promise<TestToken> => idp.token(opts);
 
 function get(url: string, authorization?: string, app = h.app) {
   return app.inject({ url: `${API}${url}`, headers: authorization === undefined ? {} : { authorization } });
 }
 
-async function publishTokenDeleted(tokenId: string, platformId: string): Promise<void> {
-  const event = {
-    id: newId('Event'),
-    type: 'TOKEN.DELETED',
-    occurredAt: new Date().toISOString(),
-    platformId,
-    data: { tokenId },
-  };
-  nc.publish(subjectFor(prefix, 'identity', 'TOKEN.DELETED'), toJson(event));
-  await nc.flush();
-}
-
 beforeAll(async () => {
-  idp = await new FakeIdentity().start();
+  idp = await startIdentity('gwauth');
   nc = await connect({ servers: await natsUrl() });
-  prefix = testPrefix('gw');
+  // The gateway listens for identity's events under identity's subject prefix.
+  prefix = idp.prefix;
   h = await startGateway(
     idp.address,
     { test: testRoutes(state) },
     { EVENT_SUBJECT_PREFIX: prefix },
-    { nats: nc },
+    { nats: nc, clients: idp.gatewayClients() },
   );
 });
 
@@ -62,7 +46,7 @@ afterAll(async () => {
 
 describe('401 for every bad credential, identically', () => {
   it('missing, malformed, unknown, wrong secret', async () => {
-    const t = token();
+    const t = await token();
     const cases: (string | undefined)[] = [
       undefined,
       '',
@@ -86,7 +70,7 @@ describe('401 for every bad credential, identically', () => {
   });
 
   it('a valid credential authenticates and sets request.platform', async () => {
-    const t = token({ environment: 'PRODUCTION', permissions: ['VIEW'] });
+    const t = await token({ environment: 'PRODUCTION', permissions: ['VIEW'] });
     const res = await get('/whoami', basic(t.tokenId, t.secret));
     expect(res.statusCode).toBe(200);
     expect(res.json().platform).toEqual({
@@ -106,7 +90,7 @@ describe('401 for every bad credential, identically', () => {
 
 describe('credential cache', () => {
   it('saves the identity hop for repeated requests, also when they arrive together', async () => {
-    const t = token();
+    const t = await token();
     const auth = basic(t.tokenId, t.secret);
     const before = idp.authCalls;
     const results = await Promise.all([1, 2, 3, 4].map(() => get('/whoami', auth)));
@@ -116,7 +100,7 @@ describe('credential cache', () => {
   });
 
   it('never caches a failure: a wrong secret is checked every time', async () => {
-    const t = token();
+    const t = await token();
     const before = idp.authCalls;
     await get('/whoami', basic(t.tokenId, 'nope'));
     await get('/whoami', basic(t.tokenId, 'nope'));
@@ -124,13 +108,11 @@ describe('credential cache', () => {
   });
 
   it('a TOKEN.DELETED event drops the token at once', async () => {
-    const t = token();
+    const t = await token();
     const auth = basic(t.tokenId, t.secret);
     expect((await get('/whoami', auth)).statusCode).toBe(200);
-    idp.tokens.delete(t.tokenId); // identity deletes it...
-    expect((await get('/whoami', auth)).statusCode).toBe(200); // ...the cache would still accept it (TTL 5 s)
     const size = h.app.gateway.credentialCache.size;
-    await publishTokenDeleted(t.tokenId, t.platformId); // ...until the event arrives
+    await idp.deleteToken(t); // identity revokes it and its relay publishes TOKEN.DELETED
     // The event itself drops the entry: nothing reads the cache meanwhile, and an entry past its TTL
     // leaves only when it is read, so the entry cannot have gone by expiring. How soon the event
     // arrives is the NATS round trip on this machine, not a property to assert here.
@@ -145,13 +127,13 @@ describe('credential cache', () => {
   });
 
   it('the event only drops the deleted token', async () => {
-    const keep = token();
-    const gone = token();
+    const keep = await token();
+    const gone = await token();
     await get('/whoami', basic(keep.tokenId, keep.secret));
     await get('/whoami', basic(gone.tokenId, gone.secret));
     const size = h.app.gateway.credentialCache.size;
-    await publishTokenDeleted(gone.tokenId, gone.platformId);
-    await eventually(async () => h.app.gateway.credentialCache.size === size - 1, 2000, 20);
+    await idp.deleteToken(gone);
+    await eventually(async () => h.app.gateway.credentialCache.size === size - 1, 30_000, 20);
     const before = idp.authCalls;
     expect((await get('/whoami', basic(keep.tokenId, keep.secret))).statusCode).toBe(200);
     expect(idp.authCalls).toBe(before);
@@ -160,10 +142,11 @@ describe('credential cache', () => {
   it('without the event, an entry still expires within AUTH_CACHE_TTL_MS', async () => {
     const short = await startGateway(idp.address, { test: testRoutes(state) }, { AUTH_CACHE_TTL_MS: '300' });
     try {
-      const t = token();
+      const t = await token();
       const auth = basic(t.tokenId, t.secret);
       expect((await get('/whoami', auth, short.app)).statusCode).toBe(200);
-      idp.tokens.delete(t.tokenId);
+      // identity revokes it; this gateway hears no event (no NATS), its cache still answers...
+      await idp.deleteToken(t);
       expect((await get('/whoami', auth, short.app)).statusCode).toBe(200);
       await new Promise((r) => setTimeout(r, 350));
       expect((await get('/whoami', auth, short.app)).statusCode).toBe(401);
@@ -199,7 +182,7 @@ describe('permissions and environments', () => {
   const widget = { name: 'w', kind: 'SMALL', amount: 1 };
 
   it('VIEW reads but cannot write', async () => {
-    const t = token({ permissions: ['VIEW'] });
+    const t = await token({ permissions: ['VIEW'] });
     const auth = basic(t.tokenId, t.secret);
     expect((await get('/whoami', auth)).statusCode).toBe(200);
     const calls = state.widgetCalls;
@@ -215,9 +198,9 @@ describe('permissions and environments', () => {
   });
 
   it('TRANSACT calls money-moving routes only; MANAGE the rest', async () => {
-    const transact = token({ permissions: ['TRANSACT'] });
-    const manage = token({ permissions: ['MANAGE'] });
-    const post = (t: FakeToken, url: string, payload: unknown) =>
+    const transact = await token({ permissions: ['TRANSACT'] });
+    const manage = await token({ permissions: ['MANAGE'] });
+    const post = (t: TestToken, url: string, payload: unknown) =>
       h.app.inject({
         method: 'POST',
         url: `${API}${url}`,
@@ -231,9 +214,9 @@ describe('permissions and environments', () => {
   });
 
   it('sandbox-only routes answer 403 to production platforms', async () => {
-    const prod = token({ environment: 'PRODUCTION' });
-    const sandbox = token({ environment: 'SANDBOX' });
-    const call = (t: FakeToken) =>
+    const prod = await token({ environment: 'PRODUCTION' });
+    const sandbox = await token({ environment: 'SANDBOX' });
+    const call = (t: TestToken) =>
       h.app.inject({
         method: 'POST',
         url: `${API}/sandbox/thing`,

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from '@sinclair/typebox';
 import { ConfigError } from '@sluice/config';
-import { newId } from '@sluice/core';
 import { cursorCodec } from '../src/compose.js';
 import type { RouteModule } from '../src/http/types.js';
 import { PageQuery } from '../src/schemas/common.js';
-import { FakeIdentity, basic } from './support/fake-identity.js';
+import { basic, startIdentity, type IdentityHarness } from './support/identity.js';
 import { API, startGateway, type Harness } from './support/harness.js';
 
 /**
@@ -40,16 +39,16 @@ const lists: RouteModule = (app) => {
   }
 };
 
-let idp: FakeIdentity;
+let idp: IdentityHarness;
 let h: Harness;
 let other: Harness;
 let mine: { authorization: string };
 let theirs: { authorization: string };
 
 beforeAll(async () => {
-  idp = await new FakeIdentity().start();
-  const a = idp.add({ tokenId: newId('Token'), secret: 'sk_a', platformId: newId('Platform'), environment: 'SANDBOX' });
-  const b = idp.add({ tokenId: newId('Token'), secret: 'sk_b', platformId: newId('Platform'), environment: 'SANDBOX' });
+  idp = await startIdentity('gwcursors');
+  const a = await idp.token();
+  const b = await idp.token();
   mine = { authorization: basic(a.tokenId, a.secret) };
   theirs = { authorization: basic(b.tokenId, b.secret) };
   h = await startGateway(idp.address, { lists }, { CURSOR_SIGNING_KEY: KEY });

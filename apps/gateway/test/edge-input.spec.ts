@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@sluice/core';
 import { nonIntegerLiterals } from '../src/http/edge-input.js';
 import { routeModules } from '../src/routes/index.js';
-import { FakeIdentity, basic } from './support/fake-identity.js';
+import { basic, startIdentity, type IdentityHarness } from './support/identity.js';
 import { testRoutes, type TestRouteState } from './support/test-routes.js';
 import { API, startGateway, type Harness } from './support/harness.js';
 
@@ -13,14 +13,14 @@ import { API, startGateway, type Harness } from './support/harness.js';
  * model of what the router and the HTTP parser refuse), through the real
  * gateway core with test routes and every real route module.
  */
-let idp: FakeIdentity;
+let idp: IdentityHarness;
 let h: Harness;
 let auth: { authorization: string };
 const state: TestRouteState = { widgetCalls: 0, flakyCalls: 0 };
 
 beforeAll(async () => {
-  idp = await new FakeIdentity().start();
-  const t = idp.add({ tokenId: newId('Token'), secret: 'sk_edge', platformId: newId('Platform'), environment: 'SANDBOX' });
+  idp = await startIdentity('gwedge');
+  const t = await idp.token();
   auth = { authorization: basic(t.tokenId, t.secret) };
   h = await startGateway(idp.address, { ...routeModules, test: testRoutes(state) });
 });

@@ -4,19 +4,26 @@ import { createLogger } from '@sluice/logging';
 import { migrate, openStore, type MikroORM } from '@sluice/store';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import { GATEWAY_SCHEMA, migrations } from '../src/store/migrations.js';
-import { FakeIdentity, basic } from './support/fake-identity.js';
+import tokensRoutes from '../src/routes/tokens.routes.js';
+import { basic, startIdentity, type IdentityHarness } from './support/identity.js';
 import { testRoutes, type TestRouteState } from './support/test-routes.js';
 import { API, startGateway, type Harness } from './support/harness.js';
 
-/** Idempotency-Key against the real Postgres store (schema `gateway`). */
+/**
+ * Idempotency-Key against the real Postgres store (schema `gateway`), with the real identity
+ * service: its API tokens authenticate, and its POST /tokens is the real route whose replays are
+ * checked against what identity stored. Test-only routes give the handler control a real route
+ * cannot (a request held in flight, a first 5xx, a handler call count).
+ */
 let db: TestDatabase;
 let orm: MikroORM;
-let idp: FakeIdentity;
+let idp: IdentityHarness;
 let h: Harness;
 const state: TestRouteState = { widgetCalls: 0, flakyCalls: 0 };
 let authA: { authorization: string };
 let authB: { authorization: string };
 let platformA: string;
+let platformB: string;
 
 async function openOrm(url: string): Promise<MikroORM> {
   const o = await openStore({
@@ -33,23 +40,14 @@ async function openOrm(url: string): Promise<MikroORM> {
 beforeAll(async () => {
   db = await createTestDatabase('gateway');
   orm = await openOrm(db.url);
-  idp = await new FakeIdentity().start();
-  platformA = newId('Platform');
-  const a = idp.add({
-    tokenId: newId('Token'),
-    secret: 'sk_a',
-    platformId: platformA,
-    environment: 'SANDBOX',
-  });
-  const b = idp.add({
-    tokenId: newId('Token'),
-    secret: 'sk_b',
-    platformId: newId('Platform'),
-    environment: 'SANDBOX',
-  });
+  idp = await startIdentity('gwidem');
+  const a = await idp.token();
+  const b = await idp.token();
+  platformA = a.platformId;
+  platformB = b.platformId;
   authA = { authorization: basic(a.tokenId, a.secret) };
   authB = { authorization: basic(b.tokenId, b.secret) };
-  h = await startGateway(idp.address, { test: testRoutes(state) }, {}, { orm });
+  h = await startGateway(idp.address, { test: testRoutes(state), tokens: tokensRoutes }, {}, { orm });
 });
 
 afterAll(async () => {
@@ -259,6 +257,46 @@ describe('Idempotency-Key', () => {
     const res = await h.app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 'ok', checks: { identity: 'ok', database: 'ok' } });
+  });
+});
+
+describe('Idempotency-Key on a real route (POST /tokens, identity behind it)', () => {
+  /** The platform's live tokens, as identity lists them. */
+  const tokensOf = async (platformId: string) =>
+    (await idp.client.listTokens({ platformId, page: { limit: 100 } })).tokens.map((t) => t.id).sort();
+  const body = { name: 'ci', permissions: ['VIEW'] };
+
+  it('a replay answers the stored 201 (the same secret) and identity holds one token', async () => {
+    const key = `k-${newId('Request')}`;
+    const before = await tokensOf(platformA);
+    const first = await post('/tokens', body, key);
+    expect(first.statusCode, first.body).toBe(201);
+    const again = await post('/tokens', { permissions: ['VIEW'], name: 'ci' }, key);
+    expect(again.statusCode).toBe(201);
+    expect(again.body).toBe(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await tokensOf(platformA)).toEqual([...before, first.json().id].sort());
+  });
+
+  it('the same key with another body: 422, and identity creates nothing', async () => {
+    const key = `k-${newId('Request')}`;
+    await post('/tokens', body, key);
+    const before = await tokensOf(platformA);
+    const res = await post('/tokens', { ...body, name: 'other' }, key);
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toMatchObject({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(await tokensOf(platformA)).toEqual(before);
+  });
+
+  it('another platform’s request under the same key is its own: a token of that platform', async () => {
+    const key = `k-${newId('Request')}`;
+    const a = await post('/tokens', body, key, authA);
+    const beforeB = await tokensOf(platformB);
+    const b = await post('/tokens', body, key, authB);
+    expect(b.statusCode).toBe(201);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+    expect(b.json().id).not.toBe(a.json().id);
+    expect(await tokensOf(platformB)).toEqual([...beforeB, b.json().id].sort());
   });
 });
 

@@ -1,101 +1,55 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
-import { DomainError, newId } from '@sluice/core';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { startService, type RunningService } from '@sluice/runtime';
-import {
-  createTestDatabase,
-  dropStreams,
-  eventually,
-  natsUrl,
-  testPrefix,
-  type TestDatabase,
-} from '@sluice/testing';
-import { definePaymentsService, type Ledger, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
-import { FakeAccounts } from './support/fake-accounts.js';
-import { FakeCustomers } from './support/fake-customers.js';
+import { DomainError } from '@sluice/core';
+import type { PromiseClient } from '@sluice/rpc';
+import { eventually, type World } from '@sluice/testing';
+import { startPaymentsWithNeighbours } from './support/neighbours.js';
 
-// Incoming payments (sandbox UMA receive, approve, reject, approval timeout) over real gRPC
-// and Postgres; identity/accounts replaced by in-memory fakes. Credits are recorded by entry id,
-// so a second credit of the same payment would show up as a second entry id or a wrong balance.
+// Incoming payments (sandbox UMA receive, approve, reject, approval timeout) over real gRPC and
+// Postgres, with the real identity (Alice, found by her UMA address) and accounts (her USD account
+// and the ledger) started in-process: every credit asserted is the balance accounts answers.
 
 const SANDBOX = common.Environment.SANDBOX;
-const platformId = newId('Platform');
-const otherPlatformId = newId('Platform');
-const customerId = newId('Customer');
-const usdAccount = newId('InternalAccount');
 const ALICE = '$alice@bank.example';
 const SENDER = '$success.usd@sandbox.sluice.local';
 const THRESHOLD = 100_000n;
 
-const credits = new Map<string, { accountId: string; amount: bigint }>();
-const balance = (accountId: string) =>
-  [...credits.values()].filter((c) => c.accountId === accountId).reduce((s, c) => s + c.amount, 0n);
-const ledger: Ledger = {
-  async placeHold() {
-    throw new Error('not used');
-  },
-  async postHold() {
-    throw new Error('not used');
-  },
-  async voidHold() {
-    throw new Error('not used');
-  },
-  async creditFromOutside(c) {
-    if (!credits.has(c.entryId)) credits.set(c.entryId, { accountId: c.accountId, amount: c.amount });
-  },
-  async postEntry() {
-    throw new Error('not used');
-  },
-};
-// Alice, found by her UMA address on the platform, with her USD account.
-const accountsFake = new FakeAccounts();
-accountsFake.internal.set(usdAccount, { id: usdAccount, platformId, customerId, currency: 'USD' });
-const customersFake = new FakeCustomers(
-  new Map([[customerId, { platformCustomerId: 'alice-1', platformId, umaAddress: ALICE }]]),
-);
-
-let db: TestDatabase;
-let prefix: string;
-let running: RunningService<PaymentsConfig, PaymentsGraph>;
+let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
+let world: World;
 let sql: pg.Pool;
+let platformId: string;
+let otherPlatformId: string;
+/** Alice, a customer of the platform with the UMA address ALICE, her platformCustomerId and her USD account. */
+let customerId: string;
+let alicePlatformCustomerId: string;
+let usdAccount: string;
+/** Alice's USD balance as accounts answers it. */
+const balance = async (accountId: string) => (await world.balance(platformId, accountId)).posted;
 
 beforeAll(async () => {
-  db = await createTestDatabase('incoming');
-  prefix = testPrefix('incoming');
-  running = (await startService(
-    definePaymentsService({
-      accounts: accountsFake,
-      ledger,
-      customers: customersFake,
-    }),
-    {
-      DATABASE_URL: db.url,
-      NATS_URL: await natsUrl(),
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
+  stack = await startPaymentsWithNeighbours('incoming', {
+    env: {
       SANDBOX_TIME_SCALE: '0.01',
       JOB_POLL_MS: '20',
       INCOMING_APPROVAL_THRESHOLDS: `USD:${THRESHOLD}`,
       // 200 s × 0.01 = 2 s to decide.
       INCOMING_APPROVAL_WINDOW_SECONDS: '200',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     },
-  )) as never;
-  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
-    defaultDeadlineMs: 5000,
   });
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  ({ client, world, sql } = stack);
+  const platform = await world.platform('SANDBOX');
+  platformId = platform.id;
+  otherPlatformId = (await world.platform('SANDBOX')).id;
+  const alice = await world.customer(platformId, { umaAddress: ALICE, platformCustomerId: 'alice-1' });
+  customerId = alice.id;
+  alicePlatformCustomerId = alice.platformCustomerId;
+  usdAccount = (await world.internalAccount(platform, customerId, 'USD')).id;
 });
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await dropStreams(await natsUrl(), prefix);
-  await db?.drop();
+  await stack?.stop();
 });
 
 async function rejection(p: Promise<unknown>): Promise<DomainError> {
@@ -134,20 +88,20 @@ async function transactionCount(): Promise<number> {
 
 describe('SandboxReceiveUma below the approval threshold', () => {
   it('credits the receiver once: PENDING then COMPLETED webhooks with the public INCOMING shape', async () => {
-    const before = balance(usdAccount);
+    const before = await balance(usdAccount);
     const { transaction: t, replayed } = await receive({ receivingCurrencyAmount: 1234n });
     expect(replayed).toBe(false);
     expect(t).toMatchObject({
       type: 'INCOMING',
       status: 'COMPLETED',
       customerId,
-      platformCustomerId: 'alice-1',
+      platformCustomerId: alicePlatformCustomerId,
       receivedAmount: 1234n,
       source: { kind: 'UMA_ADDRESS', umaAddress: SENDER, currency: 'USD' },
       destination: { kind: 'ACCOUNT', accountId: usdAccount, currency: 'USD' },
     });
     expect(t!.settledAt).toBeInstanceOf(Date);
-    expect(balance(usdAccount) - before).toBe(1234n);
+    expect((await balance(usdAccount)) - before).toBe(1234n);
     const events = await eventsOf(t!.id);
     expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
     expect(events[1]!.data).toMatchObject({
@@ -166,17 +120,17 @@ describe('SandboxReceiveUma below the approval threshold', () => {
       expect(rows).toHaveLength(1);
       return true;
     });
-    expect(balance(usdAccount) - before).toBe(1234n);
+    expect((await balance(usdAccount)) - before).toBe(1234n);
     expect((await eventsOf(t!.id)).length).toBe(2);
   });
 
   it('replays the same request key without a second payment; another request under the key is refused', async () => {
-    const before = balance(usdAccount);
+    const before = await balance(usdAccount);
     const first = await receive({ requestKey: 'uma-key-1', receivingCurrencyAmount: 500n });
     const again = await receive({ requestKey: 'uma-key-1', receivingCurrencyAmount: 500n });
     expect(again.replayed).toBe(true);
     expect(again.transaction!.id).toBe(first.transaction!.id);
-    expect(balance(usdAccount) - before).toBe(500n);
+    expect((await balance(usdAccount)) - before).toBe(500n);
     const e = await rejection(receive({ requestKey: 'uma-key-1', receivingCurrencyAmount: 501n }));
     expect(e.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
@@ -223,10 +177,10 @@ describe('SandboxReceiveUma below the approval threshold', () => {
 
 describe('incoming payments awaiting the platform (amount ≥ the USD threshold of INCOMING_APPROVAL_THRESHOLDS)', () => {
   it('waits PENDING without a credit; approve credits it once; a repeated approve returns it', async () => {
-    const before = balance(usdAccount);
+    const before = await balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD });
     expect(t!.status).toBe('PENDING');
-    expect(balance(usdAccount)).toBe(before);
+    expect(await balance(usdAccount)).toBe(before);
     // The window the approval row enforces is the one its timeout job fires at (both × SANDBOX_TIME_SCALE).
     const { rows: window } = await sql.query(
       `SELECT a.expires_at, j.run_at FROM payments.incoming_approvals a
@@ -241,10 +195,10 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
       receiverCustomerInfoJson: JSON.stringify({ FULL_NAME: 'Alice' }),
     });
     expect(approved.transaction!.status).toBe('COMPLETED');
-    expect(balance(usdAccount) - before).toBe(THRESHOLD);
+    expect((await balance(usdAccount)) - before).toBe(THRESHOLD);
     const again = await client.approveIncomingPayment({ platformId, transactionId: t!.id });
     expect(again.transaction!.status).toBe('COMPLETED');
-    expect(balance(usdAccount) - before).toBe(THRESHOLD);
+    expect((await balance(usdAccount)) - before).toBe(THRESHOLD);
     expect((await eventsOf(t!.id)).map((e) => e.type)).toEqual([
       'INCOMING_PAYMENT.PENDING',
       'INCOMING_PAYMENT.COMPLETED',
@@ -254,20 +208,20 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
   });
 
   it('concurrent approvals credit once', async () => {
-    const before = balance(usdAccount);
+    const before = await balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD + 7n });
     const results = await Promise.allSettled(
       Array.from({ length: 5 }, () => client.approveIncomingPayment({ platformId, transactionId: t!.id })),
     );
     expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
-    expect(balance(usdAccount) - before).toBe(THRESHOLD + 7n);
+    expect((await balance(usdAccount)) - before).toBe(THRESHOLD + 7n);
     expect((await client.getTransaction({ platformId, transactionId: t!.id })).transaction!.status).toBe(
       'COMPLETED',
     );
   });
 
   it('reject → REJECTED (INCOMING_PAYMENT.FAILED), nothing credited; reject again returns it; approve is 409', async () => {
-    const before = balance(usdAccount);
+    const before = await balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD * 2n });
     const r = await client.rejectIncomingPayment({
       platformId,
@@ -280,7 +234,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
     ).toBe('REJECTED');
     const e = await rejection(client.approveIncomingPayment({ platformId, transactionId: t!.id }));
     expect(e.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
-    expect(balance(usdAccount)).toBe(before);
+    expect(await balance(usdAccount)).toBe(before);
     expect((await eventsOf(t!.id)).map((x) => x.type)).toEqual([
       'INCOMING_PAYMENT.PENDING',
       'INCOMING_PAYMENT.FAILED',
@@ -293,7 +247,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
   });
 
   it('the approval window elapsing → FAILED with PAYMENT_APPROVAL_TIMED_OUT; approve afterwards is 409', async () => {
-    const before = balance(usdAccount);
+    const before = await balance(usdAccount);
     const { transaction: t } = await receive({ receivingCurrencyAmount: THRESHOLD * 3n });
     await eventually(async () => {
       const cur = (await client.getTransaction({ platformId, transactionId: t!.id })).transaction!;
@@ -303,7 +257,7 @@ describe('incoming payments awaiting the platform (amount ≥ the USD threshold 
     }, 10_000);
     const e = await rejection(client.approveIncomingPayment({ platformId, transactionId: t!.id }));
     expect(e.code).toBe('TRANSACTION_NOT_AWAITING_APPROVAL');
-    expect(balance(usdAccount)).toBe(before);
+    expect(await balance(usdAccount)).toBe(before);
     expect((await eventsOf(t!.id)).map((x) => x.type)).toEqual([
       'INCOMING_PAYMENT.PENDING',
       'INCOMING_PAYMENT.FAILED',

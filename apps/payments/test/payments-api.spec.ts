@@ -1,105 +1,39 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, ManualClock, newId } from '@sluice/core';
-import { accounts } from '@sluice/contracts';
-import { createLogger } from '@sluice/logging';
-import { createRpcClient, implement, startRpcServer, type PromiseClient, type RpcServer } from '@sluice/rpc';
-import { startService, type RunningService } from '@sluice/runtime';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
-import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
+import type { PromiseClient } from '@sluice/rpc';
+import type { World, WorldPlatform } from '@sluice/testing';
+import { accountInfoFor, startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
-// expiring, platform-scoped), exchange rates and the UMA provider directory.
+// expiring, platform-scoped), exchange rates and the UMA provider directory. External
+// accounts are the real accounts service's (started in-process with identity).
 
 const DOMAIN = 'sandbox.test.sluice';
 const clock = new ManualClock('2026-05-01T10:00:00Z');
-let db: TestDatabase;
-let prefix: string;
-let running: RunningService<PaymentsConfig, PaymentsGraph>;
+let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
+let world: World;
 let sql: pg.Pool;
-const platformId = newId('Platform');
+let P: WorldPlatform;
+let otherPlatform: WorldPlatform;
+let platformId: string;
 const SANDBOX = common.Environment.SANDBOX;
 
-/** External accounts the stand-in accounts service knows: id → (platform, currency, status). */
-const externalAccounts = new Map<
-  string,
-  { platformId: string; currency: string; status: accounts.ExternalAccountStatus }
->();
-let accountsServer: RpcServer;
-
-async function startFakeAccounts(): Promise<RpcServer> {
-  const logger = createLogger('fake-accounts', 'silent');
-  const handlers: Record<string, (req: never) => Promise<unknown>> = {};
-  for (const m of Object.keys(accounts.AccountsServiceService)) {
-    handlers[m] = async () => {
-      throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
-    };
-  }
-  handlers.getExternalAccount = async (req: accounts.GetExternalAccountRequest) => {
-    const a = externalAccounts.get(req.accountId);
-    if (!a || a.platformId !== req.platformId) {
-      throw new DomainError(
-        'NOT_FOUND',
-        'EXTERNAL_ACCOUNT_NOT_FOUND',
-        `External account ${req.accountId} not found`,
-      );
-    }
-    return {
-      account: {
-        id: req.accountId,
-        platformId: a.platformId,
-        status: a.status,
-        currency: a.currency,
-        defaultUmaDepositAccount: false,
-        beneficiaryVerificationStatus: accounts.BeneficiaryVerificationStatus.MATCHED,
-        environment: common.Environment.SANDBOX,
-        primaryIdentifier: '000123456789',
-      } as accounts.ExternalAccount,
-    };
-  };
-  return startRpcServer({
-    host: '127.0.0.1',
-    port: 0,
-    logger,
-    services: [
-      implement<accounts.AccountsServiceServer>(accounts.AccountsServiceService, handlers as never, logger),
-    ],
-  });
-}
-
 beforeAll(async () => {
-  db = await createTestDatabase('payapi');
-  prefix = testPrefix('payapi');
-  accountsServer = await startFakeAccounts();
-  running = (await startService(
-    paymentsService,
-    {
-      DATABASE_URL: db.url,
-      NATS_URL: await natsUrl(),
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
-      SANDBOX_UMA_DOMAIN: DOMAIN,
-      ACCOUNTS_GRPC_URL: `127.0.0.1:${accountsServer.port}`,
-      LOOKUP_TTL_SECONDS: '600',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    },
-    { clock },
-  )) as never;
-  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
-    defaultDeadlineMs: 5000,
+  stack = await startPaymentsWithNeighbours('payapi', {
+    clock,
+    env: { SANDBOX_UMA_DOMAIN: DOMAIN, LOOKUP_TTL_SECONDS: '600' },
   });
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  ({ client, world, sql } = stack);
+  P = await world.platform('SANDBOX');
+  platformId = P.id;
+  otherPlatform = await world.platform('SANDBOX');
 });
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await accountsServer?.shutdown(0);
-  await sql?.end();
-  await dropStreams(await natsUrl(), prefix);
-  await db?.drop();
+  await stack?.stop();
 });
 
 async function rejection(p: Promise<unknown>): Promise<DomainError> {
@@ -216,22 +150,31 @@ describe('LookupUmaReceiver', () => {
   });
 
   it('is UNAVAILABLE for production platforms until a UMA counterparty is configured', async () => {
-    const e = await rejection(lookup(`$success.usd@${DOMAIN}`, { environment: common.Environment.PRODUCTION }));
+    const e = await rejection(
+      lookup(`$success.usd@${DOMAIN}`, { environment: common.Environment.PRODUCTION }),
+    );
     expect(e).toMatchObject({ kind: 'UNAVAILABLE', code: 'UMA_COUNTERPARTY_UNAVAILABLE' });
   });
 });
 
 describe('LookupExternalAccountReceiver', () => {
-  const account = (currency: string, status = accounts.ExternalAccountStatus.ACTIVE, owner = platformId) => {
-    const id = newId('ExternalAccount');
-    externalAccounts.set(id, { platformId: owner, currency, status });
+  /** A platform external account made by accounts (ACTIVE; another status set as a review would). */
+  const account = async (currency: string, status: 'ACTIVE' | 'INACTIVE' = 'ACTIVE', owner = P) => {
+    const info =
+      currency === 'USDT'
+        ? { accountType: 'ETHEREUM_WALLET', address: '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB' }
+        : accountInfoFor(currency);
+    const { id } = await world.externalAccount(owner, null, currency, info as never);
+    if (status !== 'ACTIVE') {
+      await sql.query(`UPDATE accounts.external_accounts SET status = $2 WHERE id = $1`, [id, status]);
+    }
     return id;
   };
   const lookupAccount = (accountId: string, extra: Partial<pb.LookupExternalAccountReceiverRequest> = {}) =>
     client.lookupExternalAccountReceiver({ platformId, environment: SANDBOX, accountId, ...extra });
 
   it('looks up an active account: its currency with the estimated rate and limits, no payer data; stored', async () => {
-    const accountId = account('EUR');
+    const accountId = await account('EUR');
     const customerId = newId('Customer');
     const { lookup: l } = await lookupAccount(accountId, { customerId, sendingCurrency: 'GBP' });
     expect(l).toMatchObject({
@@ -256,23 +199,18 @@ describe('LookupExternalAccountReceiver', () => {
   });
 
   it('passes NOT_FOUND through for an unknown or another platform’s account; refuses inactive and unsupported ones', async () => {
-    for (const id of [
-      newId('ExternalAccount'),
-      account('USD', accounts.ExternalAccountStatus.ACTIVE, newId('Platform')),
-    ]) {
+    for (const id of [newId('ExternalAccount'), await account('USD', 'ACTIVE', otherPlatform)]) {
       expect(await rejection(lookupAccount(id))).toMatchObject({
         kind: 'NOT_FOUND',
         code: 'EXTERNAL_ACCOUNT_NOT_FOUND',
       });
     }
-    expect(
-      await rejection(lookupAccount(account('USD', accounts.ExternalAccountStatus.INACTIVE))),
-    ).toMatchObject({
+    expect(await rejection(lookupAccount(await account('USD', 'INACTIVE')))).toMatchObject({
       kind: 'FAILED_PRECONDITION',
       code: 'EXTERNAL_ACCOUNT_NOT_USABLE',
       details: { field: 'accountId', status: 'INACTIVE' },
     });
-    expect(await rejection(lookupAccount(account('JPY')))).toMatchObject({
+    expect(await rejection(lookupAccount(await account('USDT')))).toMatchObject({
       code: 'UNSUPPORTED_CURRENCY',
       details: { field: 'accountId' },
     });

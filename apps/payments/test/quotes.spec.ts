@@ -1,118 +1,88 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { common, payments as pb } from '@sluice/contracts';
+import type pg from 'pg';
+import { accounts as accountsPb, common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { startService, type RunningService } from '@sluice/runtime';
-import {
-  createTestDatabase,
-  dropStreams,
-  eventually,
-  natsUrl,
-  testPrefix,
-  type TestDatabase,
-} from '@sluice/testing';
-import {
-  definePaymentsService,
-  type ExternalAccountInfo,
-  type PaymentsConfig,
-  type PaymentsGraph,
-} from '../src/index.js';
-import { FakeAccounts } from './support/fake-accounts.js';
-import { FakeCustomers } from './support/fake-customers.js';
-import { FakeLedger } from './support/fake-ledger.js';
-import { FakeWalletSignatures } from './support/fake-wallet-signatures.js';
+import type { PromiseClient } from '@sluice/rpc';
+import { eventually, type World, type WorldPlatform } from '@sluice/testing';
+import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
 
-// Quotes over real gRPC and Postgres; accounts, ledger and identity are in-memory fakes.
+// Quotes over real gRPC and Postgres, with the real identity (customers), accounts (accounts and
+// the two-phase ledger) and wallet-auth (single-use signing requests) started in-process: every
+// balance, hold and signing request asserted here is what the owning service answers or stores.
 
 const SANDBOX = common.Environment.SANDBOX;
-const platformId = newId('Platform');
-const otherPlatformId = newId('Platform');
-const customerId = newId('Customer');
-const otherCustomerId = newId('Customer');
 const UMA_DOMAIN = 'sandbox.sluice.local';
+const HOLD = accountsPb.HoldStatus;
 
-const accountsFake = new FakeAccounts();
-const { internal, external, embeddedWallets } = accountsFake;
-const ledgerFake = new FakeLedger();
-const customersFake = new FakeCustomers(
-  new Map([
-    [customerId, { platformCustomerId: 'pc-1' }],
-    [otherCustomerId, { platformCustomerId: 'pc-1' }],
-  ]),
-);
-const walletSignaturesFake = new FakeWalletSignatures();
-
-function addInternal(
-  currency = 'USD',
-  owner: string | null = customerId,
-  p = platformId,
-  balance = 1_000_000n,
-) {
-  const id = newId('InternalAccount');
-  internal.set(id, { id, currency, platformId: p, ...(owner ? { customerId: owner } : {}) });
-  ledgerFake.posted.set(id, balance);
-  return id;
-}
-function addExternal(
-  currency = 'EUR',
-  owner: string | null = customerId,
-  status: ExternalAccountInfo['status'] = 'ACTIVE',
-  identifier = 'DE89370400440532013000',
-) {
-  const id = newId('ExternalAccount');
-  external.set(id, {
-    id,
-    currency,
-    platformId,
-    status,
-    accountType: `${currency}_ACCOUNT`,
-    primaryIdentifier: identifier,
-    ...(owner ? { customerId: owner } : {}),
-  });
-  return id;
-}
-
-let db: TestDatabase;
-let prefix: string;
-let running: RunningService<PaymentsConfig, PaymentsGraph>;
+let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
+let world: World;
 let sql: pg.Pool;
+/** The sandbox platform of these tests (its customers have USDC embedded wallets), and another one. */
+let P: WorldPlatform;
+let platformId: string;
+let otherPlatform: WorldPlatform;
+let otherPlatformId: string;
+
+const holders = new Holders(
+  () => world,
+  () => P,
+);
+const { ownerOf, platformCustomerIdOf } = holders;
+const newCustomer = (p?: WorldPlatform) => holders.newCustomer(p);
+const addInternal = (...a: Parameters<Holders['internal']>) => holders.internal(...a);
+
+/** A new customer's EMBEDDED_WALLET (USDC) funded with `balance`, and a wallet-auth session that signs for it. */
+async function addWallet(balance: bigint) {
+  const wallet = await addInternal('USDC', balance, { type: 'EMBEDDED_WALLET' });
+  return { wallet, session: await world.walletSession(platformId, wallet) };
+}
+
+/** An external account of `owner` (null: the platform) whose identifier ends in `suffix` (the sandbox outcome). */
+async function addExternal(currency: string, owner: string | null, suffix = '000'): Promise<string> {
+  return (await world.externalAccount(P, owner, currency, accountInfoFor(currency, suffix))).id;
+}
+
+/** Marks an external account PENDING in accounts (it creates them ACTIVE; a review would do this). */
+async function markPending(externalAccountId: string): Promise<string> {
+  await sql.query(`UPDATE accounts.external_accounts SET status = 'PENDING' WHERE id = $1`, [
+    externalAccountId,
+  ]);
+  return externalAccountId;
+}
+
+const posted = async (accountId: string) => (await world.balance(platformId, accountId)).posted;
+const available = async (accountId: string) => (await world.balance(platformId, accountId)).available;
+const holdsOf = (accountId: string) => world.holdsOf(platformId, accountId);
+const system = (name: 'SETTLEMENT' | 'FEES' | 'FX' | 'CLEARING', currency: string) =>
+  world.systemBalance(platformId, name, currency);
+const expectReconciled = async () => {
+  const r = await world.reconcile(platformId);
+  expect(r.mismatches).toEqual([]);
+  expect(r.unbalancedEntryIds).toEqual([]);
+  expect(r.consistent).toBe(true);
+};
 
 beforeAll(async () => {
-  db = await createTestDatabase('quotes');
-  prefix = testPrefix('quotes');
-  running = (await startService(
-    definePaymentsService({
-      accounts: accountsFake,
-      ledger: ledgerFake,
-      customers: customersFake,
-      walletSignatures: walletSignaturesFake,
-    }),
-    {
-      DATABASE_URL: db.url,
-      NATS_URL: await natsUrl(),
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
+  stack = await startPaymentsWithNeighbours('quotes', {
+    env: {
       JOB_POLL_MS: '20',
       // Sandbox settlement 1 s → 10 ms.
       SANDBOX_TIME_SCALE: '0.01',
-      SANDBOX_UMA_DOMAIN: UMA_DOMAIN,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     },
-  )) as never;
-  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
-    defaultDeadlineMs: 5000,
   });
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  ({ client, world, sql } = stack);
+  P = await world.platform('SANDBOX', { embeddedWalletCurrencies: ['USDC'] });
+  platformId = P.id;
+  otherPlatform = await world.platform('SANDBOX');
+  otherPlatformId = otherPlatform.id;
+  const source = await addInternal('USD');
+  idle = { source, destination: await addExternal('EUR', ownerOf.get(source)!) };
 });
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await dropStreams(await natsUrl(), prefix);
-  await db?.drop();
+  await stack?.stop();
 });
 
 async function rejection(p: Promise<unknown>): Promise<DomainError> {
@@ -127,14 +97,29 @@ const fields = (e: DomainError) => (e.details!.errors as { field: string }[]).ma
 const quoteCount = async () =>
   Number((await sql.query('SELECT count(*) AS n FROM payments.quotes')).rows[0].n);
 
-function base(over: Partial<pb.CreateQuoteRequest> = {}): pb.CreateQuoteRequest {
+/**
+ * The funded USD account and EUR external account of one customer that quotes which are never
+ * executed are made from (a test that moves money passes an account of its own).
+ */
+let idle: { source: string; destination: string };
+
+/**
+ * A quote request from `sourceAccountId` (by default the idle source) to an EUR external account
+ * of the source's owner (unless a destination is given).
+ */
+async function base(over: Partial<pb.CreateQuoteRequest> = {}): Promise<pb.CreateQuoteRequest> {
+  const sourceAccountId = over.sourceAccountId ?? idle.source;
+  const owner = ownerOf.get(sourceAccountId) ?? over.sourceCustomerId ?? null;
+  const toAccount = (over.destinationKind ?? 'ACCOUNT') === 'ACCOUNT';
+  const destination = async () =>
+    sourceAccountId === idle.source ? idle.destination : addExternal('EUR', owner);
   return {
     platformId,
     environment: SANDBOX,
     sourceKind: 'ACCOUNT',
-    sourceAccountId: over.sourceAccountId ?? addInternal('USD'),
+    sourceAccountId,
     destinationKind: 'ACCOUNT',
-    destinationAccountId: over.destinationAccountId ?? addExternal('EUR'),
+    destinationAccountId: over.destinationAccountId ?? (toAccount ? await destination() : ''),
     lockedCurrencySide: 'SENDING',
     lockedCurrencyAmount: 10_000n,
     immediatelyExecute: false,
@@ -145,8 +130,9 @@ function base(over: Partial<pb.CreateQuoteRequest> = {}): pb.CreateQuoteRequest 
 
 describe('CreateQuote / GetQuote', () => {
   it('locks SENDING amounts exactly: fees included, rate details, exchange rate, expiry, PENDING', async () => {
+    const src = await addInternal('USD');
     const { quote } = await client.createQuote(
-      base({ description: 'Invoice 7', purposeOfPayment: 'GOODS_OR_SERVICES' }),
+      await base({ sourceAccountId: src, description: 'Invoice 7', purposeOfPayment: 'GOODS_OR_SERVICES' }),
     );
     const q = quote!;
     expect(q.id).toMatch(/^Quote:/);
@@ -165,7 +151,7 @@ describe('CreateQuote / GetQuote', () => {
     });
     expect(q.source).toMatchObject({ kind: 'ACCOUNT', currency: 'USD' });
     expect(q.destination).toMatchObject({ kind: 'ACCOUNT', currency: 'EUR' });
-    expect(q.customerId).toBe(customerId);
+    expect(q.customerId).toBe(ownerOf.get(src));
     expect(q.description).toBe('Invoice 7');
     expect(q.purposeOfPayment).toBe('GOODS_OR_SERVICES');
     expect(q.expiresAt!.getTime() - q.createdAt!.getTime()).toBe(120_000);
@@ -175,7 +161,7 @@ describe('CreateQuote / GetQuote', () => {
 
   it('locks RECEIVING amounts: the receiver gets exactly the amount, the sender pays the smallest total', async () => {
     const { quote } = await client.createQuote(
-      base({ lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 10_000n }),
+      await base({ lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 10_000n }),
     );
     const q = quote!;
     expect(q.totalReceivingAmount).toBe(10_000n);
@@ -187,7 +173,7 @@ describe('CreateQuote / GetQuote', () => {
   });
 
   it('answers QUOTE_NOT_FOUND for another platform’s and unknown quotes', async () => {
-    const { quote } = await client.createQuote(base());
+    const { quote } = await client.createQuote(await base());
     expect((await rejection(client.getQuote({ platformId: otherPlatformId, quoteId: quote!.id }))).code).toBe(
       'QUOTE_NOT_FOUND',
     );
@@ -197,14 +183,19 @@ describe('CreateQuote / GetQuote', () => {
   });
 
   it('refuses same-currency quotes, pointing to transfer-in/out, and creates nothing', async () => {
+    const src = await addInternal('USD');
+    const usd = await addExternal('USD', ownerOf.get(src)!);
     const before = await quoteCount();
-    const e = await rejection(client.createQuote(base({ destinationAccountId: addExternal('USD') })));
+    const e = await rejection(
+      client.createQuote(await base({ sourceAccountId: src, destinationAccountId: usd })),
+    );
     expect(e.code).toBe('SAME_CURRENCY_QUOTE');
     expect(e.message).toContain('/transfer-out');
     expect(await quoteCount()).toBe(before);
   });
 
-  it.each<[string, Partial<pb.CreateQuoteRequest>, string]>([
+  type Patch = Partial<pb.CreateQuoteRequest> | (() => Promise<Partial<pb.CreateQuoteRequest>>);
+  it.each<[string, Patch, string]>([
     ['a malformed source id', { sourceAccountId: 'InternalAccount:nope' }, 'source.accountId'],
     ['a malformed source customer', { sourceCustomerId: 'x' }, 'source.customerId'],
     ['an unknown destination type', { destinationKind: 'CARD' }, 'destination.destinationType'],
@@ -252,17 +243,18 @@ describe('CreateQuote / GetQuote', () => {
     ],
     [
       'a source customer who does not own the account',
-      { sourceCustomerId: otherCustomerId },
+      async () => ({ sourceCustomerId: await newCustomer() }),
       'source.customerId',
     ],
     [
       'an external account of another customer',
-      { destinationAccountId: addExternal('EUR', otherCustomerId) },
+      async () => ({ destinationAccountId: await addExternal('EUR', await newCustomer()) }),
       'destination.accountId',
     ],
   ])('%s → INVALID_INPUT naming the field, nothing created', async (_n, patch, field) => {
+    const request = await base(typeof patch === 'function' ? await patch() : patch);
     const before = await quoteCount();
-    const e = await rejection(client.createQuote(base(patch)));
+    const e = await rejection(client.createQuote(request));
     expect(e.code).toBe('INVALID_INPUT');
     expect(fields(e)).toContain(field);
     expect(await quoteCount()).toBe(before);
@@ -270,34 +262,40 @@ describe('CreateQuote / GetQuote', () => {
 
   it('passes account errors through and refuses inactive destinations and tiny amounts', async () => {
     expect(
-      (await rejection(client.createQuote(base({ sourceAccountId: newId('InternalAccount') })))).code,
+      (await rejection(client.createQuote(await base({ sourceAccountId: newId('InternalAccount') })))).code,
     ).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
+    const foreign = await addInternal('USD', 1_000_000n, { platform: otherPlatform });
     expect(
       (
         await rejection(
-          client.createQuote(base({ sourceAccountId: addInternal('USD', customerId, otherPlatformId) })),
+          client.createQuote(
+            await base({ sourceAccountId: foreign, destinationAccountId: await addExternal('EUR', null) }),
+          ),
         )
       ).code,
     ).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
     expect(
-      (await rejection(client.createQuote(base({ destinationAccountId: newId('ExternalAccount') })))).code,
+      (await rejection(client.createQuote(await base({ destinationAccountId: newId('ExternalAccount') }))))
+        .code,
     ).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    const src = await addInternal('USD');
+    const pending = await markPending(await addExternal('EUR', ownerOf.get(src)!));
     expect(
       (
         await rejection(
-          client.createQuote(base({ destinationAccountId: addExternal('EUR', customerId, 'PENDING') })),
+          client.createQuote(await base({ sourceAccountId: src, destinationAccountId: pending })),
         )
       ).code,
     ).toBe('EXTERNAL_ACCOUNT_NOT_USABLE');
     // 50 cents: under the 1.00 minimum.
-    expect((await rejection(client.createQuote(base({ lockedCurrencyAmount: 50n })))).code).toBe(
+    expect((await rejection(client.createQuote(await base({ lockedCurrencyAmount: 50n })))).code).toBe(
       'AMOUNT_TOO_SMALL',
     );
   });
 
   it('pays an internal account of another currency', async () => {
-    const dest = addInternal('MXN', otherCustomerId);
-    const { quote } = await client.createQuote(base({ destinationAccountId: dest }));
+    const dest = await addInternal('MXN', 0n);
+    const { quote } = await client.createQuote(await base({ destinationAccountId: dest }));
     expect(quote!.destination).toMatchObject({ kind: 'ACCOUNT', accountId: dest, currency: 'MXN' });
   });
 });
@@ -314,15 +312,18 @@ describe('UMA destinations', () => {
     ).lookup!;
   const uma = (receiver: string, over: Partial<pb.CreateQuoteRequest>) =>
     base({ destinationKind: 'UMA_ADDRESS', destinationUmaAddress: `$${receiver}@${UMA_DOMAIN}`, ...over });
+  const createUma = async (receiver: string, over: Partial<pb.CreateQuoteRequest>) =>
+    client.createQuote(await uma(receiver, over));
 
   it('requires every mandatory payer-data field of the lookup, naming the missing ones', async () => {
     const l = await lookup('success.eur');
-    const e = await rejection(client.createQuote(uma('success.eur', { lookupId: l.id })));
+    const e = await rejection(createUma('success.eur', { lookupId: l.id }));
     expect(e.code).toBe('INVALID_INPUT');
     expect(fields(e)).toEqual(['senderCustomerInfo.FULL_NAME']);
-    const { quote } = await client.createQuote(
-      uma('success.eur', { lookupId: l.id, senderCustomerInfoJson: JSON.stringify({ FULL_NAME: 'Ada L' }) }),
-    );
+    const { quote } = await createUma('success.eur', {
+      lookupId: l.id,
+      senderCustomerInfoJson: JSON.stringify({ FULL_NAME: 'Ada L' }),
+    });
     expect(quote!.destination).toMatchObject({ kind: 'UMA_ADDRESS', currency: 'EUR' });
     expect(quote!.destination!.umaAddress).toBe(`$success.eur@${UMA_DOMAIN}`);
     expect(quote!.lookupId).toBe(l.id);
@@ -333,9 +334,10 @@ describe('UMA destinations', () => {
     const l = await lookup('success.eur');
     for (const bad of [5, ['Ada'], {}, true]) {
       const e = await rejection(
-        client.createQuote(
-          uma('success.eur', { lookupId: l.id, senderCustomerInfoJson: JSON.stringify({ FULL_NAME: bad }) }),
-        ),
+        createUma('success.eur', {
+          lookupId: l.id,
+          senderCustomerInfoJson: JSON.stringify({ FULL_NAME: bad }),
+        }),
       );
       expect(e.code).toBe('INVALID_INPUT');
       expect(fields(e)).toEqual(['senderCustomerInfo.FULL_NAME']);
@@ -344,15 +346,20 @@ describe('UMA destinations', () => {
   });
 
   it("destination.paymentRail: one of the account type's rails, the default when absent; refused for internal accounts and other types", async () => {
-    const eur = addExternal('EUR');
-    const byDefault = (await client.createQuote(base({ destinationAccountId: eur }))).quote!;
+    const src = await addInternal('USD');
+    const eur = await addExternal('EUR', ownerOf.get(src)!);
+    const byDefault = (
+      await client.createQuote(await base({ sourceAccountId: src, destinationAccountId: eur }))
+    ).quote!;
     expect(byDefault.destination).toMatchObject({
       kind: 'ACCOUNT',
       accountId: eur,
       paymentRail: 'SEPA_INSTANT',
     });
     const sepa = (
-      await client.createQuote(base({ destinationAccountId: eur, destinationPaymentRail: 'SEPA' }))
+      await client.createQuote(
+        await base({ sourceAccountId: src, destinationAccountId: eur, destinationPaymentRail: 'SEPA' }),
+      )
     ).quote!;
     expect(sepa.destination!.paymentRail).toBe('SEPA');
     expect((await client.getQuote({ platformId, quoteId: sepa.id })).quote!.destination!.paymentRail).toBe(
@@ -360,18 +367,22 @@ describe('UMA destinations', () => {
     );
     const before = await quoteCount();
     const ach = await rejection(
-      client.createQuote(base({ destinationAccountId: eur, destinationPaymentRail: 'ACH' })),
+      client.createQuote(
+        await base({ sourceAccountId: src, destinationAccountId: eur, destinationPaymentRail: 'ACH' }),
+      ),
     );
     expect(ach.code).toBe('INVALID_INPUT');
     expect(fields(ach)).toEqual(['destination.paymentRail']);
     expect((ach.details!.errors as { message: string }[])[0]!.message).toContain('SEPA_INSTANT, SEPA');
     const unknown = await rejection(
-      client.createQuote(base({ destinationAccountId: eur, destinationPaymentRail: 'TELEGRAPH' })),
+      client.createQuote(
+        await base({ sourceAccountId: src, destinationAccountId: eur, destinationPaymentRail: 'TELEGRAPH' }),
+      ),
     );
     expect(fields(unknown)).toEqual(['destination.paymentRail']);
     const internal = await rejection(
       client.createQuote(
-        base({ destinationAccountId: addInternal('EUR', otherCustomerId), destinationPaymentRail: 'SEPA' }),
+        await base({ destinationAccountId: await addInternal('EUR', 0n), destinationPaymentRail: 'SEPA' }),
       ),
     );
     expect(fields(internal)).toEqual(['destination.paymentRail']);
@@ -381,7 +392,7 @@ describe('UMA destinations', () => {
   it('names every missing field (compliance receiver needs BIRTH_DATE too)', async () => {
     const l = await lookup('fail.compliance.usd');
     const e = await rejection(
-      client.createQuote(uma('fail.compliance.usd', { lookupId: l.id, sourceAccountId: addInternal('EUR') })),
+      createUma('fail.compliance.usd', { lookupId: l.id, sourceAccountId: await addInternal('EUR') }),
     );
     expect(fields(e).sort()).toEqual(['senderCustomerInfo.BIRTH_DATE', 'senderCustomerInfo.FULL_NAME']);
   });
@@ -389,23 +400,22 @@ describe('UMA destinations', () => {
   it('refuses unknown, expired and mismatched lookups, and currencies the receiver does not take', async () => {
     const info = JSON.stringify({ FULL_NAME: 'Ada L' });
     expect(
-      (
-        await rejection(
-          client.createQuote(uma('success.eur', { lookupId: newId('Lookup'), senderCustomerInfoJson: info })),
-        )
-      ).code,
+      (await rejection(createUma('success.eur', { lookupId: newId('Lookup'), senderCustomerInfoJson: info })))
+        .code,
     ).toBe('LOOKUP_NOT_FOUND');
     const other = await lookup('success.mxn');
     const mismatch = await rejection(
-      client.createQuote(uma('success.eur', { lookupId: other.id, senderCustomerInfoJson: info })),
+      createUma('success.eur', { lookupId: other.id, senderCustomerInfoJson: info }),
     );
     expect(mismatch.code).toBe('INVALID_INPUT');
     expect(fields(mismatch)).toEqual(['lookupId']);
     const eur = await lookup('success.eur');
     const wrongCurrency = await rejection(
-      client.createQuote(
-        uma('success.eur', { lookupId: eur.id, destinationCurrency: 'GBP', senderCustomerInfoJson: info }),
-      ),
+      createUma('success.eur', {
+        lookupId: eur.id,
+        destinationCurrency: 'GBP',
+        senderCustomerInfoJson: info,
+      }),
     );
     expect(wrongCurrency.code).toBe('UNSUPPORTED_CURRENCY');
     await sql.query(
@@ -413,18 +423,14 @@ describe('UMA destinations', () => {
       [eur.id],
     );
     expect(
-      (
-        await rejection(
-          client.createQuote(uma('success.eur', { lookupId: eur.id, senderCustomerInfoJson: info })),
-        )
-      ).code,
+      (await rejection(createUma('success.eur', { lookupId: eur.id, senderCustomerInfoJson: info }))).code,
     ).toBe('LOOKUP_EXPIRED');
   });
 });
 
 describe('expiry', () => {
   it('the durable expiry job marks a PENDING quote EXPIRED once past expiresAt', async () => {
-    const { quote } = await client.createQuote(base());
+    const { quote } = await client.createQuote(await base());
     const id = quote!.id;
     await sql.query(
       `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 minute' WHERE id = $1`,
@@ -441,7 +447,7 @@ describe('expiry', () => {
   });
 
   it('the job leaves a quote that is not yet expired PENDING; a read past expiry shows EXPIRED', async () => {
-    const { quote } = await client.createQuote(base());
+    const { quote } = await client.createQuote(await base());
     const id = quote!.id;
     await sql.query(`UPDATE payments.scheduled_jobs SET run_at = now() WHERE id = $1`, [
       `quote.expire:${id}`,
@@ -477,15 +483,15 @@ describe('ExecuteQuote', () => {
     ).rows.map((r) => r.type as string);
 
   it('holds totalSendingAmount, creates the transaction, settles through the rail: COMPLETED, debited once', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, description: 'rent' }));
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src, description: 'rent' }));
     const executed = (await exec(quote!.id)).quote!;
     expect(executed.transactionId).toMatch(/^Transaction:/);
     expect(['PROCESSING', 'COMPLETED']).toContain(executed.status);
     const done = await quoteStatus(quote!.id, 'COMPLETED');
     expect(done.transactionId).toBe(executed.transactionId);
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
-    expect(ledgerFake.available(src)).toBe(40_000n);
+    expect(await posted(src)).toBe(40_000n);
+    expect(await available(src)).toBe(40_000n);
     const { transaction } = await client.getTransaction({
       platformId,
       transactionId: executed.transactionId!,
@@ -497,8 +503,8 @@ describe('ExecuteQuote', () => {
       sentAmount: 10_000n,
       receivedAmount: 9_223n,
       fees: 40n,
-      customerId,
-      platformCustomerId: 'pc-1',
+      customerId: ownerOf.get(src),
+      platformCustomerId: platformCustomerIdOf.get(ownerOf.get(src)!),
       description: 'rent',
     });
     expect(transaction!.source).toMatchObject({ accountId: src, currency: 'USD' });
@@ -511,18 +517,18 @@ describe('ExecuteQuote', () => {
     // Executing again returns the quote as it is and moves nothing.
     const again = (await exec(quote!.id)).quote!;
     expect(again).toMatchObject({ status: 'COMPLETED', transactionId: executed.transactionId });
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
-    expect(ledgerFake.holdsOf(src)).toHaveLength(1);
+    expect(await posted(src)).toBe(40_000n);
+    expect(await holdsOf(src)).toHaveLength(1);
   });
 
   it('the quote row follows its transaction to COMPLETED / FAILED without any read (same database transaction)', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const ok = (await client.createQuote(base({ sourceAccountId: src }))).quote!;
+    const src = await addInternal('USD', 50_000n);
+    const ok = (await client.createQuote(await base({ sourceAccountId: src }))).quote!;
     const bad = (
       await client.createQuote(
-        base({
+        await base({
           sourceAccountId: src,
-          destinationAccountId: addExternal('EUR', customerId, 'ACTIVE', 'DE00370400440532013004'),
+          destinationAccountId: await addExternal('EUR', ownerOf.get(src)!, '004'),
         }),
       )
     ).quote!;
@@ -536,39 +542,40 @@ describe('ExecuteQuote', () => {
   });
 
   it('20 concurrent executes of one quote move money once (one hold, one transaction)', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
     const results = await Promise.allSettled(Array.from({ length: 20 }, () => exec(quote!.id)));
     const ok = results.filter((r) => r.status === 'fulfilled').map((r) => r.value.quote!);
     expect(ok).toHaveLength(20);
     expect(new Set(ok.map((q) => q.transactionId)).size).toBe(1);
     await quoteStatus(quote!.id, 'COMPLETED');
-    expect(ledgerFake.holdsOf(src)).toHaveLength(1);
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(await holdsOf(src)).toHaveLength(1);
+    expect(await posted(src)).toBe(40_000n);
     const { rows } = await sql.query(
       'SELECT count(*)::int AS n FROM payments.transactions WHERE quote_id = $1',
       [quote!.id],
     );
     expect(rows[0].n).toBe(1);
+    await expectReconciled();
   });
 
   it('INSUFFICIENT_FUNDS leaves the quote PENDING with no transaction; it executes once funded', async () => {
-    const src = addInternal('USD', customerId, platformId, 5_000n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const src = await addInternal('USD', 5_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
     const e = await rejection(exec(quote!.id));
     expect(e.code).toBe('INSUFFICIENT_FUNDS');
     const after = (await client.getQuote({ platformId, quoteId: quote!.id })).quote!;
     expect(after.status).toBe('PENDING');
     expect(after.transactionId).toBeUndefined();
-    ledgerFake.posted.set(src, 20_000n);
+    await world.fund(platformId, src, 15_000n);
     await exec(quote!.id);
     await quoteStatus(quote!.id, 'COMPLETED');
-    expect(ledgerFake.posted.get(src)).toBe(10_000n);
+    expect(await posted(src)).toBe(10_000n);
   });
 
   it('an expired quote answers QUOTE_EXPIRED, becomes EXPIRED and holds nothing', async () => {
-    const src = addInternal('USD');
-    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const src = await addInternal('USD');
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
     await sql.query(
       `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
       [quote!.id],
@@ -576,28 +583,30 @@ describe('ExecuteQuote', () => {
     expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
     expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('EXPIRED');
     expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
-    expect(ledgerFake.available(src)).toBe(1_000_000n);
+    expect(await available(src)).toBe(1_000_000n);
   });
 
   it('a rail failure (sandbox 004) fails the quote and voids the hold', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', 'DE00370400440532013004');
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '004');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
     await exec(quote!.id);
     const failed = await quoteStatus(quote!.id, 'FAILED');
     const { transaction } = await client.getTransaction({ platformId, transactionId: failed.transactionId! });
     expect(transaction!.status).toBe('FAILED');
     expect(transaction!.failureReason).toBeTruthy();
-    expect(ledgerFake.posted.get(src)).toBe(50_000n);
-    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect(await posted(src)).toBe(50_000n);
+    expect(await available(src)).toBe(50_000n);
   });
 
-  const ibanEnding = (suffix: string) => `DE00370400440532013${suffix}`;
-
   it('sandbox 002: execution failed at submission → FAILED (QUOTE_EXECUTION_FAILED), hold voided', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('002'));
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '002');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
     const executed = (await exec(quote!.id)).quote!;
     expect(executed.status).toBe('FAILED');
     const { transaction } = await client.getTransaction({
@@ -605,8 +614,8 @@ describe('ExecuteQuote', () => {
       transactionId: executed.transactionId!,
     });
     expect(transaction).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
-    expect(ledgerFake.holdsOf(src).map(([, h]) => h.state)).toEqual(['VOIDED']);
-    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect((await holdsOf(src)).map((h) => h.status)).toEqual([HOLD.VOIDED]);
+    expect(await available(src)).toBe(50_000n);
     expect(await outboxTypes(executed.transactionId!)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
       'OUTGOING_PAYMENT.FAILED',
@@ -614,9 +623,11 @@ describe('ExecuteQuote', () => {
   });
 
   it('sandbox 003: stays PROCESSING about 6 minutes (× time scale), then COMPLETED', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('003'));
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '003');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
     const started = Date.now();
     await exec(quote!.id);
     await new Promise((r) => setTimeout(r, 1_500));
@@ -624,13 +635,15 @@ describe('ExecuteQuote', () => {
     await quoteStatus(quote!.id, 'COMPLETED');
     // 360 s × 0.01 = 3.6 s.
     expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(await posted(src)).toBe(40_000n);
   });
 
   it('sandbox 004: counterparty delivery failed → FAILED (OFFRAMP_FAILED), hold voided', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('004'));
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '004');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
     await exec(quote!.id);
     const failed = await quoteStatus(quote!.id, 'FAILED');
     const { transaction } = await client.getTransaction({ platformId, transactionId: failed.transactionId! });
@@ -640,8 +653,8 @@ describe('ExecuteQuote', () => {
       failureDetail: 'REJECTED_BY_BANK',
     });
     expect(transaction!.refund).toBeUndefined();
-    expect(ledgerFake.available(src)).toBe(50_000n);
-    expect(ledgerFake.posted.get(src)).toBe(50_000n);
+    expect(await available(src)).toBe(50_000n);
+    expect(await posted(src)).toBe(50_000n);
   });
 
   const txOf = async (quoteId: string, status: string) =>
@@ -656,29 +669,31 @@ describe('ExecuteQuote', () => {
     });
 
   it('a completed payout books the conversion: source −T, FEES +F, FX +C / −R, SETTLEMENT +R, CLEARING back to 0', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
-    const fees = ledgerFake.system('FEES', 'USD');
-    const fxUsd = ledgerFake.system('FX', 'USD');
-    const fxEur = ledgerFake.system('FX', 'EUR');
-    const settled = ledgerFake.system('SETTLEMENT', 'EUR');
-    const clearing = ledgerFake.system('CLEARING', 'USD');
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
+    const fees = await system('FEES', 'USD');
+    const fxUsd = await system('FX', 'USD');
+    const fxEur = await system('FX', 'EUR');
+    const settled = await system('SETTLEMENT', 'EUR');
+    const clearing = await system('CLEARING', 'USD');
     await exec(quote!.id);
     const t = await txOf(quote!.id, 'COMPLETED');
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
-    expect(ledgerFake.system('FEES', 'USD') - fees).toBe(40n);
-    expect(ledgerFake.system('FX', 'USD') - fxUsd).toBe(9_960n);
-    expect(ledgerFake.system('FX', 'EUR') - fxEur).toBe(-9_223n);
-    expect(ledgerFake.system('SETTLEMENT', 'EUR') - settled).toBe(9_223n);
-    expect(ledgerFake.system('CLEARING', 'USD')).toBe(clearing);
+    expect(await posted(src)).toBe(40_000n);
+    expect((await system('FEES', 'USD')) - fees).toBe(40n);
+    expect((await system('FX', 'USD')) - fxUsd).toBe(9_960n);
+    expect((await system('FX', 'EUR')) - fxEur).toBe(-9_223n);
+    expect((await system('SETTLEMENT', 'EUR')) - settled).toBe(9_223n);
+    expect(await system('CLEARING', 'USD')).toBe(clearing);
     expect(t.exchangeRate).toBe('1.08');
     expect(t.rateDetails).toMatchObject({ gridApiFixedFee: 10n, gridApiVariableFeeAmount: 30n });
   });
 
   it('sandbox 005: COMPLETED, then returned by the receiving bank → FAILED (OFFRAMP_FAILED), then REFUNDED in full', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('005'));
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '005');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
     await exec(quote!.id);
     const completed = await txOf(quote!.id, 'COMPLETED');
     const refunded = await txOf(quote!.id, 'REFUNDED');
@@ -693,8 +708,8 @@ describe('ExecuteQuote', () => {
     });
     expect(refunded.refund!.settledAt).toBeInstanceOf(Date);
     // Fees included: the customer gets every cent back.
-    expect(ledgerFake.posted.get(src)).toBe(50_000n);
-    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect(await posted(src)).toBe(50_000n);
+    expect(await available(src)).toBe(50_000n);
     expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('FAILED');
     expect(await outboxTypes(completed.id)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
@@ -707,9 +722,11 @@ describe('ExecuteQuote', () => {
   });
 
   it('sandbox 006: cancelled by the user → FAILED (QUOTE_EXECUTION_FAILED, USER_CANCELLED), refund USER_CANCELLATION → REFUNDED', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('006'));
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '006');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
     await exec(quote!.id);
     const refunded = await txOf(quote!.id, 'REFUNDED');
     expect(refunded).toMatchObject({
@@ -717,7 +734,7 @@ describe('ExecuteQuote', () => {
       failureDetail: 'USER_CANCELLED',
       refund: { status: 'COMPLETED', reason: 'USER_CANCELLATION' },
     });
-    expect(ledgerFake.posted.get(src)).toBe(50_000n);
+    expect(await posted(src)).toBe(50_000n);
     expect(await outboxTypes(refunded.id)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
       'OUTGOING_PAYMENT.PROCESSING',
@@ -728,10 +745,12 @@ describe('ExecuteQuote', () => {
   });
 
   it('sandbox 007: payout and refund failed → FAILED with a FAILED refund; the money waits in CLEARING', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dst = addExternal('EUR', customerId, 'ACTIVE', ibanEnding('007'));
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dst }));
-    const clearing = ledgerFake.system('CLEARING', 'USD');
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '007');
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dst }),
+    );
+    const clearing = await system('CLEARING', 'USD');
     await exec(quote!.id);
     const t = await eventually(async () => {
       const tx = await txOf(quote!.id, 'FAILED');
@@ -742,8 +761,8 @@ describe('ExecuteQuote', () => {
       failureDetail: 'PAYOUT_FAILED',
       refund: { status: 'FAILED', reason: 'TRANSACTION_FAILED' },
     });
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
-    expect(ledgerFake.system('CLEARING', 'USD') - clearing).toBe(10_000n);
+    expect(await posted(src)).toBe(40_000n);
+    expect((await system('CLEARING', 'USD')) - clearing).toBe(10_000n);
     expect(await outboxTypes(t.id)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
       'OUTGOING_PAYMENT.PROCESSING',
@@ -754,44 +773,49 @@ describe('ExecuteQuote', () => {
   });
 
   it('immediatelyExecute executes at creation', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, immediatelyExecute: true }));
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, immediatelyExecute: true }),
+    );
     expect(quote!.transactionId).toMatch(/^Transaction:/);
     await quoteStatus(quote!.id, 'COMPLETED');
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
+    expect(await posted(src)).toBe(40_000n);
   });
 
   it('immediatelyExecute without funds: the error names the quote, which stays PENDING', async () => {
-    const src = addInternal('USD', customerId, platformId, 100n);
-    const e = await rejection(client.createQuote(base({ sourceAccountId: src, immediatelyExecute: true })));
+    const src = await addInternal('USD', 100n);
+    const e = await rejection(
+      client.createQuote(await base({ sourceAccountId: src, immediatelyExecute: true })),
+    );
     expect(e.code).toBe('INSUFFICIENT_FUNDS');
     const quoteId = e.details!.quoteId as string;
     expect((await client.getQuote({ platformId, quoteId })).quote!.status).toBe('PENDING');
   });
 
   it('production platforms have no rail yet: RAIL_UNAVAILABLE, nothing held', async () => {
-    const src = addInternal('USD');
-    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const src = await addInternal('USD');
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
     const e = await rejection(
       client.executeQuote({ platformId, environment: common.Environment.PRODUCTION, quoteId: quote!.id }),
     );
     expect(e.code).toBe('RAIL_UNAVAILABLE');
-    expect(ledgerFake.holdsOf(src)).toHaveLength(0);
+    expect(await holdsOf(src)).toHaveLength(0);
   });
 
   it('the expiry releases a hold left by an execute that lost the claim to the expiry', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src }));
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
     const holdId = `quote:${quote!.id.slice('Quote:'.length)}`;
-    await ledgerFake.placeHold({
+    await stack.accounts.placeHold({
       platformId,
       holdId,
       accountId: src,
       amount: 10_000n,
       currency: 'USD',
+      counterAccount: { systemAccount: accountsPb.SystemAccount.CLEARING },
       kind: 'QUOTE_EXECUTION',
     });
-    expect(ledgerFake.available(src)).toBe(40_000n);
+    expect(await available(src)).toBe(40_000n);
     await sql.query(
       `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
       [quote!.id],
@@ -799,30 +823,55 @@ describe('ExecuteQuote', () => {
     await sql.query(`UPDATE payments.scheduled_jobs SET run_at = now() WHERE id = $1`, [
       `quote.expire:${quote!.id}`,
     ]);
-    await eventually(async () => ledgerFake.holds.get(holdId)!.state === 'VOIDED');
-    expect(ledgerFake.available(src)).toBe(50_000n);
+    await eventually(
+      async () => (await stack.accounts.getHold({ platformId, holdId })).hold!.status === HOLD.VOIDED,
+    );
+    expect(await available(src)).toBe(50_000n);
     expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
   });
 
+  /** wallet-auth's record of a signing request: its account, action, body hash and whether it was used. */
+  const signingRequest = async (requestId: string) =>
+    (
+      await sql.query(
+        'SELECT account_id, action, body_sha256, consumed_at FROM wallet_auth.signing_request WHERE request_id = $1',
+        [requestId],
+      )
+    ).rows[0] as
+      { account_id: string; action: string; body_sha256: string; consumed_at: Date | null } | undefined;
+  /** The hash wallet-auth binds a signing request to: the canonical JSON of the execute body `{"quoteId": ...}`. */
+  const executeBodyHash = (quoteId: string) =>
+    createHash('sha256').update(JSON.stringify({ quoteId })).digest('hex');
+  // Embedded wallets hold USDC (6 decimals): 10 USDC quotes.
+  const USDC_10 = 10_000_000n;
+
   it('EMBEDDED_WALLET sources: payloadToSign on the quote; execute only with a valid, unused wallet signature', async () => {
-    const wallet = addInternal('USD', customerId, platformId, 50_000n);
-    embeddedWallets.add(wallet);
-    const { quote } = await client.createQuote(base({ sourceAccountId: wallet }));
+    const { wallet, session } = await addWallet(50_000_000n);
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: wallet, lockedCurrencyAmount: USDC_10 }),
+    );
     const requestId = quote!.signingRequestId!;
     expect(requestId).toMatch(/^Request:/);
-    expect(walletSignaturesFake.requests.get(requestId)).toMatchObject({
-      accountId: wallet,
-      bodyJson: JSON.stringify({ quoteId: quote!.id }),
+    // The request wallet-auth issued: bound to the wallet, the EXECUTE_QUOTE action and the execute body, unused.
+    expect(await signingRequest(requestId)).toMatchObject({
+      account_id: wallet,
+      action: 'EXECUTE_QUOTE',
+      body_sha256: executeBodyHash(quote!.id),
+      consumed_at: null,
     });
-    expect(quote!.payloadToSign).toBe(
-      JSON.stringify({ requestId, accountId: wallet, bodyJson: JSON.stringify({ quoteId: quote!.id }) }),
-    );
+    expect(JSON.parse(quote!.payloadToSign!)).toMatchObject({
+      requestId,
+      accountId: wallet,
+      action: 'EXECUTE_QUOTE',
+      bodySha256: executeBodyHash(quote!.id),
+    });
     // GET returns the same challenge (stored on the quote).
     expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.payloadToSign).toBe(
       quote!.payloadToSign,
     );
     const stillPending = async () => {
-      expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
+      expect(await holdsOf(wallet)).toHaveLength(0);
+      expect(await available(wallet)).toBe(50_000_000n);
       expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('PENDING');
     };
     // No signature headers: the signed retry's step 1 — a fresh signing request for this execution
@@ -833,18 +882,13 @@ describe('ExecuteQuote', () => {
     expect(fresh.requestId).toMatch(/^Request:/);
     expect(fresh.requestId).not.toBe(requestId);
     expect(fresh.expiresAt!.getTime()).toBeGreaterThan(Date.now());
-    expect(walletSignaturesFake.requests.get(fresh.requestId)).toMatchObject({
-      accountId: wallet,
-      bodyJson: JSON.stringify({ quoteId: quote!.id }),
-      used: false,
+    expect(await signingRequest(fresh.requestId)).toMatchObject({
+      account_id: wallet,
+      action: 'EXECUTE_QUOTE',
+      body_sha256: executeBodyHash(quote!.id),
+      consumed_at: null,
     });
-    expect(fresh.payloadToSign).toBe(
-      JSON.stringify({
-        requestId: fresh.requestId,
-        accountId: wallet,
-        bodyJson: JSON.stringify({ quoteId: quote!.id }),
-      }),
-    );
+    expect(JSON.parse(fresh.payloadToSign)).toMatchObject({ requestId: fresh.requestId, accountId: wallet });
     await stillPending();
     // Request-Id without a signature: wallet-auth's 401, nothing held.
     const missing = await rejection(
@@ -858,7 +902,7 @@ describe('ExecuteQuote', () => {
     expect(missing.kind).toBe('UNAUTHENTICATED');
     expect(missing.code).toBe('WALLET_SIGNATURE_MISSING');
     await stillPending();
-    // A wrong stamp: wallet-auth's 401 passes through, nothing held.
+    // A wrong stamp: wallet-auth's 401 passes through, nothing held, the request still unused.
     const signedExec = (signature: string, id?: string) =>
       client.executeQuote({
         platformId,
@@ -867,44 +911,55 @@ describe('ExecuteQuote', () => {
         walletSignature: signature,
         ...(id ? { signingRequestId: id } : {}),
       });
-    expect((await rejection(signedExec('stamp:forged'))).code).toBe('WALLET_SIGNATURE_INVALID');
+    const forged = await rejection(signedExec('forged'));
+    expect(forged.kind).toBe('UNAUTHENTICATED');
+    expect(forged.code).toBe('UNAUTHORIZED');
+    expect(forged.details!.reason).toBe('Invalid Service-Wallet-Signature');
+    // Signed with the session key over another request's payload: refused too.
+    expect((await rejection(signedExec(session.sign(fresh.payloadToSign)))).kind).toBe('UNAUTHENTICATED');
+    expect((await signingRequest(requestId))!.consumed_at).toBeNull();
     await stillPending();
     // A malformed Request-Id: 400 naming the header.
-    const bad = await rejection(signedExec(`stamp:${requestId}`, 'Request:x'));
+    const bad = await rejection(signedExec(session.sign(quote!.payloadToSign!), 'Request:x'));
     expect(bad.code).toBe('INVALID_INPUT');
     expect(fields(bad)).toEqual(['Request-Id']);
     await stillPending();
-    // The valid stamp (Request-Id defaults to the quote's request): executes once.
-    const done = (await signedExec(`stamp:${requestId}`)).quote!;
+    // The session's stamp of the quote's payload (Request-Id defaults to the quote's request): executes once.
+    const stamp = session.sign(quote!.payloadToSign!);
+    const done = (await signedExec(stamp)).quote!;
     expect(done.status).not.toBe('PENDING');
     expect(done.transactionId).toMatch(/^Transaction:/);
-    const holds = ledgerFake.holdsOf(wallet);
+    expect((await signingRequest(requestId))!.consumed_at).toBeInstanceOf(Date);
+    const holds = await holdsOf(wallet);
     expect(holds).toHaveLength(1);
-    expect(holds[0]![1].amount).toBe(quote!.totalSendingAmount);
-    // The same stamp again: the executed quote is returned; no second verification, no second movement.
-    const calls = walletSignaturesFake.verifyCalls;
-    const again = (await signedExec(`stamp:${requestId}`, requestId)).quote!;
+    expect(holds[0]!.amount).toBe(quote!.totalSendingAmount);
+    // The same stamp again: the executed quote is returned (wallet-auth, asked again, would refuse
+    // the used request); no second movement.
+    const again = (await signedExec(stamp, requestId)).quote!;
     expect(again.transactionId).toBe(done.transactionId);
-    expect(walletSignaturesFake.verifyCalls).toBe(calls);
-    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
+    expect(await holdsOf(wallet)).toHaveLength(1);
     // A consumed signature replayed on another quote: 401 SIGNING_REQUEST_REUSED, nothing held.
-    const { quote: second } = await client.createQuote(base({ sourceAccountId: wallet }));
+    const { quote: second } = await client.createQuote(
+      await base({ sourceAccountId: wallet, lockedCurrencyAmount: USDC_10 }),
+    );
     const reused = await rejection(
       client.executeQuote({
         platformId,
         environment: SANDBOX,
         quoteId: second!.id,
-        walletSignature: `stamp:${requestId}`,
+        walletSignature: stamp,
         signingRequestId: requestId,
       }),
     );
     expect(reused.kind).toBe('UNAUTHENTICATED');
     expect(reused.code).toBe('SIGNING_REQUEST_REUSED');
-    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
+    expect(await holdsOf(wallet)).toHaveLength(1);
     expect((await client.getQuote({ platformId, quoteId: second!.id })).quote!.status).toBe('PENDING');
     const before = await quoteCount();
     const i = await rejection(
-      client.createQuote(base({ sourceAccountId: wallet, immediatelyExecute: true })),
+      client.createQuote(
+        await base({ sourceAccountId: wallet, lockedCurrencyAmount: USDC_10, immediatelyExecute: true }),
+      ),
     );
     expect(i.code).toBe('INVALID_INPUT');
     expect(fields(i)).toEqual(['immediatelyExecute']);
@@ -912,47 +967,51 @@ describe('ExecuteQuote', () => {
   });
 
   it('EMBEDDED_WALLET: a signed execute refused for funds used its request; a fresh challenge (202) signs the execute once funded', async () => {
-    const wallet = addInternal('USD', customerId, platformId, 5_000n);
-    embeddedWallets.add(wallet);
-    const { quote } = await client.createQuote(base({ sourceAccountId: wallet }));
+    const { wallet, session } = await addWallet(5_000_000n);
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: wallet, lockedCurrencyAmount: USDC_10 }),
+    );
     const first = quote!.signingRequestId!;
-    const signedExec = (requestId: string) =>
+    const signedExec = (requestId: string, payloadToSign: string) =>
       client.executeQuote({
         platformId,
         environment: SANDBOX,
         quoteId: quote!.id,
-        walletSignature: `stamp:${requestId}`,
+        walletSignature: session.sign(payloadToSign),
         signingRequestId: requestId,
       });
-    // 10000 cents against 5000: the signature is good, the hold is refused, the request is spent.
-    expect((await rejection(signedExec(first))).code).toBe('INSUFFICIENT_FUNDS');
-    expect(walletSignaturesFake.requests.get(first)!.used).toBe(true);
-    expect(ledgerFake.holdsOf(wallet)).toHaveLength(0);
-    expect((await rejection(signedExec(first))).code).toBe('SIGNING_REQUEST_REUSED');
+    // 10 USDC against 5: the signature is good, the hold is refused, the request is spent (in wallet-auth).
+    expect((await rejection(signedExec(first, quote!.payloadToSign!))).code).toBe('INSUFFICIENT_FUNDS');
+    expect((await signingRequest(first))!.consumed_at).toBeInstanceOf(Date);
+    expect(await holdsOf(wallet)).toHaveLength(0);
+    expect((await rejection(signedExec(first, quote!.payloadToSign!))).code).toBe('SIGNING_REQUEST_REUSED');
     // The customer tops up; the client asks for a fresh request by executing without headers.
-    ledgerFake.posted.set(wallet, 50_000n);
+    await world.fund(platformId, wallet, 45_000_000n);
     const { signingChallenge } = await exec(quote!.id);
     expect(signingChallenge!.requestId).not.toBe(first);
-    const done = (await signedExec(signingChallenge!.requestId)).quote!;
+    const done = (await signedExec(signingChallenge!.requestId, signingChallenge!.payloadToSign)).quote!;
     expect(done.status).not.toBe('PENDING');
     expect(done.transactionId).toMatch(/^Transaction:/);
-    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
-    expect(ledgerFake.holdsOf(wallet)[0]![1].amount).toBe(quote!.totalSendingAmount);
+    const holds = await holdsOf(wallet);
+    expect(holds).toHaveLength(1);
+    expect(holds[0]!.amount).toBe(quote!.totalSendingAmount);
     // Executed: an unsigned execute now returns the quote as it is (no challenge, nothing moves).
     const after = await exec(quote!.id);
     expect(after.signingChallenge).toBeUndefined();
     expect(after.quote!.transactionId).toBe(done.transactionId);
-    expect(ledgerFake.holdsOf(wallet)).toHaveLength(1);
+    expect(await holdsOf(wallet)).toHaveLength(1);
   });
 
   it('an internal-account destination is booked at once: COMPLETED in the response, credited in the receiving currency', async () => {
-    const src = addInternal('USD', customerId, platformId, 50_000n);
-    const dest = addInternal('EUR', otherCustomerId, platformId, 0n);
-    const { quote } = await client.createQuote(base({ sourceAccountId: src, destinationAccountId: dest }));
+    const src = await addInternal('USD', 50_000n);
+    const dest = await addInternal('EUR', 0n);
+    const { quote } = await client.createQuote(
+      await base({ sourceAccountId: src, destinationAccountId: dest }),
+    );
     const done = (await exec(quote!.id)).quote!;
     expect(done.status).toBe('COMPLETED');
-    expect(ledgerFake.posted.get(src)).toBe(40_000n);
-    expect(ledgerFake.posted.get(dest)).toBe(9_223n);
+    expect(await posted(src)).toBe(40_000n);
+    expect(await posted(dest)).toBe(9_223n);
     const { transaction } = await client.getTransaction({ platformId, transactionId: done.transactionId! });
     expect(transaction).toMatchObject({ status: 'COMPLETED', receivedAmount: 9_223n });
     expect(transaction!.settledAt).toBeInstanceOf(Date);
@@ -963,11 +1022,11 @@ describe('ExecuteQuote', () => {
     ]);
     // Again: nothing moves twice.
     await exec(quote!.id);
-    expect(ledgerFake.posted.get(dest)).toBe(9_223n);
+    expect(await posted(dest)).toBe(9_223n);
   });
 
   it('answers QUOTE_NOT_FOUND for unknown and another platform’s quotes, INVALID_INPUT for a malformed id', async () => {
-    const { quote } = await client.createQuote(base());
+    const { quote } = await client.createQuote(await base());
     expect((await rejection(exec(newId('Quote')))).code).toBe('QUOTE_NOT_FOUND');
     expect(
       (
@@ -995,7 +1054,7 @@ describe('UMA payouts', () => {
     });
     return (
       await client.createQuote(
-        base({
+        await base({
           sourceAccountId: src,
           destinationKind: 'UMA_ADDRESS',
           destinationUmaAddress: `$${receiver}@${UMA_DOMAIN}`,
@@ -1013,13 +1072,13 @@ describe('UMA payouts', () => {
     });
 
   it('$success.usd: COMPLETED after about 1 s, the dollars delivered to SETTLEMENT', async () => {
-    const src = addInternal('EUR', customerId, platformId, 50_000n);
+    const src = await addInternal('EUR', 50_000n);
     const q = await umaQuote('success.usd', src);
-    const before = ledgerFake.system('SETTLEMENT', 'USD');
+    const before = await system('SETTLEMENT', 'USD');
     await exec(q.id);
     const done = await settled(q.id, 'COMPLETED');
-    expect(ledgerFake.system('SETTLEMENT', 'USD') - before).toBe(q.totalReceivingAmount);
-    expect(ledgerFake.posted.get(src)).toBe(50_000n - q.totalSendingAmount);
+    expect((await system('SETTLEMENT', 'USD')) - before).toBe(q.totalReceivingAmount);
+    expect(await posted(src)).toBe(50_000n - q.totalSendingAmount);
     const { transaction } = await client.getTransaction({ platformId, transactionId: done.transactionId! });
     expect(transaction!.destination).toMatchObject({
       kind: 'UMA_ADDRESS',
@@ -1028,7 +1087,7 @@ describe('UMA payouts', () => {
   });
 
   it('$pending.long.usd: PROCESSING for about 6 minutes (× time scale), then COMPLETED', async () => {
-    const src = addInternal('EUR', customerId, platformId, 50_000n);
+    const src = await addInternal('EUR', 50_000n);
     const q = await umaQuote('pending.long.usd', src);
     await exec(q.id);
     await new Promise((r) => setTimeout(r, 1_500));
@@ -1037,7 +1096,7 @@ describe('UMA payouts', () => {
   });
 
   it('$fail.compliance.usd: refused by the receiver’s compliance check → FAILED (PAY_REQUEST_FAILED), nothing moved', async () => {
-    const src = addInternal('EUR', customerId, platformId, 50_000n);
+    const src = await addInternal('EUR', 50_000n);
     const q = await umaQuote('fail.compliance.usd', src);
     const executed = (await exec(q.id)).quote!;
     expect(executed.status).toBe('FAILED');
@@ -1050,18 +1109,19 @@ describe('UMA payouts', () => {
       failureReason: 'PAY_REQUEST_FAILED',
       failureDetail: 'COMPLIANCE_CHECK_FAILED',
     });
-    expect(ledgerFake.posted.get(src)).toBe(50_000n);
-    expect(ledgerFake.available(src)).toBe(50_000n);
+    expect(await posted(src)).toBe(50_000n);
+    expect(await available(src)).toBe(50_000n);
   });
 });
 
 describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
-  const rtf = (over: Partial<pb.CreateQuoteRequest> = {}) =>
+  /** A real-time-funded quote request of a new customer (unless given) to its EUR external account (unless given). */
+  const rtf = async (over: Partial<pb.CreateQuoteRequest> = {}) =>
     base({
       sourceKind: 'REALTIME_FUNDING',
       sourceAccountId: '',
       sourceCurrency: 'USD',
-      sourceCustomerId: customerId,
+      sourceCustomerId: over.sourceCustomerId ?? (await newCustomer()),
       ...over,
     });
   const send = (quoteId: string, over: Partial<pb.SandboxSendRequest> = {}) =>
@@ -1073,10 +1133,11 @@ describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
     });
 
   it('creates the quote with payment instructions and its transaction PENDING; paying it executes once', async () => {
-    const { quote } = await client.createQuote(rtf());
+    const request = await rtf();
+    const { quote } = await client.createQuote(request);
     const q = quote!;
     expect(q.source).toMatchObject({ kind: 'REALTIME_FUNDING', currency: 'USD' });
-    expect(q.customerId).toBe(customerId);
+    expect(q.customerId).toBe(request.sourceCustomerId);
     expect(q.transactionId).toMatch(/^Transaction:/);
     const { transaction: pending } = await client.getTransaction({
       platformId,
@@ -1086,7 +1147,7 @@ describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
       status: 'PENDING',
       type: 'OUTGOING',
       sentAmount: 10_000n,
-      platformCustomerId: 'pc-1',
+      platformCustomerId: platformCustomerIdOf.get(request.sourceCustomerId!),
     });
     expect(pending!.source).toMatchObject({ kind: 'REALTIME_FUNDING', currency: 'USD' });
     expect(q.paymentInstructions).toHaveLength(1);
@@ -1100,45 +1161,52 @@ describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
     expect(
       (await rejection(client.executeQuote({ platformId, environment: SANDBOX, quoteId: q.id }))).code,
     ).toBe('QUOTE_NOT_EXECUTABLE');
-    const settlementUsd = ledgerFake.system('SETTLEMENT', 'USD');
+    const settlementUsd = await system('SETTLEMENT', 'USD');
     const sent = await Promise.all([send(q.id), send(q.id), send(q.id, { currencyAmount: 10_000n })]);
     expect(new Set(sent.map((r) => r.transaction!.id))).toEqual(new Set([q.transactionId]));
     const done = await txStatus(q.transactionId!, 'COMPLETED');
     expect(done.settledAt).toBeInstanceOf(Date);
     // The payer's 10000 came in once from outside; 9223 EUR went out.
-    expect(ledgerFake.system('SETTLEMENT', 'USD') - settlementUsd).toBe(-10_000n);
-    expect(ledgerFake.entries.has(`quote:${q.id.slice('Quote:'.length)}:funding`)).toBe(true);
+    expect((await system('SETTLEMENT', 'USD')) - settlementUsd).toBe(-10_000n);
+    expect(await world.hasEntry(platformId, `quote:${q.id.slice('Quote:'.length)}:funding`)).toBe(true);
+    await expectReconciled();
     expect((await client.getQuote({ platformId, quoteId: q.id })).quote!.status).toBe('COMPLETED');
     // Paying again answers the transaction as it is.
     expect((await send(q.id)).transaction!.status).toBe('COMPLETED');
-    expect(ledgerFake.system('SETTLEMENT', 'USD') - settlementUsd).toBe(-10_000n);
+    expect((await system('SETTLEMENT', 'USD')) - settlementUsd).toBe(-10_000n);
   });
 
   it('funds an internal account of another currency (on-ramp): COMPLETED in the response', async () => {
-    const dest = addInternal('EUR', customerId, platformId, 0n);
-    const { quote } = await client.createQuote(rtf({ destinationAccountId: dest }));
+    const owner = await newCustomer();
+    const dest = await addInternal('EUR', 0n, { owner });
+    const { quote } = await client.createQuote(
+      await rtf({ sourceCustomerId: owner, destinationAccountId: dest }),
+    );
     const t = (await send(quote!.id)).transaction!;
     expect(t.status).toBe('COMPLETED');
-    expect(ledgerFake.posted.get(dest)).toBe(9_223n);
+    expect(await posted(dest)).toBe(9_223n);
   });
 
   it('a payout that fails before delivery refunds the payer: FAILED, then REFUNDED', async () => {
-    const dst = addExternal('EUR', customerId, 'ACTIVE', 'DE00370400440532013004');
-    const { quote } = await client.createQuote(rtf({ destinationAccountId: dst }));
-    const settlementUsd = ledgerFake.system('SETTLEMENT', 'USD');
-    const clearing = ledgerFake.system('CLEARING', 'USD');
+    const owner = await newCustomer();
+    const dst = await addExternal('EUR', owner, '004');
+    const { quote } = await client.createQuote(
+      await rtf({ sourceCustomerId: owner, destinationAccountId: dst }),
+    );
+    const settlementUsd = await system('SETTLEMENT', 'USD');
+    const clearing = await system('CLEARING', 'USD');
     await send(quote!.id);
     const t = await txStatus(quote!.transactionId!, 'REFUNDED');
     expect(t).toMatchObject({
       failureReason: 'OFFRAMP_FAILED',
       refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
     });
-    expect(ledgerFake.system('SETTLEMENT', 'USD')).toBe(settlementUsd);
-    expect(ledgerFake.system('CLEARING', 'USD')).toBe(clearing);
+    expect(await system('SETTLEMENT', 'USD')).toBe(settlementUsd);
+    expect(await system('CLEARING', 'USD')).toBe(clearing);
   });
 
   it('an unfunded quote expires with its transaction (EXPIRED, QUOTE_EXPIRED); paying it late is refused', async () => {
-    const { quote } = await client.createQuote(rtf());
+    const { quote } = await client.createQuote(await rtf());
     await sql.query(
       `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
       [quote!.id],
@@ -1163,7 +1231,7 @@ describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
     ['another amount', { currencyAmount: 9_999n }, 'currencyAmount'],
     ['an unknown currency', { currencyCode: 'XYZ' }, 'currencyCode'],
   ])('refuses %s with INVALID_INPUT naming the field; nothing moves', async (_n, over, field) => {
-    const { quote } = await client.createQuote(rtf());
+    const { quote } = await client.createQuote(await rtf());
     const e = await rejection(send(quote!.id, over));
     expect(e.code).toBe('INVALID_INPUT');
     expect(fields(e)).toEqual([field]);
@@ -1172,21 +1240,24 @@ describe('REALTIME_FUNDING quotes and POST /sandbox/send', () => {
   });
 
   it('refuses a quote funded from an account, unknown quotes and unknown customers', async () => {
-    const { quote } = await client.createQuote(base());
+    const { quote } = await client.createQuote(await base());
     const e = await rejection(send(quote!.id));
     expect(e.code).toBe('INVALID_INPUT');
     expect(fields(e)).toEqual(['quoteId']);
     expect((await rejection(send(newId('Quote')))).code).toBe('QUOTE_NOT_FOUND');
     const unknown = await rejection(
       client.createQuote(
-        rtf({ sourceCustomerId: newId('Customer'), destinationAccountId: addExternal('EUR', null) }),
+        await rtf({
+          sourceCustomerId: newId('Customer'),
+          destinationAccountId: await addExternal('EUR', null),
+        }),
       ),
     );
     expect(unknown.code).toBe('CUSTOMER_NOT_FOUND');
   });
 
   it('production platforms: RAIL_UNAVAILABLE', async () => {
-    const { quote } = await client.createQuote(rtf());
+    const { quote } = await client.createQuote(await rtf());
     expect((await rejection(send(quote!.id, { environment: common.Environment.PRODUCTION }))).code).toBe(
       'RAIL_UNAVAILABLE',
     );

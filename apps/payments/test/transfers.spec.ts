@@ -1,111 +1,110 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { startService, type RunningService } from '@sluice/runtime';
-import {
-  createTestDatabase,
-  dropStreams,
-  eventually,
-  natsUrl,
-  testPrefix,
-  type TestDatabase,
-} from '@sluice/testing';
-import {
-  definePaymentsService,
-  type ExternalAccountInfo,
-  type PaymentsConfig,
-  type PaymentsGraph,
-} from '../src/index.js';
-import { FakeAccounts } from './support/fake-accounts.js';
-import { FakeCustomers } from './support/fake-customers.js';
-import { FakeLedger } from './support/fake-ledger.js';
+import type { PromiseClient } from '@sluice/rpc';
+import { eventually, type World, type WorldPlatform } from '@sluice/testing';
+import type { Ledger } from '../src/index.js';
+import { AccountsClient } from '../src/clients/accounts.client.js';
+import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
 
-// Transfers and transactions over real gRPC and Postgres, with the accounts service
-// (reads + two-phase ledger) and identity replaced by in-memory fakes that keep the
-// ledger's rules: holds refused beyond the available balance, every step idempotent on its id.
+// Transfers and transactions over real gRPC and Postgres, with the real identity (customers) and
+// accounts (accounts and the two-phase ledger) started in-process: balances and holds are what
+// accounts answers. The one fault injected is a lost PlaceHold answer, on payments' way to accounts.
 
 const SANDBOX = common.Environment.SANDBOX;
-const platformId = newId('Platform');
-const otherPlatformId = newId('Platform');
-const customerId = newId('Customer');
-const otherCustomerId = newId('Customer');
 
-const accountsFake = new FakeAccounts();
-const { internal, external } = accountsFake;
-const customersFake = new FakeCustomers(
-  new Map([
-    [customerId, { platformCustomerId: 'cust-1' }],
-    [otherCustomerId, { platformCustomerId: 'cust-2' }],
-  ]),
-);
+/**
+ * Payments' ledger port: the real accounts client, except that the next PlaceHold can be made to
+ * fail before it reaches accounts, as a deadline exceeded on the way would.
+ */
+class LedgerWithALostCall implements Ledger {
+  failNextPlace = false;
+  private inner: AccountsClient | undefined;
+  constructor(private readonly address: () => string) {}
+  private get ledger(): AccountsClient {
+    return (this.inner ??= new AccountsClient(this.address()));
+  }
+  async placeHold(h: Parameters<Ledger['placeHold']>[0]) {
+    if (this.failNextPlace) {
+      this.failNextPlace = false;
+      throw new Error('accounts did not answer in time (deadline exceeded)');
+    }
+    return this.ledger.placeHold(h);
+  }
+  postHold(h: Parameters<Ledger['postHold']>[0]) {
+    return this.ledger.postHold(h);
+  }
+  voidHold(h: Parameters<Ledger['voidHold']>[0]) {
+    return this.ledger.voidHold(h);
+  }
+  creditFromOutside(c: Parameters<Ledger['creditFromOutside']>[0]) {
+    return this.ledger.creditFromOutside(c);
+  }
+  postEntry(e: Parameters<Ledger['postEntry']>[0]) {
+    return this.ledger.postEntry(e);
+  }
+  close() {
+    this.inner?.close();
+  }
+}
 
-const ledger = new FakeLedger();
-let db: TestDatabase;
-let prefix: string;
-let running: RunningService<PaymentsConfig, PaymentsGraph>;
+let accountsAddress: string;
+const ledger = new LedgerWithALostCall(() => accountsAddress);
+let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
 let client: PromiseClient<pb.PaymentsServiceClient>;
+let world: World;
 let sql: pg.Pool;
+let running: typeof stack.running;
+let P: WorldPlatform;
+let platformId: string;
+let otherPlatform: WorldPlatform;
+let otherPlatformId: string;
 
-function addInternal(
-  currency = 'USD',
-  owner: string | null = customerId,
-  balance = 1_000_000n,
-  p = platformId,
-) {
-  const id = newId('InternalAccount');
-  internal.set(id, { id, currency, platformId: p, ...(owner ? { customerId: owner } : {}) });
-  ledger.posted.set(id, balance);
-  return id;
+const holders = new Holders(
+  () => world,
+  () => P,
+);
+const { ownerOf, platformCustomerIdOf } = holders;
+const newCustomer = (p?: WorldPlatform) => holders.newCustomer(p);
+const addInternal = (...a: Parameters<Holders['internal']>) => holders.internal(...a);
+
+/** An external account of `owner` (null: the platform) whose identifier ends in `suffix` (the sandbox rail's outcome). */
+async function addExternal(suffix: string, currency: string, owner: string | null): Promise<string> {
+  return (await world.externalAccount(P, owner, currency, accountInfoFor(currency, suffix))).id;
 }
-function addExternal(
-  identifier: string,
-  currency = 'USD',
-  owner: string | null = customerId,
-  status: ExternalAccountInfo['status'] = 'ACTIVE',
-) {
-  const id = newId('ExternalAccount');
-  external.set(id, {
-    id,
-    currency,
-    platformId,
-    status,
-    accountType: `${currency}_ACCOUNT`,
-    primaryIdentifier: identifier,
-    ...(owner ? { customerId: owner } : {}),
-  });
-  return id;
+
+/** A new customer's funded USD account and a USD external account of the same customer ending in `suffix`. */
+async function pair(balance: bigint, suffix = '789') {
+  const src = await addInternal('USD', balance);
+  const owner = ownerOf.get(src)!;
+  return { src, dst: await addExternal(suffix, 'USD', owner), owner };
 }
+
+const posted = async (accountId: string) => (await world.balance(platformId, accountId)).posted;
+const available = async (accountId: string) => (await world.balance(platformId, accountId)).available;
+const holdsOf = (accountId: string) => world.holdsOf(platformId, accountId);
 
 beforeAll(async () => {
-  db = await createTestDatabase('transfers');
-  prefix = testPrefix('transfers');
-  running = (await startService(
-    definePaymentsService({ accounts: accountsFake, ledger, customers: customersFake }),
-    {
-      DATABASE_URL: db.url,
-      NATS_URL: await natsUrl(),
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
+  stack = await startPaymentsWithNeighbours('transfers', {
+    adapters: { ledger },
+    env: {
       // 1 s settlement → 10 ms, the 005 30 s pending → 300 ms.
       SANDBOX_TIME_SCALE: '0.01',
       JOB_POLL_MS: '20',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     },
-  )) as never;
-  client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${running.port}`, {
-    defaultDeadlineMs: 5000,
   });
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  accountsAddress = stack.services.address('accounts');
+  ({ client, world, sql, running } = stack);
+  P = await world.platform('SANDBOX');
+  platformId = P.id;
+  otherPlatform = await world.platform('SANDBOX');
+  otherPlatformId = otherPlatform.id;
 });
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await dropStreams(await natsUrl(), prefix);
-  await db?.drop();
+  ledger.close();
+  await stack?.stop();
 });
 
 async function rejection(p: Promise<unknown>): Promise<DomainError> {
@@ -159,25 +158,24 @@ async function eventsOf(id: string): Promise<{ type: string; data: Record<string
 
 describe('TransferOut: the sandbox rail by the external account suffix', () => {
   it('other suffix: held, PROCESSING, then COMPLETED with the hold posted and PENDING/PROCESSING/COMPLETED webhooks', async () => {
-    const src = addInternal('USD', customerId, 50_000n);
-    const dst = addExternal('000123456789');
+    const { src, dst, owner } = await pair(50_000n);
     const { transaction: t, replayed } = await out(src, dst, 12_550n);
     expect(replayed).toBe(false);
     expect(t).toMatchObject({
       type: 'OUTGOING',
       status: 'PROCESSING',
-      customerId,
-      platformCustomerId: 'cust-1',
+      customerId: owner,
+      platformCustomerId: platformCustomerIdOf.get(owner),
       sentAmount: 12_550n,
       receivedAmount: 12_550n,
       source: { kind: 'ACCOUNT', accountId: src, currency: 'USD' },
       destination: { kind: 'ACCOUNT', accountId: dst, currency: 'USD' },
     });
     expect(t!.reference).toMatch(/^SLC-[A-Z2-9]{16}$/);
-    expect(ledger.available(src)).toBe(50_000n - 12_550n);
+    expect(await available(src)).toBe(50_000n - 12_550n);
     const done = await settled(t!.id, 'COMPLETED');
     expect(done.settledAt).toBeInstanceOf(Date);
-    expect(ledger.posted.get(src)).toBe(50_000n - 12_550n);
+    expect(await posted(src)).toBe(50_000n - 12_550n);
     const events = await eventsOf(t!.id);
     expect(events.map((e) => e.type)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
@@ -192,8 +190,8 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
       destination: { destinationType: 'ACCOUNT', accountId: dst, currency: 'USD' },
       sentAmount: { amount: 12550, currency: { code: 'USD', decimals: 2 } },
       receivedAmount: { amount: 12550, currency: { code: 'USD' } },
-      customerId,
-      platformCustomerId: 'cust-1',
+      customerId: owner,
+      platformCustomerId: platformCustomerIdOf.get(owner),
       reconciliationInstructions: { reference: t!.reference },
       exchangeRate: 1,
       fees: 0,
@@ -207,16 +205,15 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
   ])(
     '%s fails immediately (%s): FAILED in the response, hold voided, FAILED webhook',
     async (suffix, detail) => {
-      const src = addInternal('USD', customerId, 5_000n);
-      const dst = addExternal(`98765${suffix}`);
+      const { src, dst } = await pair(5_000n, suffix);
       const { transaction: t } = await out(src, dst, 5_000n);
       expect(t).toMatchObject({
         status: 'FAILED',
         failureReason: 'QUOTE_EXECUTION_FAILED',
         failureDetail: detail,
       });
-      expect(ledger.available(src)).toBe(5_000n);
-      expect(ledger.posted.get(src)).toBe(5_000n);
+      expect(await available(src)).toBe(5_000n);
+      expect(await posted(src)).toBe(5_000n);
       expect((await eventsOf(t!.id)).map((e) => e.type)).toEqual([
         'OUTGOING_PAYMENT.PENDING',
         'OUTGOING_PAYMENT.FAILED',
@@ -225,18 +222,17 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
   );
 
   it('004: accepted, then rejected by the bank: FAILED, hold voided, balance intact', async () => {
-    const src = addInternal('USD', customerId, 5_000n);
-    const dst = addExternal('GB29NWBK60161331926004', 'USD');
+    const { src, dst } = await pair(5_000n, '004');
     const { transaction: t } = await out(src, dst, 4_000n);
     expect(t!.status).toBe('PROCESSING');
-    expect(ledger.available(src)).toBe(1_000n);
+    expect(await available(src)).toBe(1_000n);
     const failed = await settled(t!.id, 'FAILED');
     expect(failed).toMatchObject({
       failureReason: 'OFFRAMP_FAILED',
       failureDetail: 'REJECTED_BY_BANK',
     });
-    expect(ledger.available(src)).toBe(5_000n);
-    expect(ledger.posted.get(src)).toBe(5_000n);
+    expect(await available(src)).toBe(5_000n);
+    expect(await posted(src)).toBe(5_000n);
     expect((await eventsOf(t!.id)).map((e) => e.type)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
       'OUTGOING_PAYMENT.PROCESSING',
@@ -245,31 +241,28 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
   });
 
   it('005: stays PROCESSING about 30 s (× time scale), then FAILED with the hold voided', async () => {
-    const src = addInternal('USD', customerId, 5_000n);
-    const dst = addExternal('555000005');
+    const { src, dst } = await pair(5_000n, '005');
     const started = Date.now();
     const { transaction: t } = await out(src, dst, 2_000n);
     await new Promise((r) => setTimeout(r, 100));
     expect((await statusOf(t!.id)).status).toBe('PROCESSING');
-    expect(ledger.available(src)).toBe(3_000n);
+    expect(await available(src)).toBe(3_000n);
     const failed = await settled(t!.id, 'FAILED');
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(failed.failureDetail).toBe('TIMED_OUT');
-    expect(ledger.available(src)).toBe(5_000n);
+    expect(await available(src)).toBe(5_000n);
   });
 
   it('settles from the identifier kept at creation even if the external account is deleted meanwhile', async () => {
-    const src = addInternal('USD', customerId, 5_000n);
-    const dst = addExternal('000987654321');
+    const { src, dst } = await pair(5_000n, '321');
     const { transaction: t } = await out(src, dst, 1_000n);
-    external.delete(dst);
+    await stack.accounts.deleteExternalAccount({ platformId, accountId: dst });
     await settled(t!.id, 'COMPLETED');
-    expect(ledger.posted.get(src)).toBe(4_000n);
+    expect(await posted(src)).toBe(4_000n);
   });
 
   it('refuses a transfer beyond the available balance with INSUFFICIENT_FUNDS and creates nothing', async () => {
-    const src = addInternal('USD', customerId, 999n);
-    const dst = addExternal('000111222333');
+    const { src, dst } = await pair(999n, '333');
     const e = await rejection(out(src, dst, 1_000n));
     expect(e.code).toBe('INSUFFICIENT_FUNDS');
     const page = await client.listTransactions({
@@ -279,14 +272,13 @@ describe('TransferOut: the sandbox rail by the external account suffix', () => {
       page: { limit: 10 },
     });
     expect(page.page!.totalCount).toBe(0);
-    expect(ledger.available(src)).toBe(999n);
+    expect(await available(src)).toBe(999n);
   });
 });
 
 describe('TransferOut: idempotency', () => {
   it('the same request key twice (sequential and concurrent) is one transaction and one hold', async () => {
-    const src = addInternal('USD', customerId, 10_000n);
-    const dst = addExternal('000000000777');
+    const { src, dst } = await pair(10_000n, '777');
     const first = await out(src, dst, 6_000n, 'same-key-1');
     const again = await out(src, dst, 6_000n, 'same-key-1');
     expect(again.replayed).toBe(true);
@@ -304,13 +296,12 @@ describe('TransferOut: idempotency', () => {
       page: { limit: 10 },
     });
     expect(page.page!.totalCount).toBe(2);
-    expect(ledger.available(src)).toBe(1_000n);
-    expect([...ledger.holds.values()].filter((h) => h.accountId === src)).toHaveLength(2);
+    expect(await available(src)).toBe(1_000n);
+    expect(await holdsOf(src)).toHaveLength(2);
   });
 
   it('a transfer interrupted before its hold (accounts timed out) is resumed by a retry with the same key', async () => {
-    const src = addInternal('USD', customerId, 10_000n);
-    const dst = addExternal('000000000779');
+    const { src, dst } = await pair(10_000n, '779');
     ledger.failNextPlace = true;
     await rejection(out(src, dst, 4_000n, 'resume-key'));
     const stuck = await client.listTransactions({
@@ -320,13 +311,13 @@ describe('TransferOut: idempotency', () => {
       page: { limit: 10 },
     });
     expect(stuck.transactions.map((t) => t.status)).toEqual(['CREATED']);
-    expect(ledger.available(src)).toBe(10_000n);
+    expect(await available(src)).toBe(10_000n);
     const resumed = await out(src, dst, 4_000n, 'resume-key');
     expect(resumed.replayed).toBe(true);
     expect(resumed.transaction!.id).toBe(stuck.transactions[0]!.id);
     expect(resumed.transaction!.status).toBe('PROCESSING');
     await settled(resumed.transaction!.id, 'COMPLETED');
-    expect(ledger.posted.get(src)).toBe(6_000n);
+    expect(await posted(src)).toBe(6_000n);
     expect((await eventsOf(resumed.transaction!.id)).map((x) => x.type)).toEqual([
       'OUTGOING_PAYMENT.PENDING',
       'OUTGOING_PAYMENT.PROCESSING',
@@ -335,12 +326,11 @@ describe('TransferOut: idempotency', () => {
   });
 
   it('the same key with another amount is IDEMPOTENCY_KEY_REUSED and changes nothing', async () => {
-    const src = addInternal('USD', customerId, 10_000n);
-    const dst = addExternal('000000000778');
+    const { src, dst } = await pair(10_000n, '778');
     await out(src, dst, 1_000n, 'reused-key');
     const e = await rejection(out(src, dst, 2_000n, 'reused-key'));
     expect(e.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    expect([...ledger.holds.values()].filter((h) => h.accountId === src)).toHaveLength(1);
+    expect(await holdsOf(src)).toHaveLength(1);
   });
 });
 
@@ -353,8 +343,7 @@ describe('TransferOut / TransferIn: bad input changes nothing', () => {
     ['requestKey', { requestKey: '' }, 'requestKey'],
     ['environment', { environment: common.Environment.UNSPECIFIED }, 'environment'],
   ])('%s → INVALID_INPUT naming the field', async (_n, patch, field) => {
-    const src = addInternal();
-    const dst = addExternal('000000000100');
+    const { src, dst } = await pair(1_000_000n, '100');
     const e = await rejection(
       client.transferOut({
         platformId,
@@ -368,48 +357,53 @@ describe('TransferOut / TransferIn: bad input changes nothing', () => {
     );
     expect(e.code).toBe('INVALID_INPUT');
     expect((e.details as { errors: { field: string }[] }).errors.map((x) => x.field)).toContain(field);
-    expect(ledger.available(src)).toBe(1_000_000n);
+    expect(await available(src)).toBe(1_000_000n);
   });
 
   it('a currency mismatch is 400 on destination.accountId (out) / source.accountId (in)', async () => {
-    const src = addInternal('USD');
-    const eur = addExternal('000000000101', 'EUR');
+    const src = await addInternal('USD');
+    const eur = await addExternal('101', 'EUR', ownerOf.get(src)!);
     const e1 = await rejection(out(src, eur));
     expect(e1.code).toBe('INVALID_INPUT');
     expect(JSON.stringify(e1.details)).toContain('destination.accountId');
     const e2 = await rejection(into(eur, src));
     expect(JSON.stringify(e2.details)).toContain('source.accountId');
-    expect(ledger.available(src)).toBe(1_000_000n);
+    expect(await available(src)).toBe(1_000_000n);
   });
 
   it("another owner's external account, an inactive one, and unknown accounts are refused", async () => {
-    const src = addInternal('USD', customerId);
-    const e1 = await rejection(out(src, addExternal('000000000102', 'USD', otherCustomerId)));
+    const src = await addInternal('USD');
+    const owner = ownerOf.get(src)!;
+    const e1 = await rejection(out(src, await addExternal('102', 'USD', await newCustomer())));
     expect(e1.code).toBe('INVALID_INPUT');
-    const e2 = await rejection(out(src, addExternal('000000000103', 'USD', customerId, 'PENDING')));
+    const pending = await addExternal('103', 'USD', owner);
+    // accounts creates external accounts ACTIVE; a review would make one PENDING.
+    await sql.query(`UPDATE accounts.external_accounts SET status = 'PENDING' WHERE id = $1`, [pending]);
+    const e2 = await rejection(out(src, pending));
     expect(e2.code).toBe('EXTERNAL_ACCOUNT_NOT_USABLE');
     const e3 = await rejection(out(src, newId('ExternalAccount')));
     expect(e3.code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
-    const foreign = addInternal('USD', customerId, 1_000n, otherPlatformId);
-    const e4 = await rejection(out(foreign, addExternal('000000000104')));
+    const foreign = await addInternal('USD', 1_000n, { platform: otherPlatform });
+    const e4 = await rejection(out(foreign, await addExternal('104', 'USD', owner)));
     expect(e4.code).toBe('INTERNAL_ACCOUNT_NOT_FOUND');
-    expect(ledger.available(src)).toBe(1_000_000n);
+    expect(await available(src)).toBe(1_000_000n);
   });
 });
 
 describe('TransferIn', () => {
   it('credits the internal account from the outside once settled: CREATED → PROCESSING → COMPLETED, INCOMING_PAYMENT.COMPLETED', async () => {
-    const dst = addInternal('USD', customerId, 0n);
-    const src = addExternal('000000000900');
+    const dst = await addInternal('USD', 0n);
+    const owner = ownerOf.get(dst)!;
+    const src = await addExternal('900', 'USD', owner);
     const { transaction: t } = await into(src, dst, 7_700n);
     expect(t).toMatchObject({
       type: 'INCOMING',
       status: 'PROCESSING',
-      customerId,
-      platformCustomerId: 'cust-1',
+      customerId: owner,
+      platformCustomerId: platformCustomerIdOf.get(owner),
     });
     await settled(t!.id, 'COMPLETED');
-    expect(ledger.posted.get(dst)).toBe(7_700n);
+    expect(await posted(dst)).toBe(7_700n);
     const events = await eventsOf(t!.id);
     expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.COMPLETED']);
     expect(events[0]!.data).toMatchObject({
@@ -422,24 +416,25 @@ describe('TransferIn', () => {
   });
 
   it.each(['002', '003'])('%s fails immediately with nothing credited', async (suffix) => {
-    const dst = addInternal('USD', customerId, 0n);
-    const { transaction: t } = await into(addExternal(`44${suffix}`), dst, 100n);
+    const dst = await addInternal('USD', 0n);
+    const { transaction: t } = await into(await addExternal(suffix, 'USD', ownerOf.get(dst)!), dst, 100n);
     expect(t!.status).toBe('FAILED');
-    expect(ledger.posted.get(dst)).toBe(0n);
+    expect(await posted(dst)).toBe(0n);
     expect((await eventsOf(t!.id)).map((e) => e.type)).toEqual(['INCOMING_PAYMENT.FAILED']);
   });
 
   it('004 fails after acceptance with nothing credited', async () => {
-    const dst = addInternal('USD', customerId, 0n);
-    const { transaction: t } = await into(addExternal('123004'), dst, 100n);
+    const dst = await addInternal('USD', 0n);
+    const { transaction: t } = await into(await addExternal('004', 'USD', ownerOf.get(dst)!), dst, 100n);
     expect((await settled(t!.id, 'FAILED')).failureDetail).toBe('REJECTED_BY_BANK');
-    expect(ledger.posted.get(dst)).toBe(0n);
+    expect(await posted(dst)).toBe(0n);
   });
 });
 
 describe('Transactions: read and list', () => {
   it('GetTransaction: another platform or an unknown id is TRANSACTION_NOT_FOUND; a malformed id INVALID_INPUT', async () => {
-    const { transaction: t } = await out(addInternal(), addExternal('000000000200'), 100n);
+    const { src, dst } = await pair(1_000_000n, '200');
+    const { transaction: t } = await out(src, dst, 100n);
     expect(
       (await rejection(client.getTransaction({ platformId: otherPlatformId, transactionId: t!.id }))).code,
     ).toBe('TRANSACTION_NOT_FOUND');
@@ -453,12 +448,13 @@ describe('Transactions: read and list', () => {
 
   it('filters by every parameter, sorts both ways and pages with a cursor', async () => {
     const before = new Date();
-    const a = addInternal('USD', otherCustomerId, 100_000n);
-    const plat = addInternal('USD', null, 100_000n);
-    const extA = addExternal('000000000300', 'USD', otherCustomerId);
-    const extP = addExternal('000000000301', 'USD', null);
+    const a = await addInternal('USD', 100_000n);
+    const otherCustomerId = ownerOf.get(a)!;
+    const plat = await addInternal('USD', 100_000n, { owner: null });
+    const extA = await addExternal('300', 'USD', otherCustomerId);
+    const extP = await addExternal('301', 'USD', null);
     const t1 = (await out(a, extA, 100n)).transaction!;
-    const t2 = (await out(a, addExternal('000000000002', 'USD', otherCustomerId), 200n)).transaction!;
+    const t2 = (await out(a, await addExternal('002', 'USD', otherCustomerId), 200n)).transaction!;
     const t3 = (await out(plat, extP, 300n)).transaction!;
     const t4 = (await into(extA, a, 400n)).transaction!;
     await Promise.all([
@@ -481,7 +477,11 @@ describe('Transactions: read and list', () => {
     expect(await ids({})).toEqual([t1.id, t2.id, t3.id, t4.id]);
     expect(await ids({ customerId: otherCustomerId })).toEqual([t1.id, t2.id, t4.id]);
     expect(await ids({ customerId: platformId })).toEqual([t3.id]);
-    expect(await ids({ platformCustomerId: 'cust-2' })).toEqual([t1.id, t2.id, t4.id]);
+    expect(await ids({ platformCustomerId: platformCustomerIdOf.get(otherCustomerId) })).toEqual([
+      t1.id,
+      t2.id,
+      t4.id,
+    ]);
     expect(await ids({ accountIdentifier: extA })).toEqual([t1.id, t4.id]);
     expect(await ids({ senderAccountIdentifier: extA })).toEqual([t4.id]);
     expect(await ids({ receiverAccountIdentifier: extA })).toEqual([t1.id]);
@@ -535,7 +535,8 @@ describe('Transactions: read and list', () => {
 
 describe('the state machine guards every status change', () => {
   it('refuses an illegal transition (COMPLETED → PROCESSING) and leaves the row and outbox unchanged', async () => {
-    const { transaction: t } = await out(addInternal(), addExternal('000000000400'), 100n);
+    const { src, dst } = await pair(1_000_000n, '400');
+    const { transaction: t } = await out(src, dst, 100n);
     await settled(t!.id, 'COMPLETED');
     const lifecycle = running.graph.lifecycle;
     const em = running.deps.orm.em.fork();

@@ -1,54 +1,58 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { newId } from '@sluice/core';
-import { accounts as accountsPb } from '@sluice/contracts';
 import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
 // End-to-end route test: the real gateway core and route module in front of the real service.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { API, startGateway, type Harness as GatewayHarness } from '../../gateway/test/support/harness.js';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import walletAuthRoutes from '../../gateway/src/routes/wallet-auth.routes.js';
-import { FakeAccounts, startWalletAuth, type Harness } from './support/harness.js';
+import { startWalletAuth, type Harness } from './support/harness.js';
 
-// The REST routes end to end: real gateway core → real wallet-auth (gRPC, Postgres) → fake identity/accounts.
+// The REST routes end to end: real gateway core → real wallet-auth (gRPC, Postgres), with the real
+// identity (API tokens, platform config, the customer's email) and accounts (embedded wallets).
+
+const EMAIL = 'customer@example.com';
 
 describe('wallet-auth REST routes (sandbox platform)', () => {
   let h: Harness;
   let gw: GatewayHarness;
-  const fakeAccounts = new FakeAccounts();
   let platformId: string;
   let auth: string;
   let otherAuth: string;
   let customerId: string;
 
   beforeAll(async () => {
-    await fakeAccounts.start();
-    h = await startWalletAuth('gw');
-    platformId = h.identity.addPlatform('SANDBOX');
-    const other = h.identity.addPlatform('SANDBOX');
-    const secret = randomBytes(16).toString('hex');
-    const tokenId = newId('Token');
-    const otherToken = newId('Token');
-    h.identity.tokens.set(tokenId, { secret, platformId });
-    h.identity.tokens.set(otherToken, { secret, platformId: other });
-    auth = `Basic ${Buffer.from(`${tokenId}:${secret}`).toString('base64')}`;
-    otherAuth = `Basic ${Buffer.from(`${otherToken}:${secret}`).toString('base64')}`;
-    customerId = newId('Customer');
-    h.identity.customers.set(customerId, 'customer@example.com');
-    gw = await startGateway(h.identity.address, { 'wallet-auth': walletAuthRoutes }, { ACCOUNTS_GRPC_URL: fakeAccounts.address, WALLET_AUTH_GRPC_URL: h.address });
+    h = await startWalletAuth('gw', {}, { accounts: true });
+    const platform = await h.platform('SANDBOX');
+    const other = await h.platform('SANDBOX');
+    platformId = platform.id;
+    // The platforms' bootstrap credentials, checked by identity's AuthenticateToken.
+    const basic = (p: { tokenId: string; clientSecret: string }) =>
+      `Basic ${Buffer.from(`${p.tokenId}:${p.clientSecret}`).toString('base64')}`;
+    auth = basic(platform);
+    otherAuth = basic(other);
+    customerId = (await h.world.customer(platformId, { email: EMAIL })).id;
+    gw = await startGateway(h.identityAddress, { 'wallet-auth': walletAuthRoutes }, { ACCOUNTS_GRPC_URL: h.accountsAddress!, WALLET_AUTH_GRPC_URL: h.address });
   }, 60_000);
   afterAll(async () => {
     await gw?.close();
     gw?.clients.walletAuth.close();
     await h?.stop();
-    await fakeAccounts.stop();
   });
+
+  /** The customer's account of `type` in accounts (a USDC EMBEDDED_WALLET unless said otherwise), made for a new customer unless `owner`. */
+  async function account(type: 'EMBEDDED_WALLET' | 'INTERNAL_FIAT' = 'EMBEDDED_WALLET', owner = customerId) {
+    const platform = { id: platformId, environment: 'SANDBOX' as const };
+    if (type === 'INTERNAL_FIAT') return (await h.world.internalAccount(platform, owner, 'USD')).id;
+    return (await h.world.internalAccount(platform, owner, 'USDC', { type: 'EMBEDDED_WALLET' })).id;
+  }
+  /** A new customer of the platform with the email the EMAIL_OTP credential takes. */
+  const newCustomer = async () => (await h.world.customer(platformId, { email: EMAIL })).id;
 
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
     gw.app.inject({ method, url: `${API}${url}`, headers: { authorization: auth, ...headers }, ...(payload !== undefined ? { payload: payload as object } : {}) });
 
   async function walletWithSession() {
-    const accountId = fakeAccounts.add(platformId, customerId);
+    const accountId = await account('EMBEDDED_WALLET', await newCustomer());
     const created = await call('POST', '/auth/credentials', { accountId, type: 'EMAIL_OTP' });
     expect(created.statusCode, created.body).toBe(201);
     const client = generateKeyPair();
@@ -58,7 +62,7 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
   }
 
   it('registers the first EMAIL_OTP credential with the customer email: 201 strict AuthMethod', async () => {
-    const accountId = fakeAccounts.add(platformId, customerId);
+    const accountId = await account();
     const r = await call('POST', '/auth/credentials', { accountId, type: 'EMAIL_OTP' });
     expect(r.statusCode, r.body).toBe(201);
     expect(Object.keys(r.json()).sort()).toEqual(['accountId', 'createdAt', 'id', 'nickname', 'type', 'updatedAt']);
@@ -69,10 +73,10 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
   });
 
   it('refuses accounts that are not this platform’s embedded wallets and bad bodies, changing nothing', async () => {
-    const fiat = fakeAccounts.add(platformId, customerId, accountsPb.InternalAccountType.INTERNAL_FIAT);
+    const fiat = await account('INTERNAL_FIAT');
     const r1 = await call('POST', '/auth/credentials', { accountId: fiat, type: 'EMAIL_OTP' });
     expect([r1.statusCode, r1.json().code]).toEqual([400, 'NOT_EMBEDDED_WALLET']);
-    const mine = fakeAccounts.add(platformId, customerId);
+    const mine = await account('EMBEDDED_WALLET', await newCustomer());
     const foreign = await gw.app.inject({ method: 'POST', url: `${API}/auth/credentials`, headers: { authorization: otherAuth }, payload: { accountId: mine, type: 'EMAIL_OTP' } });
     expect(foreign.statusCode).toBe(404);
     const r2 = await call('POST', '/auth/credentials', { accountId: mine, type: 'EMAIL_OTP', oidcToken: 'x' });
@@ -105,7 +109,7 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     expect(w.session).toMatchObject({ accountId: w.accountId, authMethodId: w.credential.id, type: 'EMAIL_OTP' });
     const header = Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url');
     const payload = Buffer.from(JSON.stringify({ iss: 'https://issuer.test', sub: 's' })).toString('base64url');
-    h.identity.setWallet(platformId, { oidcIssuers: [{ issuer: 'https://issuer.test', jwksUri: 'http://127.0.0.1:9/', audiences: ['a'] }] });
+    await h.setWallet(platformId, { oidcIssuers: [{ issuer: 'https://issuer.test', jwksUri: 'http://127.0.0.1:9/', audiences: ['a'] }] });
     const body = { accountId: w.accountId, type: 'OAUTH', oidcToken: `${header}.${payload}.sig` };
     const c1 = await call('POST', '/auth/credentials', body);
     expect(c1.statusCode, c1.body).toBe(202);
@@ -155,7 +159,8 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     expect(JSON.parse(s1.json().payloadToSign).action).toBe('UPDATE_INTERNAL_ACCOUNT');
     const tampered = await call('PATCH', `/internal-accounts/${w.accountId}`, { privateEnabled: false }, { 'service-wallet-signature': stamp(s1.json().payloadToSign, w.sessionKey), 'request-id': s1.json().requestId });
     expect([tampered.statusCode, tampered.json().code]).toEqual([401, 'SIGNED_BODY_MISMATCH']);
-    expect(fakeAccounts.accounts.get(w.accountId)!.privateEnabled).toBeUndefined();
+    const unchanged = await h.accounts!.getInternalAccount({ platformId, accountId: w.accountId });
+    expect(unchanged.account!.privateEnabled).toBe(false);
     const s2 = await call('PATCH', `/internal-accounts/${w.accountId}`, { privateEnabled: true }, { 'service-wallet-signature': stamp(s1.json().payloadToSign, w.sessionKey), 'request-id': s1.json().requestId });
     expect(s2.statusCode, s2.body).toBe(200);
     expect(s2.json()).toMatchObject({ id: w.accountId, type: 'EMBEDDED_WALLET', privateEnabled: true });

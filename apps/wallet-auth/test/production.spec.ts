@@ -57,12 +57,12 @@ describe('wallet-auth production: real OTP email, OIDC, WebAuthn and stamps', ()
     const jwksUri = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`;
 
     h = await startWalletAuth('prod', { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, WALLET_EXPORT_SIGNING_KEY: exportKey });
-    platformId = h.identity.addPlatform('PRODUCTION', {
+    platformId = (await h.platform('PRODUCTION', {
       appName: 'Acme Wallet',
       otpLength: 8,
       oidcIssuers: [{ issuer: ISSUER, jwksUri, audiences: [AUD] }],
       passkey: { rpId: authn.rpId, origins: [authn.origin] },
-    });
+    })).id;
   }, 60_000);
   afterAll(async () => {
     await h?.stop();

@@ -20,10 +20,10 @@ describe('wallet-auth sandbox magic values', () => {
 
   beforeAll(async () => {
     h = await startWalletAuth('sbx');
-    platformId = h.identity.addPlatform('SANDBOX', {
+    platformId = (await h.platform('SANDBOX', {
       oidcIssuers: [{ issuer: ISSUER, jwksUri: 'http://127.0.0.1:9/jwks', audiences: ['app'] }],
       passkey: { rpId: authn.rpId, origins: [authn.origin] },
-    });
+    })).id;
   }, 60_000);
   afterAll(async () => h?.stop());
 

@@ -9,3 +9,4 @@ export * from './pix.js';
 export * from './validation.js';
 export * from './uma.js';
 export * from './fields.js';
+export * from './external-accounts.js';

@@ -138,13 +138,14 @@ export const PERMISSIONS = ['VIEW', 'TRANSACT', 'MANAGE'] as const;
 export const ENVIRONMENTS = ['SANDBOX', 'PRODUCTION'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 
-/** The `accountInfo.accountType` variants of external accounts the service accepts. */
+/**
+ * The `accountInfo.accountType` variants of external accounts (the reference's 43); each has
+ * its row in EXTERNAL_ACCOUNT_VARIANTS (external-accounts.ts).
+ */
 export const EXTERNAL_ACCOUNT_TYPES = [
-  'USD_ACCOUNT',
-  'EUR_ACCOUNT',
   'GBP_ACCOUNT',
-  'MXN_ACCOUNT',
-  'BRL_ACCOUNT',
+  'PHP_ACCOUNT',
+  'SGD_ACCOUNT',
   'SPARK_WALLET',
   'LIGHTNING',
   'SOLANA_WALLET',
@@ -152,6 +153,39 @@ export const EXTERNAL_ACCOUNT_TYPES = [
   'POLYGON_WALLET',
   'BASE_WALLET',
   'ETHEREUM_WALLET',
+  'AED_ACCOUNT',
+  'BRL_ACCOUNT',
+  'BWP_ACCOUNT',
+  'CAD_ACCOUNT',
+  'DKK_ACCOUNT',
+  'EUR_ACCOUNT',
+  'HKD_ACCOUNT',
+  'IDR_ACCOUNT',
+  'INR_ACCOUNT',
+  'KES_ACCOUNT',
+  'MWK_ACCOUNT',
+  'MXN_ACCOUNT',
+  'MYR_ACCOUNT',
+  'NGN_ACCOUNT',
+  'RWF_ACCOUNT',
+  'THB_ACCOUNT',
+  'TZS_ACCOUNT',
+  'UGX_ACCOUNT',
+  'USD_ACCOUNT',
+  'VND_ACCOUNT',
+  'XAF_ACCOUNT',
+  'XOF_ACCOUNT',
+  'ZAR_ACCOUNT',
+  'ZMW_ACCOUNT',
+  'BDT_ACCOUNT',
+  'COP_ACCOUNT',
+  'EGP_ACCOUNT',
+  'GHS_ACCOUNT',
+  'GTQ_ACCOUNT',
+  'HTG_ACCOUNT',
+  'JMD_ACCOUNT',
+  'PKR_ACCOUNT',
+  'SLV_ACCOUNT',
 ] as const;
 export type ExternalAccountType = (typeof EXTERNAL_ACCOUNT_TYPES)[number];
 

@@ -144,4 +144,6 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+export * from './services.js';
+export * from './world.js';
 export * from './http.js';

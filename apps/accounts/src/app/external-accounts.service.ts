@@ -26,8 +26,8 @@ export class ExternalAccountsService {
 
   /**
    * Registers the account: the request is validated, the customer must be the
-   * platform's and live (asked of identity before the transaction); the beneficiary
-   * name (request, else the customer's or platform's name) is verified by the
+   * platform's and live (asked of identity before the transaction); the beneficiary's
+   * name (bank variants; wallets: the customer's or platform's name) is verified by the
    * environment's verifier; an invalid account is refused with nothing stored.
    * Writes EXTERNAL_ACCOUNT.CREATED in the same transaction as the account.
    */

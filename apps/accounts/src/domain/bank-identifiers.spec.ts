@@ -7,6 +7,13 @@ import {
   checkBrTaxId,
   checkClabe,
   checkCnpj,
+  checkDigits,
+  checkField,
+  checkPhone,
+  checkVpa,
+  normalizeField,
+  BBAN_FORMATS,
+  IBAN_LENGTHS,
   checkCpf,
   checkEmail,
   checkEvmAddress,
@@ -31,7 +38,9 @@ const BOLT11 = 'must be a BOLT11 invoice (lnbc...)';
 const LIGHTNING = 'must be a lightning address (user@domain, lower case)';
 
 describe('ABA routing number', () => {
-  it.each(['021000021', '011000015', '110000000', '121000358', '322271627'])('accepts %s', (v) => ok(checkAbaRoutingNumber(v)));
+  it.each(['021000021', '011000015', '110000000', '121000358', '322271627'])('accepts %s', (v) =>
+    ok(checkAbaRoutingNumber(v)),
+  );
   it.each([
     ['021000022', 'checksum does not match'],
     ['123456789', 'checksum does not match'],
@@ -52,11 +61,15 @@ describe('US account number', () => {
 });
 
 describe('IBAN', () => {
-  it.each(['DE89370400440532013000', 'GB82WEST12345698765432', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'ES9121000418450200051332'])(
-    'accepts %s',
-    (v) => ok(checkIban(v)),
-  );
-  it('normalizes spaces and case', () => expect(normalizeIban('de89 3704 0044 0532 0130 00')).toBe('DE89370400440532013000'));
+  it.each([
+    'DE89370400440532013000',
+    'GB82WEST12345698765432',
+    'FR1420041010050500013M02606',
+    'NL91ABNA0417164300',
+    'ES9121000418450200051332',
+  ])('accepts %s', (v) => ok(checkIban(v)));
+  it('normalizes spaces and case', () =>
+    expect(normalizeIban('de89 3704 0044 0532 0130 00')).toBe('DE89370400440532013000'));
   it.each([
     ['DE89370400440532013001', 'checksum does not match'],
     ['DE88370400440532013000', 'checksum does not match'],
@@ -66,7 +79,90 @@ describe('IBAN', () => {
   ])('refuses %s', (v, reason) => expect(checkIban(v)).toBe(reason));
 });
 
+describe('IBAN national formats (ISO 13616 registry)', () => {
+  it('a BBAN format for every IBAN country, of the IBAN length less 4', () => {
+    expect(Object.keys(BBAN_FORMATS).sort()).toEqual(Object.keys(IBAN_LENGTHS).sort());
+    for (const [country, format] of Object.entries(BBAN_FORMATS)) {
+      const widths = [...format.source.matchAll(/\{(\d+)\}/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+      expect(widths + 4, country).toBe(IBAN_LENGTHS[country]);
+    }
+  });
+  it.each([
+    'BE68539007547034',
+    'IT60X0542811101000000123456',
+    'AT611904300234573201',
+    'CH9300762011623852957',
+    'PL61109010140000071219812874',
+    'PT50000201231234567890154',
+    'SE4550000000058398257466',
+    'FI2112345600000785',
+    'IE29AIBK93115212345678',
+    'NO9386011117947',
+    'LU280019400644750000',
+  ])('accepts the registry example %s', (v) => ok(checkIban(v)));
+  it.each([
+    ['NL91ABNA041716430X', 'is not in the IBAN format of NL'],
+    ['DE8937040044053201300A', 'is not in the IBAN format of DE'],
+    ['IT601054281110100000012345A', 'is not in the IBAN format of IT'],
+  ])('refuses %s (%s)', (v, reason) => expect(checkIban(v)).toBe(reason));
+});
+
+describe('IBAN of one country (DKK, AED, EGP, PKR variants)', () => {
+  it.each([
+    ['DK5000400440116243', 'DK'],
+    ['AE070331234567890123456', 'AE'],
+    ['EG380019000500000000263180002', 'EG'],
+    ['PK36SCBL0000001123456702', 'PK'],
+  ])('accepts %s for %s', (v, c) => ok(checkIban(v, [c])));
+  it.each([
+    ['DE89370400440532013000', 'DK', 'must be an IBAN of DK, not DE'],
+    ['DK5000400440116244', 'DK', 'checksum does not match'],
+    ['AE07033123456789012345', 'AE', 'must be 23 characters for AE'],
+    ['PK36SC1L0000001123456702', 'PK', 'is not in the IBAN format of PK'],
+  ])('refuses %s for %s', (v, c, reason) => expect(checkIban(v, [c])).toBe(reason));
+});
+
+describe('digits, phone numbers, UPI addresses', () => {
+  it('digits: exact or a range', () => {
+    ok(checkDigits('001', 3, 3));
+    expect(checkDigits('01', 3, 3)).toBe('must be 3 digits');
+    expect(checkDigits('12345a7', 7, 12)).toBe('must be 7 to 12 digits');
+  });
+  it.each([
+    ['+254712345678', ['KE']],
+    ['+22997123456', ['BJ']],
+    ['+2290197123456', ['BJ']],
+    ['+2250712345678', ['BJ', 'CI', 'SN', 'TG']],
+    ['+6281234567890', ['ID']],
+    ['+573001234567', ['CO']],
+  ])('phone %s of %o', (v, countries) => ok(checkPhone(v, countries)));
+  it.each([
+    ['+255712345678', ['KE'], 'must be a phone number of KE (+254)'],
+    ['+2547123456789', ['KE'], 'must have 9 digits after +254 (KE)'],
+    ['254712345678', ['KE'], 'must be a phone number in E.164 form (+254 and the number)'],
+    ['+233241234567', ['CM', 'CG'], 'must be a phone number of CM or CG (+237 or +242)'],
+  ])('refuses phone %s of %o', (v, countries, reason) => expect(checkPhone(v, countries)).toBe(reason));
+  it('UPI', () => {
+    ok(checkVpa('ada.lovelace@okaxis'));
+    ok(checkVpa('user_1-2@upi'));
+    for (const v of ['ada', '@upi', 'ada@ok.axis', 'a@b@c'])
+      expect(checkVpa(v), v).toBe('must be a UPI address (handle@psp)');
+  });
+  it('normalizes by format before checking', () => {
+    expect(normalizeField({ kind: 'phone', countries: ['KE'] }, '+254 (712) 345-678')).toBe('+254712345678');
+    expect(normalizeField({ kind: 'digits', min: 6, max: 6 }, '04-00 75')).toBe('040075');
+    expect(normalizeField({ kind: 'bic' }, 'cobade ff')).toBe('COBADEFF');
+    expect(normalizeField({ kind: 'vpa' }, 'Ada@OKAXIS')).toBe('ada@okaxis');
+    expect(checkField({ kind: 'enum', values: ['BJ', 'CI'] }, 'GH')).toBe('must be one of BJ, CI');
+    expect(checkField({ kind: 'text', max: 3 }, 'abcd')).toBe('must be at most 3 characters');
+  });
+});
+
 describe('BIC', () => {
+  it('the country of the account', () => {
+    ok(checkBic('HSBCHKHHHKH', 'HK'));
+    expect(checkBic('DBSSSGSG', 'HK')).toBe('country SG does not match the account country HK');
+  });
   it('accepts 8 and 11 characters', () => {
     ok(checkBic('DEUTDEFF'));
     ok(checkBic('DEUTDEFF500'));
@@ -148,7 +244,9 @@ describe('wallet addresses', () => {
     ok(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'));
     ok(checkEvmAddress('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'));
     ok(checkEvmAddress('0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED'));
-    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toBe('EIP-55 checksum does not match');
+    expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toBe(
+      'EIP-55 checksum does not match',
+    );
     expect(checkEvmAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeA')).toBe(
       'must be 0x followed by 40 hexadecimal digits',
     );

@@ -1,4 +1,4 @@
-import type { PixKeyType } from '@sluice/core';
+import { PHONE_PLANS, SEPA_IBAN_COUNTRIES, type FieldFormat, type PixKeyType } from '@sluice/core';
 import { keccak_256 } from '@noble/hashes/sha3';
 import { bytesToHex } from '@noble/hashes/utils';
 
@@ -14,12 +14,12 @@ const DIGITS = /^[0-9]+$/;
 export function checkAbaRoutingNumber(v: string): string | undefined {
   if (!/^[0-9]{9}$/.test(v)) return 'must be 9 digits';
   const d = [...v].map(Number);
-  const sum =
-    3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!);
+  const sum = 3 * (d[0]! + d[3]! + d[6]!) + 7 * (d[1]! + d[4]! + d[7]!) + (d[2]! + d[5]! + d[8]!);
   if (sum % 10 !== 0) return 'checksum does not match';
   // Federal Reserve prefixes: 00-12 (banks), 21-32 (thrifts), 61-72 (electronic), 80 (traveler's checks).
   const prefix = Number(v.slice(0, 2));
-  const known = prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
+  const known =
+    prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
   return known ? undefined : 'is not a valid routing number prefix';
 }
 
@@ -30,10 +30,98 @@ export function checkUsAccountNumber(v: string): string | undefined {
 
 /** IBAN lengths per country (ISO 13616 registry) for the countries we accept. */
 export const IBAN_LENGTHS: Readonly<Record<string, number>> = {
-  AD: 24, AT: 20, BE: 16, BG: 22, CH: 21, CY: 28, CZ: 24, DE: 22, DK: 18, EE: 20, ES: 24,
-  FI: 18, FR: 27, GB: 22, GI: 23, GR: 27, HR: 21, HU: 28, IE: 22, IS: 26, IT: 27, LI: 21,
-  LT: 20, LU: 20, LV: 21, MC: 27, MT: 31, NL: 18, NO: 15, PL: 28, PT: 25, RO: 24, SE: 24,
-  SI: 19, SK: 24, SM: 27, VA: 22,
+  AD: 24,
+  AE: 23,
+  AT: 20,
+  BE: 16,
+  BG: 22,
+  CH: 21,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DK: 18,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FR: 27,
+  GB: 22,
+  GI: 23,
+  GR: 27,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IS: 26,
+  IT: 27,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  MC: 27,
+  MT: 31,
+  NL: 18,
+  NO: 15,
+  PK: 24,
+  PL: 28,
+  PT: 25,
+  RO: 24,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  VA: 22,
+};
+
+/**
+ * The national format (BBAN, after the check digits) of each accepted IBAN country, from the
+ * ISO 13616 registry: n digits, a upper-case letters, c letters or digits. The length of each
+ * is its IBAN's length less 4 (a test keeps the two tables in step).
+ */
+const n = (k: number) => `[0-9]{${k}}`;
+const a = (k: number) => `[A-Z]{${k}}`;
+const c = (k: number) => `[A-Z0-9]{${k}}`;
+const bban = (...parts: string[]) => new RegExp(`^${parts.join('')}$`);
+export const BBAN_FORMATS: Readonly<Record<string, RegExp>> = {
+  AD: bban(n(8), c(12)),
+  AE: bban(n(19)),
+  AT: bban(n(16)),
+  BE: bban(n(12)),
+  BG: bban(a(4), n(6), c(8)),
+  CH: bban(n(5), c(12)),
+  CY: bban(n(8), c(16)),
+  CZ: bban(n(20)),
+  DE: bban(n(18)),
+  DK: bban(n(14)),
+  EE: bban(n(16)),
+  EG: bban(n(25)),
+  ES: bban(n(20)),
+  FI: bban(n(14)),
+  FR: bban(n(10), c(11), n(2)),
+  GB: bban(a(4), n(14)),
+  GI: bban(a(4), c(15)),
+  GR: bban(n(7), c(16)),
+  HR: bban(n(17)),
+  HU: bban(n(24)),
+  IE: bban(a(4), n(14)),
+  IS: bban(n(22)),
+  IT: bban(a(1), n(10), c(12)),
+  LI: bban(n(5), c(12)),
+  LT: bban(n(16)),
+  LU: bban(n(3), c(13)),
+  LV: bban(a(4), c(13)),
+  MC: bban(n(10), c(11), n(2)),
+  MT: bban(a(4), n(5), c(18)),
+  NL: bban(a(4), n(10)),
+  NO: bban(n(11)),
+  PK: bban(a(4), n(16)),
+  PL: bban(n(24)),
+  PT: bban(n(21)),
+  RO: bban(a(4), c(16)),
+  SE: bban(n(20)),
+  SI: bban(n(15)),
+  SK: bban(n(20)),
+  SM: bban(a(1), n(10), c(12)),
+  VA: bban(n(18)),
 };
 
 /** Removes spaces and upper-cases (IBANs are often written in groups of four). */
@@ -52,23 +140,69 @@ function mod97(s: string): number {
   return rem;
 }
 
-/** IBAN of a SEPA-area country: known country, its length, check digits mod 97 = 1. */
-export function checkIban(iban: string): string | undefined {
+/**
+ * IBAN of one of `countries` (default: the SEPA countries of EUR accounts): the country's
+ * length and BBAN format, check digits mod 97 = 1.
+ */
+export function checkIban(
+  iban: string,
+  countries: readonly string[] = SEPA_IBAN_COUNTRIES,
+): string | undefined {
   if (!/^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$/.test(iban))
     return 'must be 2 letters, 2 check digits and 11 to 30 letters or digits';
   const country = iban.slice(0, 2);
   const len = IBAN_LENGTHS[country];
-  if (len === undefined) return `country ${country} is not supported for EUR accounts`;
+  if (len === undefined || !countries.includes(country))
+    return countries.length === 1
+      ? `must be an IBAN of ${countries[0]}, not ${country}`
+      : `country ${country} is not supported for EUR accounts`;
   if (iban.length !== len) return `must be ${len} characters for ${country}`;
+  if (!BBAN_FORMATS[country]!.test(iban.slice(4))) return `is not in the IBAN format of ${country}`;
   if (mod97(iban.slice(4) + iban.slice(0, 4)) !== 1) return 'checksum does not match';
   return undefined;
 }
 
-/** SWIFT/BIC: 4-letter bank, 2-letter country, 2 location characters, optional 3 branch characters. */
-export function checkBic(v: string): string | undefined {
-  return /^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(v)
+/**
+ * SWIFT/BIC: 4-letter bank, 2-letter country, 2 location characters, optional 3 branch
+ * characters; when `country` is given, the BIC's country must be it.
+ */
+export function checkBic(v: string, country?: string): string | undefined {
+  if (!/^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$/.test(v))
+    return 'must be a BIC of 8 or 11 characters (e.g. DEUTDEFF or DEUTDEFF500)';
+  if (country && v.slice(4, 6) !== country)
+    return `country ${v.slice(4, 6)} does not match the account country ${country}`;
+  return undefined;
+}
+
+/** `min` to `max` digits (spaces and hyphens removed by the caller). */
+export function checkDigits(v: string, min: number, max: number): string | undefined {
+  if (new RegExp(`^[0-9]{${min},${max}}$`).test(v)) return undefined;
+  return min === max ? `must be ${min} digits` : `must be ${min} to ${max} digits`;
+}
+
+/**
+ * A mobile number in E.164 of one of `countries` (PHONE_PLANS: calling code and national
+ * number length), e.g. +254712345678 for Kenya.
+ */
+export function checkPhone(v: string, countries: readonly string[]): string | undefined {
+  const plans = countries.map((c) => ({ country: c, ...PHONE_PLANS[c]! }));
+  const expected = plans.map((p) => `+${p.code}`).join(' or ');
+  if (!/^\+[1-9][0-9]{5,14}$/.test(v))
+    return `must be a phone number in E.164 form (${expected} and the number)`;
+  for (const p of plans)
+    if (v.startsWith(`+${p.code}`)) {
+      const national = v.length - 1 - p.code.length;
+      if (p.lengths.includes(national)) return undefined;
+      return `must have ${p.lengths.join(' or ')} digits after +${p.code} (${p.country})`;
+    }
+  return `must be a phone number of ${countries.join(' or ')} (${expected})`;
+}
+
+/** UPI virtual payment address: `handle@psp` (letters, digits, . - _ before the @; letters and digits after). */
+export function checkVpa(v: string): string | undefined {
+  return v.length >= 3 && v.length <= 255 && /^[a-z0-9.\-_]+@[a-z0-9]+$/.test(v)
     ? undefined
-    : 'must be a BIC of 8 or 11 characters (e.g. DEUTDEFF or DEUTDEFF500)';
+    : 'must be a UPI address (handle@psp)';
 }
 
 /** Mexican CLABE: 18 digits; the 18th is the check digit (weights 3-7-1, mod 10). */
@@ -111,17 +245,18 @@ export function checkCnpj(v: string): string | undefined {
 
 /** A Brazilian tax id: a valid CPF (11 digits) or CNPJ (14 digits). */
 export function checkBrTaxId(v: string): string | undefined {
-  if (!DIGITS.test(v) || (v.length !== 11 && v.length !== 14)) return 'must be a CPF (11 digits) or CNPJ (14 digits)';
+  if (!DIGITS.test(v) || (v.length !== 11 && v.length !== 14))
+    return 'must be a CPF (11 digits) or CNPJ (14 digits)';
   return v.length === 11 ? checkCpf(v) : checkCnpj(v);
 }
 
-const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 /** An e-mail address (RFC 5322 dot-atom local part, a dotted domain), at most 254 characters. */
 export function checkEmail(v: string): string | undefined {
   return v.length <= 254 && EMAIL.test(v) ? undefined : 'must be an e-mail address';
 }
-
 
 /**
  * A PIX key of the given type: CPF / CNPJ (digits, valid check digits), EMAIL (at most
@@ -161,12 +296,16 @@ const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
 
 /** Solana address: base58 of a 32-byte key, 32 to 44 characters. */
 export function checkSolanaAddress(v: string): string | undefined {
-  return new RegExp(`^${BASE58}{32,44}$`).test(v) ? undefined : 'must be a base58 Solana address (32 to 44 characters)';
+  return new RegExp(`^${BASE58}{32,44}$`).test(v)
+    ? undefined
+    : 'must be a base58 Solana address (32 to 44 characters)';
 }
 
 /** Tron address: base58, 34 characters starting with T. */
 export function checkTronAddress(v: string): string | undefined {
-  return new RegExp(`^T${BASE58}{33}$`).test(v) ? undefined : 'must be a base58 Tron address (34 characters starting with T)';
+  return new RegExp(`^T${BASE58}{33}$`).test(v)
+    ? undefined
+    : 'must be a base58 Tron address (34 characters starting with T)';
 }
 
 /**
@@ -192,9 +331,7 @@ export function checkEvmAddress(v: string): string | undefined {
  * not verified here (the Spark SDK does it when paying).
  */
 export function checkSparkAddress(v: string): string | undefined {
-  return /^spark(t|rt|s|l)?1[a-z0-9]{20,120}$/.test(v)
-    ? undefined
-    : 'must be a Spark address (spark1...)';
+  return /^spark(t|rt|s|l)?1[a-z0-9]{20,120}$/.test(v) ? undefined : 'must be a Spark address (spark1...)';
 }
 
 /** BOLT11 invoice: `ln` + network prefix + bech32 data, lower case. */
@@ -211,7 +348,80 @@ export function checkBolt12(v: string): string | undefined {
 
 /** Lightning address: `user@domain` (LUD-16: lower-case username of a-z0-9-_.). */
 export function checkLightningAddress(v: string): string | undefined {
-  return /^[a-z0-9\-_.+]{1,64}@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(v)
+  return /^[a-z0-9\-_.+]{1,64}@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(
+    v,
+  )
     ? undefined
     : 'must be a lightning address (user@domain, lower case)';
+}
+
+/**
+ * The normalized form of a field of `format`: digits without spaces and hyphens; IBAN and BIC
+ * without spaces, upper case; phone numbers without spaces, hyphens, dots and parentheses;
+ * UPI and lightning addresses lower case. Other values as given (trimmed by the caller).
+ */
+export function normalizeField(format: FieldFormat, v: string): string {
+  switch (format.kind) {
+    case 'digits':
+    case 'clabe':
+    case 'aba':
+      return v.replace(/[\s-]/g, '');
+    case 'iban':
+      return normalizeIban(v);
+    case 'bic':
+      return v.replace(/\s+/g, '').toUpperCase();
+    case 'phone':
+      return v.replace(/[\s\-().]/g, '');
+    case 'brTaxId':
+      return v.replace(/[\s.\-/]/g, '');
+    case 'vpa':
+    case 'lightningAddress':
+      return v.toLowerCase();
+    default:
+      return v;
+  }
+}
+
+/**
+ * The rule of each field format (the pix key and the BIC's country need the other fields: the
+ * caller checks them with `checkPixKey` and `checkBic(v, country)`). undefined when valid.
+ */
+export function checkField(format: FieldFormat, v: string): string | undefined {
+  switch (format.kind) {
+    case 'digits':
+      return checkDigits(v, format.min, format.max);
+    case 'aba':
+      return checkAbaRoutingNumber(v);
+    case 'iban':
+      return checkIban(v, format.countries);
+    case 'bic':
+      return checkBic(v);
+    case 'clabe':
+      return checkClabe(v);
+    case 'brTaxId':
+      return checkBrTaxId(v);
+    case 'vpa':
+      return checkVpa(v);
+    case 'phone':
+      return checkPhone(v, format.countries);
+    case 'text':
+      return v.length <= format.max ? undefined : `must be at most ${format.max} characters`;
+    case 'enum':
+      return format.values.includes(v) ? undefined : `must be one of ${format.values.join(', ')}`;
+    case 'wallet':
+      return {
+        SPARK: checkSparkAddress,
+        SOLANA: checkSolanaAddress,
+        TRON: checkTronAddress,
+        EVM: checkEvmAddress,
+      }[format.network](v);
+    case 'bolt11':
+      return checkBolt11(v);
+    case 'bolt12':
+      return checkBolt12(v);
+    case 'lightningAddress':
+      return checkLightningAddress(v);
+    case 'pixKey':
+      return undefined;
+  }
 }

@@ -1,41 +1,34 @@
 import {
+  ACCOUNT_INFO_FIELDS,
+  BUSINESS_BENEFICIARY_FIELDS,
   EXTERNAL_ACCOUNT_TYPES,
+  INDIVIDUAL_BENEFICIARY_FIELDS,
   FieldErrors,
+  externalAccountVariant,
   invalidInput,
   isCurrencyCode,
+  EXTERNAL_ACCOUNT_CURRENCIES,
+  PHONE_PLANS,
   PIX_KEY_TYPES,
+  type AccountInfoField,
+  type BeneficiaryField,
   type BeneficiaryVerificationStatus,
   type Environment,
   type ExternalAccountStatus,
   type ExternalAccountType,
+  type ExternalAccountVariant,
+  type PaymentRail,
   type PixKeyType,
   type PostalAddress,
 } from '@sluice/core';
-import {
-  checkAbaRoutingNumber,
-  checkBic,
-  checkBolt11,
-  checkBolt12,
-  checkBrTaxId,
-  checkClabe,
-  checkEmail,
-  checkEvmAddress,
-  checkIban,
-  checkLightningAddress,
-  checkPixKey,
-  checkSolanaAddress,
-  checkSortCode,
-  checkSparkAddress,
-  checkTronAddress,
-  checkUkAccountNumber,
-  checkUsAccountNumber,
-  normalizeIban,
-} from './bank-identifiers.js';
+import { checkBic, checkEmail, checkField, checkPixKey, normalizeField } from './bank-identifiers.js';
 import type { Owner } from './internal-account.js';
 import { checks } from './validation.js';
 
-
-/** The `beneficiary` of a bank account: an INDIVIDUAL (fullName) or a BUSINESS (legalName). */
+/**
+ * The `beneficiary` of a bank account: an INDIVIDUAL (fullName, and what its variant requires:
+ * an address for EUR and AED, a phone number for EGP, GTQ and JMD, ...) or a BUSINESS (legalName).
+ */
 export interface Beneficiary {
   beneficiaryType: 'INDIVIDUAL' | 'BUSINESS';
   fullName?: string;
@@ -50,29 +43,19 @@ export interface Beneficiary {
   address?: PostalAddress;
 }
 
-/** `accountInfo` as stored and returned: the fields of its variant only, normalized. */
-export interface ExternalAccountInfo {
-  accountType: ExternalAccountType;
-  accountNumber?: string;
-  routingNumber?: string;
-  bankAccountType?: 'CHECKING' | 'SAVINGS';
-  bankName?: string;
-  iban?: string;
-  swiftCode?: string;
-  sortCode?: string;
-  clabeNumber?: string;
-  pixKey?: string;
-  pixKeyType?: PixKeyType;
-  taxId?: string;
-  address?: string;
-  invoice?: string;
-  bolt12?: string;
-  lightningAddress?: string;
-  beneficiary?: Beneficiary;
-}
+/**
+ * `accountInfo` as stored and returned: the fields of its variant only, normalized; bank
+ * variants carry their payment rails and beneficiary.
+ */
+export type ExternalAccountInfo = { accountType: ExternalAccountType } & Partial<
+  Record<AccountInfoField, string>
+> & {
+    paymentRails?: PaymentRail[];
+    beneficiary?: Beneficiary;
+  };
 
 /** Raw `accountInfo` from a request: anything may be missing or malformed. */
-export type AccountInfoInput = { [K in keyof ExternalAccountInfo]?: unknown } & { beneficiary?: unknown };
+export type AccountInfoInput = Record<string, unknown>;
 
 export interface ExternalAccountRecord {
   id: string;
@@ -92,76 +75,6 @@ export interface ExternalAccountRecord {
   updatedAt: Date;
 }
 
-type InfoField = Exclude<keyof ExternalAccountInfo, 'accountType'>;
-
-interface Variant {
-  currencies: readonly string[];
-  fields: readonly InfoField[];
-  /** The field holding the primary identifier (suffix rules, duplicate detection). */
-  primary: InfoField;
-}
-
-const STABLECOINS = ['USDC', 'USDT'] as const;
-
-/** Each variant: the currencies it can hold, its fields, its primary identifier. */
-export const VARIANTS: Readonly<Record<ExternalAccountType, Variant>> = {
-  USD_ACCOUNT: {
-    currencies: ['USD'],
-    fields: ['accountNumber', 'routingNumber', 'bankAccountType', 'bankName', 'beneficiary'],
-    primary: 'accountNumber',
-  },
-  EUR_ACCOUNT: {
-    currencies: ['EUR'],
-    fields: ['iban', 'swiftCode', 'bankName', 'beneficiary'],
-    primary: 'iban',
-  },
-  GBP_ACCOUNT: {
-    currencies: ['GBP'],
-    fields: ['sortCode', 'accountNumber', 'bankName', 'beneficiary'],
-    primary: 'accountNumber',
-  },
-  MXN_ACCOUNT: {
-    currencies: ['MXN'],
-    fields: ['clabeNumber', 'bankName', 'beneficiary'],
-    primary: 'clabeNumber',
-  },
-  BRL_ACCOUNT: {
-    currencies: ['BRL'],
-    fields: ['pixKey', 'pixKeyType', 'taxId', 'beneficiary'],
-    primary: 'pixKey',
-  },
-  SPARK_WALLET: { currencies: ['BTC'], fields: ['address'], primary: 'address' },
-  LIGHTNING: {
-    currencies: ['BTC'],
-    fields: ['invoice', 'bolt12', 'lightningAddress'],
-    primary: 'lightningAddress',
-  },
-  SOLANA_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
-  TRON_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
-  POLYGON_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
-  BASE_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
-  ETHEREUM_WALLET: { currencies: STABLECOINS, fields: ['address'], primary: 'address' },
-};
-
-const INFO_FIELDS: readonly InfoField[] = [
-  'accountNumber',
-  'routingNumber',
-  'bankAccountType',
-  'bankName',
-  'iban',
-  'swiftCode',
-  'sortCode',
-  'clabeNumber',
-  'pixKey',
-  'pixKeyType',
-  'taxId',
-  'address',
-  'invoice',
-  'bolt12',
-  'lightningAddress',
-  'beneficiary',
-];
-
 /** The validated account: its info, the primary identifier and the key that detects duplicates. */
 export interface ValidatedAccountInfo {
   info: ExternalAccountInfo;
@@ -175,7 +88,7 @@ export interface ValidatedAccountInfo {
 const P = 'accountInfo';
 
 function isBlank(v: unknown): boolean {
-  return v === undefined || v === null || v === '';
+  return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
 /** Core's field-error collector with the string rules of account info. */
@@ -247,9 +160,55 @@ function validDate(v: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
 }
 
-function validateBeneficiary(c: Collector, raw: unknown, now: Date): Beneficiary | undefined {
+/** The string rules of each beneficiary field (length, and the format where it has one). */
+const BENEFICIARY_RULES: Readonly<
+  Record<
+    Exclude<BeneficiaryField, 'address'>,
+    { max: number; check?: (v: string, now: Date) => string | undefined }
+  >
+> = {
+  fullName: { max: 200 },
+  legalName: { max: 200 },
+  birthDate: {
+    max: 10,
+    check: (v, now) =>
+      !validDate(v)
+        ? 'must be a date YYYY-MM-DD'
+        : v >= now.toISOString().slice(0, 10)
+          ? 'must be in the past'
+          : undefined,
+  },
+  nationality: { max: 2, check: (v) => (COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code') },
+  countryOfResidence: {
+    max: 2,
+    check: (v) => (COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code'),
+  },
+  email: { max: 254, check: checkEmail },
+  phoneNumber: {
+    max: 20,
+    check: (v) =>
+      /^\+[1-9][0-9]{6,14}$/.test(v) ? undefined : 'must be in E.164 form (+ and 7 to 15 digits)',
+  },
+  registrationNumber: { max: 100 },
+  taxId: { max: 50 },
+};
+
+/**
+ * The beneficiary of a bank variant (required): an INDIVIDUAL has the individual fields of its
+ * variant (CAD adds registrationNumber) and what the variant requires of it; a BUSINESS the
+ * business fields. A field of the other kind is refused, naming it.
+ */
+function validateBeneficiary(
+  c: Collector,
+  variant: ExternalAccountVariant,
+  raw: unknown,
+  now: Date,
+): Beneficiary | undefined {
   const f = `${P}.beneficiary`;
-  if (isBlank(raw)) return undefined;
+  if (isBlank(raw)) {
+    c.add(f, `is required for ${variant.accountType}`);
+    return undefined;
+  }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     c.add(f, 'must be an object');
     return undefined;
@@ -260,219 +219,196 @@ function validateBeneficiary(c: Collector, raw: unknown, now: Date): Beneficiary
     c.add(`${f}.beneficiaryType`, 'must be INDIVIDUAL or BUSINESS');
     return undefined;
   }
-  const fullName =
-    type === 'INDIVIDUAL' ? c.required(`${f}.fullName`, b.fullName) : c.optional(`${f}.fullName`, b.fullName);
-  const legalName =
-    type === 'BUSINESS'
-      ? c.required(`${f}.legalName`, b.legalName)
-      : c.optional(`${f}.legalName`, b.legalName);
-  if (type === 'INDIVIDUAL' && !isBlank(b.legalName))
-    c.add(`${f}.legalName`, 'applies to BUSINESS beneficiaries only');
-  const birthDate = c.optional(`${f}.birthDate`, b.birthDate, 10);
-  c.check(`${f}.birthDate`, birthDate, (v) =>
-    !validDate(v)
-      ? 'must be a date YYYY-MM-DD'
-      : v >= now.toISOString().slice(0, 10)
-        ? 'must be in the past'
-        : undefined,
-  );
-  if (type === 'BUSINESS' && birthDate) c.add(`${f}.birthDate`, 'applies to INDIVIDUAL beneficiaries only');
-  const nationality = c.optional(`${f}.nationality`, b.nationality, 2);
-  c.check(`${f}.nationality`, nationality, (v) =>
-    COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code',
-  );
-  const countryOfResidence = c.optional(`${f}.countryOfResidence`, b.countryOfResidence, 2);
-  c.check(`${f}.countryOfResidence`, countryOfResidence, (v) =>
-    COUNTRY.test(v) ? undefined : 'must be an ISO 3166-1 alpha-2 code',
-  );
-  const email = c.optional(`${f}.email`, b.email, 254);
-  c.check(`${f}.email`, email, checkEmail);
-  const phoneNumber = c.optional(`${f}.phoneNumber`, b.phoneNumber, 20);
-  c.check(`${f}.phoneNumber`, phoneNumber, (v) =>
-    /^\+[1-9][0-9]{6,14}$/.test(v) ? undefined : 'must be in E.164 form (+ and 7 to 15 digits)',
-  );
-  const registrationNumber = c.optional(`${f}.registrationNumber`, b.registrationNumber, 100);
-  const taxId = c.optional(`${f}.taxId`, b.taxId, 50);
-  const address = validateAddress(c, `${f}.address`, b.address);
-  return {
-    beneficiaryType: type,
-    ...(fullName ? { fullName } : {}),
-    ...(legalName ? { legalName } : {}),
-    ...(birthDate ? { birthDate } : {}),
-    ...(nationality ? { nationality } : {}),
-    ...(email ? { email } : {}),
-    ...(phoneNumber ? { phoneNumber } : {}),
-    ...(registrationNumber ? { registrationNumber } : {}),
-    ...(taxId ? { taxId } : {}),
-    ...(countryOfResidence ? { countryOfResidence } : {}),
-    ...(address ? { address } : {}),
-  };
-}
-
-/** Digits only: removes the punctuation people type in CPF/CNPJ/sort codes (`.`, `-`, `/`, spaces). */
-function digitsOf(v: string | undefined): string | undefined {
-  return v === undefined ? undefined : v.replace(/[\s.\-/]/g, '');
+  const allowed: readonly BeneficiaryField[] =
+    type === 'INDIVIDUAL'
+      ? [...INDIVIDUAL_BENEFICIARY_FIELDS, ...(variant.individual?.extra ?? [])]
+      : BUSINESS_BENEFICIARY_FIELDS;
+  const required: readonly BeneficiaryField[] =
+    type === 'INDIVIDUAL' ? ['fullName', ...(variant.individual?.required ?? [])] : ['legalName'];
+  for (const key of Object.keys(b))
+    if (key !== 'beneficiaryType' && !allowed.includes(key as BeneficiaryField) && !isBlank(b[key]))
+      c.add(`${f}.${key}`, `does not apply to ${type} beneficiaries of ${variant.accountType}`);
+  const out: Beneficiary = { beneficiaryType: type };
+  for (const field of allowed) {
+    if (field === 'address') {
+      if (required.includes('address') && isBlank(b.address)) c.add(`${f}.address`, 'is required');
+      const address = validateAddress(c, `${f}.address`, b.address);
+      if (address) out.address = address;
+      continue;
+    }
+    const rule = BENEFICIARY_RULES[field];
+    const v = required.includes(field)
+      ? c.required(`${f}.${field}`, b[field], rule.max)
+      : c.optional(`${f}.${field}`, b[field], rule.max);
+    if (rule.check) c.check(`${f}.${field}`, v, (x) => rule.check!(x, now));
+    if (v !== undefined) out[field] = v;
+  }
+  return out;
 }
 
 /**
- * Validates `currency` and `accountInfo` of a create request: the variant exists and
- * holds that currency, its required fields are present, fields of other variants are
- * absent, every identifier passes its format and checksum rules. Throws one
- * INVALID_INPUT naming every field at fault (`accountInfo.iban`, ...).
+ * The payment rails of the account: those the request selects (each must be the variant's,
+ * and its fields present), else every rail of the variant whose fields were given. A bank
+ * variant with no usable rail names the fields of its first rail.
+ */
+function selectRails(
+  c: Collector,
+  variant: ExternalAccountVariant,
+  raw: unknown,
+  given: (f: AccountInfoField) => boolean,
+): PaymentRail[] {
+  const rails = Object.entries(variant.rails) as [PaymentRail, readonly AccountInfoField[]][];
+  if (rails.length === 0) {
+    if (!isBlank(raw)) c.add(`${P}.paymentRails`, `does not apply to ${variant.accountType}`);
+    return [];
+  }
+  const names = rails.map(([r]) => r);
+  if (!isBlank(raw)) {
+    if (!Array.isArray(raw) || raw.some((r) => typeof r !== 'string')) {
+      c.add(`${P}.paymentRails`, 'must be a list of payment rails');
+      return [];
+    }
+    const unknown = raw.filter((r) => !names.includes(r as PaymentRail));
+    if (unknown.length) {
+      c.add(
+        `${P}.paymentRails`,
+        `must be among ${names.join(', ')} for ${variant.accountType}, not ${unknown.join(', ')}`,
+      );
+      return [];
+    }
+    if (new Set(raw).size !== raw.length) c.add(`${P}.paymentRails`, 'must not repeat a rail');
+    const selected = names.filter((r) => raw.includes(r));
+    for (const rail of selected)
+      for (const field of variant.rails[rail]!)
+        if (!given(field)) c.add(`${P}.${field}`, `is required for the ${rail} rail`);
+    return selected;
+  }
+  const usable = rails.filter(([, fields]) => fields.every(given)).map(([r]) => r);
+  if (usable.length === 0) {
+    const [first, ...others] = rails;
+    const missing = first![1].filter((f) => !given(f));
+    const alternatives = others.map(
+      ([r, fields]) => `${fields.filter((f) => !given(f)).join(' and ')} (${r})`,
+    );
+    for (const field of missing)
+      c.add(
+        `${P}.${field}`,
+        `is required (${first![0]})${alternatives.length ? `, or give ${alternatives.join(', or ')}` : ''}`,
+      );
+  }
+  return usable;
+}
+
+/**
+ * Validates `currency` and `accountInfo` of a create request against the variant's row of
+ * EXTERNAL_ACCOUNT_VARIANTS: the variant exists and holds that currency, its required fields
+ * (and those of the selected rails) are present, fields of other variants are absent, every
+ * field is normalized and passes its format and checksum rules, the SWIFT/BIC and the mobile
+ * number belong to the account's country, and bank variants name their beneficiary. Throws
+ * one INVALID_INPUT naming every field at fault (`accountInfo.iban`, ...).
  */
 export function validateAccountInfo(currency: unknown, raw: unknown, now: Date): ValidatedAccountInfo {
   const c = new Collector();
+  const knownCurrency = isCurrencyCode(currency) || EXTERNAL_ACCOUNT_CURRENCIES.includes(currency as string);
   if (isBlank(currency)) c.add('currency', 'is required');
-  else if (!isCurrencyCode(currency)) c.add('currency', `unknown currency ${JSON.stringify(currency)}`);
+  else if (!knownCurrency) c.add('currency', `unknown currency ${JSON.stringify(currency)}`);
   if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     c.add(P, 'is required');
     throw invalidInput(c.errors);
   }
   const a = raw as Record<string, unknown>;
-  const type = a.accountType;
-  if (!EXTERNAL_ACCOUNT_TYPES.includes(type as ExternalAccountType)) {
+  const variant = externalAccountVariant(a.accountType);
+  if (!variant) {
     c.add(
       `${P}.accountType`,
-      isBlank(type) ? 'is required' : `must be one of ${EXTERNAL_ACCOUNT_TYPES.join(', ')}`,
+      isBlank(a.accountType) ? 'is required' : `must be one of ${EXTERNAL_ACCOUNT_TYPES.join(', ')}`,
     );
     throw invalidInput(c.errors);
   }
-  const accountType = type as ExternalAccountType;
-  const variant = VARIANTS[accountType];
-  if (typeof currency === 'string' && isCurrencyCode(currency) && !variant.currencies.includes(currency))
+  const accountType = variant.accountType;
+  const bank = Object.keys(variant.rails).length > 0;
+  if (typeof currency === 'string' && knownCurrency && !variant.currencies.includes(currency))
     c.add('currency', `${accountType} accounts hold ${variant.currencies.join(' or ')}, not ${currency}`);
-  for (const field of INFO_FIELDS)
-    if (!variant.fields.includes(field) && !isBlank(a[field]))
-      c.add(`${P}.${field}`, `does not apply to ${accountType}`);
-
-  const info: ExternalAccountInfo = { accountType };
-  const set = <K extends InfoField>(k: K, v: ExternalAccountInfo[K] | undefined) => {
-    if (v !== undefined) info[k] = v;
-  };
-  let dedupe: string | undefined;
-
-  switch (accountType) {
-    case 'USD_ACCOUNT': {
-      const accountNumber = c.required(`${P}.accountNumber`, a.accountNumber, 34);
-      c.check(`${P}.accountNumber`, accountNumber, checkUsAccountNumber);
-      const routingNumber = c.required(`${P}.routingNumber`, a.routingNumber, 9);
-      c.check(`${P}.routingNumber`, routingNumber, checkAbaRoutingNumber);
-      const bankAccountType = c.optional(`${P}.bankAccountType`, a.bankAccountType, 10);
-      if (bankAccountType !== undefined && bankAccountType !== 'CHECKING' && bankAccountType !== 'SAVINGS')
-        c.add(`${P}.bankAccountType`, 'must be CHECKING or SAVINGS');
-      set('accountNumber', accountNumber);
-      set('routingNumber', routingNumber);
-      set('bankAccountType', bankAccountType as ExternalAccountInfo['bankAccountType']);
-      dedupe = `${routingNumber}:${accountNumber}`;
-      break;
-    }
-    case 'EUR_ACCOUNT': {
-      const raw = c.required(`${P}.iban`, a.iban, 42);
-      const iban = raw === undefined ? undefined : normalizeIban(raw);
-      c.check(`${P}.iban`, iban, checkIban);
-      const swift = c.optional(`${P}.swiftCode`, a.swiftCode, 11)?.toUpperCase();
-      c.check(`${P}.swiftCode`, swift, checkBic);
-      if (swift && iban && swift.length >= 6 && swift.slice(4, 6) !== iban.slice(0, 2))
-        c.add(
-          `${P}.swiftCode`,
-          `country ${swift.slice(4, 6)} does not match the IBAN country ${iban.slice(0, 2)}`,
-        );
-      set('iban', iban);
-      set('swiftCode', swift);
-      break;
-    }
-    case 'GBP_ACCOUNT': {
-      const sortCode = digitsOf(c.required(`${P}.sortCode`, a.sortCode, 8));
-      c.check(`${P}.sortCode`, sortCode, checkSortCode);
-      const accountNumber = c.required(`${P}.accountNumber`, a.accountNumber, 8);
-      c.check(`${P}.accountNumber`, accountNumber, checkUkAccountNumber);
-      set('sortCode', sortCode);
-      set('accountNumber', accountNumber);
-      dedupe = `${sortCode}:${accountNumber}`;
-      break;
-    }
-    case 'MXN_ACCOUNT': {
-      const clabe = c.required(`${P}.clabeNumber`, a.clabeNumber, 18);
-      c.check(`${P}.clabeNumber`, clabe, checkClabe);
-      set('clabeNumber', clabe);
-      break;
-    }
-    case 'BRL_ACCOUNT': {
-      const keyType = c.required(`${P}.pixKeyType`, a.pixKeyType, 6);
-      if (keyType !== undefined && !PIX_KEY_TYPES.includes(keyType as PixKeyType))
-        c.add(`${P}.pixKeyType`, `must be one of ${PIX_KEY_TYPES.join(', ')}`);
-      let pixKey = c.required(`${P}.pixKey`, a.pixKey, 77);
-      if (pixKey !== undefined && PIX_KEY_TYPES.includes(keyType as PixKeyType)) {
-        const t = keyType as PixKeyType;
-        if (t === 'CPF' || t === 'CNPJ') pixKey = digitsOf(pixKey);
-        else if (t === 'PHONE') pixKey = pixKey.replace(/[\s\-()]/g, '');
-        else if (t === 'EMAIL' || t === 'RANDOM') pixKey = pixKey.toLowerCase();
-        c.check(`${P}.pixKey`, pixKey, (v) => checkPixKey(t, v));
-        set('pixKeyType', t);
-      }
-      const taxId = digitsOf(c.required(`${P}.taxId`, a.taxId, 18));
-      c.check(`${P}.taxId`, taxId, checkBrTaxId);
-      set('pixKey', pixKey);
-      set('taxId', taxId);
-      break;
-    }
-    case 'SPARK_WALLET':
-    case 'SOLANA_WALLET':
-    case 'TRON_WALLET':
-    case 'POLYGON_WALLET':
-    case 'BASE_WALLET':
-    case 'ETHEREUM_WALLET': {
-      const address = c.required(`${P}.address`, a.address, 130);
-      const rule =
-        accountType === 'SPARK_WALLET'
-          ? checkSparkAddress
-          : accountType === 'SOLANA_WALLET'
-            ? checkSolanaAddress
-            : accountType === 'TRON_WALLET'
-              ? checkTronAddress
-              : checkEvmAddress;
-      c.check(`${P}.address`, address, rule);
-      set('address', address);
-      // EVM addresses are case-insensitive (the case only carries the checksum).
-      dedupe = rule === checkEvmAddress ? address?.toLowerCase() : address;
-      break;
-    }
-    case 'LIGHTNING': {
-      const invoice = c.optional(`${P}.invoice`, a.invoice, 2000);
-      const bolt12 = c.optional(`${P}.bolt12`, a.bolt12, 2000);
-      const lightningAddress = c.optional(`${P}.lightningAddress`, a.lightningAddress, 320)?.toLowerCase();
-      const given = [invoice, bolt12, lightningAddress].filter((v) => v !== undefined).length;
-      if (given !== 1 && !c.errors.some((e) => e.field.startsWith(`${P}.`)))
-        c.add(P, 'exactly one of invoice, bolt12 or lightningAddress is required');
-      c.check(`${P}.invoice`, invoice, checkBolt11);
-      c.check(`${P}.bolt12`, bolt12, checkBolt12);
-      c.check(`${P}.lightningAddress`, lightningAddress, checkLightningAddress);
-      set('invoice', invoice);
-      set('bolt12', bolt12);
-      set('lightningAddress', lightningAddress);
-      break;
-    }
+  for (const key of Object.keys(a)) {
+    const own =
+      key === 'accountType' ||
+      key in variant.fields ||
+      (bank && (key === 'beneficiary' || key === 'paymentRails'));
+    if (!own && !isBlank(a[key])) c.add(`${P}.${key}`, `does not apply to ${accountType}`);
   }
 
-  if (variant.fields.includes('bankName')) set('bankName', c.optional(`${P}.bankName`, a.bankName, 140));
-  if (variant.fields.includes('beneficiary')) set('beneficiary', validateBeneficiary(c, a.beneficiary, now));
+  const info: ExternalAccountInfo = { accountType };
+  for (const field of ACCOUNT_INFO_FIELDS) {
+    const spec = variant.fields[field];
+    if (!spec) continue;
+    const name = `${P}.${field}`;
+    const max = spec.format.kind === 'text' ? spec.format.max : 2000;
+    const value = spec.required ? c.required(name, a[field], max) : c.optional(name, a[field], max);
+    if (value === undefined) continue;
+    const normalized = normalizeField(spec.format, value);
+    const before = c.errors.length;
+    c.check(name, normalized, (v) => checkField(spec.format, v));
+    if (c.errors.length === before) info[field] = normalized;
+  }
+
+  // Rules across fields.
+  if (info.swiftCode) {
+    const country = variant.country ?? info.iban?.slice(0, 2);
+    const reason = checkBic(info.swiftCode, country);
+    if (reason)
+      c.add(
+        `${P}.swiftCode`,
+        variant.country || !info.iban ? reason : reason.replace('account country', 'IBAN country'),
+      );
+  }
+  if (
+    info.region &&
+    info.phoneNumber &&
+    checkField({ kind: 'phone', countries: [info.region] }, info.phoneNumber)
+  )
+    c.add(
+      `${P}.phoneNumber`,
+      `must be a number of the region ${info.region} (+${PHONE_PLANS[info.region]!.code})`,
+    );
+  if (
+    accountType === 'BRL_ACCOUNT' &&
+    info.pixKey !== undefined &&
+    PIX_KEY_TYPES.includes(info.pixKeyType as PixKeyType)
+  ) {
+    const type = info.pixKeyType as PixKeyType;
+    let key = info.pixKey;
+    if (type === 'CPF' || type === 'CNPJ') key = key.replace(/[\s.\-/]/g, '');
+    else if (type === 'PHONE') key = key.replace(/[\s\-()]/g, '');
+    else key = key.toLowerCase();
+    c.check(`${P}.pixKey`, key, (v) => checkPixKey(type, v));
+    info.pixKey = key;
+  }
+  if (variant.exactlyOneOf) {
+    const given = variant.exactlyOneOf.filter((f) => !isBlank(a[f])).length;
+    if (given !== 1 && !c.errors.some((e) => e.field.startsWith(`${P}.`)))
+      c.add(
+        P,
+        `exactly one of ${variant.exactlyOneOf.slice(0, -1).join(', ')} or ${variant.exactlyOneOf.at(-1)} is required`,
+      );
+  }
+  const rails = selectRails(c, variant, a.paymentRails, (f) => info[f] !== undefined || !isBlank(a[f]));
+  if (bank) {
+    info.paymentRails = rails;
+    const beneficiary = validateBeneficiary(c, variant, a.beneficiary, now);
+    if (beneficiary) info.beneficiary = beneficiary;
+  }
 
   c.throwIfAny();
 
-  const primaryField: InfoField =
-    accountType === 'LIGHTNING'
-      ? info.lightningAddress !== undefined
-        ? 'lightningAddress'
-        : info.invoice !== undefined
-          ? 'invoice'
-          : 'bolt12'
-      : variant.primary;
-  const primaryIdentifier = info[primaryField] as string;
+  const primary = variant.identifiers.find((f) => info[f] !== undefined)!;
+  const primaryIdentifier = info[primary]!;
+  const dedupe = variant.dedupe?.map((f) => info[f]).join(':') ?? primaryIdentifier;
   return {
     info,
     primaryIdentifier,
-    primaryField: `${P}.${primaryField}`,
-    dedupeKey: `${accountType}:${dedupe ?? primaryIdentifier}`,
+    primaryField: `${P}.${primary}`,
+    // EVM addresses are case-insensitive (the case only carries the checksum).
+    dedupeKey: `${accountType}:${variant.fields.address?.format.kind === 'wallet' && variant.fields.address.format.network === 'EVM' ? dedupe.toLowerCase() : dedupe}`,
   };
 }
 

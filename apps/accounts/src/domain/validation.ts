@@ -1,4 +1,4 @@
-import { FieldErrors, isCurrencyCode, isId, MAX_AMOUNT, type Environment } from '@sluice/core';
+import { EXTERNAL_ACCOUNT_CURRENCIES, FieldErrors, isCurrencyCode, isId, MAX_AMOUNT, type Environment } from '@sluice/core';
 import {
   ENTRY_ID_PATTERN,
   KIND_PATTERN,
@@ -32,8 +32,10 @@ export class Checks extends FieldErrors {
     return value === undefined || value === null || value === '' ? this : this.id(field, value, type);
   }
 
-  currency(field: string, value: unknown): this {
-    if (value !== undefined && value !== null && value !== '' && !isCurrencyCode(value))
+  /** A currency Sluice knows; `external`: or one an external account may hold (KES, VND, ...). */
+  currency(field: string, value: unknown, external = false): this {
+    const known = isCurrencyCode(value) || (external && EXTERNAL_ACCOUNT_CURRENCIES.includes(value as string));
+    if (value !== undefined && value !== null && value !== '' && !known)
       this.add(field, `unknown currency ${JSON.stringify(value)}`);
     return this;
   }
@@ -123,7 +125,7 @@ export function validateAccountList(r: AccountListRequest, o: { withType: boolea
   const c = checks()
     .id('platformId', r.platformId, 'Platform')
     .optionalId('customerId', r.customerId, 'Customer')
-    .currency('currency', r.currency);
+    .currency('currency', r.currency, !o.withType);
   if (!r.owner) c.add('owner', 'must be OWNER_CUSTOMERS or OWNER_PLATFORM');
   if (r.owner === 'PLATFORM' && r.customerId) c.add('customerId', 'does not apply to platform accounts');
   const type = o.withType && r.type !== undefined ? r.type : undefined;

@@ -43,7 +43,7 @@ const STATUS_TO_PB: Record<ExternalAccountRecord['status'], pb.ExternalAccountSt
 };
 
 export function externalAccountToPb(a: ExternalAccountRecord): pb.ExternalAccount {
-  const { beneficiary, ...info } = a.accountInfo;
+  const { beneficiary, paymentRails, ...info } = a.accountInfo;
   return {
     id: a.id,
     platformId: a.platformId,
@@ -52,6 +52,7 @@ export function externalAccountToPb(a: ExternalAccountRecord): pb.ExternalAccoun
     currency: a.currency,
     accountInfo: {
       ...info,
+      paymentRails: paymentRails ?? [],
       ...(beneficiary
         ? {
             beneficiary: {

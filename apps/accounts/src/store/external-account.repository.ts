@@ -1,5 +1,5 @@
 import type { EntityManager } from '@sluice/store';
-import { type CursorPosition, type Environment } from '@sluice/core';
+import { paymentRailsOf, type CursorPosition, type Environment } from '@sluice/core';
 import type { AccountListFilter, Owner } from '../domain/internal-account.js';
 import type { ExternalAccountInfo, ExternalAccountRecord } from '../domain/external-account.js';
 import { type BeneficiaryVerificationStatus, type ExternalAccountStatus } from '@sluice/core';
@@ -27,6 +27,16 @@ interface Row {
   updated_at: Date | string;
 }
 
+/**
+ * The stored accountInfo; accounts stored before payment rails were recorded (the five bank
+ * variants of then, each with one set of fields) get every rail of their type.
+ */
+function accountInfoOf(r: Row): ExternalAccountInfo {
+  const info: ExternalAccountInfo = typeof r.account_info === 'string' ? JSON.parse(r.account_info) : r.account_info;
+  const rails = paymentRailsOf(info.accountType);
+  return info.paymentRails === undefined && rails.length ? { ...info, paymentRails: [...rails] } : info;
+}
+
 function toRecord(r: Row): ExternalAccountRecord {
   return {
     id: r.id,
@@ -35,7 +45,7 @@ function toRecord(r: Row): ExternalAccountRecord {
     ...(r.customer_id ? { customerId: r.customer_id } : {}),
     currency: r.currency,
     status: r.status,
-    accountInfo: typeof r.account_info === 'string' ? JSON.parse(r.account_info) : r.account_info,
+    accountInfo: accountInfoOf(r),
     primaryIdentifier: r.primary_identifier,
     ...(r.platform_account_id ? { platformAccountId: r.platform_account_id } : {}),
     defaultUmaDepositAccount: r.default_uma_deposit,

@@ -1,141 +1,88 @@
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
 import { common, accounts as pb, identity } from '@sluice/contracts';
-import { isDomainError, newId, type DomainError } from '@sluice/core';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { startService, type RunningService } from '@sluice/runtime';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { isDomainError, type DomainError } from '@sluice/core';
+import type { PromiseClient } from '@sluice/rpc';
+import type { RunningService } from '@sluice/runtime';
+import { startServices, World, type TestDatabase } from '@sluice/testing';
+import { identityService } from '@sluice/identity';
 import { accountsService, type AccountsConfig, type AccountsGraph } from '../../src/index.js';
 
 /**
- * The accounts service started in-process against a fresh database and a unique
- * subject prefix, reached over real gRPC, with a stand-in identity service that
- * answers GetPlatform for the platforms registered here.
+ * The accounts service started in-process against a fresh database and a unique subject prefix,
+ * reached over real gRPC, with the real identity service (platforms, their configuration and
+ * customers) started beside it. Accounts' consumer of identity's events runs only where a spec
+ * asks for it (`consume: true`): elsewhere the synchronous API is under test, and identity's events
+ * (a platform's creation provisions its accounts) would only add asynchronous work.
  */
 export interface Harness {
   client: PromiseClient<pb.AccountsServiceClient>;
+  identity: PromiseClient<identity.IdentityServiceClient>;
   running: RunningService<AccountsConfig, AccountsGraph>;
   db: TestDatabase;
-  /** Direct access to the test database (tables are in schema `accounts`). */
+  /** Direct access to the test database (accounts' tables are in schema `accounts`, identity's in `identity`). */
   sql: pg.Pool;
   prefix: string;
+  /** The environment of each platform made here. */
   platforms: Map<string, common.Environment>;
-  /** Embedded-wallet currencies per platform (GetPlatformConfig of the stand-in identity). */
+  /** Embedded-wallet currencies of each platform that has them (set with `enableEmbeddedWallets`). */
   embeddedWallets: Map<string, string[]>;
-  /** Customers known to the stand-in identity service (GetCustomer). */
-  customers: Map<string, { platformId: string; name?: string; deleted?: boolean }>;
-  /** A new customer of the platform, known to the stand-in identity service. */
-  customer(platformId: string, name?: string): string;
-  /** A new platform known to the stand-in identity service. */
-  platform(env?: 'SANDBOX' | 'PRODUCTION'): string;
+  /** A new customer of the platform in identity (an individual named `name`). */
+  customer(platformId: string, name?: string): Promise<string>;
+  /** A new platform in identity. */
+  platform(env?: 'SANDBOX' | 'PRODUCTION'): Promise<string>;
+  /** Gives the platform embedded wallets in these currencies (identity's UpdatePlatformConfig). */
+  enableEmbeddedWallets(platformId: string, currencies: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startHarness(label: string): Promise<Harness> {
-  const db = await createTestDatabase(label);
-  const prefix = testPrefix(label);
-  const nats = await natsUrl();
+export async function startHarness(label: string, opts: { consume?: boolean } = {}): Promise<Harness> {
+  const services = await startServices(
+    label,
+    { identity: identityService, accounts: accountsService },
+    {
+      // 200 concurrent ledger calls queue for 10 connections; on a loaded machine the wait can pass the 10 s default.
+      env: { DATABASE_POOL_MAX: '10', DATABASE_ACQUIRE_TIMEOUT_MS: '60000' },
+      ...(opts.consume ? {} : { withoutConsumers: ['accounts' as const] }),
+    },
+  );
+  const client = services.client(pb.AccountsServiceClient, 'accounts', { defaultDeadlineMs: 20_000 });
+  const identityClient = services.client(identity.IdentityServiceClient, 'identity');
+  const world = new World({ identity: identityClient });
   const platforms = new Map<string, common.Environment>();
   const embeddedWallets = new Map<string, string[]>();
-  const customers = new Map<string, { platformId: string; name?: string; deleted?: boolean }>();
-
-  const identityServer = new Server();
-  identityServer.addService(identity.IdentityServiceService, {
-    getPlatform: (
-      call: ServerUnaryCall<identity.GetPlatformRequest, identity.GetPlatformResponse>,
-      cb: sendUnaryData<identity.GetPlatformResponse>,
-    ) => {
-      const env = platforms.get(call.request.platformId);
-      if (!env) return cb({ code: status.NOT_FOUND, details: 'no such platform' });
-      cb(null, {
-        platform: { id: call.request.platformId, name: 'test', environment: env, createdAt: new Date() },
-      });
-    },
-    getPlatformConfig: (
-      call: ServerUnaryCall<identity.GetPlatformConfigRequest, identity.GetPlatformConfigResponse>,
-      cb: sendUnaryData<identity.GetPlatformConfigResponse>,
-    ) => {
-      const env = platforms.get(call.request.platformId);
-      if (!env) return cb({ code: status.NOT_FOUND, details: 'no such platform' });
-      const currencies = embeddedWallets.get(call.request.platformId);
-      cb(null, {
-        config: identity.PlatformConfig.fromPartial({
-          platformId: call.request.platformId,
-          environment: env,
-          ...(currencies ? { embeddedWalletConfig: { currencies, otpLength: 6, oidcIssuers: [] } } : {}),
-        }),
-      });
-    },
-    getCustomer: (
-      call: ServerUnaryCall<identity.GetCustomerRequest, identity.GetCustomerResponse>,
-      cb: sendUnaryData<identity.GetCustomerResponse>,
-    ) => {
-      const c = customers.get(call.request.customerId);
-      if (!c || c.platformId !== call.request.platformId)
-        return cb({ code: status.NOT_FOUND, details: 'no such customer' });
-      cb(null, {
-        customer: identity.Customer.fromPartial({
-          id: call.request.customerId,
-          platformId: c.platformId,
-          platformCustomerId: 'pc',
-          customerType: identity.CustomerType.INDIVIDUAL,
-          currencies: [],
-          umaAddress: '$x@example.com',
-          kycStatus: identity.VerificationStatus.APPROVED,
-          kybStatus: identity.VerificationStatus.UNSPECIFIED,
-          ...(c.name ? { fullName: c.name } : {}),
-          isDeleted: c.deleted ?? false,
-        }),
-      });
-    },
-  });
-  const identityPort = await new Promise<number>((resolve, reject) =>
-    identityServer.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) =>
-      err ? reject(err) : resolve(port),
-    ),
-  );
-
-  const running = await startService(accountsService, {
-    DATABASE_URL: db.url,
-    NATS_URL: nats,
-    EVENT_SUBJECT_PREFIX: prefix,
-    GRPC_PORT: '0',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    DATABASE_POOL_MAX: '10',
-    IDENTITY_GRPC_URL: `127.0.0.1:${identityPort}`,
-  });
-  const client = createRpcClient(pb.AccountsServiceClient, `127.0.0.1:${running.port}`, {
-    defaultDeadlineMs: 20_000,
-  });
-  const sql = new pg.Pool({ connectionString: db.url, max: 2 });
 
   return {
     client,
-    running,
-    db,
-    sql,
-    prefix,
+    identity: identityClient,
+    running: services.running.accounts,
+    db: services.db,
+    sql: services.sql,
+    prefix: services.prefix,
     platforms,
     embeddedWallets,
-    customers,
-    customer(platformId, name) {
-      const id = newId('Customer');
-      customers.set(id, { platformId, ...(name ? { name } : {}) });
-      return id;
+    async customer(platformId, name) {
+      const c = await world.customer(platformId, {
+        ...(name ? { fullName: name } : {}),
+        // Production platforms without a UMA domain have no generated addresses.
+        umaAddress: `$c${randomBytes(5).toString('hex')}@example.com`,
+      });
+      return c.id;
     },
-    platform(env = 'SANDBOX') {
-      const id = newId('Platform');
-      platforms.set(id, env === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION);
-      return id;
+    async platform(env = 'SANDBOX') {
+      const p = await world.platform(env);
+      platforms.set(p.id, env === 'SANDBOX' ? common.Environment.SANDBOX : common.Environment.PRODUCTION);
+      return p.id;
     },
-    async stop() {
-      client.close();
-      await sql.end();
-      await running.stop();
-      identityServer.forceShutdown();
-      await dropStreams(nats, prefix).catch(() => undefined);
-      await db.drop();
+    async enableEmbeddedWallets(platformId, currencies) {
+      await identityClient.updatePlatformConfig({
+        platformId,
+        embeddedWalletConfig: { currencies, otpLength: 6, oidcIssuers: [] },
+        clearEmbeddedWalletConfig: false,
+      });
+      embeddedWallets.set(platformId, currencies);
     },
+    stop: () => services.stop(),
   };
 }
 

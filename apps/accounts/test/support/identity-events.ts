@@ -5,8 +5,8 @@ import { subjectFor, toJson, type EventEnvelope } from '@sluice/events';
 import type { Harness } from './harness.js';
 
 /**
- * Identity's events as its outbox relay publishes them, for the platforms and
- * customers the harness's stand-in identity knows. Every fixture is typed by its
+ * Identity's events as its outbox relay publishes them, hand-made for what identity itself
+ * would not send (a redelivery of one event id, an unknown platform, an unknown currency). Every fixture is typed by its
  * catalogue contract, so one the contract refuses does not compile.
  */
 
@@ -57,20 +57,5 @@ export function customerChange(
     umaAddress: '$alice@sandbox.sluice.local',
     ...environmentOf(h, platformId),
     embeddedWalletCurrencies: h.embeddedWallets.get(platformId) ?? [],
-  };
-}
-
-/** PLATFORM_CONFIG.UPDATED data of a platform supporting these currencies. */
-export function platformConfigChange(
-  h: Harness,
-  platformId: string,
-  c: { supportedCurrencies: string[]; embeddedWalletCurrencies: string[] },
-): EventData<typeof EVENTS.PLATFORM_CONFIG_UPDATED> {
-  return {
-    ...c,
-    umaDomain: null,
-    webhookEndpoint: null,
-    webhookSigningSecretRotated: false,
-    ...environmentOf(h, platformId),
   };
 }

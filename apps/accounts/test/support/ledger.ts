@@ -11,7 +11,7 @@ export async function fundedAccount(
   h: Harness,
   amount: bigint,
 ): Promise<{ platformId: string; accountId: string }> {
-  const platformId = h.platform();
+  const platformId = await h.platform();
   const { accounts } = await h.client.ensureCustomerAccounts({
     platformId,
     customerId: newId('Customer'),

@@ -5,6 +5,7 @@ import { createLogger } from '@sluice/logging';
 import { implement, startRpcServer, type RpcServer } from '@sluice/rpc';
 import { API, startGateway, transparentCursors, type Harness } from '../../test/support/harness.js';
 import { basic, FakeIdentity } from '../../test/support/fake-identity.js';
+import { referenceValidator } from '@sluice/testing/reference';
 import externalAccountsRoutes from './external-accounts.routes.js';
 
 // Route tests for external accounts: the real gateway core, a fake identity
@@ -23,6 +24,7 @@ function pbAccount(over: Partial<accounts.ExternalAccount> = {}): accounts.Exter
       accountNumber: '12345678901',
       routingNumber: '021000021',
       bankAccountType: 'CHECKING',
+      paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
       beneficiary: {
         beneficiaryType: 'INDIVIDUAL',
         fullName: 'John Doe',
@@ -54,6 +56,7 @@ const PUBLIC = (a: accounts.ExternalAccount) => ({
     accountNumber: '12345678901',
     routingNumber: '021000021',
     bankAccountType: 'CHECKING',
+    paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
     beneficiary: {
       beneficiaryType: 'INDIVIDUAL',
       fullName: 'John Doe',
@@ -79,16 +82,21 @@ class FakeAccounts {
       this.calls.push({ method, req });
       if (this.fail) throw this.fail;
       if (method === 'listExternalAccounts') return this.list;
-      if (method === 'createExternalAccount' || method === 'getExternalAccount') return { account: this.account };
+      if (method === 'createExternalAccount' || method === 'getExternalAccount')
+        return { account: this.account };
       if (method === 'deleteExternalAccount') return { accountId: req.accountId };
       throw new DomainError('UNIMPLEMENTED', 'NOT_IMPLEMENTED', 'not in the fake');
     };
-    const handlers = Object.fromEntries(Object.keys(accounts.AccountsServiceService).map((m) => [m, record(m)]));
+    const handlers = Object.fromEntries(
+      Object.keys(accounts.AccountsServiceService).map((m) => [m, record(m)]),
+    );
     this.server = await startRpcServer({
       host: '127.0.0.1',
       port: 0,
       logger,
-      services: [implement<accounts.AccountsServiceServer>(accounts.AccountsServiceService, handlers as never, logger)],
+      services: [
+        implement<accounts.AccountsServiceServer>(accounts.AccountsServiceService, handlers as never, logger),
+      ],
     });
     return this;
   }
@@ -100,8 +108,18 @@ class FakeAccounts {
 let h: Harness;
 const identity = new FakeIdentity();
 const fake = new FakeAccounts();
-const sandbox = { tokenId: newId('Token'), secret: 's-secret', platformId: newId('Platform'), environment: 'SANDBOX' as const };
-const production = { tokenId: newId('Token'), secret: 'p-secret', platformId: newId('Platform'), environment: 'PRODUCTION' as const };
+const sandbox = {
+  tokenId: newId('Token'),
+  secret: 's-secret',
+  platformId: newId('Platform'),
+  environment: 'SANDBOX' as const,
+};
+const production = {
+  tokenId: newId('Token'),
+  secret: 'p-secret',
+  platformId: newId('Platform'),
+  environment: 'PRODUCTION' as const,
+};
 const auth = basic(sandbox.tokenId, sandbox.secret);
 
 beforeAll(async () => {
@@ -109,7 +127,12 @@ beforeAll(async () => {
   await fake.start();
   identity.add(sandbox);
   identity.add(production);
-  h = await startGateway(identity.address, { 'external-accounts': externalAccountsRoutes }, { ACCOUNTS_GRPC_URL: fake.address }, { cursors: transparentCursors });
+  h = await startGateway(
+    identity.address,
+    { 'external-accounts': externalAccountsRoutes },
+    { ACCOUNTS_GRPC_URL: fake.address },
+    { cursors: transparentCursors },
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -139,7 +162,11 @@ const createBody = {
     accountNumber: '12345678901',
     routingNumber: '021000021',
     bankAccountType: 'CHECKING',
-    beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'John Doe', address: { line1: '1 Main St', postalCode: '94105', country: 'US' } },
+    beneficiary: {
+      beneficiaryType: 'INDIVIDUAL',
+      fullName: 'John Doe',
+      address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
+    },
   },
 };
 
@@ -148,6 +175,7 @@ describe('POST /customers/external-accounts', () => {
     const res = await call('POST', '/customers/external-accounts', createBody);
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual(PUBLIC(fake.account));
+    expect(referenceValidator('ExternalAccount')(res.json())).toEqual([]);
     expect(fake.calls).toHaveLength(1);
     expect(fake.calls[0]!.method).toBe('createExternalAccount');
     expect(fake.calls[0]!.req).toMatchObject({
@@ -156,12 +184,75 @@ describe('POST /customers/external-accounts', () => {
       customerId,
       currency: 'USD',
       platformAccountId: 'ext_1',
-      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '12345678901', beneficiary: { fullName: 'John Doe', address: { country: 'US' } } },
+      accountInfo: {
+        accountType: 'USD_ACCOUNT',
+        accountNumber: '12345678901',
+        paymentRails: [],
+        beneficiary: { fullName: 'John Doe', address: { country: 'US' } },
+      },
     });
   });
 
+  it('passes the rails a request selects', async () => {
+    await call('POST', '/customers/external-accounts', {
+      ...createBody,
+      accountInfo: { ...createBody.accountInfo, paymentRails: ['WIRE'] },
+    });
+    expect(fake.calls[0]!.req).toMatchObject({ accountInfo: { paymentRails: ['WIRE'] } });
+  });
+
+  it('refuses a body of the wrong shape with 400 naming the field, before calling accounts', async () => {
+    const { beneficiary: _b, ...noBeneficiary } = createBody.accountInfo;
+    const cases: [unknown, string][] = [
+      [{ ...createBody.accountInfo, accountType: 'CHF_ACCOUNT' }, 'accountInfo.accountType'],
+      [{ ...createBody.accountInfo, accountType: undefined }, 'accountInfo.accountType'],
+      [noBeneficiary, 'accountInfo.beneficiary'],
+      [{ ...createBody.accountInfo, iban: 'DE89370400440532013000' }, 'accountInfo.iban'],
+      [{ ...createBody.accountInfo, paymentRails: ['SEPA'] }, 'accountInfo.paymentRails[0]'],
+      [{ ...createBody.accountInfo, paymentRails: [] }, 'accountInfo.paymentRails'],
+      [{ ...createBody.accountInfo, bankAccountType: 'BROKERAGE' }, 'accountInfo.bankAccountType'],
+      [
+        { ...createBody.accountInfo, beneficiary: { fullName: 'John Doe' } },
+        'accountInfo.beneficiary.beneficiaryType',
+      ],
+      [
+        {
+          ...createBody.accountInfo,
+          beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'J', legalName: 'Acme' },
+        },
+        'accountInfo.beneficiary.legalName',
+      ],
+      [
+        { ...createBody.accountInfo, beneficiary: { beneficiaryType: 'BUSINESS', fullName: 'J' } },
+        'accountInfo.beneficiary.legalName',
+      ],
+      [
+        {
+          accountType: 'KES_ACCOUNT',
+          phoneNumber: '+254712345678',
+          beneficiary: createBody.accountInfo.beneficiary,
+        },
+        'accountInfo.provider',
+      ],
+    ];
+    for (const [accountInfo, field] of cases) {
+      const res = await call('POST', '/customers/external-accounts', { ...createBody, accountInfo });
+      expect(res.statusCode, JSON.stringify(accountInfo)).toBe(400);
+      expect(
+        res.json().details.errors.map((e: { field: string }) => e.field),
+        JSON.stringify(accountInfo),
+      ).toContain(field);
+    }
+    expect(fake.calls).toEqual([]);
+  });
+
   it('production platforms create with the PRODUCTION environment', async () => {
-    await call('POST', '/customers/external-accounts', createBody, basic(production.tokenId, production.secret));
+    await call(
+      'POST',
+      '/customers/external-accounts',
+      createBody,
+      basic(production.tokenId, production.secret),
+    );
     expect(fake.calls[0]!.req.environment).toBe(common.Environment.PRODUCTION);
   });
 
@@ -184,7 +275,10 @@ describe('POST /customers/external-accounts', () => {
     fake.fail = invalidInput([{ field: 'accountInfo.iban', message: 'checksum does not match' }]);
     const bad = await call('POST', '/customers/external-accounts', createBody);
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field: 'accountInfo.iban', message: 'checksum does not match' }] } });
+    expect(bad.json()).toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { errors: [{ field: 'accountInfo.iban', message: 'checksum does not match' }] },
+    });
     fake.fail = new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'Customer not found');
     expect((await call('POST', '/customers/external-accounts', createBody)).statusCode).toBe(404);
     fake.fail = new DomainError('ALREADY_EXISTS', 'EXTERNAL_ACCOUNT_ALREADY_EXISTS', 'exists');
@@ -199,9 +293,17 @@ describe('POST /customers/external-accounts', () => {
 describe('GET /customers/external-accounts', () => {
   it('lists in the envelope with filters', async () => {
     fake.list = { accounts: [fake.account], page: { hasMore: true, nextCursor: 'abc', totalCount: 9 } };
-    const res = await call('GET', `/customers/external-accounts?currency=USD&customerId=${customerId}&limit=5&cursor=xyz`);
+    const res = await call(
+      'GET',
+      `/customers/external-accounts?currency=USD&customerId=${customerId}&limit=5&cursor=xyz`,
+    );
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ data: [PUBLIC(fake.account)], hasMore: true, nextCursor: 'abc', totalCount: 9 });
+    expect(res.json()).toEqual({
+      data: [PUBLIC(fake.account)],
+      hasMore: true,
+      nextCursor: 'abc',
+      totalCount: 9,
+    });
     expect(fake.calls[0]!.req).toEqual({
       platformId: sandbox.platformId,
       owner: accounts.Owner.CUSTOMERS,
@@ -266,7 +368,23 @@ describe('OpenAPI document', () => {
       ]),
     );
     expect(Object.keys(doc.components.schemas)).toEqual(
-      expect.arrayContaining(['ExternalAccount', 'ExternalAccountList', 'ExternalAccountCreateRequest', 'Beneficiary', 'UsdExternalAccountInfo']),
+      expect.arrayContaining([
+        'ExternalAccount',
+        'ExternalAccountList',
+        'ExternalAccountCreateRequest',
+        'ExternalAccountInfoOneOf',
+        'ExternalAccountCreateInfoOneOf',
+        'CadExternalAccountCreateInfo',
+        'IndividualBeneficiaryInput',
+        'UsdExternalAccountInfo',
+        'UsdBeneficiary',
+        'BusinessBeneficiary',
+        'SlvExternalAccountInfo',
+        'EthereumWalletExternalAccountInfo',
+      ]),
     );
+    const oneOf = doc.components.schemas.ExternalAccountInfoOneOf;
+    expect(oneOf.oneOf).toHaveLength(43);
+    expect(oneOf.discriminator).toEqual({ propertyName: 'accountType' });
   });
 });

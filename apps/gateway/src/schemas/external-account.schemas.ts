@@ -1,49 +1,43 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { accounts } from '@sluice/contracts';
-import { BANK_ACCOUNT_TYPES, EXTERNAL_ACCOUNT_TYPES, PIX_KEY_TYPES } from '@sluice/core';
-import { Beneficiary, ExternalAccount, Id, Page, stringEnum } from '@sluice/api';
-import { PageQuery } from './common.js';
+import { EXTERNAL_ACCOUNT_TYPES, EXTERNAL_ACCOUNT_VARIANTS } from '@sluice/core';
+import { accountInfoVariantSchema, BeneficiaryInput, ExternalAccount, Id, Page } from '@sluice/api';
+import { discriminated, PageQuery } from './common.js';
 
 /**
- * Request schemas of external accounts. Requests take `accountInfo` as one
- * object whose `accountType` selects the variant; the accounts service
- * validates the variant's fields (required fields, checksums) and answers
- * field-level 400s (`accountInfo.iban`: "checksum does not match").
+ * Request schemas of external accounts. `accountInfo` is one of the variants of core's
+ * EXTERNAL_ACCOUNT_VARIANTS chosen by `accountType` (its fields, `paymentRails`, the
+ * `beneficiary` of bank variants chosen by `beneficiaryType`): unknown fields and a missing
+ * required field are refused here, naming the field; the accounts service validates meaning
+ * (checksums, bank codes, countries) and answers field-level 400s (`accountInfo.iban`:
+ * "checksum does not match").
  */
-
-const Field = (description: string, maxLength = 200) => Type.Optional(Type.String({ maxLength, description }));
-
-/** `accountInfo` of a create request: the variant's fields (see the field descriptions). */
-export const ExternalAccountCreateInfo = Type.Object(
-  {
-    accountType: stringEnum(EXTERNAL_ACCOUNT_TYPES),
-    accountNumber: Field('USD: 4-17 digits; GBP: 8 digits', 64),
-    routingNumber: Field('USD: ABA routing number (9 digits, checksum)', 64),
-    bankAccountType: Type.Optional(stringEnum(BANK_ACCOUNT_TYPES, { description: 'USD' })),
-    bankName: Field('USD, EUR, GBP, MXN'),
-    iban: Field('EUR: IBAN (mod-97 checksum; spaces allowed)', 64),
-    swiftCode: Field('EUR: BIC (8 or 11 characters)', 64),
-    sortCode: Field('GBP: 6 digits', 64),
-    clabeNumber: Field('MXN: CLABE (18 digits with check digit)', 64),
-    pixKey: Field('BRL: the PIX key, of pixKeyType'),
-    pixKeyType: Type.Optional(stringEnum(PIX_KEY_TYPES, { description: 'BRL' })),
-    taxId: Field('BRL: CPF (11 digits) or CNPJ (14 digits) of the holder', 64),
-    address: Field('Wallets: the wallet address'),
-    invoice: Field('LIGHTNING: BOLT11 invoice', 4096),
-    bolt12: Field('LIGHTNING: BOLT12 offer', 4096),
-    lightningAddress: Field('LIGHTNING: lightning address user@domain', 320),
-    beneficiary: Type.Optional(Beneficiary),
-  },
-  {
-    additionalProperties: false,
-    $id: 'ExternalAccountCreateInfo',
-    description:
-      'USD_ACCOUNT: accountNumber, routingNumber, bankAccountType?, bankName?, beneficiary?. EUR_ACCOUNT: iban, swiftCode?, bankName?, beneficiary?. GBP_ACCOUNT: sortCode, accountNumber, bankName?, beneficiary?. MXN_ACCOUNT: clabeNumber, bankName?, beneficiary?. BRL_ACCOUNT: pixKey, pixKeyType, taxId, beneficiary?. SPARK_WALLET (BTC), SOLANA_WALLET, TRON_WALLET, POLYGON_WALLET, BASE_WALLET, ETHEREUM_WALLET (USDC, USDT): address. LIGHTNING (BTC): exactly one of invoice, bolt12, lightningAddress.',
-  },
+const variants = discriminated(
+  'accountType',
+  EXTERNAL_ACCOUNT_TYPES.map((t) => accountInfoVariantSchema(EXTERNAL_ACCOUNT_VARIANTS[t], 'request')),
 );
+export const ExternalAccountCreateInfo = Type.Unsafe<Static<typeof variants>>({
+  $id: 'ExternalAccountCreateInfoOneOf',
+  description:
+    'The account or wallet, by accountType (see each variant); bank variants name their beneficiary',
+  allOf: [
+    variants,
+    {
+      type: 'object',
+      properties: { beneficiary: discriminated('beneficiaryType', BeneficiaryInput) },
+    },
+  ],
+});
 
-const CurrencyCode = Type.String({ pattern: '^[A-Z]{3,5}$', description: 'Currency code (USD, EUR, USDC, BTC, ...)' });
-const PlatformAccountId = Type.String({ minLength: 1, maxLength: 255, description: 'Your identifier for the account' });
+const CurrencyCode = Type.String({
+  pattern: '^[A-Z]{3,5}$',
+  description: 'Currency code (USD, EUR, USDC, BTC, ...)',
+});
+const PlatformAccountId = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Your identifier for the account',
+});
 
 export const CustomerExternalAccountCreateRequest = Type.Object(
   {
@@ -82,9 +76,14 @@ export const PlatformExternalAccountList = Page(ExternalAccount, 'PlatformExtern
 
 /** Request `accountInfo` JSON → proto (validation is the accounts service's). */
 export function accountInfoPb(info: Static<typeof ExternalAccountCreateInfo>): accounts.ExternalAccountInfo {
-  const { beneficiary, ...rest } = info;
+  const { beneficiary, paymentRails, ...rest } = info as Record<string, unknown> & {
+    accountType: string;
+    paymentRails?: string[];
+    beneficiary?: accounts.Beneficiary;
+  };
   return {
     ...rest,
+    paymentRails: paymentRails ?? [],
     ...(beneficiary
       ? {
           beneficiary: {
@@ -93,5 +92,5 @@ export function accountInfoPb(info: Static<typeof ExternalAccountCreateInfo>): a
           },
         }
       : {}),
-  };
+  } as accounts.ExternalAccountInfo;
 }

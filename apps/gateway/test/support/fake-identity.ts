@@ -12,9 +12,10 @@ export interface FakeToken {
 }
 
 /**
- * An in-test identity gRPC server: only what the gateway core needs
- * (AuthenticateToken, plus ListCustomers/GetPlatform for the error path). Real
- * gRPC, real health service, real error transport.
+ * An identity gRPC server that fails on command, for errors.spec.ts only: the gateway's mapping
+ * of a backend's failures (a NOT_FOUND, a crash whose message must not leak, an outage) and the
+ * request and platform ids it forwards (captured here). Real gRPC, real health service, real error
+ * transport. Tests of what identity itself does use the real service (support/identity.ts).
  */
 export class FakeIdentity {
   readonly tokens = new Map<string, FakeToken>();

@@ -30,6 +30,8 @@ export interface ExternalAccountInfo {
   accountType: string;
   /** Account number, IBAN, CLABE, wallet address, pix key, ... (the sandbox suffix is its last 3 digits). */
   primaryIdentifier: string;
+  /** accountInfo.paymentRails: the rails this account is paid on (empty for wallets; absent: its type's). */
+  paymentRails?: string[];
 }
 
 /** Reads of the accounts service; unknown or another platform's accounts are its NOT_FOUND errors. */

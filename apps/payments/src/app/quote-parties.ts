@@ -130,7 +130,7 @@ export class QuoteParties {
         { field: 'destination.accountId', message: 'must belong to the same customer (or the platform) as the source account' },
       ]);
     }
-    const { rail, error } = paymentRailFor(account.accountType, d.paymentRail);
+    const { rail, error } = paymentRailFor(account.accountType, d.paymentRail, account.paymentRails);
     if (error) throw invalidInput([{ field: 'destination.paymentRail', message: error }]);
     return {
       destination: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency, ...(rail ? { paymentRail: rail } : {}) },

@@ -65,6 +65,7 @@ export class AccountsClient implements AccountsPort, Ledger {
       status: STATUS[account!.status] ?? 'UNKNOWN',
       accountType: account!.accountInfo?.accountType ?? '',
       primaryIdentifier: account!.primaryIdentifier,
+      paymentRails: account!.accountInfo?.paymentRails ?? [],
     };
   }
 
