@@ -64,6 +64,7 @@ export const DEFAULTS = {
 
 /** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */
 const LOCAL_DEV_WALLET_MASTER_KEY = 'W3k8wZn89FXtgLz2jPs+6NxfYiDYVIVhktt5/fJCP2g=';
+const LOCAL_DEV_DOCUMENT_MASTER_KEY = 'q0Bz6m1iTt8cKOZr0xqLkQ4h0sE3w9mX7yQ5wP2aJvU=';
 
 /** Start-up attempts when ports the stack chose are taken by other processes before the apps bind them. */
 const START_ATTEMPTS = 5;
@@ -382,6 +383,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     };
     // wallet-auth requires a master key; local stacks get a stable, public dev key unless one is given.
     if (app === 'wallet-auth' && !e.WALLET_MASTER_KEY) e.WALLET_MASTER_KEY = LOCAL_DEV_WALLET_MASTER_KEY;
+    // compliance too (documents at rest).
+    if (app === 'compliance' && !e.DOCUMENT_MASTER_KEY) e.DOCUMENT_MASTER_KEY = LOCAL_DEV_DOCUMENT_MASTER_KEY;
     // Bootstrap secrets are the supervisor's business, not the services'.
     delete e.SANDBOX_PLATFORM_CREDENTIALS;
     delete e.PRODUCTION_PLATFORM_CREDENTIALS;

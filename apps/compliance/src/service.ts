@@ -1,26 +1,93 @@
-import { Type } from '@sluice/config';
-import { implement } from '@sluice/rpc';
-import { compliance } from '@sluice/contracts';
-import { defineService } from '@sluice/runtime';
+import { Type, grpcClientConfig, sandboxConfig } from '@sluice/config';
+import { defineService, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
+import { composeCompliance, type ComplianceAdapters } from './compose.js';
 
-const config = Type.Object({});
-
-/** The compliance service: KYC/KYB verifications, beneficial owners and documents. Later issues add its API; today it serves health. */
-export const complianceService = defineService({
-  name: 'compliance',
-  schema: 'compliance',
-  domain: 'compliance',
-  config,
-  migrations,
-  compose: ({ logger }) => ({
-    rpc: [
-      implement<compliance.ComplianceServiceServer>(
-        compliance.ComplianceServiceService,
-        {},
-        logger,
-        'sluice.compliance.v1.ComplianceService',
-      ),
-    ],
+const config = Type.Object({
+  ...grpcClientConfig('identity'),
+  SANDBOX_TIME_SCALE: sandboxConfig.SANDBOX_TIME_SCALE,
+  DOCUMENT_MASTER_KEY: Type.String({
+    minLength: 1,
+    description:
+      'base64 32-byte key wrapping the data keys of uploaded documents (required; keep in a secret store)',
+  }),
+  DOCUMENT_MASTER_KEYS_RETIRED: Type.Optional(
+    Type.String({
+      description: 'comma-separated base64 keys that only open documents stored before a rotation',
+    }),
+  ),
+  DOCUMENT_STORE: Type.Union([Type.Literal('postgres'), Type.Literal('s3')], {
+    default: 'postgres',
+    description:
+      'where encrypted document chunks are kept: postgres (the compliance schema) or s3 (an S3-compatible bucket)',
+  }),
+  DOCUMENT_S3_BUCKET: Type.Optional(
+    Type.String({ minLength: 1, description: 'bucket of DOCUMENT_STORE=s3 (required then)' }),
+  ),
+  DOCUMENT_S3_PREFIX: Type.String({
+    default: 'documents/',
+    description: 'key prefix of the document objects',
+  }),
+  DOCUMENT_S3_REGION: Type.String({ default: 'us-east-1', description: 'region of the bucket' }),
+  DOCUMENT_S3_ENDPOINT: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'endpoint of an S3-compatible server (MinIO, Ceph, ...); unset: AWS S3',
+    }),
+  ),
+  DOCUMENT_S3_FORCE_PATH_STYLE: Type.Boolean({
+    default: false,
+    description: 'path-style bucket addressing (most S3-compatible servers need it)',
+  }),
+  DOCUMENT_S3_ACCESS_KEY_ID: Type.Optional(
+    Type.String({ minLength: 1, description: 'static S3 credentials; unset: the AWS SDK default chain' }),
+  ),
+  DOCUMENT_S3_SECRET_ACCESS_KEY: Type.Optional(
+    Type.String({ minLength: 1, description: 'secret of DOCUMENT_S3_ACCESS_KEY_ID' }),
+  ),
+  SCREENING_POLL_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    description: 'how often due KYC/KYB screenings are looked for',
+  }),
+  PRODUCTION_KYC_RECHECK_MS: Type.Integer({
+    default: 3_600_000,
+    minimum: 1000,
+    description: 'production: how often a KYC/KYB check awaiting review is asked again',
+  }),
+  KYC_LINK_URL_TEMPLATE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'production hosted-KYC URL pattern with {token} (and optionally {customerId}, {redirectUri}); unset: production links are refused',
+    }),
+  ),
+  SANDBOX_KYC_LINK_URL_TEMPLATE: Type.String({
+    default: 'https://kyc.sandbox.sluice.local/onboard/{token}',
+    description: 'sandbox hosted-KYC URL pattern (a stub page)',
+  }),
+  KYC_LINK_TTL_SECONDS: Type.Integer({
+    default: 3600,
+    minimum: 60,
+    maximum: 604800,
+    description: 'how long a hosted KYC link is valid',
   }),
 });
+
+/** The validated configuration of compliance. */
+export type ComplianceConfig = ServiceConfig<typeof config>;
+
+/** The compliance service with other adapters (tests: another KYC provider or document store). */
+export function defineComplianceService(adapters: ComplianceAdapters = {}) {
+  return defineService({
+    name: 'compliance',
+    schema: 'compliance',
+    domain: 'compliance',
+    config,
+    migrations,
+    compose: (deps) => composeCompliance(deps, adapters),
+  });
+}
+
+/** The compliance service: beneficial owners, documents (encrypted at rest) and KYC/KYB verifications. */
+export const complianceService = defineComplianceService();

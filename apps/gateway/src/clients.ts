@@ -1,5 +1,5 @@
 import { createRpcClient } from '@sluice/rpc';
-import { identity, accounts, webhooks, walletAuth, payments, agents } from '@sluice/contracts';
+import { identity, accounts, webhooks, walletAuth, payments, agents, compliance } from '@sluice/contracts';
 import type { GatewayConfig } from './config.js';
 import type { GatewayClients } from './http/types.js';
 
@@ -11,6 +11,7 @@ type ClientConfig = Pick<
   | 'WALLET_AUTH_GRPC_URL'
   | 'PAYMENTS_GRPC_URL'
   | 'AGENTS_GRPC_URL'
+  | 'COMPLIANCE_GRPC_URL'
   | 'RPC_DEADLINE_MS'
 >;
 
@@ -24,6 +25,7 @@ export function createGatewayClients(config: ClientConfig): GatewayClients {
     walletAuth: createRpcClient(walletAuth.WalletAuthServiceClient, config.WALLET_AUTH_GRPC_URL, opts),
     payments: createRpcClient(payments.PaymentsServiceClient, config.PAYMENTS_GRPC_URL, opts),
     agents: createRpcClient(agents.AgentsServiceClient, config.AGENTS_GRPC_URL, opts),
+    compliance: createRpcClient(compliance.ComplianceServiceClient, config.COMPLIANCE_GRPC_URL, opts),
   };
 }
 

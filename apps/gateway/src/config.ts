@@ -27,6 +27,7 @@ export const gatewayConfigSchema = Type.Object({
   WALLET_AUTH_GRPC_URL: grpcClientConfig('wallet-auth').WALLET_AUTH_GRPC_URL!,
   PAYMENTS_GRPC_URL: grpcClientConfig('payments').PAYMENTS_GRPC_URL!,
   AGENTS_GRPC_URL: grpcClientConfig('agents').AGENTS_GRPC_URL!,
+  COMPLIANCE_GRPC_URL: grpcClientConfig('compliance').COMPLIANCE_GRPC_URL!,
   GATEWAY_HOST: Type.String({ default: '127.0.0.1', description: 'address the HTTP server binds' }),
   GATEWAY_PORT: Type.Integer({
     default: 8080,

@@ -58,6 +58,7 @@ beforeAll(async () => {
     WALLET_AUTH_GRPC_URL: NOT_STARTED_ADDRESS,
     PAYMENTS_GRPC_URL: NOT_STARTED_ADDRESS,
     AGENTS_GRPC_URL: services.address('agents'),
+    COMPLIANCE_GRPC_URL: NOT_STARTED_ADDRESS,
     RPC_DEADLINE_MS: 5000,
   });
   // Count the gateway's agent verifications (what the cache saves).

@@ -13,6 +13,7 @@ import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
 import { IdentityPublisher } from './events/identity.events.js';
 import { webhookEndpointConsumer } from './events/webhook-endpoint.consumer.js';
+import { ComplianceConsumer } from './events/compliance.consumer.js';
 import { identityHandlers } from './rpc/identity.rpc.js';
 
 /** The object graph of a running identity service: its use cases. */
@@ -61,6 +62,13 @@ export function composeIdentity({
         logger,
         prefix: config.EVENT_SUBJECT_PREFIX,
         config: useCases.config,
+      }),
+      new ComplianceConsumer({
+        bus,
+        orm,
+        logger,
+        prefix: config.EVENT_SUBJECT_PREFIX,
+        customers: useCases.customers,
       }),
     ],
     rpc: [

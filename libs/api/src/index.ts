@@ -14,3 +14,6 @@ export * from './resources/agent.js';
 export * from './events/catalogue.js';
 export * from './resources/webhook-delivery.js';
 export * from './events/webhooks-openapi.js';
+export * from './resources/beneficial-owner.js';
+export * from './resources/document.js';
+export * from './resources/verification.js';

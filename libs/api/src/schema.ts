@@ -67,3 +67,11 @@ export function Id(type: string) {
 export function iso(d: Date | undefined | null): string | undefined {
   return d ? d.toISOString() : undefined;
 }
+
+/** A ts-proto string enum value without its proto prefix (`VERIFICATION_STATUS_APPROVED` → `APPROVED`). */
+export const bare = (v: string, prefix: string) => v.replace(prefix, '');
+
+/** The object without its undefined fields (optional proto fields left out of the JSON). */
+export function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

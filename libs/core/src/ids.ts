@@ -15,6 +15,7 @@ export type IdType =
   | 'AgentAction'
   | 'BeneficialOwner'
   | 'Document'
+  | 'Verification'
   | 'Lookup'
   | 'Event'
   | 'Webhook'

@@ -8,4 +8,5 @@ export * from './vocabulary.js';
 export * from './pix.js';
 export * from './validation.js';
 export * from './uma.js';
+export * from './fields.js';
 export * from './external-accounts.js';

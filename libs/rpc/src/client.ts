@@ -5,6 +5,7 @@ import {
   type Client,
   type ClientOptions,
   type ClientUnaryCall,
+  type ClientWritableStream,
   type ServiceError,
   type ChannelCredentials,
 } from '@grpc/grpc-js';
@@ -21,10 +22,42 @@ export interface CallOpts {
   metadata?: Record<string, string>;
 }
 
-/** Promise form of a ts-proto grpc-js client: `await client.getCustomer(req)`. */
+/**
+ * A client-streaming call in progress: `write` each message (it waits while the transport's
+ * buffer is full, so a fast producer never piles messages up in memory), then `end` for the
+ * response. `response` settles as soon as the server answers, even early (an error before the
+ * client finished writing); a write after that rejects with the server's error.
+ */
+export interface ClientStream<Req, Res> {
+  write(message: Req): Promise<void>;
+  end(): Promise<Res>;
+  /** Abandons the call (the server sees CANCELLED). */
+  cancel(): void;
+  response: Promise<Res>;
+}
+
+type ClientStreamingMethod<Req, Res> = (
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: Callback<Res>,
+) => ClientWritableStream<Req>;
+
+/**
+ * Promise form of a ts-proto grpc-js client: `await client.getCustomer(req)`; a client-streaming
+ * method returns a ClientStream: `const s = client.upload(); await s.write(m); await s.end()`.
+ */
 export type PromiseClient<C> = {
+  [K in keyof C as C[K] extends ClientStreamingMethod<infer _Req, infer _Res> ? K : never]: C[K] extends ClientStreamingMethod<
+    infer Req,
+    infer Res
+  >
+    ? (opts?: CallOpts) => ClientStream<Req, Res>
+    : never;
+} & {
   [
-    K in keyof C as C[K] extends (
+    K in keyof C as C[K] extends ClientStreamingMethod<infer _Req, infer _Res>
+      ? never
+      : C[K] extends (
       request: never,
       metadata: Metadata,
       options: Partial<CallOptions>,
@@ -114,19 +147,14 @@ export function createRpcClient<C extends Client>(
       if (prop === 'then') return undefined;
       const fn = (client as unknown as Record<string, unknown>)[prop];
       if (typeof fn !== 'function') return undefined;
+      const service = (Ctor as unknown as { service?: Record<string, { requestStream?: boolean }> }).service;
+      if (service?.[prop]?.requestStream)
+        return (callOpts: CallOpts = {}) => clientStream(client, fn, callSetup(callOpts, defaultDeadline));
       return (request: unknown, callOpts: CallOpts = {}) =>
         new Promise((resolve, reject) => {
-          const md = new Metadata();
-          const ctx = currentContext();
-          if (ctx.requestId) md.set(REQUEST_ID_METADATA, ctx.requestId);
-          if (ctx.platformId) md.set(PLATFORM_ID_METADATA, ctx.platformId);
-          for (const [k, v] of Object.entries(callOpts.metadata ?? {})) md.set(k, v);
-          // At most the time the caller we serve has left (deadline propagation, deadline.ts).
-          const own = Date.now() + (callOpts.deadlineMs ?? defaultDeadline);
-          const inherited = inheritedDeadline();
-          const deadlineAt = inherited === undefined ? own : Math.min(own, inherited);
+          const { md, deadlineAt } = callSetup(callOpts, defaultDeadline);
           if (deadlineAt <= Date.now()) {
-            reject(new RpcError(status.DEADLINE_EXCEEDED, 'The caller’s deadline passed before this call was made'));
+            reject(deadlinePassed());
             return;
           }
           const deadline = new Date(deadlineAt);
@@ -140,4 +168,73 @@ export function createRpcClient<C extends Client>(
         });
     },
   });
+}
+
+/** Metadata (request id, platform id, extra) and the deadline of a call (deadline propagation, deadline.ts). */
+function callSetup(callOpts: CallOpts, defaultDeadline: number): { md: Metadata; deadlineAt: number } {
+  const md = new Metadata();
+  const ctx = currentContext();
+  if (ctx.requestId) md.set(REQUEST_ID_METADATA, ctx.requestId);
+  if (ctx.platformId) md.set(PLATFORM_ID_METADATA, ctx.platformId);
+  for (const [k, v] of Object.entries(callOpts.metadata ?? {})) md.set(k, v);
+  // At most the time the caller we serve has left.
+  const own = Date.now() + (callOpts.deadlineMs ?? defaultDeadline);
+  const inherited = inheritedDeadline();
+  return { md, deadlineAt: inherited === undefined ? own : Math.min(own, inherited) };
+}
+
+function deadlinePassed(): RpcError {
+  return new RpcError(status.DEADLINE_EXCEEDED, 'The caller’s deadline passed before this call was made');
+}
+
+function clientStream(
+  client: unknown,
+  fn: unknown,
+  setup: { md: Metadata; deadlineAt: number },
+): ClientStream<unknown, unknown> {
+  let failure: Error | undefined;
+  let resolveResponse!: (res: unknown) => void;
+  let rejectResponse!: (err: Error) => void;
+  const response = new Promise<unknown>((resolve, reject) => {
+    resolveResponse = resolve;
+    rejectResponse = reject;
+  });
+  response.catch((err: Error) => {
+    failure = err;
+  });
+  if (setup.deadlineAt <= Date.now()) {
+    rejectResponse(deadlinePassed());
+    const noop = async () => {
+      throw deadlinePassed();
+    };
+    return { write: noop, end: noop, cancel: () => undefined, response };
+  }
+  const call = (fn as (...a: unknown[]) => ClientWritableStream<unknown>).call(
+    client,
+    setup.md,
+    { deadline: new Date(setup.deadlineAt) },
+    (err: ServiceError | null, res: unknown) =>
+      err ? rejectResponse(fromServiceError(err)) : resolveResponse(res),
+  );
+  const settledError = response.then(
+    () => undefined,
+    (err: Error) => err,
+  );
+  return {
+    response,
+    async write(message) {
+      if (failure) throw failure;
+      if (call.write(message)) return;
+      const drained = new Promise<void>((resolve) => call.once('drain', () => resolve()));
+      const err = await Promise.race([drained.then(() => undefined), settledError]);
+      if (err) throw err;
+    },
+    async end() {
+      if (!failure) call.end();
+      return response;
+    },
+    cancel() {
+      call.cancel();
+    },
+  };
 }

@@ -4,7 +4,9 @@ import {
   Metadata,
   type ServiceDefinition,
   type UntypedServiceImplementation,
+  type handleClientStreamingCall,
   type handleUnaryCall,
+  type ServerReadableStream,
   type ServerUnaryCall,
   type sendUnaryData,
 } from '@grpc/grpc-js';
@@ -26,10 +28,18 @@ export interface CallContext {
   metadata: Metadata;
 }
 
-/** Async handler form of a ts-proto `XServer` interface (unary methods only). */
+/**
+ * Async handler form of a ts-proto `XServer` interface: a unary method takes its request, a
+ * client-streaming method the stream of its requests (read with `for await`, which applies
+ * backpressure: the client sends no faster than the handler reads).
+ */
 export type AsyncService<S> = {
   // `string extends K` drops the index signature inherited from UntypedServiceImplementation.
-  [K in keyof S as string extends K ? never : K]: S[K] extends handleUnaryCall<infer Req, infer Res> ? (request: Req, ctx: CallContext) => Promise<Res> : never;
+  [K in keyof S as string extends K ? never : K]: S[K] extends handleUnaryCall<infer Req, infer Res>
+    ? (request: Req, ctx: CallContext) => Promise<Res>
+    : S[K] extends handleClientStreamingCall<infer Req, infer Res>
+      ? (requests: AsyncIterable<Req>, ctx: CallContext) => Promise<Res>
+      : never;
 };
 
 export interface RegisteredService {
@@ -63,7 +73,11 @@ export function implement<S>(
     name = def.path.split('/')[1] ?? name;
     const handler = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method];
     if (!handler) throw new Error(`handler for ${def.path} is missing`);
-    implementation[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    if (def.responseStream) throw new Error(`${def.path}: server-streaming methods are not supported`);
+    implementation[method] = (
+      call: ServerUnaryCall<unknown, unknown> | ServerReadableStream<unknown, unknown>,
+      callback: sendUnaryData<unknown>,
+    ) => {
       const requestId = firstString(call.metadata, REQUEST_ID_METADATA) ?? randomUUID();
       const platformId = firstString(call.metadata, PLATFORM_ID_METADATA);
       const started = process.hrtime.bigint();
@@ -71,7 +85,9 @@ export function implement<S>(
       const deadlineMs = callerDeadline instanceof Date ? callerDeadline.getTime() : callerDeadline;
       void withContext({ requestId, platformId }, () => withDeadline(deadlineMs, async () => {
         try {
-          const res = await handler(call.request, { requestId, platformId, metadata: call.metadata });
+          // A client-streaming handler reads the call itself (a Readable of the requests).
+          const input = def.requestStream ? call : (call as ServerUnaryCall<unknown, unknown>).request;
+          const res = await handler(input, { requestId, platformId, metadata: call.metadata });
           logger.debug({ rpc: def.path, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'rpc ok');
           callback(null, res);
         } catch (err) {

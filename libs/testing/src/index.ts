@@ -175,3 +175,4 @@ export async function queriesDuring(
 }
 export * from './services.js';
 export * from './world.js';
+export * from './http.js';

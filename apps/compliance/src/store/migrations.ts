@@ -1,5 +1,103 @@
-import type { Migration } from '@sluice/store';
+import { Migration } from '@sluice/store';
 import type { Constructor } from '@mikro-orm/core';
 
+/**
+ * Beneficial owners, documents (metadata and, for the Postgres document store, their encrypted
+ * chunks), verifications and issued KYC links.
+ */
+class ComplianceTables extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE beneficial_owners (
+      id text PRIMARY KEY CONSTRAINT beneficial_owners_id_form CHECK (id LIKE 'BeneficialOwner:%'),
+      platform_id text NOT NULL,
+      customer_id text NOT NULL,
+      roles text[] NOT NULL,
+      ownership_percentage integer NOT NULL CONSTRAINT beneficial_owners_percentage CHECK (ownership_percentage BETWEEN 0 AND 100),
+      personal_info jsonb NOT NULL,
+      kyc_status text NOT NULL CONSTRAINT beneficial_owners_kyc_status CHECK (kyc_status IN ('UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED')),
+      environment text NOT NULL CONSTRAINT beneficial_owners_environment CHECK (environment IN ('SANDBOX', 'PRODUCTION')),
+      kyc_due_at timestamptz,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`);
+    this.addSql(
+      `CREATE INDEX beneficial_owners_customer ON beneficial_owners (platform_id, customer_id, created_at, id)`,
+    );
+    this.addSql(
+      `CREATE INDEX beneficial_owners_kyc_due ON beneficial_owners (kyc_due_at) WHERE kyc_due_at IS NOT NULL`,
+    );
+
+    this.addSql(`CREATE TABLE documents (
+      id text PRIMARY KEY CONSTRAINT documents_id_form CHECK (id LIKE 'Document:%'),
+      platform_id text NOT NULL,
+      document_holder text NOT NULL,
+      customer_id text NOT NULL,
+      document_type text NOT NULL,
+      country text NOT NULL,
+      file_name text NOT NULL,
+      side text CONSTRAINT documents_side CHECK (side IN ('FRONT', 'BACK')),
+      document_number text,
+      blob_id text NOT NULL UNIQUE,
+      content_type text NOT NULL CONSTRAINT documents_content_type CHECK (content_type IN ('application/pdf', 'image/jpeg', 'image/png')),
+      size_bytes bigint NOT NULL CONSTRAINT documents_size CHECK (size_bytes BETWEEN 1 AND 10485760),
+      sha256 text NOT NULL,
+      chunk_count integer NOT NULL CONSTRAINT documents_chunks CHECK (chunk_count >= 1),
+      key_id text NOT NULL,
+      wrapped_key bytea NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`);
+    this.addSql(`CREATE INDEX documents_platform ON documents (platform_id, created_at DESC, id DESC)`);
+    this.addSql(
+      `CREATE INDEX documents_holder ON documents (platform_id, document_holder, created_at DESC, id DESC)`,
+    );
+    this.addSql(`CREATE INDEX documents_customer ON documents (platform_id, customer_id)`);
+
+    // The Postgres DocumentStore: encrypted chunks of a blob (the S3 store keeps them as objects).
+    this.addSql(`CREATE TABLE document_chunks (
+      blob_id text NOT NULL,
+      idx integer NOT NULL CONSTRAINT document_chunks_idx CHECK (idx >= 0),
+      data bytea NOT NULL,
+      PRIMARY KEY (blob_id, idx)
+    )`);
+
+    this.addSql(`CREATE TABLE verifications (
+      id text PRIMARY KEY CONSTRAINT verifications_id_form CHECK (id LIKE 'Verification:%'),
+      platform_id text NOT NULL,
+      customer_id text NOT NULL,
+      customer_type text NOT NULL CONSTRAINT verifications_customer_type CHECK (customer_type IN ('INDIVIDUAL', 'BUSINESS')),
+      environment text NOT NULL CONSTRAINT verifications_environment CHECK (environment IN ('SANDBOX', 'PRODUCTION')),
+      status text NOT NULL CONSTRAINT verifications_status CHECK (status IN ('RESOLVE_ERRORS', 'PENDING_MANUAL_REVIEW', 'IN_PROGRESS', 'APPROVED', 'REJECTED', 'READY_FOR_VERIFICATION')),
+      errors jsonb NOT NULL DEFAULT '[]',
+      subject text,
+      decision_due_at timestamptz,
+      -- decided by the screening, shown once identity confirms it applied the customer's status
+      decided_status text CONSTRAINT verifications_decided_status CHECK (decided_status IN ('PENDING_MANUAL_REVIEW', 'APPROVED', 'REJECTED')),
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`);
+    this.addSql(
+      `CREATE INDEX verifications_platform ON verifications (platform_id, created_at DESC, id DESC)`,
+    );
+    this.addSql(
+      `CREATE INDEX verifications_customer ON verifications (platform_id, customer_id, created_at DESC, id DESC)`,
+    );
+    this.addSql(
+      `CREATE INDEX verifications_due ON verifications (decision_due_at) WHERE decision_due_at IS NOT NULL`,
+    );
+
+    this.addSql(`CREATE TABLE kyc_links (
+      token_sha256 text PRIMARY KEY,
+      platform_id text NOT NULL,
+      customer_id text NOT NULL,
+      redirect_uri text,
+      expires_at timestamptz NOT NULL,
+      created_at timestamptz NOT NULL
+    )`);
+  }
+}
+
 /** Migrations of the compliance schema, in order (the outbox/inbox tables come from the events kit). */
-export const migrations: { name: string; class: Constructor<Migration> }[] = [];
+export const migrations: { name: string; class: Constructor<Migration> }[] = [
+  { name: '0001_compliance_tables', class: ComplianceTables },
+];

@@ -9,7 +9,15 @@ import type {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '@sluice/logging';
 import type { PromiseClient } from '@sluice/rpc';
-import type { identity, accounts, webhooks, walletAuth, payments, agents } from '@sluice/contracts';
+import type {
+  identity,
+  accounts,
+  webhooks,
+  walletAuth,
+  payments,
+  agents,
+  compliance,
+} from '@sluice/contracts';
 import { DomainError } from '@sluice/core';
 import type { GatewayConfig } from '../config.js';
 
@@ -21,6 +29,7 @@ export interface GatewayClients {
   walletAuth: PromiseClient<walletAuth.WalletAuthServiceClient>;
   payments: PromiseClient<payments.PaymentsServiceClient>;
   agents: PromiseClient<agents.AgentsServiceClient>;
+  compliance: PromiseClient<compliance.ComplianceServiceClient>;
 }
 
 /** What an API token may do: VIEW data, TRANSACT (send payments), MANAGE (config, tokens, customers). */
@@ -81,7 +90,11 @@ export type RouteModule = (app: ApiInstance, deps: GatewayDeps) => Promise<void>
 /** Sandbox-only endpoints answer 403 for production platforms. */
 export function requireSandbox(request: FastifyRequest): void {
   if (request.platform.environment !== 'SANDBOX') {
-    throw new DomainError('PERMISSION_DENIED', 'SANDBOX_ONLY', 'This endpoint is only available to sandbox platforms');
+    throw new DomainError(
+      'PERMISSION_DENIED',
+      'SANDBOX_ONLY',
+      'This endpoint is only available to sandbox platforms',
+    );
   }
 }
 
@@ -94,6 +107,10 @@ export function requiredPermissions(method: string, configured?: Permission | Pe
 /** 403 FORBIDDEN unless the caller's token has one of the permissions. */
 export function requirePermission(request: FastifyRequest, ...anyOf: Permission[]): void {
   if (!anyOf.some((p) => request.platform.permissions.includes(p))) {
-    throw new DomainError('PERMISSION_DENIED', 'FORBIDDEN', `This API token lacks the ${anyOf.join(' or ')} permission`);
+    throw new DomainError(
+      'PERMISSION_DENIED',
+      'FORBIDDEN',
+      `This API token lacks the ${anyOf.join(' or ')} permission`,
+    );
   }
 }

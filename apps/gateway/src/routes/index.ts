@@ -15,6 +15,9 @@ import incomingRoutes from './incoming.routes.js';
 import webhooksRoutes from './webhooks.routes.js';
 import agentsRoutes from './agents.routes.js';
 import agentMeRoutes from './agent-me.routes.js';
+import beneficialOwnersRoutes from './beneficial-owners.routes.js';
+import documentsRoutes from './documents.routes.js';
+import verificationsRoutes from './verifications.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -39,4 +42,7 @@ export const routeModules: Record<string, RouteModule> = {
   webhooks: webhooksRoutes,
   agents: agentsRoutes,
   'agent-me': agentMeRoutes,
+  'beneficial-owners': beneficialOwnersRoutes,
+  documents: documentsRoutes,
+  verifications: verificationsRoutes,
 };

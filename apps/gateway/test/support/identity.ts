@@ -73,6 +73,7 @@ export async function startIdentity(label: string): Promise<IdentityHarness> {
         WALLET_AUTH_GRPC_URL: '127.0.0.1:1',
         PAYMENTS_GRPC_URL: '127.0.0.1:1',
         AGENTS_GRPC_URL: '127.0.0.1:1',
+        COMPLIANCE_GRPC_URL: '127.0.0.1:1',
         RPC_DEADLINE_MS: 2000,
         ...env,
       } as Parameters<typeof createGatewayClients>[0]);

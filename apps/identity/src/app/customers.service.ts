@@ -153,6 +153,41 @@ export class CustomersService {
     });
   }
 
+  /**
+   * Sets a customer's kycStatus (individual) or kybStatus (business) as compliance decided it
+   * (CUSTOMER_VERIFICATION.STATUS_CHANGED), in the consumer's inbox transaction: writes the
+   * CUSTOMER.KYC_* / KYB_* webhook when the status changed, and always the acknowledgement
+   * CUSTOMER_VERIFICATION.STATUS_APPLIED, after which compliance shows its decision (so whoever
+   * reads the decided verification reads the customer's status too). Idempotent. A deleted
+   * customer or one of another type is left alone (false, acknowledged as not applied).
+   */
+  async applyVerificationStatus(
+    em: EntityManager,
+    platformId: string,
+    c: {
+      customerId: string;
+      customerType: Customer['customerType'];
+      status: Exclude<Customer['verificationStatus'], 'UNVERIFIED'>;
+      verificationId: string;
+    },
+  ): Promise<boolean> {
+    const current = await this.store.customers.find(em, platformId, c.customerId, { forUpdate: true });
+    const applicable = !!current && !current.deletedAt && current.customerType === c.customerType;
+    if (current && applicable && current.verificationStatus !== c.status) {
+      const next: Customer = { ...current, verificationStatus: c.status, updatedAt: this.clock.now() };
+      await this.store.customers.update(em, next);
+      await this.events.customerVerificationStatusChanged(em, next);
+    }
+    await this.events.customerVerificationStatusApplied(em, {
+      platformId,
+      customerId: c.customerId,
+      verificationId: c.verificationId,
+      status: c.status,
+      applied: applicable,
+    });
+    return applicable;
+  }
+
   private async require(
     em: EntityManager,
     platformId: string,

@@ -40,4 +40,11 @@ export interface IdentityEvents {
   customerUpdated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
   /** CUSTOMER.DELETED. */
   customerDeleted(em: EntityManager, customer: Customer): Promise<void>;
+  /** CUSTOMER.KYC_<status> (individual) or CUSTOMER.KYB_<status> (business): the webhook of a status change. */
+  customerVerificationStatusChanged(em: EntityManager, customer: Customer): Promise<void>;
+  /** CUSTOMER_VERIFICATION.STATUS_APPLIED: a verification's status was handled (compliance then shows it). */
+  customerVerificationStatusApplied(
+    em: EntityManager,
+    a: { platformId: string; customerId: string; verificationId: string; status: string; applied: boolean },
+  ): Promise<void>;
 }

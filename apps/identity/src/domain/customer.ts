@@ -1,4 +1,4 @@
-import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode, type Environment, type PostalAddress } from '@sluice/core';
+import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode, postalAddress as address, type Environment, type PostalAddress } from '@sluice/core';
 import { country, email, noDuplicates, pastDate, range, text } from './validation.js';
 import { normalizeUmaAddress } from './uma-address.js';
 import { fail } from './errors.js';
@@ -223,32 +223,6 @@ function currencies(p: FieldErrors, field: string, codes: string[], allowed: Set
   });
   noDuplicates(p, field, codes);
   return [...codes];
-}
-
-function address(p: FieldErrors, field: string, a: PostalAddress): PostalAddress {
-  const out: PostalAddress = {
-    line1: required(p, `${field}.line1`, a.line1, 200),
-    postalCode: required(p, `${field}.postalCode`, a.postalCode, 20),
-    country:
-      a.country === ''
-        ? (p.add(`${field}.country`, 'is required'), '')
-        : (country(p, `${field}.country`, a.country) ?? ''),
-  };
-  const line2 = text(p, `${field}.line2`, a.line2, 200);
-  const city = text(p, `${field}.city`, a.city, 100);
-  const state = text(p, `${field}.state`, a.state, 100);
-  if (line2 !== undefined) out.line2 = line2;
-  if (city !== undefined) out.city = city;
-  if (state !== undefined) out.state = state;
-  return out;
-}
-
-function required(p: FieldErrors, field: string, value: string, max: number): string {
-  if (value === '') {
-    p.add(field, 'is required');
-    return '';
-  }
-  return text(p, field, value, max) ?? '';
 }
 
 function oneOf(

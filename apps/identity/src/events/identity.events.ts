@@ -1,10 +1,25 @@
-import { EVENTS, type EventData } from '@sluice/api';
+import { EVENTS, customerJson, type EventData } from '@sluice/api';
 import type { Outbox } from '@sluice/events';
 import type { EntityManager } from '@sluice/store';
 import type { CustomerPlatform, IdentityEvents } from '../app/ports.js';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { ApiToken, Platform } from '../domain/platform.js';
+import { customerToPb } from '../rpc/convert.js';
+
+/** The webhook of each kycStatus / kybStatus a customer can move to. */
+const STATUS_WEBHOOKS = {
+  INDIVIDUAL: {
+    PENDING: EVENTS.CUSTOMER_KYC_PENDING,
+    APPROVED: EVENTS.CUSTOMER_KYC_APPROVED,
+    REJECTED: EVENTS.CUSTOMER_KYC_REJECTED,
+  },
+  BUSINESS: {
+    PENDING: EVENTS.CUSTOMER_KYB_PENDING,
+    APPROVED: EVENTS.CUSTOMER_KYB_APPROVED,
+    REJECTED: EVENTS.CUSTOMER_KYB_REJECTED,
+  },
+} as const;
 
 /**
  * The events identity publishes (domain `identity`, subjects
@@ -74,6 +89,24 @@ export class IdentityPublisher implements IdentityEvents {
       data: customerData(c, platform),
       occurredAt: c.updatedAt,
     });
+  }
+
+  /** data is the public Customer, the REST mapper over the proto Customer GetCustomer returns. */
+  async customerVerificationStatusChanged(em: EntityManager, c: Customer): Promise<void> {
+    if (c.verificationStatus === 'UNVERIFIED') return;
+    await this.outbox.add(em, STATUS_WEBHOOKS[c.customerType][c.verificationStatus], {
+      platformId: c.platformId,
+      data: customerJson(customerToPb(c)),
+      occurredAt: c.updatedAt,
+    });
+  }
+
+  async customerVerificationStatusApplied(
+    em: EntityManager,
+    a: { platformId: string; customerId: string; verificationId: string; status: string; applied: boolean },
+  ): Promise<void> {
+    const { platformId, ...data } = a;
+    await this.outbox.add(em, EVENTS.CUSTOMER_VERIFICATION_STATUS_APPLIED, { platformId, data });
   }
 
   async customerDeleted(em: EntityManager, c: Customer): Promise<void> {

@@ -2,6 +2,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { AgentAction } from '../resources/agent.js';
 import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
+import { Customer } from '../resources/customer.js';
+import { Verification } from '../resources/verification.js';
 import { stringEnum } from '../schema.js';
 
 /**
@@ -107,6 +109,11 @@ const outgoing = <T extends string>(type: T, description: string) =>
 const incoming = <T extends string>(type: T, description: string) =>
   event(type, { owner: 'payments', data: Transaction, webhook: true, description });
 
+const verification = <T extends string>(type: T, description: string) =>
+  event(type, { owner: 'compliance', data: Verification, webhook: true, description });
+const customerStatus = <T extends string>(type: T, description: string) =>
+  event(type, { owner: 'identity', data: Customer, webhook: true, description });
+
 /** Every event type of the system, by a constant name. */
 export const EVENTS = {
   // identity
@@ -159,6 +166,40 @@ export const EVENTS = {
     data: Type.Object({ customerId: Type.String() }),
     description: 'A customer was deleted (soft).',
   }),
+  CUSTOMER_KYC_APPROVED: customerStatus('CUSTOMER.KYC_APPROVED', 'An individual’s kycStatus became APPROVED; data is the customer.'),
+  CUSTOMER_KYC_REJECTED: customerStatus('CUSTOMER.KYC_REJECTED', 'An individual’s kycStatus became REJECTED; data is the customer.'),
+  CUSTOMER_KYC_PENDING: customerStatus('CUSTOMER.KYC_PENDING', 'An individual’s kycStatus became PENDING; data is the customer.'),
+  CUSTOMER_KYB_APPROVED: customerStatus('CUSTOMER.KYB_APPROVED', 'A business’s kybStatus became APPROVED; data is the customer.'),
+  CUSTOMER_KYB_REJECTED: customerStatus('CUSTOMER.KYB_REJECTED', 'A business’s kybStatus became REJECTED; data is the customer.'),
+  CUSTOMER_KYB_PENDING: customerStatus('CUSTOMER.KYB_PENDING', 'A business’s kybStatus became PENDING; data is the customer.'),
+  CUSTOMER_VERIFICATION_STATUS_APPLIED: event('CUSTOMER_VERIFICATION.STATUS_APPLIED', {
+    owner: 'identity',
+    data: Type.Object({
+      customerId: Type.String(),
+      verificationId: Type.String(),
+      status: Type.String(),
+      /** False when the customer is deleted, unknown or of another type (nothing was set). */
+      applied: Type.Boolean(),
+    }),
+    description: 'Identity handled a CUSTOMER_VERIFICATION.STATUS_CHANGED: compliance may show the decision.',
+  }),
+  // compliance
+  CUSTOMER_VERIFICATION_STATUS_CHANGED: event('CUSTOMER_VERIFICATION.STATUS_CHANGED', {
+    owner: 'compliance',
+    data: Type.Object({
+      customerId: Type.String(),
+      customerType: stringEnum(['INDIVIDUAL', 'BUSINESS'] as const),
+      /** The kycStatus (individual) or kybStatus (business) identity is to set. */
+      status: stringEnum(['PENDING', 'APPROVED', 'REJECTED'] as const),
+      verificationId: Type.String(),
+    }),
+    description: 'A verification decided what a customer’s kycStatus/kybStatus is; identity applies it.',
+  }),
+  VERIFICATION_RESOLVE_ERRORS: verification('VERIFICATION.RESOLVE_ERRORS', 'A verification lists what is missing.'),
+  VERIFICATION_IN_PROGRESS: verification('VERIFICATION.IN_PROGRESS', 'A complete verification was submitted to screening.'),
+  VERIFICATION_PENDING_MANUAL_REVIEW: verification('VERIFICATION.PENDING_MANUAL_REVIEW', 'A verification awaits a manual review.'),
+  VERIFICATION_APPROVED: verification('VERIFICATION.APPROVED', 'A verification was approved.'),
+  VERIFICATION_REJECTED: verification('VERIFICATION.REJECTED', 'A verification was rejected.'),
   // accounts
   INTERNAL_ACCOUNT_BALANCE_UPDATED: event('INTERNAL_ACCOUNT.BALANCE_UPDATED', {
     owner: 'accounts',

@@ -9,7 +9,7 @@ import {
   PURPOSES_OF_ACCOUNT,
   VERIFICATION_STATUSES,
 } from '@sluice/core';
-import { DateOnly, Id, Timestamp, iso } from '../schema.js';
+import { DateOnly, Id, Timestamp, bare, defined, iso } from '../schema.js';
 
 /** The public Customer: an INDIVIDUAL or a BUSINESS (discriminated by `customerType`). */
 
@@ -20,7 +20,10 @@ function literals<T extends string>(values: readonly T[], id: string) {
   );
 }
 
-export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code' });
+export const CountryCode = Type.String({
+  pattern: '^[A-Z]{2}$',
+  description: 'ISO 3166-1 alpha-2 country code',
+});
 
 export const KycStatus = literals(VERIFICATION_STATUSES, 'KycStatus');
 export const KybStatus = literals(VERIFICATION_STATUSES, 'KybStatus');
@@ -105,12 +108,7 @@ export const BusinessCustomer = Type.Object(
 export const Customer = Type.Union([IndividualCustomer, BusinessCustomer], { $id: 'CustomerOneOf' });
 export type Customer = Static<typeof Customer>;
 
-const bare = (v: string, prefix: string) => v.replace(prefix, '');
-
 /** Keeps the fields that are set (ts-proto leaves absent optional fields undefined). */
-function defined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
 
 /** The public BusinessInfo of an identity.v1 BusinessInfo (empty lists left out). */
 function businessInfoJson(b: identity.BusinessInfo): BusinessInfo {

@@ -1,4 +1,21 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  EnvelopeError,
+  IV_BYTES,
+  KEY_ID_PATTERN,
+  TAG_BYTES,
+  WRAPPED_DATA_KEY_BYTES,
+  gcmOpen,
+  gcmSeal,
+  loadMasterKeyring as loadEnvelopeKeyring,
+  masterKeyId as envelopeMasterKeyId,
+  newDataKey,
+  rewrapDataKey,
+  unwrapDataKey,
+  wrapDataKey,
+  type EnvelopeErrorCode,
+  type MasterKeyring,
+  type WrappedDataKey,
+} from '@sluice/crypto';
 import { generateMnemonic as bip39Generate, validateMnemonic as bip39Validate } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { CustodyError } from './errors.js';
@@ -16,44 +33,44 @@ export function isValidMnemonic(mnemonic: string): boolean {
   return bip39Validate(mnemonic, wordlist);
 }
 
-export interface MasterKey {
-  /** Key id written into each envelope (`mk_` + 16 hex of a SHA-256 fingerprint by default). */
-  id: string;
-  /** 32-byte AES-256 key. */
-  key: Uint8Array;
-}
-
-/** The current master key (seals) plus retired keys still accepted for opening during rotation. */
-export interface MasterKeyring {
-  current: MasterKey;
-  retired: MasterKey[];
-}
+export type { MasterKey, MasterKeyring } from '@sluice/crypto';
 
 const ENVELOPE_PREFIX = 'swc1';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-const DEK_BYTES = 32;
-const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** The master-key variables of wallet-auth and the label of their key ids (fixed: ids are stored in envelopes). */
+const KEYRING_NAMES = {
+  current: 'WALLET_MASTER_KEY',
+  retired: 'WALLET_MASTER_KEYS_RETIRED',
+  idLabel: 'sluice-wallet-master-key-id:v1',
+};
 
 /** Key id of a master key: `mk_` + first 16 hex chars of SHA-256("sluice-wallet-master-key-id:v1" ‖ key). */
 export function masterKeyId(key: Uint8Array): string {
-  return (
-    'mk_' +
-    createHash('sha256').update('sluice-wallet-master-key-id:v1').update(key).digest('hex').slice(0, 16)
-  );
+  return envelopeMasterKeyId(key, KEYRING_NAMES.idLabel);
 }
 
-function decodeMasterKey(value: string, variable: string): MasterKey {
-  const trimmed = value.trim();
-  const key = /^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)
-    ? new Uint8Array(Buffer.from(trimmed, 'base64'))
-    : new Uint8Array();
-  if (key.length !== 32)
-    throw new CustodyError(
-      'CUSTODY_CONFIG_INVALID',
-      `${variable} must be 32 bytes encoded in base64 (e.g. \`openssl rand -base64 32\`)`,
-    );
-  return { id: masterKeyId(key), key };
+const CUSTODY_CODES: Record<EnvelopeErrorCode, CustodyError['code']> = {
+  MASTER_KEY_UNKNOWN: 'CUSTODY_MASTER_KEY_UNKNOWN',
+  DECRYPT_FAILED: 'CUSTODY_DECRYPT_FAILED',
+  MALFORMED: 'CUSTODY_MALFORMED',
+  CONFIG_INVALID: 'CUSTODY_CONFIG_INVALID',
+};
+
+/** Runs a step of the shared envelope kit, reporting its failures as wallet CustodyErrors. */
+function custody<T>(fn: () => T, what?: string): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof EnvelopeError) {
+      const message =
+        e.code === 'DECRYPT_FAILED' && what
+          ? `cannot decrypt the wallet ${what}: wrong master key, wrong account id or tampered envelope`
+          : e.code === 'MASTER_KEY_UNKNOWN'
+            ? e.message.replace('the envelope', 'the wallet envelope')
+            : e.message;
+      throw new CustodyError(CUSTODY_CODES[e.code], message);
+    }
+    throw e;
+  }
 }
 
 /**
@@ -62,63 +79,19 @@ function decodeMasterKey(value: string, variable: string): MasterKey {
  * envelopes sealed before a rotation. Throws CustodyError CUSTODY_CONFIG_INVALID naming the variable.
  */
 export function loadMasterKeyring(current: string, retired?: string): MasterKeyring {
-  const currentKey = decodeMasterKey(current, 'WALLET_MASTER_KEY');
-  const retiredKeys = (retired ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0)
-    .map((s, i) => decodeMasterKey(s, `WALLET_MASTER_KEYS_RETIRED[${i}]`))
-    .filter((k) => k.id !== currentKey.id);
-  return { current: currentKey, retired: retiredKeys };
+  return custody(() => loadEnvelopeKeyring(current, retired, KEYRING_NAMES));
 }
 
-function aadForDek(keyId: string, accountId: string): Buffer {
-  return Buffer.from(`sluice:wallet-custody:v1:dek|${keyId}|${accountId}`, 'utf8');
+function aadForDek(accountId: string): (keyId: string) => Buffer {
+  return (keyId) => Buffer.from(`sluice:wallet-custody:v1:dek|${keyId}|${accountId}`, 'utf8');
 }
 
 function aadForSecret(accountId: string): Buffer {
   return Buffer.from(`sluice:wallet-custody:v1:mnemonic|${accountId}`, 'utf8');
 }
 
-function gcmSeal(key: Uint8Array, plaintext: Uint8Array, aad: Buffer): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad);
-  const ct = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return Buffer.concat([iv, ct, cipher.getAuthTag()]);
-}
-
-function gcmOpen(key: Uint8Array, blob: Buffer, aad: Buffer, what: string): Buffer {
-  const iv = blob.subarray(0, IV_BYTES);
-  const tag = blob.subarray(blob.length - TAG_BYTES);
-  const ct = blob.subarray(IV_BYTES, blob.length - TAG_BYTES);
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, iv);
-    decipher.setAAD(aad);
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(ct), decipher.final()]);
-  } catch {
-    throw new CustodyError(
-      'CUSTODY_DECRYPT_FAILED',
-      `cannot decrypt the wallet ${what}: wrong master key, wrong account id or tampered envelope`,
-    );
-  }
-}
-
-function findKey(keyring: MasterKeyring, id: string): MasterKey {
-  if (keyring.current.id === id) return keyring.current;
-  const key = keyring.retired.find((k) => k.id === id);
-  if (!key)
-    throw new CustodyError(
-      'CUSTODY_MASTER_KEY_UNKNOWN',
-      `the wallet envelope was sealed under master key ${id}, which is not configured`,
-    );
-  return key;
-}
-
 interface Envelope {
-  keyId: string;
-  wrappedDek: Buffer;
+  key: WrappedDataKey;
   sealedSecret: Buffer;
 }
 
@@ -129,7 +102,7 @@ function parseEnvelope(sealed: string): Envelope {
   if (
     parts.length !== 4 ||
     prefix !== ENVELOPE_PREFIX ||
-    !KEY_ID.test(keyId!) ||
+    !KEY_ID_PATTERN.test(keyId!) ||
     !b64.test(wrapped!) ||
     !b64.test(secret!)
   ) {
@@ -137,17 +110,14 @@ function parseEnvelope(sealed: string): Envelope {
   }
   const wrappedDek = Buffer.from(wrapped!, 'base64url');
   const sealedSecret = Buffer.from(secret!, 'base64url');
-  if (
-    wrappedDek.length !== IV_BYTES + DEK_BYTES + TAG_BYTES ||
-    sealedSecret.length < IV_BYTES + TAG_BYTES + 1
-  ) {
+  if (wrappedDek.length !== WRAPPED_DATA_KEY_BYTES || sealedSecret.length < IV_BYTES + TAG_BYTES + 1) {
     throw new CustodyError('CUSTODY_MALFORMED', 'the wallet envelope has invalid lengths');
   }
-  return { keyId: keyId!, wrappedDek, sealedSecret };
+  return { key: { keyId: keyId!, wrapped: wrappedDek }, sealedSecret };
 }
 
-function format(keyId: string, wrappedDek: Buffer, sealedSecret: Buffer): string {
-  return [ENVELOPE_PREFIX, keyId, wrappedDek.toString('base64url'), sealedSecret.toString('base64url')].join(
+function format(key: WrappedDataKey, sealedSecret: Buffer): string {
+  return [ENVELOPE_PREFIX, key.keyId, key.wrapped.toString('base64url'), sealedSecret.toString('base64url')].join(
     '.',
   );
 }
@@ -159,11 +129,10 @@ function format(keyId: string, wrappedDek: Buffer, sealedSecret: Buffer): string
  * Result: `swc1.<keyId>.<b64url(iv‖wrappedDek‖tag)>.<b64url(iv‖ciphertext‖tag)>`.
  */
 export function sealMnemonic(mnemonic: string, accountId: string, keyring: MasterKeyring): string {
-  const dek = randomBytes(DEK_BYTES);
+  const dek = newDataKey();
   try {
     const sealedSecret = gcmSeal(dek, Buffer.from(mnemonic, 'utf8'), aadForSecret(accountId));
-    const wrappedDek = gcmSeal(keyring.current.key, dek, aadForDek(keyring.current.id, accountId));
-    return format(keyring.current.id, wrappedDek, sealedSecret);
+    return format(wrapDataKey(keyring, dek, aadForDek(accountId)), sealedSecret);
   } finally {
     dek.fill(0);
   }
@@ -176,10 +145,11 @@ export function sealMnemonic(mnemonic: string, accountId: string, keyring: Maste
  */
 export function openMnemonic(sealed: string, accountId: string, keyring: MasterKeyring): string {
   const env = parseEnvelope(sealed);
-  const master = findKey(keyring, env.keyId);
-  const dek = gcmOpen(master.key, env.wrappedDek, aadForDek(env.keyId, accountId), 'data key');
+  const dek = custody(() => unwrapDataKey(keyring, env.key, aadForDek(accountId)), 'data key');
   try {
-    return gcmOpen(dek, env.sealedSecret, aadForSecret(accountId), 'mnemonic').toString('utf8');
+    return custody(() => gcmOpen(dek, env.sealedSecret, aadForSecret(accountId), 'mnemonic'), 'mnemonic').toString(
+      'utf8',
+    );
   } finally {
     dek.fill(0);
   }
@@ -187,26 +157,15 @@ export function openMnemonic(sealed: string, accountId: string, keyring: MasterK
 
 /** True when the envelope is wrapped under a retired master key and should be rewrapped. */
 export function needsRewrap(sealed: string, keyring: MasterKeyring): boolean {
-  return parseEnvelope(sealed).keyId !== keyring.current.id;
+  return parseEnvelope(sealed).key.keyId !== keyring.current.id;
 }
 
 /** Rewrap the data key under the current master key (rotation); the mnemonic ciphertext is kept. */
 export function rewrapMnemonic(sealed: string, accountId: string, keyring: MasterKeyring): string {
+  openMnemonic(sealed, accountId, keyring); // the whole envelope must open before it is rewrapped
   const env = parseEnvelope(sealed);
-  const dek = gcmOpen(
-    findKey(keyring, env.keyId).key,
-    env.wrappedDek,
-    aadForDek(env.keyId, accountId),
-    'data key',
+  return format(
+    custody(() => rewrapDataKey(keyring, env.key, aadForDek(accountId)), 'data key'),
+    env.sealedSecret,
   );
-  try {
-    gcmOpen(dek, env.sealedSecret, aadForSecret(accountId), 'mnemonic').fill(0);
-    return format(
-      keyring.current.id,
-      gcmSeal(keyring.current.key, dek, aadForDek(keyring.current.id, accountId)),
-      env.sealedSecret,
-    );
-  } finally {
-    dek.fill(0);
-  }
 }

@@ -1,0 +1,132 @@
+import { implement } from '@sluice/rpc';
+import { compliance } from '@sluice/contracts';
+import { EnvelopeError, loadMasterKeyring } from '@sluice/crypto';
+import type { Composition, ServiceDeps } from '@sluice/runtime';
+import type { ComplianceConfig } from './service.js';
+import type { CustomerDirectory, DocumentStore, KycProvider } from './app/ports.js';
+import { BeneficialOwnersService } from './app/beneficial-owners.service.js';
+import { DocumentsService } from './app/documents.service.js';
+import { VerificationsService } from './app/verifications.service.js';
+import { KycLinksService } from './app/kyc-links.service.js';
+import { ScreeningWorker } from './app/screening.worker.js';
+import { IdentityClient } from './clients/identity.client.js';
+import { ProductionKycProvider, SandboxKycProvider } from './clients/kyc-providers.js';
+import { KEYRING_NAMES } from './domain/document-crypto.js';
+import { CompliancePublisher } from './events/compliance.events.js';
+import { IdentityConsumer } from './events/identity.consumer.js';
+import { complianceHandlers } from './rpc/compliance.rpc.js';
+import { BeneficialOwnerRepository } from './store/beneficial-owner.repository.js';
+import { DocumentRepository } from './store/document.repository.js';
+import { KycLinkRepository } from './store/kyc-link.repository.js';
+import { PostgresDocumentStore } from './store/postgres-document.store.js';
+import { S3DocumentStore } from './store/s3-document.store.js';
+import { VerificationRepository } from './store/verification.repository.js';
+
+/** Adapters a test may replace (default: identity over gRPC, the configured document store). */
+export interface ComplianceAdapters {
+  customers?: CustomerDirectory;
+  documentStore?: DocumentStore;
+  sandboxKyc?: KycProvider;
+}
+
+/** The object graph of a running compliance service. */
+export interface ComplianceGraph extends Composition {
+  owners: BeneficialOwnersService;
+  documents: DocumentsService;
+  verifications: VerificationsService;
+  kycLinks: KycLinksService;
+  screening: ScreeningWorker;
+  documentStore: DocumentStore;
+}
+
+/** The document store DOCUMENT_STORE selects. */
+function documentStoreOf(
+  c: ComplianceConfig,
+  deps: ServiceDeps<ComplianceConfig>,
+): DocumentStore & { close?(): void } {
+  if (c.DOCUMENT_STORE === 'postgres') return new PostgresDocumentStore(deps.orm);
+  if (!c.DOCUMENT_S3_BUCKET) throw new Error('DOCUMENT_S3_BUCKET is required when DOCUMENT_STORE=s3');
+  if (!c.DOCUMENT_S3_ACCESS_KEY_ID !== !c.DOCUMENT_S3_SECRET_ACCESS_KEY)
+    throw new Error('DOCUMENT_S3_ACCESS_KEY_ID and DOCUMENT_S3_SECRET_ACCESS_KEY are set together');
+  return new S3DocumentStore({
+    bucket: c.DOCUMENT_S3_BUCKET,
+    prefix: c.DOCUMENT_S3_PREFIX,
+    region: c.DOCUMENT_S3_REGION,
+    forcePathStyle: c.DOCUMENT_S3_FORCE_PATH_STYLE,
+    ...(c.DOCUMENT_S3_ENDPOINT ? { endpoint: c.DOCUMENT_S3_ENDPOINT } : {}),
+    ...(c.DOCUMENT_S3_ACCESS_KEY_ID && c.DOCUMENT_S3_SECRET_ACCESS_KEY
+      ? {
+          credentials: {
+            accessKeyId: c.DOCUMENT_S3_ACCESS_KEY_ID,
+            secretAccessKey: c.DOCUMENT_S3_SECRET_ACCESS_KEY,
+          },
+        }
+      : {}),
+  });
+}
+
+/** The composition root of compliance: every object of the service, built once. */
+export function composeCompliance(
+  deps: ServiceDeps<ComplianceConfig>,
+  adapters: ComplianceAdapters = {},
+): ComplianceGraph {
+  const { orm, clock, outbox, bus, logger, config: c } = deps;
+  let keyring;
+  try {
+    keyring = loadMasterKeyring(c.DOCUMENT_MASTER_KEY, c.DOCUMENT_MASTER_KEYS_RETIRED, KEYRING_NAMES);
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new Error(err.message);
+    throw err;
+  }
+  const identity = adapters.customers ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
+  const customers = adapters.customers ?? identity!;
+  const documentStore = adapters.documentStore ?? documentStoreOf(c, deps);
+  const providers = {
+    SANDBOX: adapters.sandboxKyc ?? new SandboxKycProvider(c.SANDBOX_TIME_SCALE),
+    PRODUCTION: new ProductionKycProvider(c.PRODUCTION_KYC_RECHECK_MS),
+  };
+  const repos = {
+    owners: new BeneficialOwnerRepository(),
+    documents: new DocumentRepository(),
+    verifications: new VerificationRepository(),
+  };
+  const events = new CompliancePublisher(outbox);
+  const owners = new BeneficialOwnersService(orm, clock, repos.owners, customers, providers, logger);
+  const documents = new DocumentsService(orm, clock, repos, customers, documentStore, keyring, logger);
+  const verifications = new VerificationsService(orm, clock, repos, customers, providers, events, logger);
+  const kycLinks = new KycLinksService(orm, clock, new KycLinkRepository(), customers, {
+    sandboxTemplate: c.SANDBOX_KYC_LINK_URL_TEMPLATE,
+    ...(c.KYC_LINK_URL_TEMPLATE ? { productionTemplate: c.KYC_LINK_URL_TEMPLATE } : {}),
+    ttlMs: c.KYC_LINK_TTL_SECONDS * 1000,
+  });
+  const screening = new ScreeningWorker(
+    orm,
+    clock,
+    repos,
+    { owners, verifications },
+    logger,
+    c.SCREENING_POLL_MS,
+  );
+  return {
+    owners,
+    documents,
+    verifications,
+    kycLinks,
+    screening,
+    documentStore,
+    rpc: [
+      implement<compliance.ComplianceServiceServer>(
+        compliance.ComplianceServiceService,
+        complianceHandlers({ owners, documents, verifications, kycLinks }),
+        logger,
+        'sluice.compliance.v1.ComplianceService',
+      ),
+    ],
+    consumers: [new IdentityConsumer({ bus, orm, logger, prefix: c.EVENT_SUBJECT_PREFIX, verifications })],
+    workers: [screening],
+    close: () => {
+      identity?.close();
+      (documentStore as { close?(): void }).close?.();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import type { EntityManager } from '@sluice/store';
+import type { CursorPosition, Page } from '@sluice/core';
+import type { DocumentContentType, DocumentRecord, DocumentSide, DocumentType } from '../domain/document.js';
+import { date, keysetPage } from './sql.js';
+
+/** Document metadata and the key of its encrypted file (exact SQL; the chunks are in the DocumentStore). */
+
+const COLUMNS = `id, platform_id, document_holder, customer_id, document_type, country, file_name, side, document_number,
+  blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, created_at, updated_at`;
+
+interface Row {
+  id: string;
+  platform_id: string;
+  document_holder: string;
+  customer_id: string;
+  document_type: DocumentType;
+  country: string;
+  file_name: string;
+  side: DocumentSide | null;
+  document_number: string | null;
+  blob_id: string;
+  content_type: DocumentContentType;
+  size_bytes: string | number;
+  sha256: string;
+  chunk_count: number;
+  key_id: string;
+  wrapped_key: Buffer;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+function toDocument(r: Row): DocumentRecord {
+  return {
+    id: r.id,
+    platformId: r.platform_id,
+    documentHolder: r.document_holder,
+    customerId: r.customer_id,
+    documentType: r.document_type,
+    country: r.country,
+    fileName: r.file_name,
+    ...(r.side ? { side: r.side } : {}),
+    ...(r.document_number !== null ? { documentNumber: r.document_number } : {}),
+    file: {
+      blobId: r.blob_id,
+      contentType: r.content_type,
+      sizeBytes: Number(r.size_bytes),
+      sha256: r.sha256,
+      chunkCount: r.chunk_count,
+      keyId: r.key_id,
+      wrappedKey: Buffer.from(r.wrapped_key),
+    },
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+function values(d: DocumentRecord): unknown[] {
+  return [
+    d.documentType,
+    d.country,
+    d.fileName,
+    d.side ?? null,
+    d.documentNumber ?? null,
+    d.file.blobId,
+    d.file.contentType,
+    d.file.sizeBytes,
+    d.file.sha256,
+    d.file.chunkCount,
+    d.file.keyId,
+    d.file.wrappedKey,
+    d.updatedAt,
+  ];
+}
+
+export class DocumentRepository {
+  async insert(em: EntityManager, d: DocumentRecord): Promise<void> {
+    await em.execute(
+      `INSERT INTO documents (id, platform_id, document_holder, customer_id, created_at, document_type, country, file_name,
+         side, document_number, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [d.id, d.platformId, d.documentHolder, d.customerId, d.createdAt, ...values(d)],
+    );
+  }
+
+  /** Replaces the metadata and file of a document (the holder stays). */
+  async replace(em: EntityManager, d: DocumentRecord): Promise<void> {
+    await em.execute(
+      `UPDATE documents SET document_type = ?, country = ?, file_name = ?, side = ?, document_number = ?, blob_id = ?,
+         content_type = ?, size_bytes = ?, sha256 = ?, chunk_count = ?, key_id = ?, wrapped_key = ?, updated_at = ?
+       WHERE id = ?`,
+      [...values(d), d.id],
+    );
+  }
+
+  async delete(em: EntityManager, id: string): Promise<void> {
+    await em.execute(`DELETE FROM documents WHERE id = ?`, [id]);
+  }
+
+  async find(
+    em: EntityManager,
+    platformId: string,
+    id: string,
+    lock?: 'update',
+  ): Promise<DocumentRecord | undefined> {
+    const rows = await em.execute<Row[]>(
+      `SELECT ${COLUMNS} FROM documents WHERE platform_id = ? AND id = ?${lock ? ' FOR UPDATE' : ''}`,
+      [platformId, id],
+    );
+    return rows[0] ? toDocument(rows[0]) : undefined;
+  }
+
+  /** Holder and type of every document of a customer and of its beneficial owners. */
+  async kindsOfCustomer(
+    em: EntityManager,
+    platformId: string,
+    customerId: string,
+  ): Promise<{ documentHolder: string; documentType: DocumentType }[]> {
+    const rows = await em.execute<{ document_holder: string; document_type: DocumentType }[]>(
+      `SELECT document_holder, document_type FROM documents WHERE platform_id = ? AND customer_id = ?`,
+      [platformId, customerId],
+    );
+    return rows.map((r) => ({ documentHolder: r.document_holder, documentType: r.document_type }));
+  }
+
+  list(
+    em: EntityManager,
+    platformId: string,
+    holder: string | undefined,
+    size: number,
+    after: CursorPosition | undefined,
+  ): Promise<Page<DocumentRecord>> {
+    return keysetPage<Row, DocumentRecord>(em, {
+      table: 'documents',
+      columns: COLUMNS,
+      where: holder ? ['platform_id = ?', 'document_holder = ?'] : ['platform_id = ?'],
+      params: holder ? [platformId, holder] : [platformId],
+      order: 'DESC',
+      size,
+      after,
+      map: toDocument,
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import { toPage, type CursorPosition, type Page } from '@sluice/core';
+import type { EntityManager } from '@sluice/store';
+
+/** Row timestamps come back as Date (or text from some drivers). */
+export const date = (v: Date | string): Date => new Date(v);
+export const optDate = (v: Date | string | null): Date | undefined => (v === null ? undefined : new Date(v));
+
+/** jsonb comes back parsed (or as text from some drivers). */
+export function fromJson<T>(v: T | string): T {
+  return typeof v === 'string' ? (JSON.parse(v) as T) : v;
+}
+
+/**
+ * One keyset page of a table ordered by (created_at, id) in `order`: the rows after the cursor's
+ * position, the total matching `where`, and the list envelope.
+ */
+export async function keysetPage<R extends { id: string; created_at: Date | string }, T>(
+  em: EntityManager,
+  q: {
+    table: string;
+    columns: string;
+    where: string[];
+    params: unknown[];
+    order: 'ASC' | 'DESC';
+    size: number;
+    after: CursorPosition | undefined;
+    map: (row: R) => T;
+  },
+): Promise<Page<T>> {
+  const where = q.where.length ? q.where.join(' AND ') : 'true';
+  const count = await em.execute<{ n: string }[]>(
+    `SELECT count(*) AS n FROM ${q.table} WHERE ${where}`,
+    q.params,
+  );
+  const cmp = q.order === 'DESC' ? '<' : '>';
+  const pageWhere = q.after ? `${where} AND (created_at, id) ${cmp} (?::timestamptz, ?)` : where;
+  const params = q.after ? [...q.params, q.after.k, q.after.id] : q.params;
+  const rows = await em.execute<R[]>(
+    `SELECT ${q.columns} FROM ${q.table} WHERE ${pageWhere} ORDER BY created_at ${q.order}, id ${q.order} LIMIT ?`,
+    [...params, q.size + 1],
+  );
+  return toPage(
+    rows,
+    q.size,
+    Number(count[0]?.n ?? 0),
+    (r) => ({ k: date(r.created_at).toISOString(), id: r.id }),
+    q.map,
+  );
+}
