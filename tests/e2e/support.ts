@@ -15,6 +15,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { newId } from '@sluice/core';
+import { WEBHOOK_EVENT_TYPES } from '@sluice/api';
 import { startStack, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
 import { ReferenceCapture } from '../../tools/api-reference/capture.js';
 
@@ -189,6 +190,8 @@ export async function startE2eStack(
   credentials: { sandbox?: Credential; production?: Credential },
   opts: Pick<StackOptions, 'env' | 'appEnv' | 'migrate'> = {},
 ): Promise<E2eStack> {
+  // The reference check loads the reference document: fail here, before any process exists to leak.
+  const capture = new ReferenceCapture(label);
   const db = await createTestDatabase(label);
   const nats = await natsUrl();
   const prefix = testPrefix(label);
@@ -201,7 +204,8 @@ export async function startE2eStack(
       prefix,
       freePorts: true,
       gatewayPort: 0,
-      silent: true,
+      // E2E_LOGS=1 prints the processes' logs (debugging a failing file).
+      silent: !process.env.E2E_LOGS,
       localCredentialFile: false,
       credentials: {
         ...(credentials.sandbox ? { sandbox: asString(credentials.sandbox) } : {}),
@@ -216,7 +220,6 @@ export async function startE2eStack(
   }
   const watch = new FaultWatch();
   watches.set(stack, watch);
-  const capture = new ReferenceCapture(label);
   captures.set(stack, capture);
   let pool: pg.Pool | undefined;
   /** Frozen processes, thawed by stop() if a test failed before resuming them. */
@@ -246,9 +249,13 @@ export async function startE2eStack(
     },
     async stop() {
       for (const resume of [...frozen]) resume();
-      // Every webhook the stack produced (delivered or not), from the dispatcher's own record.
+      // Every webhook the stack produced (delivered or not), from the dispatcher's own record; the
+      // log's internal entries (WEBHOOK_ENDPOINT.DISABLED, recorded and never sent) are no webhooks.
       const webhooks = await database()
-        .query<{ payload: string }>(`SELECT payload FROM webhooks.webhook_deliveries ORDER BY seq`)
+        .query<{ payload: string }>(
+          `SELECT payload FROM webhooks.webhook_deliveries WHERE type = ANY($1) ORDER BY seq`,
+          [[...WEBHOOK_EVENT_TYPES, 'TEST']],
+        )
         .catch(() => ({ rows: [] }));
       for (const r of webhooks.rows) capture.webhook(JSON.parse(r.payload));
       await pool?.end();

@@ -92,6 +92,25 @@ describe('the coverage check', () => {
     ]);
   });
 
+  it("reads OpenAPI 3.1's nullable arrays and objects (`type: [array, 'null']`) as arrays and objects", () => {
+    const nullable = (t: Json) => ({
+      type: 'object',
+      required: ['kind'],
+      properties: { kind: { type: 'string', enum: ['A', 'B'] }, ids: t },
+    });
+    const reference = doc({
+      Thing: thing,
+      ThingRequest: nullable({ type: ['array', 'null'], items: { type: 'string' } }),
+    });
+    const ours = (t: Json) => doc({ Thing: thing, ThingRequest: nullable(t) });
+    expect(
+      compareDocuments(reference, ours({ type: 'array', items: { type: 'string' } }))[0]!.findings,
+    ).toEqual([]);
+    expect(compareDocuments(reference, ours({ type: 'string' }))[0]!.findings).toEqual([
+      'ThingRequest.ids: scalar (reference: array)',
+    ]);
+  });
+
   it('compares discriminated variants one by one', () => {
     const variants = (b: Json) => ({
       Thing: {

@@ -96,7 +96,10 @@ function view(side: Side): View {
     }
     return { kind: 'object', name, properties, required };
   }
-  if (s.type === 'object' || s.properties) {
+  // `type: [array, 'null']` (a nullable array or object, as OpenAPI 3.1 writes it) is that type.
+  const nonNullTypes = Array.isArray(s.type) ? (s.type as string[]).filter((t) => t !== 'null') : [s.type];
+  const single = nonNullTypes.length === 1 ? nonNullTypes[0] : undefined;
+  if (single === 'object' || s.properties) {
     const properties: Record<string, Side> = {};
     for (const [k, p] of Object.entries((s.properties ?? {}) as Json))
       properties[k] = { doc, schema: p as Json };
@@ -108,7 +111,7 @@ function view(side: Side): View {
       freeForm: !s.properties || (s.additionalProperties !== undefined && s.additionalProperties !== false),
     };
   }
-  if (s.type === 'array') return { kind: 'array', name, items: { doc, schema: s.items as Json } };
+  if (single === 'array') return { kind: 'array', name, items: { doc, schema: s.items as Json } };
   const types = new Set<string>(
     (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []).filter((t: string) => t !== 'null'),
   );

@@ -65,43 +65,27 @@ function notRequired(property: string, under: RegExp): (reference: Json) => Sche
 const methods = (path: string) => [`* ${path}*`];
 
 export const DIFFERENCES: Difference[] = [
-  // ---- built elsewhere right now -------------------------------------------------------------
-  {
-    id: 'agents',
-    title: 'Agents, their policies, device codes, approvals and the /agents/me API',
-    pending: 'issue 11',
-    reason: 'The agents service is built in issue 11; every `/agents` operation comes with it.',
-    coverage: methods('/agents'),
-  },
-  {
-    id: 'compliance',
-    title: 'KYC/KYB: beneficial owners, documents, verifications, KYC links',
-    pending: 'issue 12',
-    reason: 'The compliance service is built in issue 12.',
-    coverage: [
-      ...methods('/beneficial-owners'),
-      ...methods('/documents'),
-      ...methods('/verifications'),
-      'POST /customers/{customerId}/kyc-link: missing',
-      'BusinessCustomer.beneficialOwners: missing',
-    ],
-  },
+  // ---- the external-account variants ---------------------------------------------------------
   {
     id: 'external-account-variants',
-    title: 'ExternalAccount: the 43 accountInfo variants, paymentRails and per-currency beneficiaries',
-    pending: 'issue 14, branch ext-accounts',
+    title: 'ExternalAccount: rails chosen at creation, bank name and account type on more variants',
     reason:
-      'Sluice accepts 12 of the reference accountInfo variants, returns no `paymentRails` and has one merged beneficiary ' +
-      'object; the complete set is built on the ext-accounts branch of issue 14.',
-    coverage: ['*ExternalAccountCreateInfo*', '*ExternalAccountInfo*', '*Beneficiary*'],
-    overrides: notRequired('paymentRails', /^[A-Z][a-z]{2}AccountInfo$/),
-  },
-  {
-    id: 'agent-id',
-    title: 'Transaction `agentId`',
-    pending: 'issue 11',
-    reason: 'Set on transactions an agent initiated; arrives with the agents service.',
-    coverage: ['IncomingTransaction.agentId: missing', 'OutgoingTransaction.agentId: missing'],
+      'Every one of the 43 reference `accountInfo` variants is accepted and returned, each from one table ' +
+      "(`libs/core/src/external-accounts.ts`). A create request may choose which of the variant's rails to use " +
+      '(`paymentRails`, optional; default: every rail whose fields are given), which the reference only returns. The ' +
+      'USD, EUR, GBP and MXN variants take an optional `bankName` and USD an optional `bankAccountType` (CHECKING or ' +
+      "SAVINGS), which payouts and reconciliation use. In the document the create request's `accountInfo` is one " +
+      'schema with `beneficiary` beside the variants (the accounts service checks it per variant: required for bank ' +
+      'variants, refused as an unknown field for wallets); the responses carry it exactly as the reference variants do.',
+    coverage: [
+      '*ExternalAccountCreateInfo.paymentRails: not in the reference',
+      '*ExternalAccountCreateInfo.bankName: not in the reference',
+      '*ExternalAccountCreateInfo.bankAccountType: not in the reference',
+      '*ExternalAccountInfo.bankName: not in the reference',
+      '*ExternalAccountInfo.bankAccountType: not in the reference',
+      '*WalletExternalAccountInfo.beneficiary: not in the reference',
+      'LightningExternalAccountInfo.beneficiary: not in the reference',
+    ],
   },
 
   // ---- issue 14 work not done yet (each goes when it is fixed) ---------------------------------
@@ -243,6 +227,13 @@ export const DIFFERENCES: Difference[] = [
       'Quote.description: not in the reference',
       'Quote.purposeOfPayment: not in the reference',
       'Quote.payloadToSign: not in the reference',
+      // The quote an AgentAction carries is the same Quote.
+      'AgentAction.quote.lockedCurrencySide: not in the reference',
+      'AgentAction.quote.lockedCurrencyAmount: not in the reference',
+      'AgentAction.quote.lookupId: not in the reference',
+      'AgentAction.quote.description: not in the reference',
+      'AgentAction.quote.purposeOfPayment: not in the reference',
+      'AgentAction.quote.payloadToSign: not in the reference',
       'AccountQuoteSource.*',
       'RealtimeFundingQuoteSource.*',
       'AccountDestination.*',
@@ -265,18 +256,21 @@ export const DIFFERENCES: Difference[] = [
     reason:
       'The specification lists executing a quote from an embedded wallet among the signed-retry flows: the first call ' +
       'answers 202 with the signing challenge.',
-    coverage: ['POST /quotes/{quoteId}/execute: answers 200, 202 (reference: 200)'],
-    overrides: [
-      {
-        pointer: '/paths/~1quotes~1{quoteId}~1execute/post/responses/202',
+    coverage: [
+      'POST /quotes/{quoteId}/execute: answers 200, 202 (reference: 200)',
+      'POST /agents/me/quotes/{quoteId}/execute: answers 200, 202 (reference: 200)',
+    ],
+    overrides: ['/paths/~1quotes~1{quoteId}~1execute', '/paths/~1agents~1me~1quotes~1{quoteId}~1execute'].map(
+      (path) => ({
+        pointer: `${path}/post/responses/202`,
         value: {
           description: 'EMBEDDED_WALLET source: sign payloadToSign and repeat the request',
           content: {
             'application/json': { schema: { $ref: '#/components/schemas/SignedRequestChallenge' } },
           },
         },
-      },
-    ],
+      }),
+    ),
   },
   {
     id: 'list-envelope',
@@ -302,6 +296,58 @@ export const DIFFERENCES: Difference[] = [
       'One internal account and its balance by id (the reference finds an account only through the filtered lists). ' +
       "Another platform's account or an unknown id is 404 INTERNAL_ACCOUNT_NOT_FOUND.",
     extensions: ['GET /internal-accounts/{id}'],
+  },
+  {
+    id: 'webhook-operations',
+    title: 'Webhooks: the delivery log, redelivery and replay; disabled endpoints; the approval threshold',
+    reason:
+      'A platform can see what was sent to it and recover from an outage itself: `GET /webhooks/deliveries` (filters ' +
+      'by type, status, time), `GET /webhooks/deliveries/{id}` with its attempts, `POST /webhooks/deliveries/{id}/redeliver` ' +
+      '(the same `webhook-id`) and `POST /webhooks/replay` (every webhook of a time range that did not reach it). An ' +
+      'endpoint that answers 410 Gone, or fails for 72 h, is disabled: the config says when and why ' +
+      '(`webhookEndpointDisabledAt`, `webhookEndpointDisabledReason`) until `webhookEndpoint` is set again. ' +
+      '`incomingPaymentApprovalThreshold` of a currency is the amount from which an incoming payment waits for the ' +
+      "platform's answer to its INCOMING_PAYMENT.PENDING webhook (docs/webhooks.md).",
+    coverage: [
+      'PlatformConfig.webhookEndpointDisabledAt: not in the reference',
+      'PlatformConfig.webhookEndpointDisabledReason: not in the reference',
+      'PlatformCurrencyConfig.incomingPaymentApprovalThreshold: not in the reference',
+    ],
+    extensions: [
+      'GET /webhooks/deliveries',
+      'GET /webhooks/deliveries/{deliveryId}',
+      'POST /webhooks/deliveries/{deliveryId}/redeliver',
+      'POST /webhooks/replay',
+    ],
+  },
+  {
+    id: 'beneficial-owners-separate',
+    title: "A business customer's beneficial owners are read from `/beneficial-owners`",
+    reason:
+      'Beneficial owners belong to the compliance service (with their KYC and documents); a BUSINESS customer does not ' +
+      'embed them (`beneficialOwners`), so reading a customer stays one service. `GET /beneficial-owners?customerId=` ' +
+      'lists them.',
+    coverage: ['BusinessCustomer.beneficialOwners: missing'],
+  },
+  {
+    id: 'document-file',
+    title: '`GET /documents/{documentId}/file`',
+    reason:
+      'The platform can read back the file it uploaded (streamed, decrypted, with its sniffed content type); the ' +
+      'reference stores documents without a way to fetch them.',
+    extensions: ['GET /documents/{documentId}/file'],
+  },
+  {
+    id: 'agent-details',
+    title: 'Agents: failureReason on actions, quotes only from accounts, device codes for a connected agent',
+    reason:
+      '`failureReason` on a FAILED AgentAction says why (for instance QUOTE_EXPIRED, INSUFFICIENT_FUNDS, ' +
+      'APPROVAL_EXPIRED). `POST /agents/me/quotes` refuses `immediatelyExecute: true` and sources other than an ' +
+      'internal account (executing at creation would bypass the policy). `POST /agents/{agentId}/device-codes` does ' +
+      "not answer 409 for a connected agent: it is the reinstall path (redeeming the new code replaces the agent's " +
+      'token). `GET /agents/device-codes/{code}/status` needs no credentials, like redeem: the agent software polls it ' +
+      'before it has any (docs/agents.md).',
+    coverage: ['AgentAction.failureReason: not in the reference'],
   },
   {
     id: 'config-provider-fields',
@@ -419,12 +465,20 @@ export const DIFFERENCES: Difference[] = [
       'one, with the same status: the resource that was not found (CUSTOMER_NOT_FOUND, INTERNAL_ACCOUNT_NOT_FOUND, ' +
       'EXTERNAL_ACCOUNT_NOT_FOUND, CREDENTIAL_NOT_FOUND, SESSION_NOT_FOUND, UMA_RECEIVER_NOT_FOUND, ...), why a payment ' +
       'cannot proceed (INSUFFICIENT_FUNDS, QUOTE_EXPIRED, QUOTE_NOT_EXECUTABLE, EXTERNAL_ACCOUNT_NOT_USABLE, ...), which ' +
+      "rule of an agent's policy refused (403 AGENT_PAUSED, MISSING_PERMISSION_<PERMISSION>, DAILY_LIMIT_EXCEEDED, ...), which " +
       'check of a signed retry failed (401 SIGNING_REQUEST_UNKNOWN, SIGNED_BODY_MISMATCH, ...; the specification gives ' +
       "these conditions a 401 without naming codes) and the gateway's own answers (NOT_FOUND for an unknown route, " +
       'BAD_REQUEST for a malformed URL, 409 IDEMPOTENCY_KEY_IN_PROGRESS). Statuses the reference does not list for an ' +
       'operation (413, 414, 415, 422, 431, 503, and 401/403/429 where an operation omits them) carry the same error body.',
     overrides: (reference) => [
       ...extendEnum(`${S}/Error400/properties/code`, [
+        'DEVICE_CODE_EXPIRED',
+        'DEVICE_CODE_ALREADY_REDEEMED',
+        'CURRENCY_NOT_CONVERTIBLE',
+        'QUOTE_EXPIRED',
+        'QUOTE_NOT_EXECUTABLE',
+        'PAYLOAD_TOO_LARGE',
+        'KYC_LINK_NOT_CONFIGURED',
         'BAD_REQUEST',
         'BALANCE_LIMIT_EXCEEDED',
         'EXTERNAL_ACCOUNT_INVALID',
@@ -448,6 +502,7 @@ export const DIFFERENCES: Difference[] = [
         'EXPORT_UNAVAILABLE',
       ])(reference),
       ...extendEnum(`${S}/Error401/properties/code`, [
+        'AGENT_TOKEN_INVALID',
         'SIGNING_REQUEST_ID_MISSING',
         'SIGNING_REQUEST_UNKNOWN',
         'SIGNING_REQUEST_EXPIRED',
@@ -461,8 +516,29 @@ export const DIFFERENCES: Difference[] = [
         'WALLET_SIGNATURE_MALFORMED',
         'WALLET_SIGNATURE_INVALID',
       ])(reference),
-      ...extendEnum(`${S}/Error403/properties/code`, ['SANDBOX_ONLY'])(reference),
+      ...extendEnum(`${S}/Error403/properties/code`, [
+        'SANDBOX_ONLY',
+        // the agents service: the policy rule that refused (docs/agents.md)
+        'AGENT_PAUSED',
+        'MISSING_PERMISSION_VIEW_TRANSACTIONS',
+        'MISSING_PERMISSION_CREATE_TRANSFERS',
+        'MISSING_PERMISSION_CREATE_QUOTES',
+        'MISSING_PERMISSION_EXECUTE_QUOTES',
+        'MISSING_PERMISSION_MANAGE_EXTERNAL_ACCOUNTS',
+        'ACCOUNT_NOT_ALLOWED',
+        'PER_TRANSACTION_LIMIT_EXCEEDED',
+        'DAILY_LIMIT_EXCEEDED',
+        'MONTHLY_LIMIT_EXCEEDED',
+        'DAILY_TRANSACTION_LIMIT_EXCEEDED',
+      ])(reference),
       ...extendEnum(`${S}/Error404/properties/code`, [
+        'AGENT_NOT_FOUND',
+        'AGENT_ACTION_NOT_FOUND',
+        'DEVICE_CODE_NOT_FOUND',
+        'BENEFICIAL_OWNER_NOT_FOUND',
+        'DOCUMENT_NOT_FOUND',
+        'DOCUMENT_HOLDER_NOT_FOUND',
+        'VERIFICATION_NOT_FOUND',
         'NOT_FOUND',
         'CUSTOMER_NOT_FOUND',
         'PLATFORM_NOT_FOUND',
@@ -474,13 +550,16 @@ export const DIFFERENCES: Difference[] = [
         'WEBHOOK_DELIVERY_NOT_FOUND',
       ])(reference),
       ...extendEnum(`${S}/Error409/properties/code`, [
+        'ACTION_NOT_PENDING',
+        'POLICY_CHANGED',
+        'DOCUMENT_IN_VERIFICATION',
         'IDEMPOTENCY_KEY_IN_PROGRESS',
         'QUOTE_EXPIRED',
         'QUOTE_NOT_EXECUTABLE',
         'CUSTOMER_ALREADY_EXISTS',
         'EXTERNAL_ACCOUNT_ALREADY_EXISTS',
       ])(reference),
-      ...extendEnum(`${S}/Error429/properties/code`, ['OTP_RESEND_TOO_SOON'])(reference),
+      ...extendEnum(`${S}/Error429/properties/code`, ['OTP_RESEND_TOO_SOON', 'TOO_MANY_ATTEMPTS'])(reference),
     ],
   },
 ];

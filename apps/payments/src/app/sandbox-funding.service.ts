@@ -14,10 +14,11 @@ import type { TransactionsService } from './transactions.service.js';
 /**
  * POST /sandbox/internal-accounts/{id}/fund: money arriving from outside, as an INCOMING
  * transaction (source REALTIME_FUNDING in the account's currency) credited to the internal
- * account like any incoming payment — PENDING, then the credit from the settlement account
- * (IncomingService.complete: entry id derived from the transaction, its safety-net job after a
- * crash) and COMPLETED, with the INCOMING_PAYMENT webhooks. Every balance change is therefore a
- * transaction the platform can list. Sandbox platforms only.
+ * account like an incoming payment that needs no approval — PROCESSING (a deposit the platform
+ * asked for itself: no INCOMING_PAYMENT.PENDING approval request), then the credit from the
+ * settlement account (IncomingService.complete: entry id derived from the transaction, its
+ * safety-net job after a crash) and COMPLETED, with INCOMING_PAYMENT.COMPLETED. Every balance
+ * change is therefore a transaction the platform can list. Sandbox platforms only.
  */
 export class SandboxFundingService {
   constructor(
@@ -66,7 +67,7 @@ export class SandboxFundingService {
     try {
       await transactional(this.orm, async (em) => {
         await this.deps.lifecycle.record(em, t);
-        await this.deps.lifecycle.move(em, t, 'PENDING');
+        await this.deps.lifecycle.move(em, t, 'PROCESSING');
         // The safety net: credits the funding if this process dies before doing it below.
         await this.deps.scheduler.schedule(
           {
