@@ -223,7 +223,12 @@ describe('OpenAPI webhooks section (generated from the event catalogue)', () => 
     const { WEBHOOK_EVENT_TYPES } = await import('@sluice/api');
     const webhooks = doc.webhooks as Json;
     expect(Object.keys(webhooks)).toEqual(
-      expect.arrayContaining(['incoming-payment', 'outgoing-payment', 'internal-account-status', 'test-webhook']),
+      expect.arrayContaining([
+        'incoming-payment',
+        'outgoing-payment',
+        'internal-account-status',
+        'test-webhook',
+      ]),
     );
     const typesOf = (name: string): string[] => {
       const schema = webhooks[name].post.requestBody.content['application/json'].schema;
@@ -233,7 +238,8 @@ describe('OpenAPI webhooks section (generated from the event catalogue)', () => 
     };
     const listed = Object.keys(webhooks).flatMap(typesOf);
     expect([...listed].sort()).toEqual([...WEBHOOK_EVENT_TYPES, 'TEST'].sort());
-    const data = (name: string) => webhooks[name].post.requestBody.content['application/json'].schema.properties.data;
+    const data = (name: string) =>
+      webhooks[name].post.requestBody.content['application/json'].schema.properties.data;
     expect(resolvePointer(data('incoming-payment').$ref)).toBeDefined();
     expect(data('incoming-payment').$ref).toBe('#/components/schemas/Transaction');
     expect(data('internal-account-status').$ref).toBe('#/components/schemas/InternalAccount');
