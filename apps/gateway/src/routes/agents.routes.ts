@@ -1,5 +1,14 @@
+import type { Static } from '@sinclair/typebox';
 import { payments } from '@sluice/contracts';
-import { Agent, AgentAction, AgentDeviceCode, agentActionJson, agentDeviceCodeJson, agentJson, agentPolicyJson } from '@sluice/api';
+import {
+  Agent,
+  AgentAction,
+  AgentDeviceCode,
+  agentActionJson,
+  agentDeviceCodeJson,
+  agentJson,
+  agentPolicyJson,
+} from '@sluice/api';
 import { environmentOf, optionalBody } from '../http/request.helpers.js';
 import type { RouteModule } from '../http/types.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
@@ -66,14 +75,16 @@ const agentsRoutes: RouteModule = (app, deps) => {
         tags: TAGS,
         operationId: 'listAgents',
         summary: 'List agents',
-        description: 'The platform’s agents, newest first, filtered by customerId, isPaused, isConnected and creation/update times (inclusive).',
+        description:
+          'The platform’s agents, newest first, filtered by customerId, isPaused, isConnected and creation/update times (inclusive).',
         querystring: AgentListQuery,
         response: { 200: AgentList, ...errorResponses() },
       },
     },
     async (request) => {
       const q = request.query;
-      const at = (k: 'createdAfter' | 'createdBefore' | 'updatedAfter' | 'updatedBefore') => (q[k] ? { [k]: date(q[k]) } : {});
+      const at = (k: 'createdAfter' | 'createdBefore' | 'updatedAfter' | 'updatedBefore') =>
+        q[k] ? { [k]: date(q[k]) } : {};
       const res = await client.listAgents({
         platformId: request.platform.id,
         ...(q.customerId ? { customerId: q.customerId } : {}),
@@ -124,13 +135,17 @@ const agentsRoutes: RouteModule = (app, deps) => {
         tags: TAGS,
         operationId: 'getAgentById',
         summary: 'Get an agent',
-        description: 'The agent with its policy and its usage counters (UTC day and month). 404 AGENT_NOT_FOUND.',
+        description:
+          'The agent with its policy and its usage counters (UTC day and month). 404 AGENT_NOT_FOUND.',
         params: AgentParams,
         response: { 200: Agent, ...errorResponses() },
       },
     },
     async (request) => {
-      const { agent } = await client.getAgent({ platformId: request.platform.id, agentId: request.params.agentId });
+      const { agent } = await client.getAgent({
+        platformId: request.platform.id,
+        agentId: request.params.agentId,
+      });
       return agentJson(agent!);
     },
   );
@@ -218,40 +233,60 @@ const agentsRoutes: RouteModule = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { deviceCode } = await client.createDeviceCode({ platformId: request.platform.id, agentId: request.params.agentId });
+      const { deviceCode } = await client.createDeviceCode({
+        platformId: request.platform.id,
+        agentId: request.params.agentId,
+      });
       return reply.code(201).send(agentDeviceCodeJson(deviceCode!));
     },
   );
 
-  for (const decision of ['approve', 'reject'] as const) {
-    app.post(
-      `/agents/:agentId/actions/:actionId/${decision}`,
-      {
-        preValidation: decision === 'reject' ? optionalBody : undefined,
-        schema: {
-          tags: TAGS,
-          operationId: decision === 'approve' ? 'approveAgentAction' : 'rejectAgentAction',
-          summary: decision === 'approve' ? 'Approve an agent action' : 'Reject an agent action',
-          description:
-            decision === 'approve'
-              ? 'Executes a PENDING_APPROVAL action once: APPROVED with its transaction (carrying agentId), or FAILED with failureReason when payments refuses it (QUOTE_EXPIRED, INSUFFICIENT_FUNDS, ...; its usage is released). 409 ACTION_NOT_PENDING when it was decided already (approving twice, or an approve racing a reject, moves money at most once) or expired.'
-              : 'REJECTED with the reason; nothing moves and the action’s reserved usage is released. 409 ACTION_NOT_PENDING when it was decided already.',
-          params: AgentActionParams,
-          ...(decision === 'reject' ? { body: AgentActionRejectRequest } : {}),
-          response: { 200: AgentAction, ...errorResponses(409) },
-        },
+  const decisionIds = (request: { platform: { id: string }; params: Static<typeof AgentActionParams> }) => ({
+    platformId: request.platform.id,
+    agentId: request.params.agentId,
+    actionId: request.params.actionId,
+  });
+
+  app.post(
+    '/agents/:agentId/actions/:actionId/approve',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'approveAgentAction',
+        summary: 'Approve an agent action',
+        description:
+          'Executes a PENDING_APPROVAL action once: APPROVED with its transaction (carrying agentId), or FAILED with failureReason when payments refuses it (QUOTE_EXPIRED, INSUFFICIENT_FUNDS, ...; its usage is released). 409 ACTION_NOT_PENDING when it was decided already (approving twice, or an approve racing a reject, moves money at most once) or expired.',
+        params: AgentActionParams,
+        response: { 200: AgentAction, ...errorResponses(409) },
       },
-      async (request) => {
-        const ids = { platformId: request.platform.id, agentId: request.params.agentId, actionId: request.params.actionId };
-        const reason = (request.body as { reason?: string } | undefined)?.reason;
-        const { action } =
-          decision === 'approve'
-            ? await client.approveAction(ids)
-            : await client.rejectAction({ ...ids, ...(reason !== undefined ? { reason } : {}) });
-        return agentActionJson(action!);
+    },
+    async (request) => agentActionJson((await client.approveAction(decisionIds(request))).action!),
+  );
+
+  app.post(
+    '/agents/:agentId/actions/:actionId/reject',
+    {
+      preValidation: optionalBody,
+      schema: {
+        tags: TAGS,
+        operationId: 'rejectAgentAction',
+        summary: 'Reject an agent action',
+        description:
+          'REJECTED with the reason; nothing moves and the action’s reserved usage is released. 409 ACTION_NOT_PENDING when it was decided already.',
+        params: AgentActionParams,
+        body: AgentActionRejectRequest,
+        response: { 200: AgentAction, ...errorResponses(409) },
       },
-    );
-  }
+    },
+    async (request) => {
+      const reason = request.body?.reason;
+      const { action } = await client.rejectAction({
+        ...decisionIds(request),
+        ...(reason !== undefined ? { reason } : {}),
+      });
+      return agentActionJson(action!);
+    },
+  );
 
   // No credentials: the device code is the proof (failures are counted per code and per client address).
   app.get(
@@ -287,7 +322,12 @@ const agentsRoutes: RouteModule = (app, deps) => {
     },
     async (request) => {
       const r = await client.redeemDeviceCode({ code: request.params.code, source: request.ip });
-      return { agentId: r.agentId, agentName: r.agentName, accessToken: r.accessToken, policy: agentPolicyJson(r.policy!) };
+      return {
+        agentId: r.agentId,
+        agentName: r.agentName,
+        accessToken: r.accessToken,
+        policy: agentPolicyJson(r.policy!),
+      };
     },
   );
 };
