@@ -39,31 +39,6 @@ function extendEnum(pointer: string, values: string[]): (reference: Json) => Sch
   };
 }
 
-/** Every `required` list of the reference's components that names `property`, without it. */
-function notRequired(property: string, under: RegExp): (reference: Json) => SchemaOverride[] {
-  return (reference) => {
-    const out: SchemaOverride[] = [];
-    const visit = (node: unknown, pointer: string) => {
-      if (Array.isArray(node)) node.forEach((n, i) => visit(n, `${pointer}/${i}`));
-      else if (node && typeof node === 'object') {
-        const o = node as Json;
-        if (Array.isArray(o.required) && o.required.includes(property))
-          out.push({
-            pointer: `${pointer}/required`,
-            value: (o.required as string[]).filter((r) => r !== property),
-          });
-        for (const [k, v] of Object.entries(o)) if (k !== 'required') visit(v, `${pointer}/${k}`);
-      }
-    };
-    for (const [name, schema] of Object.entries(reference.components.schemas as Json))
-      if (under.test(name)) visit(schema, `${S}/${name}`);
-    return out;
-  };
-}
-
-/** Every operation under `path` (`GET /agents: missing`, `POST /agents/me/quotes: missing`, ...). */
-const methods = (path: string) => [`* ${path}*`];
-
 export const DIFFERENCES: Difference[] = [
   // ---- the external-account variants ---------------------------------------------------------
   {
