@@ -11,11 +11,12 @@
  * fresh database and subject prefix per test file from them.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { summarize, formatSummary, type VitestJsonReport } from './lib/test-summary.js';
 import { checkNats, checkPostgres } from './lib/preflight.js';
+import { CAPTURE_DIR, captureTotals } from './api-reference/capture-totals.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
@@ -82,6 +83,7 @@ for (const r of await Promise.allSettled([
 let report: VitestJsonReport | undefined;
 if (!failedChecks.includes('contracts')) {
   rmSync(resultsFile, { force: true });
+  rmSync(CAPTURE_DIR, { recursive: true, force: true });
   mkdirSync(dirname(resultsFile), { recursive: true });
   const ok = await run('tests', bin('vitest'), [
     'run',
@@ -98,6 +100,26 @@ if (!failedChecks.includes('contracts')) {
   } catch {
     failedChecks.push('tests (no report: vitest did not finish)');
   }
+}
+
+// The reference check of the end-to-end files, over the whole run: what was validated, by webhook type.
+if (existsSync(CAPTURE_DIR)) {
+  const { WEBHOOK_EVENT_TYPES } = await import('@sluice/api');
+  const files = readdirSync(CAPTURE_DIR).filter((f) => f.endsWith('.json'));
+  const t = captureTotals(
+    files.map((f) => join(CAPTURE_DIR, f)),
+    WEBHOOK_EVENT_TYPES,
+  );
+  process.stdout.write(
+    `\nreference check: ${t.responses} answers and ${t.webhooks} webhooks from ${t.files} end-to-end files, ` +
+      `${t.mismatches} mismatch(es); webhooks by type: ${Object.entries(t.byType)
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}\n` +
+      (t.neverProduced.length
+        ? `  webhook types no end-to-end file produced: ${t.neverProduced.join(', ')}\n`
+        : ''),
+  );
 }
 
 const summary = summarize(report, failedChecks);

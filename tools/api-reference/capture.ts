@@ -6,18 +6,18 @@
  * `assertMatches()` (called when the stack stops) throws on any mismatch.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { referenceValidator } from './differences.js';
+import { CAPTURE_DIR } from './capture-totals.js';
 import type { Json, Mismatch } from './reference.js';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export class ReferenceCapture {
   private readonly validator = referenceValidator();
   private readonly mismatches = new Map<string, { mismatch: Mismatch; count: number; example: unknown }>();
   responses = 0;
   webhooks = 0;
+  /** Webhooks validated, by type. */
+  private readonly webhookTypes: Record<string, number> = {};
 
   constructor(private readonly label: string) {}
 
@@ -36,6 +36,8 @@ export class ReferenceCapture {
 
   webhook(payload: Json): void {
     this.webhooks++;
+    const type = String(payload.type);
+    this.webhookTypes[type] = (this.webhookTypes[type] ?? 0) + 1;
     this.note(this.validator.webhook(payload), payload);
   }
 
@@ -45,6 +47,7 @@ export class ReferenceCapture {
       label: this.label,
       responses: this.responses,
       webhooks: this.webhooks,
+      webhookTypes: this.webhookTypes,
       mismatches: [...this.mismatches.values()].map(({ mismatch, count, example }) => ({
         ...mismatch,
         count,
@@ -56,7 +59,7 @@ export class ReferenceCapture {
   /** Writes the summary (tmp/api-reference/<label>.json); the error to throw if anything did not match. */
   check(): Error | undefined {
     const s = this.summary();
-    const file = join(ROOT, 'tmp', 'api-reference', `${this.label}.json`);
+    const file = join(CAPTURE_DIR, `${this.label}.json`);
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify(s, null, 2));
     if (!s.mismatches.length) return undefined;
