@@ -5,7 +5,9 @@
  * 10 MiB + 1 byte refused with 413 and nothing stored; a holder of another platform refused), a
  * verification that first lists what is missing, then is decided by the registration-number
  * suffix, the customer's kybStatus set by identity from compliance's event, and the signed
- * webhooks. The memory of the gateway and compliance is sampled while a 10 MiB file streams.
+ * webhooks; hosted KYC links built from the platform's kycLinkUrlTemplate (PATCH /config), the
+ * sandbox stub page without one, a production platform refused until it sets one. The memory of
+ * the gateway and compliance is sampled while a 10 MiB file streams.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -342,6 +344,52 @@ describe('compliance through the real processes', () => {
       expect((await api('GET', `/customers/${id}`)).json.kybStatus).toBe(expected);
     }
     expect(outcomes).toEqual({ '001': 'PENDING_MANUAL_REVIEW', '002': 'REJECTED' });
+  });
+
+  it("kyc-link: links point at the platform's kycLinkUrlTemplate (PATCH /config); a production platform without one is refused", async () => {
+    const template = 'https://verify.example.com/kyc/{token}?customer={customerId}&next={redirectUri}';
+    const set = await api('PATCH', '/config', { body: { kycLinkUrlTemplate: template } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.json.kycLinkUrlTemplate).toBe(template);
+    expect((await api('GET', '/config')).json.kycLinkUrlTemplate).toBe(template);
+    const redirectUri = 'https://app.example.com/onboarding/done?step=2';
+    const link = await api('POST', `/customers/${customerId}/kyc-link`, { body: { redirectUri } });
+    expect(link.status, link.text).toBe(201);
+    expect(link.json).toMatchObject({ provider: 'SUMSUB', token: expect.stringMatching(/^[\w-]{32}$/) });
+    expect(link.json.kycUrl).toBe(
+      `https://verify.example.com/kyc/${link.json.token}?customer=${encodeURIComponent(customerId)}` +
+        `&next=${encodeURIComponent(redirectUri)}`,
+    );
+    const bad = await api('PATCH', '/config', {
+      body: { kycLinkUrlTemplate: 'https://verify.example.com/kyc' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.details.errors.map((e: { field: string }) => e.field)).toEqual(['kycLinkUrlTemplate']);
+    expect((await api('GET', '/config')).json.kycLinkUrlTemplate).toBe(template);
+    // removed: a sandbox platform is back on the deployment's stub page
+    expect((await api('PATCH', '/config', { body: { kycLinkUrlTemplate: null } })).json).not.toHaveProperty(
+      'kycLinkUrlTemplate',
+    );
+    const stub = await api('POST', `/customers/${customerId}/kyc-link`, { body: {} });
+    expect(stub.json.kycUrl).toBe(`https://kyc.sandbox.sluice.local/onboard/${stub.json.token}`);
+
+    // production has no deployment-wide pattern: the platform sets its own
+    expect((await other('PATCH', '/config', { body: { umaDomain: 'pay.example.com' } })).status).toBe(200);
+    const person = await other('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', fullName: 'Ana Lopez', birthDate: '1990-01-15', nationality: 'US' },
+    });
+    expect(person.status, person.text).toBe(201);
+    const refused = await other('POST', `/customers/${person.json.id}/kyc-link`, { body: {} });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json.code).toBe('KYC_LINK_NOT_CONFIGURED');
+    expect(refused.json.message).toContain('kycLinkUrlTemplate');
+    const configured = await other('PATCH', '/config', {
+      body: { kycLinkUrlTemplate: 'https://kyc.platform.example/{token}' },
+    });
+    expect(configured.status, configured.text).toBe(200);
+    const served = await other('POST', `/customers/${person.json.id}/kyc-link`, { body: {} });
+    expect(served.status, served.text).toBe(201);
+    expect(served.json.kycUrl).toBe(`https://kyc.platform.example/${served.json.token}`);
   });
 
   it('another platform’s ids are 404', async () => {

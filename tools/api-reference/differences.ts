@@ -355,6 +355,20 @@ export const DIFFERENCES: Difference[] = [
     extensions: ['POST /config/webhook-secret/rotate'],
   },
   {
+    id: 'config-kyc-link-url-template',
+    title: 'PlatformConfig: kycLinkUrlTemplate, where hosted KYC links point',
+    reason:
+      'The reference returns a `kycUrl` from `POST /customers/{customerId}/kyc-link` on a page its operator hosts with its ' +
+      'KYC provider; Sluice integrates no provider, so the platform says where its customers verify: ' +
+      '`kycLinkUrlTemplate`, an absolute https URL with `{token}` (optionally `{customerId}`, `{redirectUri}`), set and ' +
+      'removed (`null`) with `PATCH /config` like `webhookEndpoint`. Without it a sandbox platform gets links to the ' +
+      "deployment's stub page and a production platform 400 KYC_LINK_NOT_CONFIGURED (docs/compliance.md).",
+    coverage: [
+      'PlatformConfig.kycLinkUrlTemplate: not in the reference',
+      'PlatformConfigUpdateRequest.kycLinkUrlTemplate: not in the reference',
+    ],
+  },
+  {
     id: 'exchange-rate-fees',
     title: 'Exchange rates: the variable fee rate; the payout rail as a string',
     reason:

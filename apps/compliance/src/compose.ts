@@ -3,7 +3,7 @@ import { compliance } from '@sluice/contracts';
 import { EnvelopeError, loadMasterKeyring } from '@sluice/crypto';
 import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { ComplianceConfig } from './service.js';
-import type { CustomerDirectory, DocumentStore, KycProvider } from './app/ports.js';
+import type { CustomerDirectory, DocumentStore, KycProvider, PlatformDirectory } from './app/ports.js';
 import { BeneficialOwnersService } from './app/beneficial-owners.service.js';
 import { DocumentsService } from './app/documents.service.js';
 import { VerificationsService } from './app/verifications.service.js';
@@ -25,6 +25,7 @@ import { VerificationRepository } from './store/verification.repository.js';
 /** Adapters a test may replace (default: identity over gRPC, the configured document store). */
 export interface ComplianceAdapters {
   customers?: CustomerDirectory;
+  platforms?: PlatformDirectory;
   documentStore?: DocumentStore;
   sandboxKyc?: KycProvider;
 }
@@ -78,8 +79,11 @@ export function composeCompliance(
     if (err instanceof EnvelopeError) throw new Error(err.message);
     throw err;
   }
-  const identity = adapters.customers ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
+  // One identity client for both ports (none when a test replaces both).
+  const identity =
+    adapters.customers && adapters.platforms ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
   const customers = adapters.customers ?? identity!;
+  const platforms = adapters.platforms ?? identity!;
   const documentStore = adapters.documentStore ?? documentStoreOf(c, deps);
   const providers = {
     SANDBOX: adapters.sandboxKyc ?? new SandboxKycProvider(c.SANDBOX_TIME_SCALE),
@@ -94,9 +98,8 @@ export function composeCompliance(
   const owners = new BeneficialOwnersService(orm, clock, repos.owners, customers, providers, logger);
   const documents = new DocumentsService(orm, clock, repos, customers, documentStore, keyring, logger);
   const verifications = new VerificationsService(orm, clock, repos, customers, providers, events, logger);
-  const kycLinks = new KycLinksService(orm, clock, new KycLinkRepository(), customers, {
+  const kycLinks = new KycLinksService(orm, clock, new KycLinkRepository(), customers, platforms, {
     sandboxTemplate: c.SANDBOX_KYC_LINK_URL_TEMPLATE,
-    ...(c.KYC_LINK_URL_TEMPLATE ? { productionTemplate: c.KYC_LINK_URL_TEMPLATE } : {}),
     ttlMs: c.KYC_LINK_TTL_SECONDS * 1000,
   });
   const screening = new ScreeningWorker(

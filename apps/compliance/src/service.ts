@@ -55,16 +55,10 @@ const config = Type.Object({
     minimum: 1000,
     description: 'production: how often a KYC/KYB check awaiting review is asked again',
   }),
-  KYC_LINK_URL_TEMPLATE: Type.Optional(
-    Type.String({
-      minLength: 1,
-      description:
-        'production hosted-KYC URL pattern with {token} (and optionally {customerId}, {redirectUri}); unset: production links are refused',
-    }),
-  ),
   SANDBOX_KYC_LINK_URL_TEMPLATE: Type.String({
     default: 'https://kyc.sandbox.sluice.local/onboard/{token}',
-    description: 'sandbox hosted-KYC URL pattern (a stub page)',
+    description:
+      'hosted-KYC URL pattern (a stub page, with {token}) of sandbox platforms that set no kycLinkUrlTemplate; production platforms must set their own',
   }),
   KYC_LINK_TTL_SECONDS: Type.Integer({
     default: 3600,

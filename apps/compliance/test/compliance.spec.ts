@@ -697,4 +697,80 @@ describe('kyc links', () => {
       ),
     ).toEqual(['redirectUri']);
   });
+
+  it("points at the platform's kycLinkUrlTemplate (identity's config), read per call", async () => {
+    const p = await newPlatform(h);
+    const person = await newIndividual(h, p);
+    const setTemplate = (kycLinkUrlTemplate: string) =>
+      h.identity.updatePlatformConfig({
+        platformId: p,
+        kycLinkUrlTemplate,
+        clearEmbeddedWalletConfig: false,
+      });
+    await setTemplate('https://verify.example.com/kyc/{token}?customer={customerId}&next={redirectUri}');
+    const link = await h.compliance.createKycLink({
+      platformId: p,
+      environment: SANDBOX,
+      customerId: person.id,
+      redirectUri: 'https://app.example.com/done?step=2',
+    });
+    expect(link.token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(link.kycUrl).toBe(
+      `https://verify.example.com/kyc/${link.token}?customer=${encodeURIComponent(person.id)}` +
+        `&next=${encodeURIComponent('https://app.example.com/done?step=2')}`,
+    );
+    const stored = await h.sql.query(`SELECT 1 FROM compliance.kyc_links WHERE token_sha256 = $1`, [
+      createHash('sha256').update(link.token!).digest('hex'),
+    ]);
+    expect(stored.rowCount).toBe(1);
+
+    // A change applies to the next link; removed, a sandbox platform is back on the stub page.
+    await setTemplate('https://verify2.example.com/{token}');
+    const next = await h.compliance.createKycLink({
+      platformId: p,
+      environment: SANDBOX,
+      customerId: person.id,
+    });
+    expect(next.kycUrl).toBe(`https://verify2.example.com/${next.token}`);
+    await setTemplate('');
+    const stub = await h.compliance.createKycLink({
+      platformId: p,
+      environment: SANDBOX,
+      customerId: person.id,
+    });
+    expect(stub.kycUrl).toBe(`https://kyc.sandbox.sluice.local/onboard/${stub.token}`);
+  });
+
+  it('refuses a production platform without kycLinkUrlTemplate, naming the setting, and serves it once set', async () => {
+    const PRODUCTION = common.Environment.PRODUCTION;
+    const p = await newPlatform(h, PRODUCTION);
+    // a production platform names its own UMA domain before it has customers
+    await h.identity.updatePlatformConfig({
+      platformId: p,
+      umaDomain: 'pay.example.com',
+      clearEmbeddedWalletConfig: false,
+    });
+    const person = await newIndividual(h, p);
+    const refused = await rejection(
+      h.compliance.createKycLink({ platformId: p, environment: PRODUCTION, customerId: person.id }),
+    );
+    expect(refused).toMatchObject({ code: 'KYC_LINK_NOT_CONFIGURED', kind: 'FAILED_PRECONDITION' });
+    expect(refused.message).toContain('kycLinkUrlTemplate');
+    const count = async () =>
+      (await h.sql.query(`SELECT 1 FROM compliance.kyc_links WHERE customer_id = $1`, [person.id])).rowCount;
+    expect(await count()).toBe(0);
+
+    await h.identity.updatePlatformConfig({
+      platformId: p,
+      kycLinkUrlTemplate: 'https://kyc.platform.example/{customerId}/{token}',
+      clearEmbeddedWalletConfig: false,
+    });
+    const link = await h.compliance.createKycLink({
+      platformId: p,
+      environment: PRODUCTION,
+      customerId: person.id,
+    });
+    expect(link.kycUrl).toBe(`https://kyc.platform.example/${encodeURIComponent(person.id)}/${link.token}`);
+    expect(await count()).toBe(1);
+  });
 });

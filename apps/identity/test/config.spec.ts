@@ -109,6 +109,7 @@ describe('platform config', () => {
       embeddedWalletCurrencies: ['USDC'],
       umaDomain: 'pay.example.com',
       webhookEndpoint: 'https://hooks.example.com/sluice?x=1',
+      kycLinkUrlTemplate: null,
       webhookSigningSecretRotated: false,
       environment: 'SANDBOX',
     });
@@ -228,6 +229,110 @@ describe('platform config', () => {
     );
     expect(await h.client.getPlatformConfig({ platformId: p.id })).toEqual(before);
     expect((await outbox(h.sql, p.id)).length).toBe(eventsBefore);
+  });
+
+  it('sets, reads back and removes kycLinkUrlTemplate, telling PLATFORM_CONFIG.UPDATED', async () => {
+    const p = await newPlatform(h.client, Environment.PRODUCTION);
+    const template = 'https://kyc.example.com/onboard/{token}?customer={customerId}&next={redirectUri}';
+    const column = async () =>
+      (
+        await h.sql.query(
+          `SELECT kyc_link_url_template FROM identity.platform_configs WHERE platform_id = $1`,
+          [p.id],
+        )
+      ).rows[0].kyc_link_url_template as string | null;
+    expect(
+      (await h.client.getPlatformConfig({ platformId: p.id })).config!.kycLinkUrlTemplate,
+    ).toBeUndefined();
+
+    const set = await h.client.updatePlatformConfig({
+      platformId: p.id,
+      kycLinkUrlTemplate: template,
+      clearEmbeddedWalletConfig: false,
+    });
+    expect(set.config!.kycLinkUrlTemplate).toBe(template);
+    expect((await h.client.getPlatformConfig({ platformId: p.id })).config).toEqual(set.config);
+    expect(await column()).toBe(template);
+    const updated = () =>
+      outbox(h.sql, p.id).then((events) => events.filter((e) => e.type === 'PLATFORM_CONFIG.UPDATED'));
+    expect((await updated()).at(-1)!.envelope.data).toMatchObject({
+      kycLinkUrlTemplate: template,
+      environment: 'PRODUCTION',
+    });
+
+    // Other fields leave it alone; setting the same value again is no change (no event).
+    const other = await h.client.updatePlatformConfig({
+      platformId: p.id,
+      webhookEndpoint: 'https://hooks.example.com/x',
+      clearEmbeddedWalletConfig: false,
+    });
+    expect(other.config!.kycLinkUrlTemplate).toBe(template);
+    const count = (await updated()).length;
+    await h.client.updatePlatformConfig({
+      platformId: p.id,
+      kycLinkUrlTemplate: template,
+      clearEmbeddedWalletConfig: false,
+    });
+    expect((await updated()).length).toBe(count);
+
+    const removed = await h.client.updatePlatformConfig({
+      platformId: p.id,
+      kycLinkUrlTemplate: '',
+      clearEmbeddedWalletConfig: false,
+    });
+    expect(removed.config!.kycLinkUrlTemplate).toBeUndefined();
+    expect(removed.config!.webhookEndpoint).toBe('https://hooks.example.com/x');
+    expect(
+      (await h.client.getPlatformConfig({ platformId: p.id })).config!.kycLinkUrlTemplate,
+    ).toBeUndefined();
+    expect(await column()).toBeNull();
+    expect((await updated()).at(-1)!.envelope.data.kycLinkUrlTemplate).toBeNull();
+  });
+
+  it('refuses each bad kycLinkUrlTemplate by its field and stores nothing', async () => {
+    const production = await newPlatform(h.client, Environment.PRODUCTION);
+    const sandbox = await newPlatform(h.client);
+    const kept = 'https://kyc.example.com/{token}';
+    for (const p of [production, sandbox])
+      await h.client.updatePlatformConfig({
+        platformId: p.id,
+        kycLinkUrlTemplate: kept,
+        clearEmbeddedWalletConfig: false,
+      });
+    const bad: [typeof production, string][] = [
+      [sandbox, 'kyc.example.com/onboard/{token}'],
+      [sandbox, 'ftp://kyc.example.com/{token}'],
+      [sandbox, 'http://kyc.example.com/{token}'],
+      [production, 'http://localhost:3000/{token}'],
+      [sandbox, 'https://kyc.example.com/onboard'],
+      [sandbox, 'https://kyc.example.com/{token}/{platformId}'],
+      [sandbox, 'https://{token}.kyc.example.com/'],
+      [sandbox, 'https://user:pw@kyc.example.com/{token}'],
+      [sandbox, 'https://kyc.example.com/{token} '],
+      [sandbox, `https://kyc.example.com/${'x'.repeat(2048)}{token}`],
+    ];
+    for (const [p, kycLinkUrlTemplate] of bad) {
+      const before = await h.client.getPlatformConfig({ platformId: p.id });
+      const eventsBefore = (await outbox(h.sql, p.id)).length;
+      const e = await rejection(
+        h.client.updatePlatformConfig({
+          platformId: p.id,
+          kycLinkUrlTemplate,
+          umaDomain: 'ok.example.com',
+          clearEmbeddedWalletConfig: false,
+        }),
+      );
+      expect(fieldsOf(e), kycLinkUrlTemplate.slice(0, 80)).toEqual(['kycLinkUrlTemplate']);
+      expect(await h.client.getPlatformConfig({ platformId: p.id })).toEqual(before);
+      expect((await outbox(h.sql, p.id)).length).toBe(eventsBefore);
+    }
+    // A local stub page over plain http is for sandbox platforms only.
+    const local = await h.client.updatePlatformConfig({
+      platformId: sandbox.id,
+      kycLinkUrlTemplate: 'http://localhost:3000/kyc/{token}',
+      clearEmbeddedWalletConfig: false,
+    });
+    expect(local.config!.kycLinkUrlTemplate).toBe('http://localhost:3000/kyc/{token}');
   });
 
   it('keeps wallet currencies within the supported ones', async () => {

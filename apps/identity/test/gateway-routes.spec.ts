@@ -324,6 +324,48 @@ describe('REST: config and tokens', () => {
     );
   });
 
+  it('sets, reads back and removes kycLinkUrlTemplate; a bad one is 400 on its field and stores nothing', async () => {
+    const q = await newPlatform(h.client);
+    const template = 'https://kyc.example.com/onboard/{token}?next={redirectUri}';
+    const patch = (payload: object) =>
+      app.inject({ method: 'PATCH', url: `${API}/config`, headers: auth(q), payload });
+    const read = async () =>
+      (await app.inject({ method: 'GET', url: `${API}/config`, headers: auth(q) })).json();
+    expect(await read()).not.toHaveProperty('kycLinkUrlTemplate');
+
+    const set = await patch({ kycLinkUrlTemplate: template });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().kycLinkUrlTemplate).toBe(template);
+    const stored = await read();
+    expect(stored.kycLinkUrlTemplate).toBe(template);
+
+    // Shape (gateway schema) and meaning (identity) alike answer INVALID_INPUT on the field.
+    const bad: unknown[] = [
+      '',
+      42,
+      `https://kyc.example.com/${'x'.repeat(2048)}{token}`,
+      'https://kyc.example.com/onboard',
+      'http://kyc.example.com/{token}',
+      'https://kyc.example.com/{token}/{platformId}',
+      'not a url {token}',
+    ];
+    for (const kycLinkUrlTemplate of bad) {
+      const res = await patch({ kycLinkUrlTemplate });
+      const label = String(kycLinkUrlTemplate).slice(0, 60);
+      expect(res.statusCode, label).toBe(400);
+      expect(res.json(), label).toMatchObject({
+        code: 'INVALID_INPUT',
+        details: { errors: [expect.objectContaining({ field: 'kycLinkUrlTemplate' })] },
+      });
+    }
+    expect(await read()).toEqual(stored);
+
+    const removed = await patch({ kycLinkUrlTemplate: null });
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect(removed.json()).not.toHaveProperty('kycLinkUrlTemplate');
+    expect(await read()).not.toHaveProperty('kycLinkUrlTemplate');
+  });
+
   it('creates a token whose secret works once shown, hides the signing secret from VIEW tokens, and deletes tokens', async () => {
     const created = await app.inject({
       method: 'POST',

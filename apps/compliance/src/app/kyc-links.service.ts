@@ -3,7 +3,7 @@ import { FieldErrors, validIds, type Clock, type Environment } from '@sluice/cor
 import { transactional, type MikroORM } from '@sluice/store';
 import { customerNotFound, fail } from '../domain/errors.js';
 import type { KycLinkRepository } from '../store/kyc-link.repository.js';
-import type { CustomerDirectory } from './ports.js';
+import type { CustomerDirectory, PlatformDirectory } from './ports.js';
 
 /** A hosted KYC link (REST KycLinkResponse). */
 export interface KycLink {
@@ -13,18 +13,22 @@ export interface KycLink {
   token?: string;
 }
 
-/** Where hosted links point: a URL pattern with `{token}` (and optionally `{customerId}`, `{redirectUri}`). */
+/** The deployment's part of hosted links (the platform's pattern comes from identity). */
 export interface KycLinkSettings {
-  /** Production pattern (KYC_LINK_URL_TEMPLATE); absent: production links are refused. */
-  productionTemplate?: string;
-  /** Sandbox pattern: a stub page (SANDBOX_KYC_LINK_URL_TEMPLATE). */
+  /**
+   * The pattern of sandbox platforms that set none: a stub page (SANDBOX_KYC_LINK_URL_TEMPLATE).
+   * Production has no deployment-wide pattern: a production platform sets its own.
+   */
   sandboxTemplate: string;
   ttlMs: number;
 }
 
 /**
- * Hosted KYC links: a fresh single-use token per call (only its SHA-256 is kept), placed into the
- * configured URL pattern, valid for `ttlMs`. The customer's kycStatus does not change.
+ * Hosted KYC links: a fresh single-use token per call (only its SHA-256 is kept), placed into a
+ * URL pattern with `{token}` (and optionally `{customerId}`, `{redirectUri}`), valid for `ttlMs`.
+ * The pattern is the platform's `kycLinkUrlTemplate` (identity's platform config, validated there);
+ * a sandbox platform without one gets the deployment's stub page; a production platform without one
+ * is refused (KYC_LINK_NOT_CONFIGURED). The customer's kycStatus does not change.
  */
 export class KycLinksService {
   constructor(
@@ -32,6 +36,7 @@ export class KycLinksService {
     private readonly clock: Clock,
     private readonly links: KycLinkRepository,
     private readonly customers: CustomerDirectory,
+    private readonly platforms: PlatformDirectory,
     private readonly settings: KycLinkSettings,
   ) {}
 
@@ -44,14 +49,17 @@ export class KycLinksService {
     validIds(['platformId', platformId, 'Platform'], ['customerId', customerId, 'Customer']);
     if (redirectUri !== undefined && !/^https?:\/\/[^\s]+$/.test(redirectUri))
       new FieldErrors().add('redirectUri', 'must be an http:// or https:// URL').throwIfAny();
-    const customer = await this.customers.getCustomer(platformId, customerId);
+    const [customer, platformTemplate] = await Promise.all([
+      this.customers.getCustomer(platformId, customerId),
+      this.platforms.kycLinkUrlTemplate(platformId),
+    ]);
     if (!customer || customer.deleted) throw customerNotFound();
     const template =
-      environment === 'SANDBOX' ? this.settings.sandboxTemplate : this.settings.productionTemplate;
+      platformTemplate ?? (environment === 'SANDBOX' ? this.settings.sandboxTemplate : undefined);
     if (!template)
       throw fail(
         'KYC_LINK_NOT_CONFIGURED',
-        'Hosted KYC links are not configured for production (KYC_LINK_URL_TEMPLATE)',
+        'Hosted KYC links are not configured for this platform: set kycLinkUrlTemplate (PATCH /config)',
       );
     const token = randomBytes(24).toString('base64url');
     const now = this.clock.now();

@@ -11,6 +11,15 @@ export interface CustomerDirectory {
   getCustomer(platformId: string, customerId: string): Promise<CustomerFacts | undefined>;
 }
 
+/** Platform settings of identity, as compliance needs them. */
+export interface PlatformDirectory {
+  /**
+   * Where the platform's hosted KYC links point (its `kycLinkUrlTemplate`), or undefined when it set
+   * none. Read per call: the platform may change it any time.
+   */
+  kycLinkUrlTemplate(platformId: string): Promise<string | undefined>;
+}
+
 /** Who a KYC check is about. */
 export type ScreeningSubject =
   | {

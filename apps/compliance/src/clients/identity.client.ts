@@ -2,7 +2,7 @@ import { status } from '@grpc/grpc-js';
 import { identity } from '@sluice/contracts';
 import { isDomainError, type PostalAddress } from '@sluice/core';
 import { createRpcClient, RpcError, type PromiseClient } from '@sluice/rpc';
-import type { CustomerDirectory } from '../app/ports.js';
+import type { CustomerDirectory, PlatformDirectory } from '../app/ports.js';
 import type { KycStatus } from '../domain/beneficial-owner.js';
 import type { CustomerFacts } from '../domain/verification.js';
 
@@ -31,8 +31,11 @@ function address(a: identity.Address | undefined): PostalAddress | undefined {
   return out;
 }
 
-/** Customers over identity's GetCustomer (platform-scoped; nothing cached: a customer changes any time). */
-export class IdentityClient implements CustomerDirectory {
+/**
+ * Identity over gRPC: customers over GetCustomer (platform-scoped) and platform settings over
+ * GetPlatformConfig; nothing cached: either changes any time.
+ */
+export class IdentityClient implements CustomerDirectory, PlatformDirectory {
   private readonly client: PromiseClient<identity.IdentityServiceClient>;
 
   constructor(address: string) {
@@ -69,6 +72,11 @@ export class IdentityClient implements CustomerDirectory {
       if (isAbsent(err)) return undefined;
       throw err;
     }
+  }
+
+  async kycLinkUrlTemplate(platformId: string): Promise<string | undefined> {
+    const { config } = await this.client.getPlatformConfig({ platformId });
+    return config?.kycLinkUrlTemplate || undefined;
   }
 
   close(): void {

@@ -15,7 +15,7 @@ export const COMPLIANCE_ERRORS = {
   PAYLOAD_TOO_LARGE: 'INVALID_ARGUMENT',
   /** A document of a customer whose verification is under way cannot be deleted (REST 409). */
   DOCUMENT_IN_VERIFICATION: 'ABORTED',
-  /** Production KYC links need KYC_LINK_URL_TEMPLATE. */
+  /** A production platform without kycLinkUrlTemplate (identity's platform config) gets no KYC link. */
   KYC_LINK_NOT_CONFIGURED: 'FAILED_PRECONDITION',
 } as const;
 

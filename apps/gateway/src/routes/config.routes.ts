@@ -37,6 +37,7 @@ function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest)
     updatedAt: iso(c.updatedAt)!,
     ...(c.umaDomain ? { umaDomain: c.umaDomain } : {}),
     ...(c.webhookEndpoint ? { webhookEndpoint: c.webhookEndpoint } : {}),
+    ...(c.kycLinkUrlTemplate ? { kycLinkUrlTemplate: c.kycLinkUrlTemplate } : {}),
     ...(c.webhookEndpointDisabledAt
       ? {
           webhookEndpointDisabledAt: iso(c.webhookEndpointDisabledAt)!,
@@ -67,7 +68,7 @@ function platformConfigJson(c: identity.PlatformConfig, request: FastifyRequest)
 
 /**
  * Platform configuration: `GET /config`, `PATCH /config` (fields given change;
- * `null` removes umaDomain, webhookEndpoint or embeddedWalletConfig; a new
+ * `null` removes umaDomain, webhookEndpoint, kycLinkUrlTemplate or embeddedWalletConfig; a new
  * supportedCurrencies list provisions the platform's internal accounts before
  * the answer) and `POST /config/webhook-secret/rotate` (new signing secret;
  * the previous one keeps signing for 24 hours; it takes no body).
@@ -100,7 +101,7 @@ const configRoutes: RouteModule = (app, { clients }) => {
         operationId: 'updatePlatformConfig',
         summary: 'Update the platform configuration',
         description:
-          'Changes the fields given. supportedCurrencies replaces the list (each entry needs only currencyCode); the platform internal accounts of those currencies exist when this returns. webhookEndpoint must be an absolute http(s) URL.',
+          'Changes the fields given. supportedCurrencies replaces the list (each entry needs only currencyCode); the platform internal accounts of those currencies exist when this returns. webhookEndpoint must be an absolute http(s) URL. kycLinkUrlTemplate (Sluice’s own) is where hosted KYC links point: an absolute https URL containing {token}.',
         body: PlatformConfigUpdateRequest,
         response: { 200: PlatformConfig, ...errors },
       },
@@ -113,6 +114,9 @@ const configRoutes: RouteModule = (app, { clients }) => {
         clearEmbeddedWalletConfig: w === null,
         ...(body.umaDomain !== undefined ? { umaDomain: body.umaDomain ?? '' } : {}),
         ...(body.webhookEndpoint !== undefined ? { webhookEndpoint: body.webhookEndpoint ?? '' } : {}),
+        ...(body.kycLinkUrlTemplate !== undefined
+          ? { kycLinkUrlTemplate: body.kycLinkUrlTemplate ?? '' }
+          : {}),
         ...(body.supportedCurrencies
           ? {
               supportedCurrencies: {

@@ -101,7 +101,7 @@ const verificationsRoutes: RouteModule = (app, { clients }) => {
         operationId: 'createCustomerKycLink',
         summary: 'Generate a hosted KYC link for an existing customer',
         description:
-          'A fresh single-use link (and token) per call, valid for KYC_LINK_TTL_SECONDS (default 1 hour), built from the URL pattern the operator configures (compliance KYC_LINK_URL_TEMPLATE; sandbox: SANDBOX_KYC_LINK_URL_TEMPLATE, a stub page). The customer’s kycStatus does not change. Production without a configured pattern: 400 KYC_LINK_NOT_CONFIGURED.',
+          'A fresh single-use link (and token) per call, valid for KYC_LINK_TTL_SECONDS (default 1 hour), built from the URL pattern the platform configures (kycLinkUrlTemplate of PATCH /config; a sandbox platform without one gets the deployment’s stub page). The customer’s kycStatus does not change. A production platform without kycLinkUrlTemplate: 400 KYC_LINK_NOT_CONFIGURED.',
         params: CustomerParams,
         body: KycLinkCreateRequest,
         response: { 201: KycLinkResponse, ...errors },

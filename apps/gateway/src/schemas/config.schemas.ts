@@ -139,6 +139,12 @@ export const PlatformConfig = Type.Object(
       Type.String({ description: 'why the endpoint was disabled' }),
     ),
     supportedCurrencies: Type.Array(PlatformCurrencyConfig),
+    kycLinkUrlTemplate: Type.Optional(
+      Type.String({
+        description:
+          'Sluice’s own: where the hosted KYC links of POST /customers/{customerId}/kyc-link point, with {token} (and optionally {customerId}, {redirectUri}) filled in per link. Absent: sandbox links point at the deployment’s stub page; production links are refused (400 KYC_LINK_NOT_CONFIGURED).',
+      }),
+    ),
     isRegulatedFinancialInstitution: Type.Boolean(),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),
     webhookSigningSecret: Type.Optional(
@@ -169,6 +175,12 @@ export const PlatformConfigUpdateRequest = named('PlatformConfigUpdateRequest', 
     webhookEndpoint: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], {
         description: 'absolute http(s) URL; null removes it',
+      }),
+    ),
+    kycLinkUrlTemplate: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], {
+        description:
+          'Sluice’s own: the hosted KYC link pattern, an absolute https URL containing {token}; it may also contain {customerId} and {redirectUri} (in the path, query or fragment; http only for localhost on a sandbox platform); null removes it',
       }),
     ),
     supportedCurrencies: Type.Optional(

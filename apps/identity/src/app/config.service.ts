@@ -31,7 +31,7 @@ export class ConfigService {
     return transactional(this.orm, async (em) => {
       const platform = await requirePlatform(this.store.platforms, em, platformId);
       const config = await this.store.configs.get(em, platformId, 'update');
-      const settings = applyConfigUpdate(config.settings, input);
+      const settings = applyConfigUpdate(config.settings, input, { environment: platform.environment });
       // Setting webhookEndpoint (even to the same URL) enables an endpoint the dispatcher disabled.
       const reenabled = input.webhookEndpoint !== undefined && !!config.webhookEndpointDisabled;
       if (sameSettings(config.settings, settings) && !reenabled) return this.view(em, platform, config);

@@ -59,6 +59,38 @@ describe('applyConfigUpdate', () => {
     expect(fieldsOf(() => applyConfigUpdate(base, { webhookEndpoint }))).toEqual(expected);
   });
 
+  const KYC_OK = 'https://kyc.example.com/onboard/{token}?customer={customerId}&next={redirectUri}#start';
+  it.each([
+    [KYC_OK, 'PRODUCTION', []],
+    ['https://kyc.example.com/{token}', 'SANDBOX', []],
+    ['http://localhost:3000/kyc/{token}', 'SANDBOX', []],
+    ['http://127.0.0.1/kyc/{token}', 'SANDBOX', []],
+    ['http://localhost:3000/kyc/{token}', 'PRODUCTION', ['kycLinkUrlTemplate']],
+    ['http://localhost:3000/kyc/{token}', undefined, ['kycLinkUrlTemplate']],
+    ['http://kyc.example.com/{token}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['ftp://kyc.example.com/{token}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['/onboard/{token}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['https://kyc.example.com/onboard', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['https://kyc.example.com/{Token}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['https://kyc.example.com/{token}?p={platformId}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['https://{token}.kyc.example.com/', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['https://user:pw@kyc.example.com/{token}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    ['https://kyc.example.com/ {token}', 'SANDBOX', ['kycLinkUrlTemplate']],
+    [`https://kyc.example.com/${'a'.repeat(2048)}/{token}`, 'SANDBOX', ['kycLinkUrlTemplate']],
+  ] as const)('kycLinkUrlTemplate %s (%s)', (kycLinkUrlTemplate, environment, expected) => {
+    const update = () => applyConfigUpdate(base, { kycLinkUrlTemplate }, environment ? { environment } : {});
+    expect(fieldsOf(update)).toEqual(expected);
+    if (expected.length === 0) expect(update().kycLinkUrlTemplate).toBe(kycLinkUrlTemplate);
+  });
+
+  it('removes kycLinkUrlTemplate with the empty string', () => {
+    const current: PlatformSettings = { ...base, kycLinkUrlTemplate: 'https://kyc.example.com/{token}' };
+    expect(applyConfigUpdate(current, { kycLinkUrlTemplate: '' })).not.toHaveProperty('kycLinkUrlTemplate');
+    expect(applyConfigUpdate(current, { umaDomain: 'pay.example.com' }).kycLinkUrlTemplate).toBe(
+      'https://kyc.example.com/{token}',
+    );
+  });
+
   it('checks passkey origins against the relying party id', () => {
     const wallet = (origins: string[]) => ({
       currencies: [],

@@ -1,4 +1,11 @@
-import { CURRENCIES, FieldErrors, MAX_AMOUNT, isCurrencyCode, isHostname } from '@sluice/core';
+import {
+  CURRENCIES,
+  FieldErrors,
+  MAX_AMOUNT,
+  isCurrencyCode,
+  isHostname,
+  type Environment,
+} from '@sluice/core';
 import { noDuplicates, text, url } from './validation.js';
 import { normalizeUmaDomain } from './uma-address.js';
 export { TRANSACTION_TYPES, CUSTOMER_INFO_FIELDS } from '@sluice/core';
@@ -53,9 +60,17 @@ export interface PlatformSettings {
   webhookEndpoint?: string;
   supportedCurrencies: CurrencyConfig[];
   embeddedWalletConfig?: EmbeddedWalletConfig;
+  /**
+   * Where the platform's hosted KYC links point (compliance fills in the placeholders); absent:
+   * sandbox links use the deployment's stub page, production links are refused.
+   */
+  kycLinkUrlTemplate?: string;
 }
 
 export const DEFAULT_OTP_LENGTH = 6;
+export const KYC_LINK_URL_TEMPLATE_MAX_LENGTH = 2048;
+/** The placeholders a KYC link URL pattern may contain; `{token}` is required. */
+export const KYC_LINK_PLACEHOLDERS = ['{token}', '{customerId}', '{redirectUri}'] as const;
 export const MAX_SUPPORTED_CURRENCIES = 50;
 export const MAX_OIDC_ISSUERS = 10;
 
@@ -93,10 +108,11 @@ export interface EmbeddedWalletConfigInput {
   oidcIssuers: { issuer: string; jwksUri: string; audiences: string[] }[];
 }
 
-/** A PATCH of the config: absent fields stay; '' removes umaDomain/webhookEndpoint. */
+/** A PATCH of the config: absent fields stay; '' removes umaDomain/webhookEndpoint/kycLinkUrlTemplate. */
 export interface ConfigUpdateInput {
   umaDomain?: string;
   webhookEndpoint?: string;
+  kycLinkUrlTemplate?: string;
   supportedCurrencies?: CurrencyConfigInput[];
   embeddedWalletConfig?: EmbeddedWalletConfigInput;
   /** Removes embeddedWalletConfig (refused together with a new embeddedWalletConfig). */
@@ -106,8 +122,14 @@ export interface ConfigUpdateInput {
 /**
  * Validates an update against the current settings and returns the new
  * settings; throws INVALID_INPUT naming every bad field and changes nothing.
+ * `environment`: the platform's; only a SANDBOX platform may point KYC links at a
+ * plain-http loopback page (unknown: the production rule).
  */
-export function applyConfigUpdate(current: PlatformSettings, input: ConfigUpdateInput): PlatformSettings {
+export function applyConfigUpdate(
+  current: PlatformSettings,
+  input: ConfigUpdateInput,
+  opts: { environment?: Environment } = {},
+): PlatformSettings {
   if (input.clearEmbeddedWalletConfig && input.embeddedWalletConfig)
     new FieldErrors().add('embeddedWalletConfig', 'cannot be both set and cleared').throwIfAny();
   const p = new FieldErrors();
@@ -125,6 +147,13 @@ export function applyConfigUpdate(current: PlatformSettings, input: ConfigUpdate
         if (u.hash) p.add('webhookEndpoint', 'must not contain a fragment');
         else next.webhookEndpoint = input.webhookEndpoint;
       }
+    }
+  }
+  if (input.kycLinkUrlTemplate !== undefined) {
+    if (input.kycLinkUrlTemplate === '') delete next.kycLinkUrlTemplate;
+    else {
+      const t = kycLinkUrlTemplate(p, input.kycLinkUrlTemplate, opts.environment);
+      if (t !== undefined) next.kycLinkUrlTemplate = t;
     }
   }
   let currenciesOk = true;
@@ -151,6 +180,40 @@ export function applyConfigUpdate(current: PlatformSettings, input: ConfigUpdate
   }
   p.throwIfAny();
   return next;
+}
+
+/**
+ * A hosted-KYC URL pattern: an absolute https URL without credentials (plain http only for a
+ * loopback host of a sandbox platform, a local stub page), at most
+ * KYC_LINK_URL_TEMPLATE_MAX_LENGTH characters, containing `{token}` and no placeholder but
+ * KYC_LINK_PLACEHOLDERS, none of them in the scheme, host or port.
+ */
+function kycLinkUrlTemplate(
+  p: FieldErrors,
+  value: string,
+  environment: Environment | undefined,
+): string | undefined {
+  const f = 'kycLinkUrlTemplate';
+  const u = url(p, f, value, { allowHttp: false, max: KYC_LINK_URL_TEMPLATE_MAX_LENGTH });
+  if (!u) return undefined;
+  const unknown = (value.match(/\{[^{}]*\}/g) ?? []).find(
+    (m) => !(KYC_LINK_PLACEHOLDERS as readonly string[]).includes(m),
+  );
+  const problem =
+    u.protocol === 'http:' && environment !== 'SANDBOX'
+      ? 'must be an https URL (http only for a loopback host of a sandbox platform)'
+      : !value.includes('{token}')
+        ? 'must contain {token}'
+        : unknown !== undefined
+          ? `may contain only the placeholders ${KYC_LINK_PLACEHOLDERS.join(', ')} (not ${unknown})`
+          : /[{}]/.test(u.host)
+            ? 'placeholders belong in the path, query or fragment, not in the host'
+            : undefined;
+  if (problem) {
+    p.add(f, problem);
+    return undefined;
+  }
+  return value;
 }
 
 function validateCurrencies(p: FieldErrors, list: CurrencyConfigInput[]): CurrencyConfig[] {

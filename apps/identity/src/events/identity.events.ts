@@ -146,6 +146,7 @@ function platformConfigData(
     embeddedWalletCurrencies: embeddedWalletCurrencies(s),
     umaDomain: s.umaDomain ?? null,
     webhookEndpoint: s.webhookEndpoint ?? null,
+    kycLinkUrlTemplate: s.kycLinkUrlTemplate ?? null,
     webhookSigningSecretRotated,
     environment: platform.environment,
   };

@@ -122,6 +122,7 @@ export function configToPb(v: PlatformConfigView): pb.PlatformConfig {
     previousWebhookSigningSecretExpiresAt: v.previousWebhookSigningSecretExpiresAt,
     webhookEndpointDisabledAt: v.webhookEndpointDisabled?.at,
     webhookEndpointDisabledReason: v.webhookEndpointDisabled?.reason,
+    kycLinkUrlTemplate: v.settings.kycLinkUrlTemplate,
     isRegulatedFinancialInstitution: v.isRegulatedFinancialInstitution,
     createdAt: v.createdAt,
     updatedAt: v.updatedAt,

@@ -64,6 +64,7 @@ export function identityHandlers({
       const input: ConfigUpdateInput = {};
       if (req.umaDomain !== undefined) input.umaDomain = req.umaDomain;
       if (req.webhookEndpoint !== undefined) input.webhookEndpoint = req.webhookEndpoint;
+      if (req.kycLinkUrlTemplate !== undefined) input.kycLinkUrlTemplate = req.kycLinkUrlTemplate;
       if (req.supportedCurrencies)
         input.supportedCurrencies = req.supportedCurrencies.currencies.map(currencyConfigFromPb);
       if (req.clearEmbeddedWalletConfig) input.clearEmbeddedWalletConfig = true;

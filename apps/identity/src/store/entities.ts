@@ -54,6 +54,7 @@ export class PlatformConfigRecord {
   isRegulatedFinancialInstitution!: boolean;
   webhookEndpointDisabledAt?: Date | null;
   webhookEndpointDisabledReason?: string | null;
+  kycLinkUrlTemplate?: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 }
@@ -70,6 +71,7 @@ export const PlatformConfigEntity = new EntitySchema<PlatformConfigRecord>({
     isRegulatedFinancialInstitution: { type: 'boolean' },
     webhookEndpointDisabledAt: { type: 'datetime', nullable: true },
     webhookEndpointDisabledReason: { type: 'string', nullable: true },
+    kycLinkUrlTemplate: { type: 'string', nullable: true },
     createdAt: { type: 'datetime' },
     updatedAt: { type: 'datetime' },
   },

@@ -54,6 +54,7 @@ export function platformConfigFromRow(r: PlatformConfigRecord): PlatformConfig {
   if (r.umaDomain) settings.umaDomain = r.umaDomain;
   if (r.webhookEndpoint) settings.webhookEndpoint = r.webhookEndpoint;
   if (r.embeddedWalletConfig) settings.embeddedWalletConfig = r.embeddedWalletConfig;
+  if (r.kycLinkUrlTemplate) settings.kycLinkUrlTemplate = r.kycLinkUrlTemplate;
   return {
     platformId: r.platformId,
     settings,
@@ -93,6 +94,7 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
     embeddedWalletConfig: s.embeddedWalletConfig ? structuredClone(s.embeddedWalletConfig) : null,
     webhookEndpointDisabledAt: c.webhookEndpointDisabled?.at ?? null,
     webhookEndpointDisabledReason: c.webhookEndpointDisabled?.reason ?? null,
+    kycLinkUrlTemplate: s.kycLinkUrlTemplate ?? null,
     isRegulatedFinancialInstitution: c.isRegulatedFinancialInstitution,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,

@@ -96,7 +96,6 @@ export class IdentityInitialMigration extends Migration {
   }
 }
 
-/** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 /** The webhook-dispatcher may disable a platform's endpoint (WEBHOOK_ENDPOINT.DISABLED, issue 13). */
 class WebhookEndpointDisabledMigration extends Migration {
   override async up(): Promise<void> {
@@ -106,7 +105,16 @@ class WebhookEndpointDisabledMigration extends Migration {
   }
 }
 
+/** Each platform may set where its hosted KYC links point (kycLinkUrlTemplate, issue 12). */
+class KycLinkUrlTemplateMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE platform_configs ADD COLUMN kyc_link_url_template text`);
+  }
+}
+
+/** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
   { name: '0030_webhook_endpoint_disabled', class: WebhookEndpointDisabledMigration },
+  { name: '0040_kyc_link_url_template', class: KycLinkUrlTemplateMigration },
 ];

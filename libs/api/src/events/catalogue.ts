@@ -129,6 +129,8 @@ export const EVENTS = {
       embeddedWalletCurrencies: Type.Array(Type.String()),
       umaDomain: Type.Union([Type.String(), Type.Null()]),
       webhookEndpoint: Type.Union([Type.String(), Type.Null()]),
+      /** Where hosted KYC links point (absent in events written before it was added). */
+      kycLinkUrlTemplate: Type.Optional(Type.Union([Type.String(), Type.Null()])),
       webhookSigningSecretRotated: Type.Boolean(),
       /** The platform's environment (absent in events written before it was added). */
       environment: Type.Optional(Environment),
