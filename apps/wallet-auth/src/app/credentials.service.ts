@@ -338,9 +338,10 @@ export class CredentialsService {
     const m = await this.getCredential(platform.id, id);
     const value = requireCredentialUpdate(email);
     if (m.type !== 'EMAIL_OTP') throw fail('CREDENTIAL_TYPE_MISMATCH', 'Only EMAIL_OTP credentials have an email to update', { field: 'email' });
-    await this.requireEmailFree(this.d.repo.read, platform.id, value);
-    if (!isRetry(retry))
+    if (!isRetry(retry)) {
+      await this.requireEmailFree(this.d.repo.read, platform.id, value);
       return { challenge: { ...(await this.d.signing.requestSignature(platform.id, m.accountId, 'UPDATE_CREDENTIAL', retry.body)), credentialType: m.type } };
+    }
     const now = this.now();
     await this.d.repo.tx(async (tx) => {
       await this.d.signing.verifySignedRetry(tx, platform, m.accountId, 'UPDATE_CREDENTIAL', retry);
