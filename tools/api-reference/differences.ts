@@ -429,8 +429,8 @@ export const DIFFERENCES: Difference[] = [
       'token or have none; sessions name the credential that issued them (`authMethodId`); a PASSKEY challenge answer is ' +
       'one object (the reference splits it by type); passkey transports are free strings as WebAuthn browsers report them. ' +
       '409 EMAIL_OTP_EMAIL_ALREADY_EXISTS answers `PATCH /auth/credentials/{id}` to an address that a live EMAIL_OTP ' +
-      "credential of the platform already has (on this or another account, as the reference says; another platform's " +
-      'credentials are not seen, compared case-insensitively); registering an EMAIL_OTP credential may share an address ' +
+      'credential of the platform already has (on this or another account, as the reference says; compared ' +
+      "case-insensitively; another platform's credentials are not seen); registering an EMAIL_OTP credential may share an address " +
       '(the reference lists no 409 there: a customer with several wallets has one email).',
     coverage: [
       'InternalAccountUpdateRequest.privateEnabled: required (optional in the reference)',
