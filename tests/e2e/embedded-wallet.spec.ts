@@ -3,12 +3,14 @@
  * account appears for a customer of a platform with wallet currencies; email-OTP
  * and OAuth credentials issue HPKE-encrypted session keys that the client library
  * opens; signed retries carry real P-256 stamps; a request id works once; the
- * wallet exports to the client's key.
+ * wallet exports to the client's key; a session refreshes into a new one without
+ * verifying the credential again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@sluice/testing';
 import { decryptExport, decryptSessionBundle, generateKeyPair, stamp } from '@sluice/wallet-client';
+import { ensurePlatformCredential } from '../../tools/lib/bootstrap.js';
 import { apiClient, germanIban, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 const ISSUER = 'https://accounts.example.test';
@@ -403,5 +405,86 @@ describe('embedded wallets through the real processes (sandbox)', () => {
     ]);
     expect((await api('GET', `/quotes/${encodeURIComponent(q4.id)}`)).json.status).toBe('PENDING');
     expect(await walletBalance()).toBe(afterThird);
+  });
+
+  it('refreshes a session: 202, then a stamp of that session issues a new one that signs; replay, bad input and another platform refused', async () => {
+    const cfg = await api('PATCH', '/config', {
+      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'USDC' }],
+      embeddedWalletConfig: { currencies: ['USDC'], appName: 'E2E Wallet' },
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const customer = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'wallet-user-refresh',
+      email: 'grace@example.test',
+      currencies: ['USD'],
+    });
+    expect(customer.status, customer.text).toBe(201);
+    const wallets = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(customer.json.id)}&type=EMBEDDED_WALLET`,
+    );
+    const wallet = wallets.json.data[0];
+    const otp = await api('POST', '/auth/credentials', { accountId: wallet.id, type: 'EMAIL_OTP' });
+    expect(otp.status, otp.text).toBe(201);
+    const loginKeys = generateKeyPair();
+    const login = await api('POST', `/auth/credentials/${encodeURIComponent(otp.json.id)}/verify`, {
+      type: 'EMAIL_OTP',
+      otp: '000000',
+      clientPublicKey: loginKeys.publicKey,
+    });
+    expect(login.status, login.text).toBe(200);
+    const oldKey = await decryptSessionBundle(login.json.encryptedSessionSigningKey, loginKeys.privateKey);
+    const path = `/auth/sessions/${encodeURIComponent(login.json.id)}/refresh`;
+
+    // Bad input: 400 naming the field, nothing issued.
+    const noKey = await api('POST', path, {});
+    expect([noKey.status, noKey.json.code, noKey.json.details?.errors?.[0]?.field], noKey.text).toEqual([
+      400,
+      'INVALID_INPUT',
+      'clientPublicKey',
+    ]);
+    const offCurve = await api('POST', path, { clientPublicKey: '04' + '00'.repeat(64) });
+    expect([offCurve.status, offCurve.json.code], offCurve.text).toEqual([400, 'INVALID_CLIENT_PUBLIC_KEY']);
+
+    // Another platform's client: A's session is not found, exactly like an unknown one.
+    const credB = newCredential();
+    await ensurePlatformCredential(
+      e2e.stack.grpc.identity!,
+      { tokenId: credB.tokenId, clientSecret: credB.secret, environment: 'SANDBOX' },
+      { platformName: 'Platform B (wallet refresh)' },
+    );
+    const b = apiClient(e2e.stack, credB);
+    const newKeys = generateKeyPair();
+    const foreign = await b('POST', path, { body: { clientPublicKey: newKeys.publicKey } });
+    const unknown = await api('POST', `/auth/sessions/${encodeURIComponent(login.json.id.replace(/.{4}$/, '0000'))}/refresh`, {
+      clientPublicKey: newKeys.publicKey,
+    });
+    expect([foreign.status, foreign.json.code], foreign.text).toEqual([404, 'SESSION_NOT_FOUND']);
+    expect([unknown.status, unknown.json.code], unknown.text).toEqual([404, 'SESSION_NOT_FOUND']);
+
+    // The signed refresh: step 1 is the plain signing challenge, step 2 the new session (201).
+    const refreshed = await signed('POST', path, { clientPublicKey: newKeys.publicKey }, oldKey);
+    expect(Object.keys(refreshed.first.json).sort()).toEqual(['expiresAt', 'payloadToSign', 'requestId']);
+    expect(refreshed.second.status, refreshed.second.text).toBe(201);
+    expect(refreshed.second.json).toMatchObject({ accountId: wallet.id, type: 'EMAIL_OTP', authMethodId: otp.json.id });
+    expect(refreshed.second.json.id).not.toBe(login.json.id);
+    const newKey = await decryptSessionBundle(refreshed.second.json.encryptedSessionSigningKey, newKeys.privateKey);
+    const replay = await api('POST', path, { clientPublicKey: newKeys.publicKey }, refreshed.headers);
+    expect([replay.status, replay.json.code], replay.text).toEqual([401, 'SIGNING_REQUEST_REUSED']);
+    const sessions = await api('GET', `/auth/sessions?accountId=${encodeURIComponent(wallet.id)}`);
+    expect(sessions.json.data.map((x: { id: string }) => x.id).sort()).toEqual(
+      [login.json.id, refreshed.second.json.id].sort(),
+    );
+
+    // The new session's key signs a wallet action.
+    const settings = await signed(
+      'PATCH',
+      `/internal-accounts/${encodeURIComponent(wallet.id)}`,
+      { privateEnabled: true },
+      newKey,
+    );
+    expect(settings.second.status, settings.second.text).toBe(200);
+    expect(settings.second.json).toMatchObject({ id: wallet.id, privateEnabled: true });
   });
 });

@@ -576,6 +576,12 @@ describe('platform isolation on every resource type', () => {
         (id) => call(b, 'DELETE', `/auth/sessions/${e(id)}`),
       ],
       [
+        'refresh a session',
+        A.sessionId,
+        unknown.session,
+        (id) => call(b, 'POST', `/auth/sessions/${e(id)}/refresh`, { clientPublicKey: pk }),
+      ],
+      [
         'a signing challenge used on the own wallet',
         A.challenge.requestId,
         unknown.request,

@@ -70,7 +70,7 @@ export const DIFFERENCES: Difference[] = [
     pending: 'issue 14 (not done yet)',
     reason:
       'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
-      '(`/customers/bulk/csv`, its job and BULK_UPLOAD), session refresh (`POST /auth/sessions/{id}/refresh`), ' +
+      '(`/customers/bulk/csv`, its job and BULK_UPLOAD), ' +
       '`GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
       'ext-accounts branch take: built on top of it) and `POST /crypto/estimate-withdrawal-fee` (a sandbox fee table per ' +
       'network; it needs the wallet-address grammars, today in accounts, shared through @sluice/core first).',
@@ -83,7 +83,6 @@ export const DIFFERENCES: Difference[] = [
       'GET /invitations/{invitationCode}: missing',
       'POST /invitations/{invitationCode}/claim: missing',
       'POST /invitations/{invitationCode}/cancel: missing',
-      'POST /auth/sessions/{id}/refresh: missing',
     ],
   },
   {
@@ -104,14 +103,11 @@ export const DIFFERENCES: Difference[] = [
 
   {
     id: 'todo-not-done',
-    title: 'Not done yet: rateDetails on INCOMING, EMAIL_OTP_EMAIL_ALREADY_EXISTS',
+    title: 'Not done yet: rateDetails on INCOMING',
     pending: 'issue 14 (not done yet)',
     reason:
       'An INCOMING transaction carries no `rateDetails` yet (the reference IncomingRateDetails: the sandbox receives ' +
-      'in the currency credited, so there is no conversion to describe, but the fields are not filled). 409 ' +
-      'EMAIL_OTP_EMAIL_ALREADY_EXISTS is never answered: EMAIL_OTP credentials of different accounts may share an ' +
-      'address today, and refusing it per platform would refuse a customer with several wallets on one email; deciding ' +
-      "it per customer needs the accounts' owners in wallet-auth.",
+      'in the currency credited, so there is no conversion to describe, but the fields are not filled).',
   },
 
   // ---- decisions -----------------------------------------------------------------------------
@@ -431,7 +427,11 @@ export const DIFFERENCES: Difference[] = [
       'An internal-account update states `privateEnabled` explicitly (the only setting it changes); an EMAIL_OTP ' +
       'credential may name its address (default: the customer email), OAUTH and PASSKEY credentials read theirs from the ' +
       'token or have none; sessions name the credential that issued them (`authMethodId`); a PASSKEY challenge answer is ' +
-      'one object (the reference splits it by type); passkey transports are free strings as WebAuthn browsers report them.',
+      'one object (the reference splits it by type); passkey transports are free strings as WebAuthn browsers report them. ' +
+      '409 EMAIL_OTP_EMAIL_ALREADY_EXISTS answers `PATCH /auth/credentials/{id}` to an address that a live EMAIL_OTP ' +
+      'credential of the platform already has (on this or another account, as the reference says; compared ' +
+      "case-insensitively; another platform's credentials are not seen); registering an EMAIL_OTP credential may share an address " +
+      '(the reference lists no 409 there: a customer with several wallets has one email).',
     coverage: [
       'InternalAccountUpdateRequest.privateEnabled: required (optional in the reference)',
       'EmailOtpCredentialCreateRequest.email: not in the reference',
@@ -501,6 +501,8 @@ export const DIFFERENCES: Difference[] = [
         'WALLET_SIGNATURE_WRONG_ACCOUNT',
         'WALLET_SESSION_NOT_ACTIVE',
         'WALLET_SIGNATURE_SAME_CREDENTIAL',
+        'WALLET_SIGNATURE_WRONG_SESSION',
+        'SESSION_NOT_ACTIVE',
         'WALLET_SIGNATURE_MISSING',
         'WALLET_SIGNATURE_MALFORMED',
         'WALLET_SIGNATURE_INVALID',

@@ -171,6 +171,57 @@ describe('wallet-auth REST routes (sandbox platform)', () => {
     expect(s2.json()).toMatchObject({ id: w.accountId, type: 'EMBEDDED_WALLET', privateEnabled: true });
   });
 
+  it('POST /auth/sessions/{id}/refresh: 202 SignedRequestChallenge, then 201 AuthSession sealed to clientPublicKey; 400, 401, 404', async () => {
+    const w = await walletWithSession();
+    const client = generateKeyPair();
+    const path = `/auth/sessions/${w.session.id}/refresh`;
+    const missing = await call('POST', path, {});
+    expect([missing.statusCode, missing.json().code, missing.json().details.errors[0].field]).toEqual([400, 'INVALID_INPUT', 'clientPublicKey']);
+    const badKey = await call('POST', path, { clientPublicKey: '04' + '00'.repeat(64) });
+    expect([badKey.statusCode, badKey.json().code]).toEqual([400, 'INVALID_CLIENT_PUBLIC_KEY']);
+    const badId = await call('POST', '/auth/sessions/Session:nope/refresh', { clientPublicKey: client.publicKey });
+    expect([badId.statusCode, badId.json().details.errors[0].field]).toEqual([400, 'id']);
+    const foreign = await gw.app.inject({ method: 'POST', url: `${API}${path}`, headers: { authorization: otherAuth }, payload: { clientPublicKey: client.publicKey } });
+    expect([foreign.statusCode, foreign.json().code]).toEqual([404, 'SESSION_NOT_FOUND']);
+
+    const r1 = await call('POST', path, { clientPublicKey: client.publicKey });
+    expect(r1.statusCode, r1.body).toBe(202);
+    expect(Object.keys(r1.json()).sort(), 'the reference SignedRequestChallenge: no type').toEqual(['expiresAt', 'payloadToSign', 'requestId']);
+    const headers = { 'service-wallet-signature': stamp(r1.json().payloadToSign, w.sessionKey), 'request-id': r1.json().requestId };
+    const swapped = await call('POST', path, { clientPublicKey: generateKeyPair().publicKey }, headers);
+    expect([swapped.statusCode, swapped.json().code]).toEqual([401, 'SIGNED_BODY_MISMATCH']);
+    const r2 = await call('POST', path, { clientPublicKey: client.publicKey }, headers);
+    expect(r2.statusCode, r2.body).toBe(201);
+    expect(Object.keys(r2.json()).sort()).toEqual(['accountId', 'authMethodId', 'createdAt', 'encryptedSessionSigningKey', 'expiresAt', 'id', 'nickname', 'type', 'updatedAt']);
+    expect(r2.json()).toMatchObject({ accountId: w.accountId, authMethodId: w.credential.id, type: 'EMAIL_OTP' });
+    expect(r2.json().id).not.toBe(w.session.id);
+    const newKey = await decryptSessionBundle(r2.json().encryptedSessionSigningKey, client.privateKey);
+    const replay = await call('POST', path, { clientPublicKey: client.publicKey }, headers);
+    expect([replay.statusCode, replay.json().code]).toEqual([401, 'SIGNING_REQUEST_REUSED']);
+    // The new session signs.
+    const s1 = await call('DELETE', `/auth/sessions/${w.session.id}`);
+    const s2 = await call('DELETE', `/auth/sessions/${w.session.id}`, undefined, { 'service-wallet-signature': stamp(s1.json().payloadToSign, newKey), 'request-id': s1.json().requestId });
+    expect(s2.statusCode, s2.body).toBe(204);
+    const gone = await call('POST', path, { clientPublicKey: client.publicKey });
+    expect([gone.statusCode, gone.json().code]).toEqual([401, 'SESSION_NOT_ACTIVE']);
+    expect((await call('GET', `/auth/sessions?accountId=${w.accountId}`)).json().data.map((x: { id: string }) => x.id)).toEqual([r2.json().id]);
+  });
+
+  it('GET /auth/sessions requires a valid accountId; PATCH /auth/credentials/{id} to a taken address is 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS', async () => {
+    for (const q of ['', '?accountId=nope', '?accountId=InternalAccount:x']) {
+      const r = await call('GET', `/auth/sessions${q}`);
+      expect([r.statusCode, r.json().code, r.json().details.errors[0].field], q).toEqual([400, 'INVALID_INPUT', 'accountId']);
+    }
+    const a = await walletWithSession();
+    const b = await walletWithSession();
+    const taken = `taken-${Date.now()}@example.com`;
+    const step1 = await call('PATCH', `/auth/credentials/${b.credential.id}`, { email: taken });
+    await call('PATCH', `/auth/credentials/${b.credential.id}`, { email: taken }, { 'service-wallet-signature': stamp(step1.json().payloadToSign, b.sessionKey), 'request-id': step1.json().requestId });
+    const r = await call('PATCH', `/auth/credentials/${a.credential.id}`, { email: taken.toUpperCase() });
+    expect([r.statusCode, r.json().code], r.body).toEqual([409, 'EMAIL_OTP_EMAIL_ALREADY_EXISTS']);
+    expect((await call('GET', `/auth/credentials?accountId=${a.accountId}`)).json().data[0].nickname).toBe(EMAIL);
+  });
+
   it('PASSKEY /challenge requires clientPublicKey; OAUTH has no challenge step', async () => {
     const w = await walletWithSession();
     const r = await call('POST', `/auth/credentials/${w.credential.id}/challenge`);

@@ -28,6 +28,7 @@ import {
   ExportResponse,
   IdParams,
   PasskeyAuthChallenge,
+  RefreshSessionBody,
   SigningChallenge,
   UpdateCredentialBody,
   UpdateInternalAccountBody,
@@ -282,6 +283,30 @@ const walletAuthRoutes: RouteModule = (app, deps) => {
     async (request, reply) => {
       const r = await wa.revokeSession({ platformId: request.platform.id, sessionId: request.params.id, signed: signed(request) });
       return answer(reply, r, 204, () => null);
+    },
+  );
+
+  app.post(
+    '/auth/sessions/:id/refresh',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'refreshAuthSession',
+        summary: 'Refresh a session',
+        description: `Issues a new session of the same credential without verifying it again: \`encryptedSessionSigningKey\` is sealed to \`clientPublicKey\` and delivered once. The session must be active on both steps (expired or revoked: 401 SESSION_NOT_ACTIVE; verify the credential again) and the stamp must be made with its own key; it stays active until it expires. ${SIGNED_HEADERS}`,
+        params: IdParams('Session'),
+        body: RefreshSessionBody,
+        response: { 201: AuthSession, 202: SigningChallenge, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const r = await wa.refreshSession({
+        platformId: request.platform.id,
+        sessionId: request.params.id,
+        clientPublicKey: request.body.clientPublicKey,
+        signed: signed(request),
+      });
+      return answer(reply, r, 201, () => authSessionJson(r.session!));
     },
   );
 

@@ -151,6 +151,11 @@ export const UpdateInternalAccountBody = named('InternalAccountUpdateRequest', T
 
 export const AccountQuery = Type.Object({ accountId: Id('InternalAccount') }, { additionalProperties: false });
 
+export const RefreshSessionBody = named(
+  'AuthSessionRefreshRequest',
+  Type.Object({ clientPublicKey: { ...ClientPublicKey, description: 'uncompressed SEC1 P-256 public key, hex (130 chars, `04…`) the new session signing key is sealed to; the same on both steps' } }, { additionalProperties: false }),
+);
+
 export const ExportBody = named('InternalAccountExportRequest', Type.Object({ clientPublicKey: ClientPublicKey }, { additionalProperties: false }));
 
 export const ExportResponse = Type.Object(

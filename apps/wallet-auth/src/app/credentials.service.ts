@@ -107,6 +107,46 @@ export class CredentialsService {
     return m;
   }
 
+  /**
+   * 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS when a live EMAIL_OTP credential of the platform, on this or
+   * another account, already has the address (the reference's condition for PATCH /auth/credentials/{id}).
+   */
+  private async requireEmailFree(tx: Tx, platformId: string, email: string, lock = false): Promise<void> {
+    if (await this.d.repo.emailOtpAddressTaken(tx, platformId, email, lock))
+      throw fail('EMAIL_OTP_EMAIL_ALREADY_EXISTS', 'The email address is already associated with an EMAIL_OTP credential', { field: 'email' });
+  }
+
+  /**
+   * The session `id` of the platform with its credential, when it can still sign: 404 when the
+   * platform has no such session, 401 SESSION_NOT_ACTIVE when it expired or it or its credential
+   * was revoked. `lock` holds the credential and session rows (against a concurrent revocation).
+   */
+  private async activeSession(tx: Tx, platformId: string, id: string, lock = false): Promise<ActiveSession> {
+    const found = await this.d.repo.getSession(tx, platformId, id);
+    if (!found) throw fail('SESSION_NOT_FOUND', `No session ${id}`);
+    const authMethod = await this.d.repo.getAuthMethod(tx, platformId, found.authMethodId, lock);
+    const session = lock ? await this.d.repo.getSession(tx, platformId, id, true) : found;
+    if (!authMethod || !session || session.revokedAt || session.expiresAt.getTime() <= this.now().getTime())
+      throw fail('SESSION_NOT_ACTIVE', 'The session expired or was revoked: verify the credential again (POST /auth/credentials/{id}/verify)');
+    return { session, authMethod };
+  }
+
+  /** A new session of credential `m` for the account, its key sealed to `clientPublicKey` (not yet stored). */
+  private async newSession(platformId: string, m: AuthMethodRecord, clientPublicKey: string): Promise<{ session: SessionRecord; bundle: string }> {
+    const bundle = await createSessionBundle(clientPublicKey);
+    const now = this.now();
+    const session: SessionRecord = {
+      id: newId('Session'),
+      platformId,
+      accountId: m.accountId,
+      authMethodId: m.id,
+      publicKey: bundle.sessionPublicKey,
+      expiresAt: new Date(now.getTime() + this.d.sessionTtlMs),
+      createdAt: now,
+    };
+    return { session, bundle: bundle.bundle };
+  }
+
   /** Seals a fresh mnemonic for the account unless it already has one. */
   private async ensureWalletKey(tx: Tx, platformId: string, accountId: string): Promise<void> {
     if (await this.d.repo.getWalletKey(tx, platformId, accountId)) return;
@@ -279,16 +319,7 @@ export class CredentialsService {
         });
       }
     }
-    const bundle = await createSessionBundle(clientPublicKey);
-    const session: SessionRecord = {
-      id: newId('Session'),
-      platformId: platform.id,
-      accountId: m.accountId,
-      authMethodId: m.id,
-      publicKey: bundle.sessionPublicKey,
-      expiresAt: new Date(now.getTime() + this.d.sessionTtlMs),
-      createdAt: now,
-    };
+    const { session, bundle } = await this.newSession(platform.id, m, clientPublicKey);
     await this.d.repo.tx(async (tx) => {
       const still = await this.d.repo.getAuthMethod(tx, platform.id, m.id, true);
       if (!still) throw fail('CREDENTIAL_NOT_FOUND', `No credential ${id}`);
@@ -297,7 +328,7 @@ export class CredentialsService {
       if (newCounter !== undefined) await this.d.repo.updateCounter(tx, m.id, newCounter, now);
       await this.d.repo.insertSession(tx, session);
     });
-    return { ...session, encryptedSessionSigningKey: bundle.bundle, authMethod: m };
+    return { ...session, encryptedSessionSigningKey: bundle, authMethod: m };
   }
 
   /** PATCH /auth/credentials/{id} (EMAIL_OTP email), signed retry. */
@@ -307,11 +338,14 @@ export class CredentialsService {
     const m = await this.getCredential(platform.id, id);
     const value = requireCredentialUpdate(email);
     if (m.type !== 'EMAIL_OTP') throw fail('CREDENTIAL_TYPE_MISMATCH', 'Only EMAIL_OTP credentials have an email to update', { field: 'email' });
-    if (!isRetry(retry))
+    if (!isRetry(retry)) {
+      await this.requireEmailFree(this.d.repo.read, platform.id, value);
       return { challenge: { ...(await this.d.signing.requestSignature(platform.id, m.accountId, 'UPDATE_CREDENTIAL', retry.body)), credentialType: m.type } };
+    }
     const now = this.now();
     await this.d.repo.tx(async (tx) => {
       await this.d.signing.verifySignedRetry(tx, platform, m.accountId, 'UPDATE_CREDENTIAL', retry);
+      await this.requireEmailFree(tx, platform.id, value, true);
       await this.d.repo.updateEmail(tx, m.id, value, now);
     });
     return { done: { ...m, email: value, nickname: value, updatedAt: now } };
@@ -365,6 +399,28 @@ export class CredentialsService {
       await this.d.repo.revokeSession(tx, s.id, now);
     });
     return { done: { ...s, revokedAt: now } };
+  }
+
+  /**
+   * POST /auth/sessions/{id}/refresh, signed retry: a new session of the same credential, its key
+   * sealed to `clientPublicKey` (bound by the signed body), without verifying the credential again.
+   * The session must be active on both steps and the stamp must be its own; it stays active until
+   * it expires (the reference revokes nothing).
+   */
+  async refreshSession(platformId: string, id: string, clientPublicKey: string | undefined, signed: SignedRetryRequest): Promise<Signed<IssuedSession>> {
+    const platform = await this.platform(platformId);
+    const retry = parseSignedRetry(signed);
+    const sessionId = requireId(id, 'Session', 'id');
+    const clientKey = requireClientPublicKey(clientPublicKey);
+    const { session: s, authMethod: m } = await this.activeSession(this.d.repo.read, platform.id, sessionId);
+    if (!isRetry(retry)) return { challenge: await this.d.signing.requestSignature(platform.id, s.accountId, 'REFRESH_SESSION', retry.body) };
+    const { session, bundle } = await this.newSession(platform.id, m, clientKey);
+    await this.d.repo.tx(async (tx) => {
+      await this.activeSession(tx, platform.id, s.id, true);
+      await this.d.signing.verifySignedRetry(tx, platform, s.accountId, 'REFRESH_SESSION', retry, { sessionId: s.id });
+      await this.d.repo.insertSession(tx, session);
+    });
+    return { done: { ...session, encryptedSessionSigningKey: bundle, authMethod: m } };
   }
 
   /** POST /internal-accounts/{id}/export, signed retry: the mnemonic encrypted to clientPublicKey. */

@@ -28,6 +28,14 @@ function deny(code: Parameters<typeof fail>[0], message: string) {
   return fail(code, message, { reason: INVALID_SIGNATURE_REASON });
 }
 
+/** Which active session of the account may sign (beyond being one): none of a credential, or exactly one. */
+export interface StampRule {
+  /** Revoking a credential: the stamp must come from a session of another credential. */
+  excludeCredentialId?: string;
+  /** Refreshing a session: the stamp must come from that session. */
+  sessionId?: string;
+}
+
 /** True when the call carries signed-retry headers (then it is step 2). */
 export function isRetry(s: SignedRetryInput): boolean {
   return (s.signature !== undefined && s.signature !== '') || (s.requestId !== undefined && s.requestId !== '');
@@ -95,7 +103,7 @@ export class SigningService {
     accountId: string,
     action: SignedAction,
     retry: SignedRetryInput,
-    opts: { excludeCredentialId?: string } = {},
+    opts: StampRule = {},
   ): Promise<VerifiedSignature> {
     const now = this.clock.now();
     if (!retry.signature) throw cryptoFail('WALLET_SIGNATURE_MISSING', 'Header Service-Wallet-Signature is required with Request-Id', { reason: INVALID_SIGNATURE_REASON, field: 'Service-Wallet-Signature' });
@@ -125,7 +133,7 @@ export class SigningService {
     stamp: string,
     payloadToSign: string,
     now: Date,
-    opts: { excludeCredentialId?: string },
+    opts: StampRule,
   ): Promise<VerifiedSignature> {
     let stampKey: string;
     try {
@@ -143,6 +151,8 @@ export class SigningService {
     if (!active) throw deny('WALLET_SESSION_NOT_ACTIVE', 'The signing key is not an active session of the account (unknown, expired or revoked)');
     if (opts.excludeCredentialId && active.authMethodId === opts.excludeCredentialId)
       throw deny('WALLET_SIGNATURE_SAME_CREDENTIAL', 'A credential must be revoked with a session of a different credential of the account');
+    if (opts.sessionId && active.id !== opts.sessionId)
+      throw deny('WALLET_SIGNATURE_WRONG_SESSION', 'A session is refreshed with a stamp of its own key');
     return { sessionId: active.id, credentialId: active.authMethodId };
   }
 }

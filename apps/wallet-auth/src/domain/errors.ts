@@ -7,6 +7,8 @@ export const walletAuthErrorCodes = {
   /** Wrong credential/magic value; `details.reason` names the failed check. */
   UNAUTHORIZED: 'UNAUTHENTICATED',
   EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS: 'INVALID_ARGUMENT',
+  /** PATCH of an EMAIL_OTP credential to an address a live EMAIL_OTP credential of the platform already has. */
+  EMAIL_OTP_EMAIL_ALREADY_EXISTS: 'ALREADY_EXISTS',
   PASSKEY_CREDENTIAL_ALREADY_EXISTS: 'INVALID_ARGUMENT',
   OAUTH_CREDENTIAL_ALREADY_EXISTS: 'INVALID_ARGUMENT',
   LAST_CREDENTIAL: 'INVALID_ARGUMENT',
@@ -15,6 +17,8 @@ export const walletAuthErrorCodes = {
   EMBEDDED_WALLET_NOT_CONFIGURED: 'FAILED_PRECONDITION',
   CREDENTIAL_NOT_FOUND: 'NOT_FOUND',
   SESSION_NOT_FOUND: 'NOT_FOUND',
+  /** Refresh of a session of the platform that expired, was revoked or whose credential was revoked. */
+  SESSION_NOT_ACTIVE: 'UNAUTHENTICATED',
   OTP_DELIVERY_FAILED: 'UNAVAILABLE',
   /** A new OTP was requested less than OTP_RESEND_INTERVAL after the previous one. */
   OTP_RESEND_TOO_SOON: 'RESOURCE_EXHAUSTED',
@@ -35,6 +39,8 @@ export const walletAuthErrorCodes = {
   WALLET_SESSION_NOT_ACTIVE: 'UNAUTHENTICATED',
   /** Revocation signed by a session of the credential being revoked. */
   WALLET_SIGNATURE_SAME_CREDENTIAL: 'UNAUTHENTICATED',
+  /** Session refresh signed by a key other than the refreshed session's. */
+  WALLET_SIGNATURE_WRONG_SESSION: 'UNAUTHENTICATED',
 } as const;
 
 /** Raise one of wallet-auth's public errors. */

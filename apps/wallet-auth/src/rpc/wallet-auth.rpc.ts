@@ -128,6 +128,11 @@ export function walletAuthHandlers(deps: { credentials: CredentialsService; sign
       return signedToPb(r, (s) => ({ session: sessionToPb(s, undefined) }));
     },
 
+    async refreshSession(req) {
+      const r = await credentials.refreshSession(req.platformId, req.sessionId, req.clientPublicKey, signedFromPb(req.signed));
+      return signedToPb(r, (s) => ({ session: sessionToPb(s, s.authMethod, s.encryptedSessionSigningKey) }));
+    },
+
     async exportWallet(req) {
       const r = await credentials.exportWallet(req.platformId, req.accountId, req.clientPublicKey, signedFromPb(req.signed));
       return signedToPb(r, (bundle) => ({ encryptedWalletCredentials: bundle }));

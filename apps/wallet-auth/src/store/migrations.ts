@@ -92,7 +92,15 @@ class M0001Initial extends Migration {
   }
 }
 
+/** Finds the live EMAIL_OTP credentials of a platform with an address (PATCH answers 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS). */
+class M0050EmailOtpAddress extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE INDEX auth_method_email_otp_address ON auth_method (platform_id, lower(email)) WHERE type = 'EMAIL_OTP' AND revoked_at IS NULL`);
+  }
+}
+
 /** Migrations of the wallet_auth schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_initial', class: M0001Initial },
+  { name: '0050_email_otp_address', class: M0050EmailOtpAddress },
 ];

@@ -220,6 +220,20 @@ export class WalletAuthRepository {
     return rows.map(toAuthMethod);
   }
 
+  /**
+   * Whether a live EMAIL_OTP credential of the platform has `email` (compared case-insensitively).
+   * `lock` first takes the address's advisory lock, so two updates to one address are serialised.
+   */
+  async emailOtpAddressTaken(tx: Tx, platformId: string, email: string, lock = false): Promise<boolean> {
+    if (lock) await tx.execute(`SELECT pg_advisory_xact_lock(hashtext(?))`, [`wallet-auth:email:${platformId}:${email.toLowerCase()}`]);
+    const r = await first<{ one: number }>(
+      tx,
+      `SELECT 1 AS one FROM auth_method WHERE platform_id = ? AND type = 'EMAIL_OTP' AND revoked_at IS NULL AND lower(email) = lower(?) LIMIT 1`,
+      [platformId, email],
+    );
+    return r !== undefined;
+  }
+
   async updateEmail(tx: Tx, id: string, email: string, now: Date): Promise<void> {
     await tx.execute(`UPDATE auth_method SET email = ?, nickname = ?, updated_at = ? WHERE id = ?`, [email, email, now, id]);
   }
@@ -307,8 +321,9 @@ export class WalletAuthRepository {
     return rows.map(toSession);
   }
 
-  async getSession(tx: Tx, platformId: string, id: string): Promise<SessionRecord | undefined> {
-    const r = await first<SessionRow>(tx, `SELECT * FROM session WHERE id = ? AND platform_id = ?`, [id, platformId]);
+  /** A session of the platform (any state); `lock` holds its row until the transaction ends. */
+  async getSession(tx: Tx, platformId: string, id: string, lock = false): Promise<SessionRecord | undefined> {
+    const r = await first<SessionRow>(tx, `SELECT * FROM session WHERE id = ? AND platform_id = ?${lock ? ' FOR UPDATE' : ''}`, [id, platformId]);
     return r && toSession(r);
   }
 

@@ -10,6 +10,7 @@ export const SIGNED_ACTIONS = [
   'EXPORT_WALLET',
   'UPDATE_INTERNAL_ACCOUNT',
   'EXECUTE_QUOTE',
+  'REFRESH_SESSION',
 ] as const;
 export type SignedAction = (typeof SIGNED_ACTIONS)[number];
 
