@@ -2,8 +2,9 @@
  * The webhook benchmark: every app as its own process (tools/stack.ts) on a fresh database, the
  * platform's endpoint a loopback receiver in this process that verifies every signature with the
  * official `standardwebhooks` package. N clients fund the platform's account in a loop
- * (`POST /sandbox/internal-accounts/{id}/fund`: one committed ledger change, one
- * INTERNAL_ACCOUNT.BALANCE_UPDATED webhook each) for the window; reported per client count:
+ * (`POST /sandbox/internal-accounts/{id}/fund`: an INCOMING transaction and one committed ledger
+ * change, so two webhooks each: INCOMING_PAYMENT.COMPLETED and INTERNAL_ACCOUNT.BALANCE_UPDATED) for
+ * the window; reported per client count:
  * webhooks delivered and verified per second, commit → verified-delivery latency (the body's
  * `timestamp` is the commit time, on this machine's clock) p50/p95/p99, and CPU per delivered webhook
  * (all processes of the stack, their Postgres backends, NATS). `--no-endpoint` runs the same load with
