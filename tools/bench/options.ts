@@ -46,7 +46,9 @@ export const USAGE = `npm run bench [-- options]
   --log-level warn         LOG_LEVEL of the services (BENCH_LOG_LEVEL)
   --pgbench-scale 10       pgbench -i -s (BENCH_PGBENCH_SCALE)
   --pgbench-duration 10    pgbench -T per client count (BENCH_PGBENCH_DURATION)
-  --webhooks               give the platform a webhook endpoint (served by the bench, answers 200)
+  --webhooks               give the platform a webhook endpoint (served by the bench, answers 200), and
+                           run the webhook delivery benchmark (tools/bench/webhooks.ts) with and without
+                           an endpoint at the same client counts and duration
   --settle-timeout 60      seconds to wait for executed payments to settle after each case
                            (a case that does not settle in time stops the system's remaining cases)
   --payments-pool-max <n>  DATABASE_POOL_MAX of payments (default: the service's) (BENCH_PAYMENTS_POOL_MAX)

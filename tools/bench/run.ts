@@ -7,6 +7,7 @@
  * every balance matches, prints the table and writes it as JSON.
  * See docs/performance.md.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -399,6 +400,34 @@ async function main(): Promise<number> {
     }
   }
 
+  // --webhooks: the delivery benchmark too (tools/bench/webhooks.ts, its own stack), with the
+  // platform's endpoint and without one, at the same client counts; its tables print as it runs.
+  const webhookRuns: { endpoint: boolean; status: number | null }[] = [];
+  if (opts.webhooks) {
+    for (const endpoint of [true, false]) {
+      say(`webhook delivery benchmark, ${endpoint ? 'with' : 'without'} an endpoint`);
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          resolve(ROOT, 'tools/bench/webhooks.ts'),
+          '--clients',
+          opts.concurrency.join(','),
+          '--duration',
+          String(opts.durationSec),
+          ...(endpoint ? [] : ['--no-endpoint']),
+        ],
+        { cwd: ROOT, stdio: 'inherit', env: process.env },
+      );
+      webhookRuns.push({ endpoint, status: r.status });
+      if (r.status !== 0)
+        problems.push(
+          `webhook delivery benchmark (${endpoint ? 'endpoint' : 'no endpoint'}): exit ${r.status}`,
+        );
+    }
+  }
+
   const rows = buildRows(runs.gateway?.cases ?? [], runs.baseline?.cases ?? [], pgbench?.results ?? []);
   const finishedAt = new Date();
   const report = {
@@ -411,6 +440,7 @@ async function main(): Promise<number> {
     gateway: runs.gateway ?? null,
     baseline: runs.baseline ?? null,
     pgbench: pgbench ?? null,
+    webhookDeliveryRuns: webhookRuns,
     ok: problems.length === 0,
     problems,
   };

@@ -25,6 +25,8 @@ function arg(name: string, fallback: string): string {
 const clientCounts = arg('clients', '1,8,32').split(',').map(Number);
 const durationS = Number(arg('duration', '10'));
 const withEndpoint = !process.argv.includes('--no-endpoint');
+/** Webhooks one funding makes (INCOMING_PAYMENT.COMPLETED, INTERNAL_ACCOUNT.BALANCE_UPDATED). */
+const WEBHOOKS_PER_FUNDING = 2;
 
 async function main(): Promise<void> {
   let secret = '';
@@ -99,9 +101,9 @@ async function main(): Promise<void> {
       stopping = true;
       await Promise.all(clients);
       const loadEnded = Date.now();
-      // Drain: every fund of the window is delivered (or 60 s pass).
+      // Drain: every webhook of the window's fundings is delivered (or 60 s pass).
       const drainLimit = Date.now() + 60_000;
-      while (withEndpoint && verified < funded && Date.now() < drainLimit)
+      while (withEndpoint && verified < funded * WEBHOOKS_PER_FUNDING && Date.now() < drainLimit)
         await new Promise((r) => setTimeout(r, 100));
       const ended = Date.now();
       const report = cpu.stop();
