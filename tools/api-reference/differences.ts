@@ -104,12 +104,10 @@ export const DIFFERENCES: Difference[] = [
 
   {
     id: 'todo-not-done',
-    title: 'Not done yet: rateDetails on INCOMING, EMAIL_OTP_EMAIL_ALREADY_EXISTS',
+    title: 'Not done yet: EMAIL_OTP_EMAIL_ALREADY_EXISTS',
     pending: 'issue 14 (not done yet)',
     reason:
-      'An INCOMING transaction carries no `rateDetails` yet (the reference IncomingRateDetails: the sandbox receives ' +
-      'in the currency credited, so there is no conversion to describe, but the fields are not filled). 409 ' +
-      'EMAIL_OTP_EMAIL_ALREADY_EXISTS is never answered: EMAIL_OTP credentials of different accounts may share an ' +
+      '409 EMAIL_OTP_EMAIL_ALREADY_EXISTS is never answered: EMAIL_OTP credentials of different accounts may share an ' +
       'address today, and refusing it per platform would refuse a customer with several wallets on one email; deciding ' +
       "it per customer needs the accounts' owners in wallet-auth.",
   },
@@ -123,7 +121,10 @@ export const DIFFERENCES: Difference[] = [
       '(`sentAmount`, `exchangeRate`, `fees`, `quoteId`, `refund`) optional; the bodies themselves are the reference variants ' +
       '(an INCOMING body carries none of them), which the end-to-end reference check validates against ' +
       '`IncomingTransaction`/`OutgoingTransaction` on every answer and webhook. The union is not spelled out in the document ' +
-      'because the gateway serializes responses by schema and one object keeps that exact and fast.',
+      'because the gateway serializes responses by schema and one object keeps that exact and fast. For the same reason ' +
+      '`rateDetails` is one object: an OUTGOING payment of a quote carries every OutgoingRateDetails field, an INCOMING ' +
+      'one the four IncomingRateDetails fields (rate 1 and zero fees: Sluice converts nothing on the way in and takes no ' +
+      'fee), so the two `counterparty*` fields are optional in the document.',
     coverage: [
       '* 200: response schema Transaction (reference: TransactionOneOf)',
       '* 201: response schema Transaction (reference: TransactionOneOf)',
@@ -138,6 +139,8 @@ export const DIFFERENCES: Difference[] = [
       'OutgoingTransaction.sentAmount: optional (required in the reference)',
       'IncomingRateDetails.counterpartyMultiplier: not in the reference',
       'IncomingRateDetails.counterpartyFixedFee: not in the reference',
+      'OutgoingRateDetails.counterpartyMultiplier: optional (required in the reference)',
+      'OutgoingRateDetails.counterpartyFixedFee: optional (required in the reference)',
       // One source and one destination object with the kind's fields optional, instead of per-kind variants.
       'AccountTransactionDestination.*',
       'UmaAddressTransactionDestination.*',
