@@ -71,12 +71,10 @@ export const DIFFERENCES: Difference[] = [
     reason:
       'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
       '(`/customers/bulk/csv`, its job and BULK_UPLOAD), session refresh (`POST /auth/sessions/{id}/refresh`), ' +
-      '`GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
-      'ext-accounts branch take: built on top of it) and `POST /crypto/estimate-withdrawal-fee` (a sandbox fee table per ' +
-      'network; it needs the wallet-address grammars, today in accounts, shared through @sluice/core first).',
+      'and `GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
+      'ext-accounts branch take: built on top of it).',
     coverage: [
       'GET /discoveries: missing',
-      'POST /crypto/estimate-withdrawal-fee: missing',
       'POST /customers/bulk/csv: missing',
       'GET /customers/bulk/jobs/{jobId}: missing',
       'POST /invitations: missing',
