@@ -3,7 +3,9 @@
  * processes (gateway → accounts, identity): each created account, its GET and the list answer
  * the reference's ExternalAccount / ExternalAccountListResponse schemas (ajv over the reference
  * document itself); the sandbox beneficiary-verification suffixes on the new variants; bad input
- * of every kind answered 400 naming the field, with nothing stored.
+ * of every kind answered 400 naming the field, with nothing stored. Beside them, in the same stack:
+ * `GET /discoveries` (the institutions whose bankName the variants take) and
+ * `POST /crypto/estimate-withdrawal-fee` (the destination checked by the wallet variants' grammar).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@sluice/testing';
@@ -397,5 +399,37 @@ describe('external accounts of every variant through the real processes', () => 
     // An estimate moves nothing: the account's balance is still 0.
     const acct = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USDC`);
     expect(acct.json.data[0].balance.amount).toBe(0);
+  });
+
+  it('GET /discoveries: the receiving institutions by country and currency, whose bankName an external account takes; bad filters 400 naming them', async () => {
+    const ph = await api('GET', '/discoveries?country=PH&currency=PHP');
+    expect(ph.status, ph.text).toBe(200);
+    expect(ph.json.data).toContainEqual({ bankName: 'BDO Unibank', displayName: 'BDO Unibank', country: 'PH', currency: 'PHP' });
+    expect(ph.json).toMatchObject({ hasMore: false, totalCount: ph.json.data.length });
+    // Case-insensitive filters, one filter alone, no filter at all.
+    const lower = await api('GET', '/discoveries?country=ph');
+    expect(lower.json.data).toEqual(ph.json.data);
+    const all = await api('GET', '/discoveries');
+    expect(all.json.totalCount).toBeGreaterThan(ph.json.totalCount);
+    expect((await api('GET', '/discoveries?country=JP')).json).toEqual({ data: [], hasMore: false, totalCount: 0 });
+
+    // The bankName it gives is what the PHP variant takes.
+    const bank = ph.json.data[0].bankName as string;
+    const owner = await newCustomer('discoveries-user');
+    const created = await create('PHP_ACCOUNT', { ...EXTERNAL_ACCOUNT_EXAMPLES.PHP_ACCOUNT.accountInfo, bankName: bank }, 'PHP', owner);
+    expect(created.status, created.text).toBe(201);
+    expect(created.json.accountInfo.bankName).toBe(bank);
+
+    for (const [query, field] of [
+      ['country=XX', 'country'],
+      ['country=PHL', 'country'],
+      ['currency=PESO', 'currency'],
+      ['country=', 'country'],
+    ] as const) {
+      const r = await api('GET', `/discoveries?${query}`);
+      expect(r.status, `${query}: ${r.text}`).toBe(400);
+      expect(r.json.code, query).toBe('INVALID_INPUT');
+      expect(r.text, query).toContain(field);
+    }
   });
 });

@@ -70,11 +70,8 @@ export const DIFFERENCES: Difference[] = [
     pending: 'issue 14 (not done yet)',
     reason:
       'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
-      '(`/customers/bulk/csv`, its job and BULK_UPLOAD), session refresh (`POST /auth/sessions/{id}/refresh`), ' +
-      'and `GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
-      'ext-accounts branch take: built on top of it).',
+      '(`/customers/bulk/csv`, its job and BULK_UPLOAD) and session refresh (`POST /auth/sessions/{id}/refresh`).',
     coverage: [
-      'GET /discoveries: missing',
       'POST /customers/bulk/csv: missing',
       'GET /customers/bulk/jobs/{jobId}: missing',
       'POST /invitations: missing',
@@ -253,7 +250,8 @@ export const DIFFERENCES: Difference[] = [
     title: "Every list has the specification's envelope",
     reason:
       "The specification's list envelope (`data`, `hasMore`, `nextCursor`, `totalCount`) applies to all list endpoints; " +
-      'the reference leaves it out of the exchange-rate and platform internal-account lists.',
+      'the reference leaves it out of the exchange-rate, platform internal-account and discovery lists (`GET /discoveries` ' +
+      'answers every match at once: `hasMore` false, no cursor, as the reference takes no paging parameters there).',
     coverage: [
       'ExchangeRateListResponse.hasMore: not in the reference',
       'ExchangeRateListResponse.nextCursor: not in the reference',
@@ -261,6 +259,9 @@ export const DIFFERENCES: Difference[] = [
       'PlatformInternalAccountListResponse.hasMore: not in the reference',
       'PlatformInternalAccountListResponse.nextCursor: not in the reference',
       'PlatformInternalAccountListResponse.totalCount: not in the reference',
+      'DiscoveryListResponse.hasMore: not in the reference',
+      'DiscoveryListResponse.nextCursor: not in the reference',
+      'DiscoveryListResponse.totalCount: not in the reference',
       'GET /platform/internal-accounts: query parameter limit not in the reference',
       'GET /platform/internal-accounts: query parameter cursor not in the reference',
     ],
