@@ -3,7 +3,9 @@
  * processes (gateway → accounts, identity): each created account, its GET and the list answer
  * the reference's ExternalAccount / ExternalAccountListResponse schemas (ajv over the reference
  * document itself); the sandbox beneficiary-verification suffixes on the new variants; bad input
- * of every kind answered 400 naming the field, with nothing stored.
+ * of every kind answered 400 naming the field, with nothing stored. Beside them, in the same stack:
+ * `GET /discoveries` (the institutions whose bankName the variants take) and
+ * `POST /crypto/estimate-withdrawal-fee` (the destination checked by the wallet variants' grammar).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@sluice/testing';
@@ -17,7 +19,7 @@ import {
   withSuffix,
 } from '@sluice/testing/external-accounts';
 import { referenceValidator } from '@sluice/testing/reference';
-import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
+import { accountRightAfterCreate, apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
 
 describe('external accounts of every variant through the real processes', () => {
   let e2e: E2eStack;
@@ -337,5 +339,97 @@ describe('external accounts of every variant through the real processes', () => 
       .db()
       .query(`SELECT count(*)::int AS n FROM accounts.external_accounts WHERE customer_id = $1`, [owner]);
     expect(rows.rows[0].n).toBe(0);
+  });
+
+  it('POST /crypto/estimate-withdrawal-fee: the sandbox fee of a network, the destination checked by the wallet variants’ grammar; bad input 400 naming the field, moving nothing', async () => {
+    const cfg = await api('PATCH', '/config', {
+      supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }, { currencyCode: 'CAD' }, { currencyCode: 'USDC' }],
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const c = await api('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'withdrawal-fee-user',
+      fullName: 'Satoshi Example',
+      currencies: ['USD', 'USDC'],
+    });
+    expect(c.status, c.text).toBe(201);
+    const usdc = await accountRightAfterCreate(client, c.json.id, 'USDC');
+    const usd = await accountRightAfterCreate(client, c.json.id, 'USD');
+    // The address the SOLANA_WALLET external account takes is the one a withdrawal to SOLANA takes.
+    const solana = EXTERNAL_ACCOUNT_EXAMPLES.SOLANA_WALLET.accountInfo.address as string;
+    const body = { internalAccountId: usdc, currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 1_000_000, destinationAddress: solana };
+    const fee = await api('POST', '/crypto/estimate-withdrawal-fee', body);
+    expect(fee.status, fee.text).toBe(200);
+    expect(fee.json).toEqual({ networkFee: 5000, networkFeeAsset: 'SOL', applicationFee: 0, totalFee: 1000, netAmount: 999_000 });
+    const eth = await api('POST', '/crypto/estimate-withdrawal-fee', {
+      ...body,
+      cryptoNetwork: 'ETHEREUM',
+      amount: 10_000_000,
+      destinationAddress: EXTERNAL_ACCOUNT_EXAMPLES.ETHEREUM_WALLET.accountInfo.address,
+    });
+    expect(eth.status, eth.text).toBe(200);
+    expect(eth.json).toMatchObject({ networkFeeAsset: 'ETH', totalFee: 4_550_000, netAmount: 5_450_000 });
+
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['a network no variant pays to', { cryptoNetwork: 'DOGECOIN' }, 'cryptoNetwork'],
+      ['a currency the network does not carry', { currency: 'BTC' }, 'currency'],
+      ['a Solana address on Ethereum', { cryptoNetwork: 'ETHEREUM' }, 'destinationAddress'],
+      ['not base58', { destinationAddress: `0${solana.slice(1)}` }, 'destinationAddress'],
+      ['a fiat account', { internalAccountId: usd }, 'internalAccountId'],
+      ['a malformed account id', { internalAccountId: 'InternalAccount:nope' }, 'internalAccountId'],
+      ['a zero amount', { amount: 0 }, 'amount'],
+      ['a fractional amount', { amount: 1.5 }, 'amount'],
+      ['a missing address', { destinationAddress: undefined }, 'destinationAddress'],
+    ];
+    for (const [what, over, field] of cases) {
+      const r = await api('POST', '/crypto/estimate-withdrawal-fee', { ...body, ...over });
+      expect(r.status, `${what}: ${r.text}`).toBe(400);
+      expect(r.json.code, what).toBe('INVALID_INPUT');
+      expect(r.text, what).toContain(field);
+    }
+    const small = await api('POST', '/crypto/estimate-withdrawal-fee', { ...body, amount: 1000 });
+    expect(small.status, small.text).toBe(400);
+    expect(small.json.code).toBe('AMOUNT_OUT_OF_RANGE');
+    expect(small.text).toContain('amount');
+    const unknown = await api('POST', '/crypto/estimate-withdrawal-fee', {
+      ...body,
+      internalAccountId: 'InternalAccount:00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknown.status, unknown.text).toBe(404);
+    // An estimate moves nothing: the account's balance is still 0.
+    const acct = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USDC`);
+    expect(acct.json.data[0].balance.amount).toBe(0);
+  });
+
+  it('GET /discoveries: the receiving institutions by country and currency, whose bankName an external account takes; bad filters 400 naming them', async () => {
+    const ph = await api('GET', '/discoveries?country=PH&currency=PHP');
+    expect(ph.status, ph.text).toBe(200);
+    expect(ph.json.data).toContainEqual({ bankName: 'BDO Unibank', displayName: 'BDO Unibank', country: 'PH', currency: 'PHP' });
+    expect(ph.json).toMatchObject({ hasMore: false, totalCount: ph.json.data.length });
+    // Case-insensitive filters, one filter alone, no filter at all.
+    const lower = await api('GET', '/discoveries?country=ph');
+    expect(lower.json.data).toEqual(ph.json.data);
+    const all = await api('GET', '/discoveries');
+    expect(all.json.totalCount).toBeGreaterThan(ph.json.totalCount);
+    expect((await api('GET', '/discoveries?country=JP')).json).toEqual({ data: [], hasMore: false, totalCount: 0 });
+
+    // The bankName it gives is what the PHP variant takes.
+    const bank = ph.json.data[0].bankName as string;
+    const owner = await newCustomer('discoveries-user');
+    const created = await create('PHP_ACCOUNT', { ...EXTERNAL_ACCOUNT_EXAMPLES.PHP_ACCOUNT.accountInfo, bankName: bank }, 'PHP', owner);
+    expect(created.status, created.text).toBe(201);
+    expect(created.json.accountInfo.bankName).toBe(bank);
+
+    for (const [query, field] of [
+      ['country=XX', 'country'],
+      ['country=PHL', 'country'],
+      ['currency=PESO', 'currency'],
+      ['country=', 'country'],
+    ] as const) {
+      const r = await api('GET', `/discoveries?${query}`);
+      expect(r.status, `${query}: ${r.text}`).toBe(400);
+      expect(r.json.code, query).toBe('INVALID_INPUT');
+      expect(r.text, query).toContain(field);
+    }
   });
 });

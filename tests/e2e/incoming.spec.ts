@@ -137,12 +137,17 @@ describe('incoming payments through the real processes', () => {
       destination: { destinationType: 'ACCOUNT', accountId: usdAccount },
       receivedAmount: { amount: 2_500, currency: { code: 'USD' } },
     });
+    // The reference IncomingRateDetails (the whole body is checked against IncomingTransaction by
+    // the reference check): received in the currency it credits, rate 1 and no fee.
+    const noConversion = { gridApiMultiplier: 1, gridApiFixedFee: 0, gridApiVariableFeeRate: 0, gridApiVariableFeeAmount: 0 };
+    expect(r.json.rateDetails).toEqual(noConversion);
     await statusOf(r.json.id, 'COMPLETED');
     const again = await receive(2_500, {}, { 'idempotency-key': 'inc-1' });
     expect(again.json.id).toBe(r.json.id);
     expect(await balance()).toBe(before + 2_500);
     const done = await webhook('INCOMING_PAYMENT.COMPLETED', r.json.id);
     expect(done!.data).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: 2_500 } });
+    expect(done!.data.rateDetails).toEqual(noConversion);
     await eventually(
       async () =>
         received().find((x) => x.type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED' && x.data.id === usdAccount),
@@ -152,6 +157,23 @@ describe('incoming payments through the real processes', () => {
     expect(
       received().filter((x) => x.type === 'INCOMING_PAYMENT.PENDING' && x.data.id === r.json.id),
     ).toEqual([]);
+  });
+
+  it('a sandbox funding deposit is INCOMING with the same rateDetails: rate 1, no fee, in the account’s currency', async () => {
+    const f = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, { amount: 300 });
+    expect(f.status, f.text).toBe(200);
+    const listed = await api('GET', '/transactions?type=INCOMING&limit=100');
+    expect(listed.status, listed.text).toBe(200);
+    const deposit = (listed.json.data as { source: { sourceType: string }; rateDetails?: unknown }[]).find(
+      (t) => t.source.sourceType === 'REALTIME_FUNDING',
+    );
+    expect(deposit).toMatchObject({ type: 'INCOMING', receivedAmount: { amount: 300, currency: { code: 'USD' } } });
+    expect(deposit!.rateDetails).toEqual({
+      gridApiMultiplier: 1,
+      gridApiFixedFee: 0,
+      gridApiVariableFeeRate: 0,
+      gridApiVariableFeeAmount: 0,
+    });
   });
 
   it('refuses bad input with 400 naming the field, an unknown receiver with 404, production with 403', async () => {

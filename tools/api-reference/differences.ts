@@ -70,13 +70,8 @@ export const DIFFERENCES: Difference[] = [
     pending: 'issue 14 (not done yet)',
     reason:
       'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
-      '(`/customers/bulk/csv`, its job and BULK_UPLOAD), ' +
-      '`GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
-      'ext-accounts branch take: built on top of it) and `POST /crypto/estimate-withdrawal-fee` (a sandbox fee table per ' +
-      'network; it needs the wallet-address grammars, today in accounts, shared through @sluice/core first).',
+      '(`/customers/bulk/csv`, its job and BULK_UPLOAD).',
     coverage: [
-      'GET /discoveries: missing',
-      'POST /crypto/estimate-withdrawal-fee: missing',
       'POST /customers/bulk/csv: missing',
       'GET /customers/bulk/jobs/{jobId}: missing',
       'POST /invitations: missing',
@@ -101,15 +96,6 @@ export const DIFFERENCES: Difference[] = [
     ],
   },
 
-  {
-    id: 'todo-not-done',
-    title: 'Not done yet: rateDetails on INCOMING',
-    pending: 'issue 14 (not done yet)',
-    reason:
-      'An INCOMING transaction carries no `rateDetails` yet (the reference IncomingRateDetails: the sandbox receives ' +
-      'in the currency credited, so there is no conversion to describe, but the fields are not filled).',
-  },
-
   // ---- decisions -----------------------------------------------------------------------------
   {
     id: 'one-transaction-object',
@@ -119,7 +105,10 @@ export const DIFFERENCES: Difference[] = [
       '(`sentAmount`, `exchangeRate`, `fees`, `quoteId`, `refund`) optional; the bodies themselves are the reference variants ' +
       '(an INCOMING body carries none of them), which the end-to-end reference check validates against ' +
       '`IncomingTransaction`/`OutgoingTransaction` on every answer and webhook. The union is not spelled out in the document ' +
-      'because the gateway serializes responses by schema and one object keeps that exact and fast.',
+      'because the gateway serializes responses by schema and one object keeps that exact and fast. For the same reason ' +
+      '`rateDetails` is one object: an OUTGOING payment of a quote carries every OutgoingRateDetails field, an INCOMING ' +
+      'one the four IncomingRateDetails fields (rate 1 and zero fees: Sluice converts nothing on the way in and takes no ' +
+      'fee), so the two `counterparty*` fields are optional in the document.',
     coverage: [
       '* 200: response schema Transaction (reference: TransactionOneOf)',
       '* 201: response schema Transaction (reference: TransactionOneOf)',
@@ -134,6 +123,8 @@ export const DIFFERENCES: Difference[] = [
       'OutgoingTransaction.sentAmount: optional (required in the reference)',
       'IncomingRateDetails.counterpartyMultiplier: not in the reference',
       'IncomingRateDetails.counterpartyFixedFee: not in the reference',
+      'OutgoingRateDetails.counterpartyMultiplier: optional (required in the reference)',
+      'OutgoingRateDetails.counterpartyFixedFee: optional (required in the reference)',
       // One source and one destination object with the kind's fields optional, instead of per-kind variants.
       'AccountTransactionDestination.*',
       'UmaAddressTransactionDestination.*',
@@ -248,7 +239,8 @@ export const DIFFERENCES: Difference[] = [
     title: "Every list has the specification's envelope",
     reason:
       "The specification's list envelope (`data`, `hasMore`, `nextCursor`, `totalCount`) applies to all list endpoints; " +
-      'the reference leaves it out of the exchange-rate and platform internal-account lists.',
+      'the reference leaves it out of the exchange-rate, platform internal-account and discovery lists (`GET /discoveries` ' +
+      'answers every match at once: `hasMore` false, no cursor, as the reference takes no paging parameters there).',
     coverage: [
       'ExchangeRateListResponse.hasMore: not in the reference',
       'ExchangeRateListResponse.nextCursor: not in the reference',
@@ -256,6 +248,9 @@ export const DIFFERENCES: Difference[] = [
       'PlatformInternalAccountListResponse.hasMore: not in the reference',
       'PlatformInternalAccountListResponse.nextCursor: not in the reference',
       'PlatformInternalAccountListResponse.totalCount: not in the reference',
+      'DiscoveryListResponse.hasMore: not in the reference',
+      'DiscoveryListResponse.nextCursor: not in the reference',
+      'DiscoveryListResponse.totalCount: not in the reference',
       'GET /platform/internal-accounts: query parameter limit not in the reference',
       'GET /platform/internal-accounts: query parameter cursor not in the reference',
     ],

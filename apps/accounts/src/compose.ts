@@ -3,6 +3,8 @@ import type { AccountsConfig } from './service.js';
 import { InternalAccountsService } from './app/internal-accounts.service.js';
 import { LedgerService } from './app/ledger.service.js';
 import { ExternalAccountsService } from './app/external-accounts.service.js';
+import { DiscoveriesService } from './app/discoveries.service.js';
+import { SANDBOX_DISCOVERIES } from './domain/discoveries.js';
 import {
   ProductionBeneficiaryVerifier,
   SandboxBeneficiaryVerifier,
@@ -26,6 +28,7 @@ export interface AccountsGraph extends Composition {
   internalAccounts: InternalAccountsService;
   ledger: LedgerService;
   externalAccounts: ExternalAccountsService;
+  discoveries: DiscoveriesService;
 }
 
 /** The composition root of accounts: every object of the service, built once. */
@@ -46,11 +49,14 @@ export function composeAccounts(
     // No beneficiary-verification partner yet: production reports UNSUPPORTED.
     PRODUCTION: new ProductionBeneficiaryVerifier(),
   });
+  // The receiving institutions: the sandbox's fixed directory; none configured for production yet.
+  const discoveries = new DiscoveriesService({ SANDBOX: SANDBOX_DISCOVERIES, PRODUCTION: [] });
   return {
     internalAccounts,
     ledger,
     externalAccounts,
-    rpc: [accountsRpc({ accounts: internalAccounts, ledger, externalAccounts, logger })],
+    discoveries,
+    rpc: [accountsRpc({ accounts: internalAccounts, ledger, externalAccounts, discoveries, logger })],
     consumers: [
       new IdentityConsumer({
         bus,

@@ -25,6 +25,8 @@ import { TransactionLifecycle } from './app/transaction-lifecycle.js';
 import { TransactionsService } from './app/transactions.service.js';
 import { TransfersService } from './app/transfers.service.js';
 import { UmaProvidersService } from './app/uma-providers.service.js';
+import { WithdrawalFeesService } from './app/withdrawal-fees.service.js';
+import { SANDBOX_NETWORK_FEES } from './domain/withdrawal-fees.js';
 import { AccountsClient } from './clients/accounts.client.js';
 import { IdentityClient } from './clients/identity.client.js';
 import {
@@ -84,6 +86,7 @@ export interface PaymentsGraph extends Composition {
   lookups: ReceiverLookupsService;
   rates: ExchangeRatesService;
   providers: UmaProvidersService;
+  withdrawalFees: WithdrawalFeesService;
   transactions: TransactionsService;
   lifecycle: TransactionLifecycle;
   transfers: TransfersService;
@@ -255,6 +258,11 @@ export function composePayments(
   });
   const exchangeRates = new ExchangeRatesService({ rates, fees });
   const providers = new UmaProvidersService(directories);
+  // Network fees: the sandbox's fixed table; production has no fee source configured yet.
+  const withdrawalFees = new WithdrawalFeesService({
+    accounts,
+    feeTables: { SANDBOX: SANDBOX_NETWORK_FEES, PRODUCTION: undefined },
+  });
 
   // Every timed transition's handler is registered before the scheduler starts claiming jobs.
   transfers.registerJobs();
@@ -293,6 +301,7 @@ export function composePayments(
     lookups,
     rates: exchangeRates,
     providers,
+    withdrawalFees,
     transactions,
     lifecycle,
     transfers,
@@ -309,6 +318,7 @@ export function composePayments(
         lookups,
         rates: exchangeRates,
         providers,
+        withdrawalFees,
         transfers,
         transactions,
         incoming,

@@ -130,6 +130,14 @@ describe('SandboxReceiveUma below the approval threshold', () => {
       destination: { kind: 'ACCOUNT', accountId: usdAccount, currency: 'USD' },
     });
     expect(t!.settledAt).toBeInstanceOf(Date);
+    // Received in the currency it credits: rate 1, no fee (the reference IncomingRateDetails).
+    expect(t!.incomingRateDetails).toEqual({
+      gridApiMultiplier: '1',
+      gridApiFixedFee: 0n,
+      gridApiVariableFeeRate: '0',
+      gridApiVariableFeeAmount: 0n,
+    });
+    expect(t!.rateDetails).toBeUndefined();
     expect((await balance(usdAccount)) - before).toBe(1234n);
     const events = await eventsOf(t!.id);
     expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.COMPLETED']);
@@ -139,6 +147,13 @@ describe('SandboxReceiveUma below the approval threshold', () => {
       status: 'COMPLETED',
       receivedAmount: { amount: 1234, currency: { code: 'USD', decimals: 2 } },
       source: { sourceType: 'UMA_ADDRESS', umaAddress: SENDER },
+      rateDetails: { gridApiMultiplier: 1, gridApiFixedFee: 0, gridApiVariableFeeRate: 0, gridApiVariableFeeAmount: 0 },
+    });
+    expect((events[0]!.data as { rateDetails?: unknown }).rateDetails).toEqual({
+      gridApiMultiplier: 1,
+      gridApiFixedFee: 0,
+      gridApiVariableFeeRate: 0,
+      gridApiVariableFeeAmount: 0,
     });
     // The safety-net job ran (or finds nothing to do) without crediting again.
     await eventually(async () => {

@@ -65,6 +65,13 @@ describe('SandboxFundAccount', () => {
       customerId,
       platformCustomerId: 'ada-1',
       receivedAmount: 10_000n,
+      // A deposit in the account's currency: rate 1, no fee (the reference IncomingRateDetails).
+      incomingRateDetails: {
+        gridApiMultiplier: '1',
+        gridApiFixedFee: 0n,
+        gridApiVariableFeeRate: '0',
+        gridApiVariableFeeAmount: 0n,
+      },
     });
     expect(await balance(usdAccount)).toBe(before + 10_000n);
     // The same key: the same transaction, nothing credited again.

@@ -411,6 +411,7 @@ describe('TransferIn', () => {
       status: 'COMPLETED',
       receivedAmount: { amount: 7700, currency: { code: 'USD' } },
       source: { sourceType: 'ACCOUNT', accountId: src },
+      rateDetails: { gridApiMultiplier: 1, gridApiFixedFee: 0, gridApiVariableFeeRate: 0, gridApiVariableFeeAmount: 0 },
     });
     expect(events[0]!.data).not.toHaveProperty('sentAmount');
   });

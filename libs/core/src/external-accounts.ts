@@ -40,7 +40,7 @@ export type AccountInfoField = (typeof ACCOUNT_INFO_FIELDS)[number];
 /**
  * The format of a field. The accounts service normalizes (digits: spaces and hyphens removed;
  * IBAN and BIC: spaces removed, upper case; phone: spaces, hyphens and parentheses removed)
- * and checks each kind (`domain/bank-identifiers.ts`).
+ * and checks each kind (`domain/bank-identifiers.ts`; wallet and Lightning formats: `wallet-addresses.ts`).
  */
 export type FieldFormat =
   /** Digits only, `min` to `max` of them. */

@@ -10,3 +10,4 @@ export * from './validation.js';
 export * from './uma.js';
 export * from './fields.js';
 export * from './external-accounts.js';
+export * from './wallet-addresses.js';

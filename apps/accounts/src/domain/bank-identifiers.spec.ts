@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   checkAbaRoutingNumber,
   checkBic,
-  checkBolt11,
-  checkBolt12,
   checkBrTaxId,
   checkClabe,
   checkCnpj,
@@ -16,18 +14,23 @@ import {
   IBAN_LENGTHS,
   checkCpf,
   checkEmail,
-  checkEvmAddress,
   checkIban,
-  checkLightningAddress,
   checkPixKey,
-  checkSolanaAddress,
   checkSortCode,
-  checkSparkAddress,
-  checkTronAddress,
   checkUkAccountNumber,
   checkUsAccountNumber,
   normalizeIban,
 } from './bank-identifiers.js';
+// The wallet and Lightning grammars are @sluice/core's, shared with payments (crypto withdrawals).
+import {
+  checkBolt11,
+  checkBolt12,
+  checkEvmAddress,
+  checkLightningAddress,
+  checkSolanaAddress,
+  checkSparkAddress,
+  checkTronAddress,
+} from '@sluice/core';
 
 const ok = (reason: string | undefined) => expect(reason).toBeUndefined();
 /** The exact reasons a refusal gives (a check that refuses for the wrong reason must fail here). */

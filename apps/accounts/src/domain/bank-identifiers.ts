@@ -1,9 +1,17 @@
-import { PHONE_PLANS, SEPA_IBAN_COUNTRIES, type FieldFormat, type PixKeyType } from '@sluice/core';
-import { keccak_256 } from '@noble/hashes/sha3';
-import { bytesToHex } from '@noble/hashes/utils';
+import {
+  PHONE_PLANS,
+  SEPA_IBAN_COUNTRIES,
+  checkBolt11,
+  checkBolt12,
+  checkLightningAddress,
+  checkWalletAddress,
+  type FieldFormat,
+  type PixKeyType,
+} from '@sluice/core';
 
 /**
- * Format and checksum rules of bank and wallet identifiers. Each check returns
+ * Format and checksum rules of bank identifiers (the wallet and Lightning grammars are
+ * @sluice/core's wallet-addresses.ts, shared with payments). Each check returns
  * undefined when the value is valid, else the reason (the field error message).
  * Inputs are expected already normalized (see the `normalize*` helpers).
  */
@@ -292,69 +300,6 @@ export function checkUkAccountNumber(v: string): string | undefined {
   return /^[0-9]{8}$/.test(v) ? undefined : 'must be 8 digits';
 }
 
-const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
-
-/** Solana address: base58 of a 32-byte key, 32 to 44 characters. */
-export function checkSolanaAddress(v: string): string | undefined {
-  return new RegExp(`^${BASE58}{32,44}$`).test(v)
-    ? undefined
-    : 'must be a base58 Solana address (32 to 44 characters)';
-}
-
-/** Tron address: base58, 34 characters starting with T. */
-export function checkTronAddress(v: string): string | undefined {
-  return new RegExp(`^T${BASE58}{33}$`).test(v)
-    ? undefined
-    : 'must be a base58 Tron address (34 characters starting with T)';
-}
-
-/**
- * EVM address (Ethereum, Polygon, Base): 0x and 40 hex digits; a mixed-case address
- * must carry a valid EIP-55 checksum.
- */
-export function checkEvmAddress(v: string): string | undefined {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(v)) return 'must be 0x followed by 40 hexadecimal digits';
-  const body = v.slice(2);
-  if (body === body.toLowerCase() || body === body.toUpperCase()) return undefined;
-  const hash = bytesToHex(keccak_256(body.toLowerCase()));
-  for (let i = 0; i < 40; i++) {
-    const c = body[i]!;
-    if (/[a-f]/i.test(c) && (parseInt(hash[i]!, 16) >= 8 ? c !== c.toUpperCase() : c !== c.toLowerCase()))
-      return 'EIP-55 checksum does not match';
-  }
-  return undefined;
-}
-
-/**
- * Spark address: human-readable part `spark` (mainnet) or `sparkt`/`sparkrt`/`sparks`/`sparkl`
- * (test networks), separator `1`, then lower-case letters and digits. The bech32m checksum is
- * not verified here (the Spark SDK does it when paying).
- */
-export function checkSparkAddress(v: string): string | undefined {
-  return /^spark(t|rt|s|l)?1[a-z0-9]{20,120}$/.test(v) ? undefined : 'must be a Spark address (spark1...)';
-}
-
-/** BOLT11 invoice: `ln` + network prefix + bech32 data, lower case. */
-export function checkBolt11(v: string): string | undefined {
-  return /^ln(bc|tb|bcrt|tbs|sb)[0-9a-z]{20,}$/.test(v.toLowerCase()) && v === v.toLowerCase()
-    ? undefined
-    : 'must be a BOLT11 invoice (lnbc...)';
-}
-
-/** BOLT12 offer: `lno1` + bech32 data. */
-export function checkBolt12(v: string): string | undefined {
-  return /^lno1[0-9a-z]{20,}$/.test(v) ? undefined : 'must be a BOLT12 offer (lno1...)';
-}
-
-/** Lightning address: `user@domain` (LUD-16: lower-case username of a-z0-9-_.). */
-export function checkLightningAddress(v: string): string | undefined {
-  return /^[a-z0-9\-_.+]{1,64}@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(
-    v,
-  )
-    ? undefined
-    : 'must be a lightning address (user@domain, lower case)';
-}
-
 /**
  * The normalized form of a field of `format`: digits without spaces and hyphens; IBAN and BIC
  * without spaces, upper case; phone numbers without spaces, hyphens, dots and parentheses;
@@ -409,12 +354,7 @@ export function checkField(format: FieldFormat, v: string): string | undefined {
     case 'enum':
       return format.values.includes(v) ? undefined : `must be one of ${format.values.join(', ')}`;
     case 'wallet':
-      return {
-        SPARK: checkSparkAddress,
-        SOLANA: checkSolanaAddress,
-        TRON: checkTronAddress,
-        EVM: checkEvmAddress,
-      }[format.network](v);
+      return checkWalletAddress(format.network, v);
     case 'bolt11':
       return checkBolt11(v);
     case 'bolt12':

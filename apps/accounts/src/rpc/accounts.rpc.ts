@@ -4,6 +4,8 @@ import type { Logger } from '@sluice/logging';
 import type { InternalAccountsService } from '../app/internal-accounts.service.js';
 import type { LedgerService } from '../app/ledger.service.js';
 import type { ExternalAccountsService } from '../app/external-accounts.service.js';
+import type { DiscoveriesService } from '../app/discoveries.service.js';
+import { parseDiscoveriesRequest } from '../domain/discoveries.js';
 import type { AccountListRequest } from '../domain/validation.js';
 import { accountInfoFromPb, externalAccountToPb } from './external-account.mapper.js';
 import { ledgerHandlers } from './ledger.rpc.js';
@@ -26,11 +28,22 @@ export function accountsRpc(o: {
   accounts: InternalAccountsService;
   ledger: LedgerService;
   externalAccounts: ExternalAccountsService;
+  discoveries: DiscoveriesService;
   logger: Logger;
 }): RegisteredService {
   const { accounts, ledger, externalAccounts } = o;
   const handlers: AsyncService<pb.AccountsServiceServer> = {
     ...ledgerHandlers(ledger),
+
+    async listDiscoveries(req) {
+      const request = parseDiscoveriesRequest({
+        environment: environmentFromPb(req.environment),
+        ...(req.country !== undefined ? { country: req.country } : {}),
+        ...(req.currency !== undefined ? { currency: req.currency } : {}),
+      });
+      // The proto Discovery has the domain's fields.
+      return { discoveries: o.discoveries.list(request) };
+    },
 
     async ensureCustomerAccounts(req) {
       const rows = await accounts.ensureAccounts({

@@ -6,6 +6,7 @@ import internalAccountsRoutes from './internal-accounts.routes.js';
 import sandboxFundRoutes from './sandbox-fund.routes.js';
 import sandboxWebhooksRoutes from './sandbox-webhooks.routes.js';
 import externalAccountsRoutes from './external-accounts.routes.js';
+import discoveriesRoutes from './discoveries.routes.js';
 import walletAuthRoutes from './wallet-auth.routes.js';
 import paymentsRoutes from './payments.routes.js';
 import transfersRoutes from './transfers.routes.js';
@@ -33,6 +34,7 @@ export const routeModules: Record<string, RouteModule> = {
   'sandbox-fund': sandboxFundRoutes,
   'sandbox-webhooks': sandboxWebhooksRoutes,
   'external-accounts': externalAccountsRoutes,
+  discoveries: discoveriesRoutes,
   'wallet-auth': walletAuthRoutes,
   payments: paymentsRoutes,
   transfers: transfersRoutes,

@@ -4,6 +4,9 @@ import { environmentOf } from '../http/request.helpers.js';
 import type { GatewayDeps, RouteModule } from '../http/types.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
+  EstimateCryptoWithdrawalFeeRequest,
+  EstimateCryptoWithdrawalFeeResponse,
+  withdrawalFeeJson,
   ExchangeRateList,
   exchangeRateJson,
   ExchangeRatesQuery,
@@ -43,7 +46,8 @@ async function lookupFields(deps: GatewayDeps, request: FastifyRequest, q: Looku
  * `GET /receiver/external-account/{accountId}` (receiver lookups → lookupId for
  * POST /quotes), `GET /exchange-rates` (every corridor priced for a
  * sending amount) and `GET /uma-providers` (the counterparty directory:
- * countryCode, currencyCode, hasBlockedProviders, sortOrder, limit, cursor).
+ * countryCode, currencyCode, hasBlockedProviders, sortOrder, limit, cursor) and
+ * `POST /crypto/estimate-withdrawal-fee` (the network fee table: payments owns fees).
  */
 const paymentsRoutes: RouteModule = (app, deps) => {
   const client = deps.clients.payments;
@@ -146,6 +150,34 @@ const paymentsRoutes: RouteModule = (app, deps) => {
         page: pageOf(q),
       });
       return envelope(res.providers.map(umaProviderJson), res.page);
+    },
+  );
+
+  app.post(
+    '/crypto/estimate-withdrawal-fee',
+    {
+      schema: {
+        tags: ['Cross-Currency Transfers'],
+        operationId: 'estimateCryptoWithdrawalFee',
+        summary: 'Estimate crypto withdrawal fee',
+        description:
+          'The network and application fees of withdrawing `amount` from a crypto internal account (INTERNAL_CRYPTO or EMBEDDED_WALLET holding `currency`) to `destinationAddress` on `cryptoNetwork`; nothing moves. Sandbox fees come from a fixed table per network (docs/payments.md). 400 INVALID_INPUT naming the field (an unknown network, a currency the network does not carry or the account does not hold, an address outside the network’s grammar), 400 AMOUNT_OUT_OF_RANGE when the amount does not exceed the fee, 404 for an unknown or another platform’s account.',
+        body: EstimateCryptoWithdrawalFeeRequest,
+        response: { 200: EstimateCryptoWithdrawalFeeResponse, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const b = request.body;
+      const res = await client.estimateCryptoWithdrawalFee({
+        platformId: request.platform.id,
+        environment: environmentOf(request),
+        internalAccountId: b.internalAccountId,
+        currency: b.currency.toUpperCase(),
+        cryptoNetwork: b.cryptoNetwork.toUpperCase(),
+        amount: BigInt(b.amount),
+        destinationAddress: b.destinationAddress,
+      });
+      return withdrawalFeeJson(res);
     },
   );
 };

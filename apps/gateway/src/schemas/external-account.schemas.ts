@@ -95,3 +95,37 @@ export function accountInfoPb(info: Static<typeof ExternalAccountCreateInfo>): a
       : {}),
   } as accounts.ExternalAccountInfo;
 }
+
+/** GET /discoveries filters (shape only; accounts checks the codes, 400 naming the field). */
+export const DiscoveriesQuery = Type.Object(
+  {
+    country: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 8, description: 'ISO 3166-1 alpha-2 country code (e.g. PH)' }),
+    ),
+    currency: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 10, description: 'ISO 4217 currency code (e.g. PHP)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DiscoveriesQuery = Static<typeof DiscoveriesQuery>;
+
+export const Discovery = Type.Object(
+  {
+    bankName: Type.String({
+      description: 'Canonical name of the institution: pass it as `bankName` when creating an external account',
+    }),
+    displayName: Type.String({ description: 'Human-friendly name of the institution' }),
+    country: Type.String({ description: 'ISO 3166-1 alpha-2 country code' }),
+    currency: Type.String({ description: 'ISO 4217 currency code' }),
+  },
+  { $id: 'Discovery' },
+);
+
+/** Every matching institution in one page (`hasMore` false), the project's list envelope. */
+export const DiscoveryList = Page(Discovery, 'DiscoveryListResponse');
+
+/** The REST Discovery of the proto message. */
+export function discoveryJson(d: accounts.Discovery): Static<typeof Discovery> {
+  return { bankName: d.bankName, displayName: d.displayName, country: d.country, currency: d.currency };
+}

@@ -252,3 +252,59 @@ export function umaProviderJson(p: payments.UmaProvider) {
 }
 
 export const UmaProviderList = Page(UmaProvider, 'UmaProviderListResponse');
+
+/** POST /crypto/estimate-withdrawal-fee: the shape; payments checks the meaning (network, currency, address). */
+export const EstimateCryptoWithdrawalFeeRequest = Type.Object(
+  {
+    internalAccountId: Id('InternalAccount'),
+    currency: CurrencyCode('The currency code of the asset to withdraw (USDC, USDT on SOLANA, TRON, POLYGON, BASE, ETHEREUM; BTC on SPARK, LIGHTNING)'),
+    cryptoNetwork: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: 'The blockchain network: SOLANA, TRON, POLYGON, BASE, ETHEREUM, SPARK or LIGHTNING',
+    }),
+    amount: Type.Integer({
+      minimum: 1,
+      maximum: Number(MAX_AMOUNT),
+      description: 'The amount to withdraw in the smallest unit of the currency',
+    }),
+    destinationAddress: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "The address to withdraw to, by the network's grammar (the one external-account wallets are checked with): a base58 Solana or Tron address, an EVM 0x address (EIP-55 checksum when mixed case), a Spark address, or for LIGHTNING a BOLT11 invoice, BOLT12 offer or lightning address",
+    }),
+  },
+  { additionalProperties: false, $id: 'EstimateCryptoWithdrawalFeeRequest' },
+);
+export type EstimateCryptoWithdrawalFeeRequest = Static<typeof EstimateCryptoWithdrawalFeeRequest>;
+
+export const EstimateCryptoWithdrawalFeeResponse = Type.Object(
+  {
+    networkFee: Type.Integer({
+      minimum: 0,
+      description: 'The estimated network fee in the smallest unit of networkFeeAsset (lamports, wei, sun, sats): informational, not in the withdrawal currency',
+    }),
+    networkFeeAsset: Type.String({ description: 'The asset the network fee is paid in (SOL, ETH, TRX, POL, BTC)' }),
+    applicationFee: Type.Integer({ minimum: 0, description: 'Sluice charges none: 0' }),
+    totalFee: Type.Integer({
+      minimum: 0,
+      description: 'The network fee converted to the withdrawal currency plus applicationFee, smallest unit of the currency',
+    }),
+    netAmount: Type.Integer({ minimum: 1, description: 'amount − totalFee: what the destination receives' }),
+  },
+  { $id: 'EstimateCryptoWithdrawalFeeResponse' },
+);
+
+/** The REST estimate of the proto answer. */
+export function withdrawalFeeJson(
+  r: payments.EstimateCryptoWithdrawalFeeResponse,
+): Static<typeof EstimateCryptoWithdrawalFeeResponse> {
+  return {
+    networkFee: Number(r.networkFee),
+    networkFeeAsset: r.networkFeeAsset,
+    applicationFee: Number(r.applicationFee),
+    totalFee: Number(r.totalFee),
+    netAmount: Number(r.netAmount),
+  };
+}

@@ -1,6 +1,6 @@
 import type { PaymentRail } from './payment-rails.js';
 import type { RateDetails } from './pricing.js';
-import type { Ratio } from './ratio.js';
+import { ratio, type Ratio } from './ratio.js';
 import type { TransactionStatus, TransactionType } from './state-machines.js';
 
 /** One side of a transaction. */
@@ -88,6 +88,33 @@ export interface Transaction {
   settledAt?: Date;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** The rate and fees of an INCOMING payment (reference IncomingRateDetails). */
+export interface IncomingRateDetails {
+  /** Receiving minor units per minor unit the payment arrived in, net of the variable fee. */
+  gridApiMultiplier: Ratio;
+  /** Receiving minor units. */
+  gridApiFixedFee: bigint;
+  gridApiVariableFeeRate: Ratio;
+  /** Receiving minor units: receivedAmount × gridApiVariableFeeRate. */
+  gridApiVariableFeeAmount: bigint;
+}
+
+/**
+ * The rate and fees of an INCOMING payment, from what it records. Every INCOMING kind (a
+ * sandbox UMA receive, a sandbox or real-time funding deposit, a transfer-in) arrives in the
+ * currency it credits and Sluice takes no fee on it: the multiplier is receivedAmount ÷
+ * sentAmount (1: nothing converted), the fixed fee is the recorded fees (0) and there is no
+ * variable fee (rate 0, amount 0). An amount of 0 (never recorded) reads as rate 1.
+ */
+export function incomingRateDetails(t: Pick<Transaction, 'sentAmount' | 'receivedAmount' | 'fees'>): IncomingRateDetails {
+  return {
+    gridApiMultiplier: t.sentAmount > 0n ? ratio(t.receivedAmount + t.fees, t.sentAmount) : ratio(1n),
+    gridApiFixedFee: t.fees,
+    gridApiVariableFeeRate: ratio(0n),
+    gridApiVariableFeeAmount: 0n,
+  };
 }
 
 /**

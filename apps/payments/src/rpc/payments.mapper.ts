@@ -8,7 +8,7 @@ import type { UmaProvider } from '../domain/uma-providers.js';
 import type { RateDetails } from '../domain/pricing.js';
 import { sandboxFundingInstructions, type PaymentInstruction } from '../domain/payment-instructions.js';
 import type { Quote } from '../domain/quote.js';
-import type { Transaction } from '../domain/transaction.js';
+import { incomingRateDetails, type Transaction } from '../domain/transaction.js';
 
 // The one mapping of the service's domain values to and from its proto messages
 // (proto/sluice/payments/v1/payments.proto). The webhook data is built from these
@@ -89,6 +89,17 @@ function rateDetailsToPb(d: RateDetails): pb.QuoteRateDetails {
   };
 }
 
+/** An INCOMING payment's rate and fees (domain/transaction.ts) as the proto IncomingRateDetails. */
+function incomingRateDetailsToPb(t: Transaction): pb.IncomingRateDetails {
+  const d = incomingRateDetails(t);
+  return {
+    gridApiMultiplier: toDecimalString(d.gridApiMultiplier),
+    gridApiFixedFee: d.gridApiFixedFee,
+    gridApiVariableFeeRate: toDecimalString(d.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: d.gridApiVariableFeeAmount,
+  };
+}
+
 /** The proto Transaction of a domain transaction. */
 export function transactionToPb(t: Transaction): pb.Transaction {
   const ep = (e: Transaction['source']): pb.TransactionEndpoint => ({
@@ -122,6 +133,7 @@ export function transactionToPb(t: Transaction): pb.Transaction {
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     ...(t.rateDetails ? { rateDetails: rateDetailsToPb(t.rateDetails) } : {}),
+    ...(t.type === 'INCOMING' ? { incomingRateDetails: incomingRateDetailsToPb(t) } : {}),
     // A REALTIME_FUNDING payment's instructions are its quote's, derived from what it records.
     paymentInstructions: instructionsToPb(
       t.type === 'OUTGOING' && t.source.kind === 'REALTIME_FUNDING' && t.quoteId

@@ -11,6 +11,8 @@ import type { ReceiverLookupsService } from '../app/receiver-lookups.service.js'
 import type { TransactionsService } from '../app/transactions.service.js';
 import type { TransfersService } from '../app/transfers.service.js';
 import type { UmaProvidersService } from '../app/uma-providers.service.js';
+import type { WithdrawalFeesService } from '../app/withdrawal-fees.service.js';
+import { parseWithdrawalFeeRequest } from '../domain/withdrawal-fees.js';
 import { parseRatesQuery } from '../domain/exchange-rate-table.js';
 import { parseExternalAccountLookup, parseLookupRef, parseUmaLookup } from '../domain/receiver-lookup.js';
 import { parseUmaProvidersQuery } from '../domain/uma-providers.js';
@@ -30,6 +32,7 @@ export function paymentsRpc(o: {
   lookups: ReceiverLookupsService;
   rates: ExchangeRatesService;
   providers: UmaProvidersService;
+  withdrawalFees: WithdrawalFeesService;
   transfers: TransfersService;
   transactions: TransactionsService;
   incoming: IncomingService;
@@ -124,6 +127,21 @@ export function paymentsRpc(o: {
         }),
       );
       return { providers: page.data.map(providerToPb), page: pageInfo(page) };
+    },
+
+    async estimateCryptoWithdrawalFee(req) {
+      // The estimate's fields map one to one onto the proto response.
+      return o.withdrawalFees.estimate(
+        parseWithdrawalFeeRequest({
+          platformId: req.platformId,
+          environment: environmentFromPb(req.environment),
+          internalAccountId: req.internalAccountId,
+          currency: req.currency,
+          cryptoNetwork: req.cryptoNetwork,
+          amount: req.amount,
+          destinationAddress: req.destinationAddress,
+        }),
+      );
     },
   };
   return implement<pb.PaymentsServiceServer>(pb.PaymentsServiceService, handlers, o.logger, 'sluice.payments.v1.PaymentsService');

@@ -30,6 +30,40 @@ export function rateDetailsJson(d: payments.QuoteRateDetails): RateDetails {
   };
 }
 
+/**
+ * The rate and fees of a transaction: an OUTGOING payment of a quote carries its quote's
+ * breakdown (reference OutgoingRateDetails, every field); an INCOMING payment carries the
+ * reference IncomingRateDetails (the four gridApi* fields, in the receiving currency). Sluice
+ * converts nothing on the way in and takes no fee, so an INCOMING payment says rate 1 and zero fees.
+ */
+export const TransactionRateDetails = Type.Object(
+  {
+    counterpartyMultiplier: Type.Optional(
+      Type.Number({ description: 'OUTGOING only: receiving minor units per mSAT' }),
+    ),
+    counterpartyFixedFee: Type.Optional(Type.Integer({ description: 'OUTGOING only' })),
+    gridApiMultiplier: Type.Number({
+      description:
+        'OUTGOING: mSAT per sending minor unit, variable fee included. INCOMING: receiving minor units per minor unit the payment arrived in (1: no conversion)',
+    }),
+    gridApiFixedFee: Type.Integer({ description: 'OUTGOING: sending minor units; INCOMING: receiving minor units (0)' }),
+    gridApiVariableFeeRate: Type.Number({ description: 'INCOMING: 0' }),
+    gridApiVariableFeeAmount: Type.Integer({ description: 'INCOMING: 0' }),
+  },
+  { $id: 'TransactionRateDetails' },
+);
+export type TransactionRateDetails = Static<typeof TransactionRateDetails>;
+
+/** The REST rateDetails of an INCOMING payment (proto IncomingRateDetails; decimals as JSON numbers). */
+function incomingRateDetailsJson(d: payments.IncomingRateDetails): TransactionRateDetails {
+  return {
+    gridApiMultiplier: Number(d.gridApiMultiplier),
+    gridApiFixedFee: Number(d.gridApiFixedFee),
+    gridApiVariableFeeRate: Number(d.gridApiVariableFeeRate),
+    gridApiVariableFeeAmount: Number(d.gridApiVariableFeeAmount),
+  };
+}
+
 const Refund = Type.Object(
   {
     reference: Type.String({ description: 'Unique reference of the refund' }),
@@ -91,7 +125,8 @@ export const TransactionStatus = Type.Union(
 
 /**
  * The public Transaction (the INCOMING and OUTGOING variants of the reference in
- * one object: `sentAmount`, `exchangeRate`, `fees`, `quoteId` are OUTGOING only).
+ * one object: `sentAmount`, `exchangeRate`, `fees`, `quoteId` are OUTGOING only;
+ * `rateDetails` is OutgoingRateDetails on a quote's payment, IncomingRateDetails on INCOMING).
  */
 export const Transaction = Type.Object(
   {
@@ -113,7 +148,7 @@ export const Transaction = Type.Object(
       Type.Integer({ minimum: 0, description: 'Fees in the smallest unit of the sending currency' }),
     ),
     quoteId: Type.Optional(Type.String()),
-    rateDetails: Type.Optional(RateDetails),
+    rateDetails: Type.Optional(TransactionRateDetails),
     paymentInstructions: Type.Optional(
       Type.Array(PaymentInstructions, {
         description: 'OUTGOING REALTIME_FUNDING payments: how to pay sentAmount (with the reference), as on the quote',
@@ -174,6 +209,7 @@ export function transactionJson(t: payments.Transaction): Transaction {
     createdAt: iso(t.createdAt)!,
     updatedAt: iso(t.updatedAt)!,
   };
+  if (t.type === 'INCOMING' && t.incomingRateDetails) out.rateDetails = incomingRateDetailsJson(t.incomingRateDetails);
   if (t.type === 'OUTGOING') {
     out.sentAmount = { amount: Number(t.sentAmount), currency: currencyView(src.currency) };
     out.exchangeRate = Number(t.exchangeRate);
