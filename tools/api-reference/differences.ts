@@ -87,22 +87,6 @@ export const DIFFERENCES: Difference[] = [
     ],
   },
   {
-    id: 'todo-customer-status',
-    title: 'kycStatus / kybStatus on customer create and update',
-    pending: 'issue 14 (not done yet)',
-    reason:
-      'Platforms that verify their own customers (isRegulatedFinancialInstitution) cannot set the status yet: the ' +
-      'verification status and its CUSTOMER.KYC_* webhooks are being reworked by the compliance service (issue 12), ' +
-      'so setting it is left to land on top of that.',
-    coverage: [
-      'IndividualCustomerCreateRequest.kycStatus: missing',
-      'BusinessCustomerCreateRequest.kybStatus: missing',
-      'IndividualCustomerUpdateRequest.kycStatus: missing',
-      'BusinessCustomerUpdateRequest.kybStatus: missing',
-    ],
-  },
-
-  {
     id: 'todo-not-done',
     title: 'Not done yet: rateDetails on INCOMING, EMAIL_OTP_EMAIL_ALREADY_EXISTS',
     pending: 'issue 14 (not done yet)',

@@ -27,6 +27,8 @@ export const customerTypeFromPb = (t: pb.CustomerType): CustomerType | undefined
 export const customerTypeToPb = (t: CustomerType): pb.CustomerType => `CUSTOMER_TYPE_${t}` as pb.CustomerType;
 const statusToPb = (s: VerificationStatus): pb.VerificationStatus =>
   `VERIFICATION_STATUS_${s}` as pb.VerificationStatus;
+export const verificationStatusFromPb = (s: pb.VerificationStatus): VerificationStatus | undefined =>
+  bare<VerificationStatus>('VERIFICATION_STATUS_', s);
 
 export function platformToPb(p: Platform): pb.Platform {
   return { id: p.id, name: p.name, environment: environmentToPb(p.environment), createdAt: p.createdAt };

@@ -6,7 +6,7 @@ import type { PlatformsService } from '../app/platforms.service.js';
 import type { TokensService } from '../app/tokens.service.js';
 import type { CustomersService } from '../app/customers.service.js';
 import type { ConfigService } from '../app/config.service.js';
-import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb } from './convert.js';
+import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb, verificationStatusFromPb } from './convert.js';
 
 /** The use cases IdentityService serves. */
 export interface IdentityUseCases {
@@ -43,6 +43,7 @@ export function identityHandlers({
         tokenId: req.tokenId,
         clientSecret: req.clientSecret,
         platformName: req.platformName,
+        isRegulatedFinancialInstitution: req.isRegulatedFinancialInstitution ?? false,
       });
       return { platform: platformToPb(r.platform), created: r.created };
     },
@@ -123,6 +124,8 @@ export function identityHandlers({
       if (req.nationality !== undefined) input.nationality = req.nationality;
       if (req.address) input.address = addressFromPb(req.address);
       if (req.businessInfo) input.businessInfo = businessInfoFromPb(req.businessInfo);
+      const status = req.verificationStatus && verificationStatusFromPb(req.verificationStatus);
+      if (status) input.verificationStatus = status;
       const r = await customers.create(req.platformId, input, req.requestKey);
       return { customer: customerToPb(r.customer), replayed: r.replayed };
     },
@@ -162,6 +165,8 @@ export function identityHandlers({
       if (req.nationality !== undefined) input.nationality = req.nationality;
       if (req.address) input.address = addressFromPb(req.address);
       if (req.businessInfo) input.businessInfo = businessInfoFromPb(req.businessInfo);
+      const status = req.verificationStatus && verificationStatusFromPb(req.verificationStatus);
+      if (status) input.verificationStatus = status;
       return { customer: customerToPb(await customers.update(req.platformId, req.customerId, input)) };
     },
 
