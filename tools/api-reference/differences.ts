@@ -69,7 +69,7 @@ export const DIFFERENCES: Difference[] = [
     title: 'Operations not built yet',
     pending: 'issue 14 (not done yet)',
     reason:
-      'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
+      'Not built yet: the bulk CSV customer import ' +
       '(`/customers/bulk/csv`, its job and BULK_UPLOAD), session refresh (`POST /auth/sessions/{id}/refresh`), ' +
       '`GET /discoveries` (the receiving institutions whose `bankName` the external-account variants of the ' +
       'ext-accounts branch take: built on top of it) and `POST /crypto/estimate-withdrawal-fee` (a sandbox fee table per ' +
@@ -79,10 +79,6 @@ export const DIFFERENCES: Difference[] = [
       'POST /crypto/estimate-withdrawal-fee: missing',
       'POST /customers/bulk/csv: missing',
       'GET /customers/bulk/jobs/{jobId}: missing',
-      'POST /invitations: missing',
-      'GET /invitations/{invitationCode}: missing',
-      'POST /invitations/{invitationCode}/claim: missing',
-      'POST /invitations/{invitationCode}/cancel: missing',
       'POST /auth/sessions/{id}/refresh: missing',
     ],
   },

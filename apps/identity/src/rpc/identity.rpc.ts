@@ -5,8 +5,9 @@ import type { CustomerUpdateInput, NewCustomerInput } from '../domain/customer.j
 import type { PlatformsService } from '../app/platforms.service.js';
 import type { TokensService } from '../app/tokens.service.js';
 import type { CustomersService } from '../app/customers.service.js';
+import type { InvitationsService } from '../app/invitations.service.js';
 import type { ConfigService } from '../app/config.service.js';
-import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb, verificationStatusFromPb } from './convert.js';
+import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb, verificationStatusFromPb, invitationToPb } from './convert.js';
 
 /** The use cases IdentityService serves. */
 export interface IdentityUseCases {
@@ -14,6 +15,7 @@ export interface IdentityUseCases {
   config: ConfigService;
   tokens: TokensService;
   customers: CustomersService;
+  invitations: InvitationsService;
 }
 
 /** gRPC handlers of IdentityService: translate proto <-> app types and call the use cases. */
@@ -22,6 +24,7 @@ export function identityHandlers({
   config,
   tokens,
   customers,
+  invitations,
 }: IdentityUseCases): AsyncService<pb.IdentityServiceServer> {
   return {
     async authenticateToken(req) {
@@ -172,6 +175,28 @@ export function identityHandlers({
 
     async deleteCustomer(req) {
       return { customer: customerToPb(await customers.delete(req.platformId, req.customerId)) };
+    },
+
+    async createInvitation(req) {
+      const invitation = await invitations.create(req.platformId, {
+        inviterUma: req.inviterUma,
+        ...(req.firstName !== undefined ? { firstName: req.firstName } : {}),
+        ...(req.amountToSend !== undefined ? { amountToSend: req.amountToSend } : {}),
+        ...(req.expiresAt ? { expiresAt: req.expiresAt } : {}),
+      });
+      return { invitation: invitationToPb(invitation) };
+    },
+
+    async getInvitation(req) {
+      return { invitation: invitationToPb(await invitations.get(req.platformId, req.code)) };
+    },
+
+    async claimInvitation(req) {
+      return { invitation: invitationToPb(await invitations.claim(req.platformId, req.code, req.inviteeUma)) };
+    },
+
+    async cancelInvitation(req) {
+      return { invitation: invitationToPb(await invitations.cancel(req.platformId, req.code)) };
     },
   };
 }
