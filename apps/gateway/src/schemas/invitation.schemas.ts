@@ -20,6 +20,7 @@ export const InvitationCreateRequest = named(
       expiresAt: Type.Optional(
         Type.String({
           format: 'date-time',
+          maxLength: 64,
           description: 'When the invitation expires (future); none: never',
         }),
       ),
