@@ -6,6 +6,9 @@
  * SANDBOX_PLATFORM_CREDENTIALS / PRODUCTION_PLATFORM_CREDENTIALS
  *   `<tokenId>:<secret>`: a platform of that environment exists with exactly
  *   this credential afterwards (idempotent).
+ * PLATFORM_REGULATED_FINANCIAL_INSTITUTION=true
+ *   a platform this run creates is a regulated financial institution: it verifies its own
+ *   customers and sets their kycStatus/kybStatus (the operator's flag; not changeable by the API)
  * IDENTITY_GRPC_URL   identity's host:port (default 127.0.0.1:50051)
  * BOOTSTRAP_WAIT_MS   how long to wait for identity to serve (default 120000)
  */
@@ -54,7 +57,10 @@ async function main(): Promise<number> {
     const p = await ensurePlatformCredential(
       address,
       { ...c, source: 'env' },
-      { platformName: process.env.PLATFORM_NAME || undefined },
+      {
+        platformName: process.env.PLATFORM_NAME || undefined,
+        isRegulatedFinancialInstitution: process.env.PLATFORM_REGULATED_FINANCIAL_INSTITUTION === 'true',
+      },
     );
     process.stdout.write(
       `${p.environment.toLowerCase()} platform ${p.platformId} ${p.created ? 'created' : 'already present'} with token ${p.tokenId}\n`,

@@ -6,7 +6,9 @@
  * verification that first lists what is missing, then is decided by the registration-number
  * suffix, the customer's kybStatus set by identity from compliance's event, and the signed
  * webhooks; hosted KYC links built from the platform's kycLinkUrlTemplate (PATCH /config), the
- * sandbox stub page without one, a production platform refused until it sets one. The memory of
+ * sandbox stub page without one, a production platform refused until it sets one; a platform that
+ * is a regulated financial institution setting kycStatus itself (the same CUSTOMER.KYC_* webhooks),
+ * any other platform refused with 400 on the field. The memory of
  * the gateway and compliance is sampled while a 10 MiB file streams.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +25,7 @@ import {
   sendStreaming,
   type StreamedAnswer,
 } from '@sluice/testing';
+import { ensurePlatformCredential } from '../../tools/lib/bootstrap.js';
 import {
   apiClient,
   basic,
@@ -390,6 +393,64 @@ describe('compliance through the real processes', () => {
     const served = await other('POST', `/customers/${person.json.id}/kyc-link`, { body: {} });
     expect(served.status, served.text).toBe(201);
     expect(served.json.kycUrl).toBe(`https://kyc.platform.example/${served.json.token}`);
+  });
+
+  it('a regulated financial institution sets kycStatus itself: the same CUSTOMER.KYC_* webhook; anyone else gets 400', async () => {
+    const own = newCredential();
+    await ensurePlatformCredential(
+      e2e.stack.grpc.identity!,
+      { tokenId: own.tokenId, clientSecret: own.secret, environment: 'SANDBOX' },
+      { platformName: 'Regulated bank', isRegulatedFinancialInstitution: true },
+    );
+    const bank = apiClient(e2e.stack, own);
+    expect((await bank('GET', '/config')).json.isRegulatedFinancialInstitution).toBe(true);
+    const cfg = await bank('PATCH', '/config', {
+      body: { webhookEndpoint: receiverUrl, supportedCurrencies: [{ currencyCode: 'USD' }] },
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const bankSecret = (await bank('GET', '/config')).json.webhookSigningSecret as string;
+    const made = await bank('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace', kycStatus: 'PENDING' },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.kycStatus).toBe('PENDING');
+    const patched = await bank('PATCH', `/customers/${made.json.id}`, {
+      body: { customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.json.kycStatus).toBe('APPROVED');
+    const verify = (hook: Received) =>
+      new Webhook(bankSecret).verify(hook.body, {
+        'webhook-id': String(hook.headers['webhook-id']),
+        'webhook-timestamp': String(hook.headers['webhook-timestamp']),
+        'webhook-signature': String(hook.headers['webhook-signature']),
+      }) as { type: string; data: Record<string, unknown> };
+    const mine = await eventually(async () => {
+      const all = received
+        .filter((h) => h.body.includes(made.json.id))
+        .map(verify)
+        .filter((x) => x.type.startsWith('CUSTOMER.'));
+      return all.some((x) => x.type === 'CUSTOMER.KYC_APPROVED') ? all : undefined;
+    }, 30_000);
+    expect(mine.map((x) => x.type).sort()).toEqual(['CUSTOMER.KYC_APPROVED', 'CUSTOMER.KYC_PENDING']);
+    expect(mine.find((x) => x.type === 'CUSTOMER.KYC_PENDING')!.data).toEqual(made.json);
+    expect(mine.find((x) => x.type === 'CUSTOMER.KYC_APPROVED')!.data).toEqual(patched.json);
+
+    // The sandbox platform of this file is not a regulated institution: 400 on the field, nothing changed.
+    const before = (await api('GET', `/customers/${customerId}`)).json;
+    const refused = await api('PATCH', `/customers/${customerId}`, {
+      body: { customerType: 'BUSINESS', kybStatus: 'REJECTED' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { errors: [{ field: 'kybStatus' }] },
+    });
+    expect((await api('GET', `/customers/${customerId}`)).json).toEqual(before);
+    const created = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' },
+    });
+    expect([created.status, created.json.details?.errors?.[0]?.field]).toEqual([400, 'kycStatus']);
   });
 
   it('another platform’s ids are 404', async () => {

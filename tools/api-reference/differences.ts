@@ -68,32 +68,8 @@ export const DIFFERENCES: Difference[] = [
     id: 'todo-missing-operations',
     title: 'Operations not built yet',
     pending: 'issue 14 (not done yet)',
-    reason:
-      'Not built yet: invitations (`/invitations`, claim, cancel, INVITATION.CLAIMED), the bulk CSV customer import ' +
-      '(`/customers/bulk/csv`, its job and BULK_UPLOAD).',
-    coverage: [
-      'POST /customers/bulk/csv: missing',
-      'GET /customers/bulk/jobs/{jobId}: missing',
-      'POST /invitations: missing',
-      'GET /invitations/{invitationCode}: missing',
-      'POST /invitations/{invitationCode}/claim: missing',
-      'POST /invitations/{invitationCode}/cancel: missing',
-    ],
-  },
-  {
-    id: 'todo-customer-status',
-    title: 'kycStatus / kybStatus on customer create and update',
-    pending: 'issue 14 (not done yet)',
-    reason:
-      'Platforms that verify their own customers (isRegulatedFinancialInstitution) cannot set the status yet: the ' +
-      'verification status and its CUSTOMER.KYC_* webhooks are being reworked by the compliance service (issue 12), ' +
-      'so setting it is left to land on top of that.',
-    coverage: [
-      'IndividualCustomerCreateRequest.kycStatus: missing',
-      'BusinessCustomerCreateRequest.kybStatus: missing',
-      'IndividualCustomerUpdateRequest.kycStatus: missing',
-      'BusinessCustomerUpdateRequest.kybStatus: missing',
-    ],
+    reason: 'Not built yet: the bulk CSV customer import (`/customers/bulk/csv`, its job and BULK_UPLOAD).',
+    coverage: ['POST /customers/bulk/csv: missing', 'GET /customers/bulk/jobs/{jobId}: missing'],
   },
 
   // ---- decisions -----------------------------------------------------------------------------

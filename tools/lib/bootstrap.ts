@@ -25,7 +25,12 @@ export interface BootstrappedPlatform extends Credential {
 export async function ensurePlatformCredential(
   identityAddress: string,
   wanted: Credential & { environment: PlatformEnvironment; source?: CredentialSource },
-  opts: { platformName?: string; deadlineMs?: number } = {},
+  opts: {
+    platformName?: string;
+    deadlineMs?: number;
+    /** The operator's flag of a platform this call creates: it verifies its own customers. */
+    isRegulatedFinancialInstitution?: boolean;
+  } = {},
 ): Promise<BootstrappedPlatform> {
   const client = createRpcClient(identity.IdentityServiceClient, identityAddress, {
     defaultDeadlineMs: opts.deadlineMs ?? 15_000,
@@ -41,6 +46,7 @@ export async function ensurePlatformCredential(
         platformName:
           opts.platformName ??
           (wanted.environment === 'SANDBOX' ? 'Sandbox platform' : 'Production platform'),
+        ...(opts.isRegulatedFinancialInstitution ? { isRegulatedFinancialInstitution: true } : {}),
       });
     } catch (err) {
       const e = err as { kind?: string; code?: string; message?: string };

@@ -6,11 +6,13 @@ import { PlatformsService } from './app/platforms.service.js';
 import { ConfigService } from './app/config.service.js';
 import { TokensService } from './app/tokens.service.js';
 import { CustomersService } from './app/customers.service.js';
+import { InvitationsService } from './app/invitations.service.js';
 import { PlatformRepository } from './store/platform.repository.js';
 import { PlatformConfigRepository } from './store/platform-config.repository.js';
 import { WebhookSecretRepository } from './store/webhook-secret.repository.js';
 import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
+import { InvitationRepository } from './store/invitation.repository.js';
 import { IdentityPublisher } from './events/identity.events.js';
 import { webhookEndpointConsumer } from './events/webhook-endpoint.consumer.js';
 import { ComplianceConsumer } from './events/compliance.consumer.js';
@@ -22,6 +24,7 @@ export interface IdentityGraph extends Composition {
   config: ConfigService;
   tokens: TokensService;
   customers: CustomersService;
+  invitations: InvitationsService;
 }
 
 /** The composition root of identity: every object of the service, built once. */
@@ -39,6 +42,7 @@ export function composeIdentity({
     secrets: new WebhookSecretRepository(),
     tokens: new TokenRepository(),
     customers: new CustomerRepository(),
+    invitations: new InvitationRepository(),
   };
   const events = new IdentityPublisher(outbox);
   const useCases = {
@@ -52,6 +56,7 @@ export function composeIdentity({
     ),
     tokens: new TokensService(orm, clock, store.platforms, store.tokens, events),
     customers: new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
+    invitations: new InvitationsService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
   };
   return {
     ...useCases,

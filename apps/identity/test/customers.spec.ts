@@ -593,3 +593,96 @@ describe('updating and deleting customers', () => {
     ).toEqual(['customerId']);
   });
 });
+
+describe('kycStatus / kybStatus set by a platform that verifies its own customers', () => {
+  const regulated = () =>
+    newPlatform(h.client, Environment.SANDBOX, undefined, { isRegulatedFinancialInstitution: true });
+  const events = async (p: TestPlatform) =>
+    (await outbox(h.sql, p.id))
+      .filter((e) => e.type.startsWith('CUSTOMER.'))
+      .map((e) => ({ type: e.type, data: e.envelope.data }));
+
+  it('is the operator’s flag of the platform, shown by its config and set only when the platform is created', async () => {
+    const p = await regulated();
+    const cfg = await h.client.getPlatformConfig({ platformId: p.id });
+    expect(cfg.config!.isRegulatedFinancialInstitution).toBe(true);
+    const ordinary = await newPlatform(h.client);
+    expect((await h.client.getPlatformConfig({ platformId: ordinary.id })).config!.isRegulatedFinancialInstitution).toBe(false);
+  });
+
+  it('applies a status given at creation as a change: CUSTOMER.CREATED, then the KYC/KYB webhook', async () => {
+    const p = await regulated();
+    const c = await create(p, individual({ verificationStatus: VerificationStatus.APPROVED }));
+    expect(c).toMatchObject({ kycStatus: VerificationStatus.APPROVED, kybStatus: VerificationStatus.UNSPECIFIED });
+    expect((await h.client.getCustomer({ platformId: p.id, customerId: c.id })).customer).toEqual(c);
+    const kinds = await events(p);
+    expect(kinds.map((e) => e.type)).toEqual(['CUSTOMER.CREATED', 'CUSTOMER.KYC_APPROVED']);
+    expect(kinds[1]!.data).toMatchObject({ id: c.id, customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' });
+
+    const b = await create(p, business({ verificationStatus: VerificationStatus.PENDING }));
+    expect(b).toMatchObject({ kybStatus: VerificationStatus.PENDING, kycStatus: VerificationStatus.UNSPECIFIED });
+    expect((await events(p)).at(-1)).toMatchObject({
+      type: 'CUSTOMER.KYB_PENDING',
+      data: { id: b.id, customerType: 'BUSINESS', kybStatus: 'PENDING' },
+    });
+    // UNVERIFIED, the status a customer starts with, is no change and has no webhook.
+    const u = await create(p, individual({ verificationStatus: VerificationStatus.UNVERIFIED }));
+    expect(u.kycStatus).toBe(VerificationStatus.UNVERIFIED);
+    expect((await events(p)).at(-1)).toMatchObject({ type: 'CUSTOMER.CREATED' });
+  });
+
+  it('changes it on update through the path compliance’s decisions take; the same status again sends nothing', async () => {
+    const p = await regulated();
+    const c = await create(p, individual());
+    const before = (await events(p)).length;
+    h.clock.advance(1000);
+    const set = (over: Partial<identity.UpdateCustomerRequest>) =>
+      h.client.updateCustomer({ platformId: p.id, customerId: c.id, customerType: CustomerType.INDIVIDUAL, ...over });
+    const rejected = (await set({ verificationStatus: VerificationStatus.REJECTED })).customer!;
+    expect(rejected).toMatchObject({ kycStatus: VerificationStatus.REJECTED, updatedAt: h.clock.now() });
+    expect((await events(p)).slice(before)).toEqual([
+      { type: 'CUSTOMER.KYC_REJECTED', data: expect.objectContaining({ id: c.id, kycStatus: 'REJECTED' }) },
+    ]);
+    h.clock.advance(1000);
+    expect((await set({ verificationStatus: VerificationStatus.REJECTED })).customer).toEqual(rejected);
+    expect(await events(p)).toHaveLength(before + 1);
+    // Another field and the status: CUSTOMER.UPDATED, then the status webhook with the whole customer.
+    const both = (await set({ email: 'new@example.com', verificationStatus: VerificationStatus.APPROVED })).customer!;
+    expect(both).toMatchObject({ email: 'new@example.com', kycStatus: VerificationStatus.APPROVED });
+    expect((await events(p)).slice(before + 1)).toEqual([
+      { type: 'CUSTOMER.UPDATED', data: expect.objectContaining({ customerId: c.id }) },
+      {
+        type: 'CUSTOMER.KYC_APPROVED',
+        data: expect.objectContaining({ id: c.id, email: 'new@example.com', kycStatus: 'APPROVED' }),
+      },
+    ]);
+  });
+
+  it('is refused from a platform that is not a regulated financial institution, and changes nothing', async () => {
+    const p = await newPlatform(h.client);
+    expect(
+      fieldsOf(await rejection(h.client.createCustomer({ platformId: p.id, ...individual({ verificationStatus: VerificationStatus.APPROVED }) }))),
+    ).toEqual(['kycStatus']);
+    expect(
+      fieldsOf(await rejection(h.client.createCustomer({ platformId: p.id, ...business({ verificationStatus: VerificationStatus.APPROVED }) }))),
+    ).toEqual(['kybStatus']);
+    expect(await events(p)).toEqual([]);
+    const c = await create(p, individual());
+    const before = await events(p);
+    const e = await rejection(
+      h.client.updateCustomer({
+        platformId: p.id,
+        customerId: c.id,
+        customerType: CustomerType.INDIVIDUAL,
+        email: 'changed@example.com',
+        verificationStatus: VerificationStatus.APPROVED,
+      }),
+    );
+    expect(fieldsOf(e)).toEqual(['kycStatus']);
+    expect(e.details!.errors).toEqual([
+      { field: 'kycStatus', message: expect.stringContaining('isRegulatedFinancialInstitution') },
+    ]);
+    expect((await h.client.getCustomer({ platformId: p.id, customerId: c.id })).customer).toEqual(c);
+    expect(await events(p)).toEqual(before);
+  });
+});

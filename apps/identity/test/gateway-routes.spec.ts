@@ -142,6 +142,12 @@ describe('REST: customers', () => {
       [{ customerType: 'BUSINESS' }, 'businessInfo'],
       [{ customerType: 'INDIVIDUAL', currencies: ['DOGE'] }, 'currencies[0]'],
       [{ customerType: 'INDIVIDUAL', umaAddress: 'bob@example.com' }, 'umaAddress'],
+      [{ customerType: 'INDIVIDUAL', kycStatus: 'VERIFIED' }, 'kycStatus'],
+      [{ customerType: 'INDIVIDUAL', kybStatus: 'APPROVED' }, 'kybStatus'],
+      [{ customerType: 'BUSINESS', businessInfo: { legalName: 'x' }, kycStatus: 'APPROVED' }, 'kycStatus'],
+      // Shape right, meaning wrong: this platform is not a regulated financial institution.
+      [{ customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' }, 'kycStatus'],
+      [{ customerType: 'BUSINESS', businessInfo: { legalName: 'x' }, kybStatus: 'APPROVED' }, 'kybStatus'],
     ];
     for (const [payload, field] of cases) {
       const res = await app.inject({
@@ -248,6 +254,42 @@ describe('REST: customers', () => {
     });
     expect(region.statusCode).toBe(400);
     expect(region.json().details.errors[0].field).toBe('region');
+  });
+
+  it('sets kycStatus / kybStatus for a regulated financial institution only', async () => {
+    const own = await newPlatform(h.client, undefined, undefined, { isRegulatedFinancialInstitution: true });
+    const post = (t: TestPlatform, payload: object) =>
+      app.inject({ method: 'POST', url: `${API}/customers`, headers: auth(t), payload });
+    const made = await post(own, {
+      customerType: 'BUSINESS',
+      businessInfo: { legalName: 'Acme' },
+      kybStatus: 'APPROVED',
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(made.json()).toMatchObject({ customerType: 'BUSINESS', kybStatus: 'APPROVED' });
+    const patched = await app.inject({
+      method: 'PATCH',
+      url: `${API}/customers/${made.json().id}`,
+      headers: auth(own),
+      payload: { customerType: 'BUSINESS', kybStatus: 'REJECTED' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json()).toMatchObject({ kybStatus: 'REJECTED' });
+
+    const mine = (await post(p, { customerType: 'INDIVIDUAL' })).json();
+    const refused = await app.inject({
+      method: 'PATCH',
+      url: `${API}/customers/${mine.id}`,
+      headers: auth(p),
+      payload: { customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { errors: [{ field: 'kycStatus' }] },
+    });
+    const after = await app.inject({ method: 'GET', url: `${API}/customers/${mine.id}`, headers: auth(p) });
+    expect(after.json()).toEqual(mine);
   });
 });
 

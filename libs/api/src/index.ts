@@ -17,3 +17,4 @@ export * from './events/webhooks-openapi.js';
 export * from './resources/beneficial-owner.js';
 export * from './resources/document.js';
 export * from './resources/verification.js';
+export * from './resources/invitation.js';

@@ -28,11 +28,23 @@ function businessInfoPb(b: Partial<BusinessInfo>): identity.BusinessInfo {
   };
 }
 
+/** kycStatus / kybStatus of a self-verifying platform's request (identity checks who may set it). */
+const verificationStatus = (s: string | undefined) =>
+  s === undefined ? undefined : (`VERIFICATION_STATUS_${s}` as identity.VerificationStatus);
+
 /** The fields of a create or update that depend on the customer type. */
 function typedFields(body: CustomerCreateRequest | CustomerUpdateRequest) {
   return body.customerType === 'INDIVIDUAL'
-    ? { fullName: body.fullName, birthDate: body.birthDate, nationality: body.nationality }
-    : { businessInfo: body.businessInfo ? businessInfoPb(body.businessInfo) : undefined };
+    ? {
+        fullName: body.fullName,
+        birthDate: body.birthDate,
+        nationality: body.nationality,
+        verificationStatus: verificationStatus(body.kycStatus),
+      }
+    : {
+        businessInfo: body.businessInfo ? businessInfoPb(body.businessInfo) : undefined,
+        verificationStatus: verificationStatus(body.kybStatus),
+      };
 }
 
 /**
@@ -87,7 +99,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
         operationId: 'createCustomer',
         summary: 'Create a customer',
         description:
-          'Creates an INDIVIDUAL or BUSINESS customer with KYC/KYB status UNVERIFIED. currencies default to the platform supportedCurrencies; an umaAddress is generated when none is given. The customer internal accounts (one per currency) exist when this returns. 409 CUSTOMER_ALREADY_EXISTS / UMA_ADDRESS_EXISTS when a live customer already has the platformCustomerId / umaAddress.',
+          'Creates an INDIVIDUAL or BUSINESS customer with KYC/KYB status UNVERIFIED; a platform that is a regulated financial institution (isRegulatedFinancialInstitution) verifies its own customers and may give kycStatus / kybStatus, applied as a change from UNVERIFIED (its CUSTOMER.KYC_* / KYB_* webhook, as a compliance decision sends); from any other platform it is a 400 naming the field. currencies default to the platform supportedCurrencies; an umaAddress is generated when none is given. The customer internal accounts (one per currency) exist when this returns. 409 CUSTOMER_ALREADY_EXISTS / UMA_ADDRESS_EXISTS when a live customer already has the platformCustomerId / umaAddress.',
         body: CustomerCreateRequest,
         response: { 201: Customer, ...errors },
       },
@@ -173,7 +185,7 @@ const customersRoutes: RouteModule = (app, { clients }) => {
         operationId: 'updateCustomerById',
         summary: 'Update a customer',
         description:
-          'Changes the fields given (customerType must be the customer type; address is replaced, businessInfo is merged). New currencies get their internal accounts before this returns. 410 CUSTOMER_DELETED for a deleted customer.',
+          'Changes the fields given (customerType must be the customer type; address is replaced, businessInfo is merged). kycStatus / kybStatus only from a platform that is a regulated financial institution (else 400 naming the field); a change sends its CUSTOMER.KYC_* / KYB_* webhook, as a compliance decision does. New currencies get their internal accounts before this returns. 410 CUSTOMER_DELETED for a deleted customer.',
         params: CustomerParams,
         body: CustomerUpdateRequest,
         response: { 200: Customer, ...errors },

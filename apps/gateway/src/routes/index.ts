@@ -19,6 +19,7 @@ import agentMeRoutes from './agent-me.routes.js';
 import beneficialOwnersRoutes from './beneficial-owners.routes.js';
 import documentsRoutes from './documents.routes.js';
 import verificationsRoutes from './verifications.routes.js';
+import invitationsRoutes from './invitations.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -47,4 +48,5 @@ export const routeModules: Record<string, RouteModule> = {
   'beneficial-owners': beneficialOwnersRoutes,
   documents: documentsRoutes,
   verifications: verificationsRoutes,
+  invitations: invitationsRoutes,
 };

@@ -7,6 +7,8 @@ import {
   CustomerType,
   DateOnly,
   Id,
+  KybStatus,
+  KycStatus,
   Page,
   UmaAddress,
 } from '@sluice/api';
@@ -28,7 +30,12 @@ const individualFields = {
   fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   birthDate: Type.Optional(DateOnly),
   nationality: Type.Optional(CountryCode),
+  /** Only a regulated financial institution's (isRegulatedFinancialInstitution) own verification. */
+  kycStatus: Type.Optional(KycStatus),
 };
+
+/** kybStatus of a business: only a regulated financial institution's own verification. */
+const kybStatus = Type.Optional(KybStatus);
 
 /** An INDIVIDUAL and a BUSINESS variant of a request, discriminated by customerType. */
 function customerRequest<C extends TProperties, B extends TProperties>(
@@ -64,7 +71,7 @@ const create = customerRequest(
     umaAddress: Type.Optional(UmaAddress('UMA address `$user@domain`')),
     address: Type.Optional(Address),
   },
-  { businessInfo: BusinessInfo },
+  { businessInfo: BusinessInfo, kybStatus },
   'An INDIVIDUAL or a BUSINESS customer',
 );
 export const CustomerCreateRequest = named('CustomerCreateRequestOneOf', create);
@@ -81,7 +88,7 @@ const update = customerRequest(
     umaAddress: Type.Optional(UmaAddress('UMA address `$user@domain`')),
     address: Type.Optional(Address),
   },
-  { businessInfo: Type.Optional(BusinessInfoUpdate) },
+  { businessInfo: Type.Optional(BusinessInfoUpdate), kybStatus },
   'Fields to change; customerType must be the customer’s type. region and platformCustomerId cannot change.',
 );
 export const CustomerUpdateRequest = named('CustomerUpdateRequestOneOf', update);

@@ -62,11 +62,13 @@ export class CustomersService {
         // Shared lock until commit: a config change waits for this transaction (or it for the
         // change), so the embedded-wallet currencies CUSTOMER.CREATED carries are never older
         // than a PLATFORM_CONFIG.UPDATED that comes after it in the stream.
-        const { settings } = await this.store.configs.get(em, platformId, 'share');
+        const config = await this.store.configs.get(em, platformId, 'share');
+        const { settings } = config;
         const now = this.clock.now();
         const draft = validateNewCustomer(input, {
           supportedCurrencies: supportedCurrencyCodes(settings),
           today: now,
+          selfVerifying: config.isRegulatedFinancialInstitution,
         });
         const customer = newCustomer(draft, {
           id: newId('Customer'),
@@ -78,7 +80,11 @@ export class CustomersService {
         });
         await this.store.customers.insert(em, customer, requestKey);
         await this.events.customerCreated(em, customer, { environment: platform.environment, settings });
-        return { customer, replayed: false };
+        // A self-verifying platform's status is a change from UNVERIFIED, as compliance's would be.
+        const created = draft.verificationStatus
+          ? await this.changeVerificationStatus(em, customer, draft.verificationStatus)
+          : customer;
+        return { customer: created, replayed: false };
       });
     } catch (err) {
       if (requestKey && this.store.customers.uniqueKeyViolated(err) === 'REQUEST_KEY') {
@@ -114,24 +120,34 @@ export class CustomersService {
     return this.store.customers.list(this.orm.em.fork(), platformId, valid, size, after);
   }
 
-  /** Applies an update; writes CUSTOMER.UPDATED when something changed. */
+  /**
+   * Applies an update; writes CUSTOMER.UPDATED when a field other than the status changed. A
+   * kycStatus/kybStatus set by a self-verifying platform is then applied as compliance's
+   * decisions are (changeVerificationStatus: its CUSTOMER.KYC_* / KYB_* webhook).
+   */
   async update(platformId: string, customerId: string, input: CustomerUpdateInput): Promise<Customer> {
     validIds(['platformId', platformId, 'Platform'], ['customerId', customerId, 'Customer']);
     try {
       return await transactional(this.orm, async (em) => {
         const current = await this.require(em, platformId, customerId, true);
         const platform = await requirePlatform(this.store.platforms, em, platformId);
-        const { settings } = await this.store.configs.get(em, platformId, 'share'); // as in create
+        const config = await this.store.configs.get(em, platformId, 'share'); // as in create
+        const { settings } = config;
         const now = this.clock.now();
-        const next = applyCustomerUpdate(current, input, {
+        let next = applyCustomerUpdate(current, input, {
           supportedCurrencies: supportedCurrencyCodes(settings),
           today: now,
+          selfVerifying: config.isRegulatedFinancialInstitution,
         });
-        if (JSON.stringify(next) === JSON.stringify(current)) return current;
-        next.updatedAt = now;
-        await this.store.customers.update(em, next);
-        await this.events.customerUpdated(em, next, { environment: platform.environment, settings });
-        return next;
+        if (JSON.stringify(next) === JSON.stringify(current)) next = current;
+        else {
+          next.updatedAt = now;
+          await this.store.customers.update(em, next);
+          await this.events.customerUpdated(em, next, { environment: platform.environment, settings });
+        }
+        return input.verificationStatus
+          ? await this.changeVerificationStatus(em, next, input.verificationStatus)
+          : next;
       });
     } catch (err) {
       throw await this.conflict(err, platformId, undefined, input.umaAddress);
@@ -173,11 +189,7 @@ export class CustomersService {
   ): Promise<boolean> {
     const current = await this.store.customers.find(em, platformId, c.customerId, { forUpdate: true });
     const applicable = !!current && !current.deletedAt && current.customerType === c.customerType;
-    if (current && applicable && current.verificationStatus !== c.status) {
-      const next: Customer = { ...current, verificationStatus: c.status, updatedAt: this.clock.now() };
-      await this.store.customers.update(em, next);
-      await this.events.customerVerificationStatusChanged(em, next);
-    }
+    if (current && applicable) await this.changeVerificationStatus(em, current, c.status);
     await this.events.customerVerificationStatusApplied(em, {
       platformId,
       customerId: c.customerId,
@@ -186,6 +198,24 @@ export class CustomersService {
       applied: applicable,
     });
     return applicable;
+  }
+
+  /**
+   * THE way a customer's kycStatus / kybStatus changes, whoever decided it (compliance's
+   * CUSTOMER_VERIFICATION.STATUS_CHANGED, or a self-verifying platform on create/update): writes
+   * the customer and, when the status really changed, its CUSTOMER.KYC_* / KYB_* webhook (none
+   * for a move back to UNVERIFIED, which has no webhook type). `current` is locked by the caller.
+   */
+  private async changeVerificationStatus(
+    em: EntityManager,
+    current: Customer,
+    status: Customer['verificationStatus'],
+  ): Promise<Customer> {
+    if (current.verificationStatus === status) return current;
+    const next: Customer = { ...current, verificationStatus: status, updatedAt: this.clock.now() };
+    await this.store.customers.update(em, next);
+    await this.events.customerVerificationStatusChanged(em, next);
+    return next;
   }
 
   private async require(

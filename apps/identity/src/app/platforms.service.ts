@@ -81,6 +81,8 @@ export class PlatformsService {
     tokenId: string;
     clientSecret: string;
     platformName: string;
+    /** The operator's flag of a platform this call creates (see PlatformConfig); default false. */
+    isRegulatedFinancialInstitution?: boolean;
   }): Promise<{ platform: Platform; created: boolean }> {
     const input = validateBootstrapCredential(request);
     return transactional(this.orm, async (em) => {
@@ -105,7 +107,9 @@ export class PlatformsService {
       const now = this.clock.now();
       const platform =
         (await this.store.platforms.findByName(em, input.environment, input.platformName)) ??
-        (await this.create(em, input.platformName, input.environment, now));
+        (await this.create(em, input.platformName, input.environment, now, {
+          isRegulatedFinancialInstitution: request.isRegulatedFinancialInstitution ?? false,
+        }));
       const created = {
         id: input.tokenId,
         platformId: platform.id,
@@ -121,12 +125,16 @@ export class PlatformsService {
     });
   }
 
-  /** A new platform with the default config (USD, USDC) and a current webhook signing secret. */
+  /**
+   * A new platform with the default config (USD, USDC), the operator's flags, and a current
+   * webhook signing secret.
+   */
   private async create(
     em: EntityManager,
     name: string,
     environment: Environment,
     now: Date,
+    flags: { isRegulatedFinancialInstitution: boolean },
   ): Promise<Platform> {
     const platform: Platform = { id: newId('Platform'), name, environment, createdAt: now };
     await this.store.platforms.insert(em, platform); // first: the other rows reference it
@@ -134,7 +142,7 @@ export class PlatformsService {
     await this.store.configs.insert(em, {
       platformId: platform.id,
       settings,
-      isRegulatedFinancialInstitution: false,
+      isRegulatedFinancialInstitution: flags.isRegulatedFinancialInstitution,
       createdAt: now,
       updatedAt: now,
     });

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@sluice/store';
+import type { Invitation } from '../domain/invitation.js';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { ApiToken, Environment, Platform } from '../domain/platform.js';
@@ -40,6 +41,8 @@ export interface IdentityEvents {
   customerUpdated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
   /** CUSTOMER.DELETED. */
   customerDeleted(em: EntityManager, customer: Customer): Promise<void>;
+  /** INVITATION.CLAIMED (webhook): data is the public UmaInvitation. */
+  invitationClaimed(em: EntityManager, invitation: Invitation): Promise<void>;
   /** CUSTOMER.KYC_<status> (individual) or CUSTOMER.KYB_<status> (business): the webhook of a status change. */
   customerVerificationStatusChanged(em: EntityManager, customer: Customer): Promise<void>;
   /** CUSTOMER_VERIFICATION.STATUS_APPLIED: a verification's status was handled (compliance then shows it). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   applyCustomerUpdate,
+  newCustomer,
   umaDomainFor,
   validateCustomerFilter,
   validateNewCustomer,
@@ -8,7 +9,62 @@ import {
 } from './customer.js';
 import { errorOf, fieldNames as fields } from '../../test/support/errors.js';
 
-const ctx = { supportedCurrencies: ['USD', 'USDC', 'EUR'], today: new Date('2026-01-10T12:00:00Z') };
+const ctx = {
+  supportedCurrencies: ['USD', 'USDC', 'EUR'],
+  today: new Date('2026-01-10T12:00:00Z'),
+  selfVerifying: false,
+};
+
+describe('kycStatus / kybStatus set by the platform', () => {
+  const individual = { customerType: 'INDIVIDUAL' as const, currencies: [] };
+  const business = { customerType: 'BUSINESS' as const, currencies: [], businessInfo: { legalName: 'Acme' } };
+
+  it('is refused from a platform that is not a regulated financial institution, named per type', () => {
+    const e = errorOf(() => validateNewCustomer({ ...individual, verificationStatus: 'APPROVED' }, ctx));
+    expect(e.details!.errors).toEqual([
+      { field: 'kycStatus', message: expect.stringContaining('regulated financial institution') },
+    ]);
+    const b = errorOf(() => validateNewCustomer({ ...business, verificationStatus: 'APPROVED' }, ctx));
+    expect(fields(b)).toEqual(['kybStatus']);
+  });
+
+  it('is kept for a regulated platform, and the new customer still starts UNVERIFIED', () => {
+    const own = { ...ctx, selfVerifying: true };
+    const d = validateNewCustomer({ ...business, verificationStatus: 'PENDING' }, own);
+    expect(d.verificationStatus).toBe('PENDING');
+    const c = newCustomer(d, {
+      id: 'Customer:019542f5-b3e7-1d02-0000-000000000001',
+      platformId: 'Platform:1',
+      umaAddress: '$a@b.c',
+      now: ctx.today,
+    });
+    expect(c.verificationStatus).toBe('UNVERIFIED');
+    expect(c).not.toHaveProperty('verificationStatus', 'PENDING');
+  });
+
+  it('is checked on update with the other fields, and left for the caller to apply', () => {
+    const current = newCustomer(validateNewCustomer(individual, ctx), {
+      id: 'Customer:019542f5-b3e7-1d02-0000-000000000001',
+      platformId: 'Platform:1',
+      umaAddress: '$a@b.c',
+      now: ctx.today,
+    });
+    const e = errorOf(() =>
+      applyCustomerUpdate(
+        current,
+        { customerType: 'INDIVIDUAL', verificationStatus: 'REJECTED', email: 'x' },
+        ctx,
+      ),
+    );
+    expect(fields(e).sort()).toEqual(['email', 'kycStatus']);
+    const next = applyCustomerUpdate(
+      current,
+      { customerType: 'INDIVIDUAL', verificationStatus: 'REJECTED' },
+      { ...ctx, selfVerifying: true },
+    );
+    expect(next.verificationStatus).toBe('UNVERIFIED');
+  });
+});
 
 describe('validateNewCustomer', () => {
   it('defaults currencies to the platform’s and keeps given values', () => {

@@ -63,6 +63,8 @@ export interface NewCustomerInput {
   nationality?: string;
   address?: PostalAddress;
   businessInfo?: BusinessInfo;
+  /** kycStatus (INDIVIDUAL) / kybStatus (BUSINESS): only a self-verifying platform sets it. */
+  verificationStatus?: VerificationStatus;
 }
 
 /** What a platform sends to update a customer. */
@@ -76,6 +78,8 @@ export interface CustomerUpdateInput {
   nationality?: string;
   address?: PostalAddress;
   businessInfo?: BusinessInfo;
+  /** New kycStatus (INDIVIDUAL) / kybStatus (BUSINESS): only a self-verifying platform sets it. */
+  verificationStatus?: VerificationStatus;
 }
 
 /** Facts about the platform the rules need. */
@@ -83,6 +87,11 @@ export interface CustomerContext {
   /** Codes of the platform's supported currencies. */
   supportedCurrencies: string[];
   today: Date;
+  /**
+   * The platform is a regulated financial institution (isRegulatedFinancialInstitution, the
+   * operator's flag): it verifies its own customers and may set their kycStatus / kybStatus.
+   */
+  selfVerifying: boolean;
 }
 
 /** A validated creation; `umaAddress`/`platformCustomerId` absent means "generate". */
@@ -109,6 +118,7 @@ export function validateNewCustomer(input: NewCustomerInput, ctx: CustomerContex
   draft.email = email(p, 'email', input.email);
   draft.umaAddress = normalizeUmaAddress(p, 'umaAddress', input.umaAddress);
   personFields(p, input, draft, ctx.today, input.customerType);
+  draft.verificationStatus = verificationStatus(p, input.verificationStatus, input.customerType, ctx);
   if (input.address) draft.address = address(p, 'address', input.address);
   if (input.customerType === 'BUSINESS') {
     if (!input.businessInfo || input.businessInfo.legalName === undefined)
@@ -122,14 +132,50 @@ export function validateNewCustomer(input: NewCustomerInput, ctx: CustomerContex
 }
 
 /**
- * The customer a validated creation makes: KYC/KYB status UNVERIFIED, and the
- * uuid of its id as platformCustomerId when the platform gave none.
+ * The kycStatus / kybStatus a platform asks for (named as the public API names it for the
+ * customer's type), when the platform may set it: only a regulated financial institution
+ * verifies its own customers; for anyone else compliance decides it (POST /verifications).
+ */
+function verificationStatus(
+  p: FieldErrors,
+  value: VerificationStatus | undefined,
+  type: CustomerType | undefined,
+  ctx: CustomerContext,
+): VerificationStatus | undefined {
+  if (value === undefined) return undefined;
+  const field = type === 'BUSINESS' ? 'kybStatus' : 'kycStatus';
+  if (!VERIFICATION_STATUSES.includes(value)) {
+    p.add(field, `must be one of ${VERIFICATION_STATUSES.join(', ')}`);
+    return undefined;
+  }
+  if (!ctx.selfVerifying) {
+    p.add(
+      field,
+      'can only be set by a platform that is a regulated financial institution ' +
+        '(isRegulatedFinancialInstitution); verify the customer with POST /verifications instead',
+    );
+    return undefined;
+  }
+  return value;
+}
+
+/**
+ * The customer a validated creation makes: KYC/KYB status UNVERIFIED (a status the platform
+ * gave is applied afterwards, as a change), and the uuid of its id as platformCustomerId when
+ * the platform gave none.
  */
 export function newCustomer(
   draft: ValidCustomerDraft,
   o: { id: string; platformId: string; umaAddress: string; now: Date },
 ): Customer {
-  const { platformCustomerId, umaAddress: _given, address, businessInfo, ...fields } = draft;
+  const {
+    platformCustomerId,
+    umaAddress: _given,
+    verificationStatus: _applied,
+    address,
+    businessInfo,
+    ...fields
+  } = draft;
   const customer: Customer = {
     ...fields,
     id: o.id,
@@ -154,7 +200,8 @@ export function validateRequestKey(requestKey: string | undefined): void {
 
 /**
  * Applies an update to a customer; returns the new customer (timestamps not
- * touched) or throws INVALID_INPUT / CUSTOMER_DELETED.
+ * touched, kycStatus/kybStatus not changed: a valid `verificationStatus` is the
+ * caller's to apply as a status change) or throws INVALID_INPUT / CUSTOMER_DELETED.
  */
 export function applyCustomerUpdate(
   current: Customer,
@@ -184,6 +231,8 @@ export function applyCustomerUpdate(
   const person: ValidCustomerDraft = { customerType: current.customerType, currencies: [] };
   personFields(p, input, person, ctx.today, current.customerType);
   for (const k of INDIVIDUAL_ONLY) if (person[k] !== undefined) next[k] = person[k];
+  // Checked here with the other fields; the service applies it as a status change (its webhook).
+  verificationStatus(p, input.verificationStatus, current.customerType, ctx);
   if (input.address) next.address = address(p, 'address', input.address);
   if (input.businessInfo) {
     if (current.customerType !== 'BUSINESS') p.add('businessInfo', 'is only for BUSINESS customers');

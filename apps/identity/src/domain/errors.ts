@@ -22,6 +22,14 @@ export const IDENTITY_ERRORS = {
   CREDENTIAL_CONFLICT: 'FAILED_PRECONDITION',
   /** A production platform needs an umaDomain before UMA addresses can be generated. */
   UMA_DOMAIN_NOT_CONFIGURED: 'FAILED_PRECONDITION',
+  /** Unknown code, or another platform's. */
+  INVITATION_NOT_FOUND: 'NOT_FOUND',
+  /** Claim or cancel of a claimed invitation (REST 400, as the reference). */
+  INVITATION_ALREADY_CLAIMED: 'FAILED_PRECONDITION',
+  /** Claim or cancel of a cancelled invitation (REST 400). */
+  INVITATION_CANCELLED: 'FAILED_PRECONDITION',
+  /** A production platform needs an umaDomain for invitation URLs (REST 400). */
+  INVITATIONS_NOT_CONFIGURED: 'FAILED_PRECONDITION',
 } as const;
 
 export const fail = defineErrors(IDENTITY_ERRORS);
@@ -32,3 +40,4 @@ export const UNAUTHORIZED_MESSAGE = 'Invalid API credentials';
 export const platformNotFound = () => fail('PLATFORM_NOT_FOUND', 'Platform not found');
 export const tokenNotFound = () => fail('TOKEN_NOT_FOUND', 'Token not found');
 export const customerNotFound = () => fail('CUSTOMER_NOT_FOUND', 'Customer not found');
+export const invitationNotFound = () => fail('INVITATION_NOT_FOUND', 'Invitation not found');

@@ -1,11 +1,12 @@
-import { EVENTS, customerJson, type EventData } from '@sluice/api';
+import { EVENTS, customerJson, invitationJson, type EventData } from '@sluice/api';
 import type { Outbox } from '@sluice/events';
 import type { EntityManager } from '@sluice/store';
 import type { CustomerPlatform, IdentityEvents } from '../app/ports.js';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { ApiToken, Platform } from '../domain/platform.js';
-import { customerToPb } from '../rpc/convert.js';
+import type { Invitation } from '../domain/invitation.js';
+import { customerToPb, invitationToPb } from '../rpc/convert.js';
 
 /** The webhook of each kycStatus / kybStatus a customer can move to. */
 const STATUS_WEBHOOKS = {
@@ -107,6 +108,15 @@ export class IdentityPublisher implements IdentityEvents {
   ): Promise<void> {
     const { platformId, ...data } = a;
     await this.outbox.add(em, EVENTS.CUSTOMER_VERIFICATION_STATUS_APPLIED, { platformId, data });
+  }
+
+  /** data is the public UmaInvitation, the REST mapper over the proto Invitation GetInvitation returns. */
+  async invitationClaimed(em: EntityManager, i: Invitation): Promise<void> {
+    await this.outbox.add(em, EVENTS.INVITATION_CLAIMED, {
+      platformId: i.platformId,
+      data: invitationJson(invitationToPb(i)),
+      occurredAt: i.claimedAt,
+    });
   }
 
   async customerDeleted(em: EntityManager, c: Customer): Promise<void> {

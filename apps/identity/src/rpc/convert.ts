@@ -9,6 +9,7 @@ import type {
   EmbeddedWalletConfig,
   EmbeddedWalletConfigInput,
 } from '../domain/platform-config.js';
+import type { Invitation } from '../domain/invitation.js';
 import type { ApiToken, Platform, PlatformConfigView } from '../domain/platform.js';
 import type { Permission } from '../domain/token.js';
 
@@ -27,6 +28,8 @@ export const customerTypeFromPb = (t: pb.CustomerType): CustomerType | undefined
 export const customerTypeToPb = (t: CustomerType): pb.CustomerType => `CUSTOMER_TYPE_${t}` as pb.CustomerType;
 const statusToPb = (s: VerificationStatus): pb.VerificationStatus =>
   `VERIFICATION_STATUS_${s}` as pb.VerificationStatus;
+export const verificationStatusFromPb = (s: pb.VerificationStatus): VerificationStatus | undefined =>
+  bare<VerificationStatus>('VERIFICATION_STATUS_', s);
 
 export function platformToPb(p: Platform): pb.Platform {
   return { id: p.id, name: p.name, environment: environmentToPb(p.environment), createdAt: p.createdAt };
@@ -177,5 +180,23 @@ export function customerToPb(c: Customer): pb.Customer {
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
     deletedAt: c.deletedAt,
+  };
+}
+
+export function invitationToPb(i: Invitation): pb.Invitation {
+  return {
+    code: i.code,
+    platformId: i.platformId,
+    inviterCustomerId: i.inviterCustomerId,
+    inviterUma: i.inviterUma,
+    inviteeUma: i.inviteeUma,
+    status: `INVITATION_STATUS_${i.status}` as pb.InvitationStatus,
+    url: i.url,
+    firstName: i.firstName,
+    amountToSend: i.amountToSend?.amount,
+    amountCurrency: i.amountToSend?.currency,
+    expiresAt: i.expiresAt,
+    claimedAt: i.claimedAt,
+    createdAt: i.createdAt,
   };
 }

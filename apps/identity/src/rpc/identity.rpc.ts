@@ -5,8 +5,9 @@ import type { CustomerUpdateInput, NewCustomerInput } from '../domain/customer.j
 import type { PlatformsService } from '../app/platforms.service.js';
 import type { TokensService } from '../app/tokens.service.js';
 import type { CustomersService } from '../app/customers.service.js';
+import type { InvitationsService } from '../app/invitations.service.js';
 import type { ConfigService } from '../app/config.service.js';
-import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb } from './convert.js';
+import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb, verificationStatusFromPb, invitationToPb } from './convert.js';
 
 /** The use cases IdentityService serves. */
 export interface IdentityUseCases {
@@ -14,6 +15,7 @@ export interface IdentityUseCases {
   config: ConfigService;
   tokens: TokensService;
   customers: CustomersService;
+  invitations: InvitationsService;
 }
 
 /** gRPC handlers of IdentityService: translate proto <-> app types and call the use cases. */
@@ -22,6 +24,7 @@ export function identityHandlers({
   config,
   tokens,
   customers,
+  invitations,
 }: IdentityUseCases): AsyncService<pb.IdentityServiceServer> {
   return {
     async authenticateToken(req) {
@@ -43,6 +46,7 @@ export function identityHandlers({
         tokenId: req.tokenId,
         clientSecret: req.clientSecret,
         platformName: req.platformName,
+        isRegulatedFinancialInstitution: req.isRegulatedFinancialInstitution ?? false,
       });
       return { platform: platformToPb(r.platform), created: r.created };
     },
@@ -123,6 +127,8 @@ export function identityHandlers({
       if (req.nationality !== undefined) input.nationality = req.nationality;
       if (req.address) input.address = addressFromPb(req.address);
       if (req.businessInfo) input.businessInfo = businessInfoFromPb(req.businessInfo);
+      const status = req.verificationStatus && verificationStatusFromPb(req.verificationStatus);
+      if (status) input.verificationStatus = status;
       const r = await customers.create(req.platformId, input, req.requestKey);
       return { customer: customerToPb(r.customer), replayed: r.replayed };
     },
@@ -162,11 +168,35 @@ export function identityHandlers({
       if (req.nationality !== undefined) input.nationality = req.nationality;
       if (req.address) input.address = addressFromPb(req.address);
       if (req.businessInfo) input.businessInfo = businessInfoFromPb(req.businessInfo);
+      const status = req.verificationStatus && verificationStatusFromPb(req.verificationStatus);
+      if (status) input.verificationStatus = status;
       return { customer: customerToPb(await customers.update(req.platformId, req.customerId, input)) };
     },
 
     async deleteCustomer(req) {
       return { customer: customerToPb(await customers.delete(req.platformId, req.customerId)) };
+    },
+
+    async createInvitation(req) {
+      const invitation = await invitations.create(req.platformId, {
+        inviterUma: req.inviterUma,
+        ...(req.firstName !== undefined ? { firstName: req.firstName } : {}),
+        ...(req.amountToSend !== undefined ? { amountToSend: req.amountToSend } : {}),
+        ...(req.expiresAt ? { expiresAt: req.expiresAt } : {}),
+      });
+      return { invitation: invitationToPb(invitation) };
+    },
+
+    async getInvitation(req) {
+      return { invitation: invitationToPb(await invitations.get(req.platformId, req.code)) };
+    },
+
+    async claimInvitation(req) {
+      return { invitation: invitationToPb(await invitations.claim(req.platformId, req.code, req.inviteeUma)) };
+    },
+
+    async cancelInvitation(req) {
+      return { invitation: invitationToPb(await invitations.cancel(req.platformId, req.code)) };
     },
   };
 }

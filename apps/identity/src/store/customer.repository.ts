@@ -54,6 +54,16 @@ export class CustomerRepository {
     return row ? customerFromRow(row) : undefined;
   }
 
+  /** The platform's live customer with this (normalized) UMA address. */
+  async findLiveByUmaAddress(
+    em: EntityManager,
+    platformId: string,
+    umaAddress: string,
+  ): Promise<Customer | undefined> {
+    const row = await em.findOne(CustomerEntity, { platformId, umaAddress, deletedAt: null });
+    return row ? customerFromRow(row) : undefined;
+  }
+
   /** Inserts the customer; a taken unique value fails the flush (see `uniqueKeyViolated`). */
   async insert(em: EntityManager, customer: Customer, requestKey?: string): Promise<void> {
     em.create(CustomerEntity, customerToRow(customer, requestKey ?? null));

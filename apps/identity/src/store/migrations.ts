@@ -112,9 +112,35 @@ class KycLinkUrlTemplateMigration extends Migration {
   }
 }
 
+/** UMA invitations of platforms' customers (issue 14): one row per code, claimed at most once. */
+class InvitationsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE invitations (
+      code text PRIMARY KEY,
+      platform_id text NOT NULL REFERENCES platforms (id),
+      inviter_customer_id text NOT NULL REFERENCES customers (id),
+      inviter_uma text NOT NULL,
+      url text NOT NULL,
+      invitee_uma text,
+      status text NOT NULL CHECK (status IN ('PENDING', 'CLAIMED', 'CANCELLED')),
+      first_name text,
+      amount_to_send bigint,
+      amount_currency text,
+      expires_at timestamptz(3),
+      claimed_at timestamptz(3),
+      cancelled_at timestamptz(3),
+      created_at timestamptz(3) NOT NULL,
+      CHECK ((amount_to_send IS NULL) = (amount_currency IS NULL)),
+      CHECK ((status = 'CLAIMED') = (invitee_uma IS NOT NULL AND claimed_at IS NOT NULL))
+    )`);
+    this.addSql(`CREATE INDEX invitations_platform ON invitations (platform_id, created_at DESC)`);
+  }
+}
+
 /** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
   { name: '0030_webhook_endpoint_disabled', class: WebhookEndpointDisabledMigration },
   { name: '0040_kyc_link_url_template', class: KycLinkUrlTemplateMigration },
+  { name: '0051_invitations', class: InvitationsMigration },
 ];

@@ -72,10 +72,17 @@ export async function newPlatform(
   client: IdentityClient,
   environment: common.Environment = common.Environment.SANDBOX,
   name = `platform-${randomBytes(4).toString('hex')}`,
+  flags: { isRegulatedFinancialInstitution?: boolean } = {},
 ): Promise<TestPlatform> {
   const tokenId = newId('Token');
   const clientSecret = randomBytes(32).toString('base64url');
-  const r = await client.ensurePlatformCredential({ environment, tokenId, clientSecret, platformName: name });
+  const r = await client.ensurePlatformCredential({
+    environment,
+    tokenId,
+    clientSecret,
+    platformName: name,
+    ...flags,
+  });
   return { id: r.platform!.id, tokenId, clientSecret };
 }
 

@@ -6,6 +6,7 @@ import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
 import { Customer } from '../resources/customer.js';
 import { Verification } from '../resources/verification.js';
+import { UmaInvitation } from '../resources/invitation.js';
 
 describe('event catalogue', () => {
   it('names each type once, as RESOURCE.VERB, under the constant of its name', () => {
@@ -21,7 +22,9 @@ describe('event catalogue', () => {
   it('gives every webhook type the public resource as data', () => {
     for (const type of WEBHOOK_EVENT_TYPES) {
       const c = eventContract(type)!;
-      expect([Transaction, InternalAccount, AgentAction, Customer, Verification]).toContain(c.data);
+      expect([Transaction, InternalAccount, AgentAction, Customer, Verification, UmaInvitation]).toContain(
+        c.data,
+      );
     }
     expect(WEBHOOK_EVENT_TYPES).toContain('INTERNAL_ACCOUNT.BALANCE_UPDATED');
     expect(WEBHOOK_EVENT_TYPES).toContain('AGENT_ACTION.PENDING_APPROVAL');
@@ -29,6 +32,7 @@ describe('event catalogue', () => {
     expect(WEBHOOK_EVENT_TYPES).not.toContain('AGENT_TOKEN.REVOKED');
     expect(eventContract('CUSTOMER.KYB_APPROVED')!.data).toBe(Customer);
     expect(eventContract('VERIFICATION.APPROVED')!.data).toBe(Verification);
+    expect(eventContract('INVITATION.CLAIMED')!.data).toBe(UmaInvitation);
     expect(eventContract('CUSTOMER_VERIFICATION.STATUS_CHANGED')!.webhook).toBe(false);
   });
 

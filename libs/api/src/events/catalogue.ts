@@ -3,6 +3,7 @@ import { AgentAction } from '../resources/agent.js';
 import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
 import { Customer } from '../resources/customer.js';
+import { UmaInvitation } from '../resources/invitation.js';
 import { Verification } from '../resources/verification.js';
 import { stringEnum } from '../schema.js';
 
@@ -184,6 +185,12 @@ export const EVENTS = {
       applied: Type.Boolean(),
     }),
     description: 'Identity handled a CUSTOMER_VERIFICATION.STATUS_CHANGED: compliance may show the decision.',
+  }),
+  INVITATION_CLAIMED: event('INVITATION.CLAIMED', {
+    owner: 'identity',
+    data: UmaInvitation,
+    webhook: true,
+    description: 'An UMA invitation of the platform was claimed; data is the invitation (status CLAIMED).',
   }),
   // compliance
   CUSTOMER_VERIFICATION_STATUS_CHANGED: event('CUSTOMER_VERIFICATION.STATUS_CHANGED', {
