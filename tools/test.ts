@@ -120,6 +120,9 @@ if (existsSync(CAPTURE_DIR)) {
         ? `  webhook types no end-to-end file produced: ${t.neverProduced.join(', ')}\n`
         : ''),
   );
+  // A whole run proves every webhook type end to end: produced, and valid against the reference.
+  if (!vitestArgs.length && t.neverProduced.length)
+    failedChecks.push(`webhook types no end-to-end file produced (${t.neverProduced.join(', ')})`);
 }
 
 const summary = summarize(report, failedChecks);

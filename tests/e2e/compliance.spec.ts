@@ -435,6 +435,20 @@ describe('compliance through the real processes', () => {
     expect(mine.map((x) => x.type).sort()).toEqual(['CUSTOMER.KYC_APPROVED', 'CUSTOMER.KYC_PENDING']);
     expect(mine.find((x) => x.type === 'CUSTOMER.KYC_PENDING')!.data).toEqual(made.json);
     expect(mine.find((x) => x.type === 'CUSTOMER.KYC_APPROVED')!.data).toEqual(patched.json);
+    // Created REJECTED: one CUSTOMER.KYC_REJECTED, its data the customer as created.
+    const rejected = await bank('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', fullName: 'Grace Hopper', kycStatus: 'REJECTED' },
+    });
+    expect(rejected.status, rejected.text).toBe(201);
+    const refusedHooks = await eventually(async () => {
+      const all = received
+        .filter((h) => h.body.includes(rejected.json.id))
+        .map(verify)
+        .filter((x) => x.type.startsWith('CUSTOMER.'));
+      return all.length ? all : undefined;
+    }, 30_000);
+    expect(refusedHooks.map((x) => x.type)).toEqual(['CUSTOMER.KYC_REJECTED']);
+    expect(refusedHooks[0]!.data).toEqual(rejected.json);
 
     // The sandbox platform of this file is not a regulated institution: 400 on the field, nothing changed.
     const before = (await api('GET', `/customers/${customerId}`)).json;
