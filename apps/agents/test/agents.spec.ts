@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { agents as pb, common, payments } from '@sluice/contracts';
-import { ManualClock, isDomainError, newId, type DomainError } from '@sluice/core';
+import { ManualClock, newId, type DomainError } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import { eventually, type World as TestWorld, type WorldPlatform } from '@sluice/testing';
+import { eventually, rejection, type World as TestWorld, type WorldPlatform } from '@sluice/testing';
 import { convertAmount } from '../src/domain/enforcement.js';
 import { eurAccountInfo, startAgentsWithNeighbours, usdAccountInfo, type PaymentsWithOutage } from './support/neighbours.js';
 
@@ -39,15 +39,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isDomainError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
-}
 
 const SANDBOX = common.Environment.SANDBOX;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { common, identity, payments as pb } from '@sluice/contracts';
-import { DomainError, newId } from '@sluice/core';
+import { newId } from '@sluice/core';
 import { subjectFor } from '@sluice/events';
 import type { PromiseClient } from '@sluice/rpc';
-import { eventually, type World } from '@sluice/testing';
+import { eventually, rejection, type World } from '@sluice/testing';
 import { startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // Incoming payments (sandbox UMA receive, the approval webhook's answers, approve, reject, the
@@ -71,14 +71,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const receive = (over: Partial<pb.SandboxReceiveUmaRequest> = {}) =>
   client.sandboxReceiveUma({

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
-import { DomainError, ManualClock, newId } from '@sluice/core';
+import { ManualClock, newId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import type { World, WorldPlatform } from '@sluice/testing';
+import { rejection, type World, type WorldPlatform } from '@sluice/testing';
 import { accountInfoFor, startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
@@ -36,14 +36,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const lookup = (receiverUmaAddress: string, extra: Partial<pb.LookupUmaReceiverRequest> = {}) =>
   client.lookupUmaReceiver({ platformId, environment: SANDBOX, receiverUmaAddress, ...extra });

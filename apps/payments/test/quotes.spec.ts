@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { accounts as accountsPb, common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import { eventually, type World, type WorldPlatform } from '@sluice/testing';
+import { eventually, rejection, type World, type WorldPlatform } from '@sluice/testing';
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // Quotes over real gRPC and Postgres, with the real identity (customers), accounts (accounts and
@@ -85,14 +85,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 const fields = (e: DomainError) => (e.details!.errors as { field: string }[]).map((x) => x.field);
 const quoteCount = async () =>
   Number((await sql.query('SELECT count(*) AS n FROM payments.quotes')).rows[0].n);

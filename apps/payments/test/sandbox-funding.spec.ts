@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
-import { DomainError, newId } from '@sluice/core';
+import { newId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import type { World } from '@sluice/testing';
+import { rejection, type World } from '@sluice/testing';
 import { startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // Sandbox funding (POST /sandbox/internal-accounts/{id}/fund) as an INCOMING transaction, over real
@@ -35,14 +35,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const fund = (over: Partial<pb.SandboxFundAccountRequest> = {}) =>
   client.sandboxFundAccount({

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
-import { DomainError, newId } from '@sluice/core';
+import { newId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import { eventually, type World, type WorldPlatform } from '@sluice/testing';
+import { eventually, rejection, type World, type WorldPlatform } from '@sluice/testing';
 import type { Ledger } from '../src/index.js';
 import { AccountsClient } from '../src/clients/accounts.client.js';
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
@@ -107,14 +107,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const out = (source: string, destination: string, amount = 1000n, requestKey = `k-${Math.random()}`) =>
   client.transferOut({

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import type { World } from '@sluice/testing';
+import { rejection, type World } from '@sluice/testing';
 import { startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // POST /crypto/estimate-withdrawal-fee over real gRPC, with the real accounts service (the internal
@@ -41,14 +41,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const estimate = (over: Partial<pb.EstimateCryptoWithdrawalFeeRequest> = {}) =>
   client.estimateCryptoWithdrawalFee({

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
+import { isDomainError, type DomainError } from '@sluice/core';
 
 /**
  * Test infrastructure. Postgres and NATS come from DATABASE_URL / NATS_URL when
@@ -176,3 +177,18 @@ export async function queriesDuring(
 export * from './services.js';
 export * from './world.js';
 export * from './http.js';
+
+/**
+ * The DomainError a call fails with (a promise, or a function returning one); fails the test when
+ * the call succeeds, and rethrows anything that is not a DomainError (a transport failure is no
+ * refusal).
+ */
+export async function rejection(call: Promise<unknown> | (() => Promise<unknown>)): Promise<DomainError> {
+  try {
+    await (typeof call === 'function' ? call() : call);
+  } catch (e) {
+    if (isDomainError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected the call to fail');
+}

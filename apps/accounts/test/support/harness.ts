@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { common, accounts as pb, identity } from '@sluice/contracts';
-import { isDomainError, type DomainError } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
 import type { RunningService } from '@sluice/runtime';
 import { startServices, World, type TestDatabase } from '@sluice/testing';
@@ -87,15 +86,7 @@ export async function startHarness(label: string, opts: { consume?: boolean } = 
 }
 
 /** Runs `fn` and returns the DomainError it throws (fails the test if it does not throw one). */
-export async function rejection(fn: () => Promise<unknown>): Promise<DomainError> {
-  try {
-    await fn();
-  } catch (e) {
-    if (isDomainError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
-}
+export { rejection } from '@sluice/testing';
 
 export const SANDBOX = common.Environment.SANDBOX;
 export const PRODUCTION = common.Environment.PRODUCTION;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { common, compliance, identity } from '@sluice/contracts';
-import { isDomainError, newId, type DomainError } from '@sluice/core';
+import { newId, type DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
 import {
@@ -212,15 +212,7 @@ export async function download(h: Harness, platformId: string, documentId: strin
 }
 
 /** Awaits a rejection and returns the DomainError the server raised. */
-export async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isDomainError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
+export { rejection } from '@sluice/testing';
 
 /** The field names of an INVALID_INPUT error. */
 export function fieldsOf(e: DomainError): string[] {

@@ -4,15 +4,7 @@ import { isDomainError, type DomainError } from '@sluice/core';
 /** The DomainErrors identity raises, as tests read them: from the service over gRPC or from a domain function. */
 
 /** Awaits a rejection and returns the DomainError the server raised. */
-export async function rejection(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isDomainError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
+export { rejection } from '@sluice/testing';
 
 /** The `{field, message}` fields of an INVALID_INPUT error. */
 export function fieldsOf(e: DomainError): string[] {
