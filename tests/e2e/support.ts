@@ -15,7 +15,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { newId } from '@sluice/core';
-import { WEBHOOK_EVENT_TYPES } from '@sluice/api';
+import { TEST_WEBHOOK, WEBHOOK_EVENT_TYPES } from '@sluice/api';
 import { startStack, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
 import { ReferenceCapture } from '../../tools/api-reference/capture.js';
 
@@ -254,7 +254,7 @@ export async function startE2eStack(
       const webhooks = await database()
         .query<{ payload: string }>(
           `SELECT payload FROM webhooks.webhook_deliveries WHERE type = ANY($1) ORDER BY seq`,
-          [[...WEBHOOK_EVENT_TYPES, 'TEST']],
+          [[...WEBHOOK_EVENT_TYPES, TEST_WEBHOOK]],
         )
         .catch(() => ({ rows: [] }));
       for (const r of webhooks.rows) capture.webhook(JSON.parse(r.payload));

@@ -10,44 +10,16 @@
  * the tag must be one of the mapping's values, and the variant the tag names must hold
  * (`if tag = X then $ref variant X`), so an error names the variant and the field at fault.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import YAML from 'yaml';
+import { referenceDocument as loadReference } from '@sluice/testing/reference';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an arbitrary JSON document
 export type Json = Record<string, any>;
 
-export const REFERENCE_NAME = 'grid-openapi-2026-05-13.yaml';
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/**
- * Where the reference document is: `SLUICE_REFERENCE_OPENAPI`, else `shared/reference/<name>`
- * beside the checkout or one of its parents (a worktree sits one level deeper than the clone).
- */
-export function referenceFile(): string {
-  const explicit = process.env.SLUICE_REFERENCE_OPENAPI;
-  if (explicit) return explicit;
-  const tried: string[] = [];
-  for (let dir = ROOT; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'shared', 'reference', REFERENCE_NAME);
-    tried.push(candidate);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) break;
-  }
-  throw new Error(
-    `the reference OpenAPI document ${REFERENCE_NAME} was not found (tried ${tried.join(', ')}); ` +
-      'set SLUICE_REFERENCE_OPENAPI to its path',
-  );
-}
-
-let cached: Json | undefined;
-/** The reference document, parsed (read once per process). */
+/** The reference document, parsed once per process by the testing kit (its one loader). */
 export function referenceDocument(): Json {
-  cached ??= YAML.parse(readFileSync(referenceFile(), 'utf8')) as Json;
-  return cached;
+  return loadReference() as Json;
 }
 
 export const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;

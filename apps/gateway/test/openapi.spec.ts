@@ -220,7 +220,7 @@ describe('docs page', () => {
 
 describe('OpenAPI webhooks section (generated from the event catalogue)', () => {
   it('names the reference’s webhooks, lists every catalogue webhook type once, and refers to the public resources', async () => {
-    const { WEBHOOK_EVENT_TYPES } = await import('@sluice/api');
+    const { TEST_WEBHOOK, WEBHOOK_EVENT_TYPES } = await import('@sluice/api');
     const webhooks = doc.webhooks as Json;
     expect(Object.keys(webhooks)).toEqual(
       expect.arrayContaining([
@@ -237,7 +237,7 @@ describe('OpenAPI webhooks section (generated from the event catalogue)', () => 
       return t.enum ?? (t.anyOf ?? [t]).map((x: Json) => x.const);
     };
     const listed = Object.keys(webhooks).flatMap(typesOf);
-    expect([...listed].sort()).toEqual([...WEBHOOK_EVENT_TYPES, 'TEST'].sort());
+    expect([...listed].sort()).toEqual([...WEBHOOK_EVENT_TYPES, TEST_WEBHOOK].sort());
     const data = (name: string) =>
       webhooks[name].post.requestBody.content['application/json'].schema.properties.data;
     expect(resolvePointer(data('incoming-payment').$ref)).toBeDefined();

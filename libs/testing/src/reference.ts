@@ -14,17 +14,26 @@ import { parse } from 'yaml';
  * path.
  */
 
-const FILE = join('shared', 'reference', 'grid-openapi-2026-05-13.yaml');
+export const REFERENCE_NAME = 'grid-openapi-2026-05-13.yaml';
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
+/**
+ * Where the reference document is: `SLUICE_REFERENCE_OPENAPI`, else `shared/reference/<name>`
+ * beside the checkout or one of its parents (a worktree sits deeper than the clone).
+ */
 export function referencePath(): string {
-  if (process.env.SLUICE_REFERENCE_OPENAPI) return process.env.SLUICE_REFERENCE_OPENAPI;
-  let dir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-  for (let i = 0; i < 4; i++) {
-    dir = dirname(dir);
-    if (existsSync(join(dir, FILE))) return join(dir, FILE);
+  const explicit = process.env.SLUICE_REFERENCE_OPENAPI;
+  if (explicit) return explicit;
+  const tried: string[] = [];
+  for (let dir = ROOT; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'shared', 'reference', REFERENCE_NAME);
+    tried.push(candidate);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) break;
   }
   throw new Error(
-    `the reference OpenAPI document ${FILE} was not found beside the repository (set SLUICE_REFERENCE_OPENAPI)`,
+    `the reference OpenAPI document ${REFERENCE_NAME} was not found (tried ${tried.join(', ')}); ` +
+      'set SLUICE_REFERENCE_OPENAPI to its path',
   );
 }
 
@@ -32,7 +41,7 @@ let doc: any;
 let ajv: Ajv2020 | undefined;
 const BASE = 'https://reference.test/components/schemas/';
 
-/** The parsed reference document. */
+/** The parsed reference document (read once per process). */
 export function referenceDocument(): any {
   doc ??= parse(readFileSync(referencePath(), 'utf8'));
   return doc;

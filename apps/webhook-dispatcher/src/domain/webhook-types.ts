@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENT_TYPES, eventContract } from '@sluice/api';
+import { TEST_WEBHOOK, WEBHOOK_EVENT_TYPES, eventContract } from '@sluice/api';
 import { idUuid, isId } from '@sluice/core';
 
 /**
@@ -17,7 +17,7 @@ export const REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER = [
 ] as const;
 
 /** The type of the webhooks the dispatcher makes itself (SendTestWebhook); no event carries it. */
-export const TEST_WEBHOOK_TYPE = 'TEST';
+export const TEST_WEBHOOK_TYPE = TEST_WEBHOOK;
 
 /**
  * Every public webhook type: the catalogue's webhook events, the reference types still without a
