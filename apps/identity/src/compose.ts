@@ -7,12 +7,15 @@ import { ConfigService } from './app/config.service.js';
 import { TokensService } from './app/tokens.service.js';
 import { CustomersService } from './app/customers.service.js';
 import { InvitationsService } from './app/invitations.service.js';
+import { BulkImportService } from './app/bulk-import.service.js';
+import { BulkImportWorker } from './app/bulk-import.worker.js';
 import { PlatformRepository } from './store/platform.repository.js';
 import { PlatformConfigRepository } from './store/platform-config.repository.js';
 import { WebhookSecretRepository } from './store/webhook-secret.repository.js';
 import { TokenRepository } from './store/token.repository.js';
 import { CustomerRepository } from './store/customer.repository.js';
 import { InvitationRepository } from './store/invitation.repository.js';
+import { BulkImportRepository } from './store/bulk-import.repository.js';
 import { IdentityPublisher } from './events/identity.events.js';
 import { webhookEndpointConsumer } from './events/webhook-endpoint.consumer.js';
 import { ComplianceConsumer } from './events/compliance.consumer.js';
@@ -25,6 +28,7 @@ export interface IdentityGraph extends Composition {
   tokens: TokensService;
   customers: CustomersService;
   invitations: InvitationsService;
+  imports: BulkImportService;
 }
 
 /** The composition root of identity: every object of the service, built once. */
@@ -43,8 +47,10 @@ export function composeIdentity({
     tokens: new TokenRepository(),
     customers: new CustomerRepository(),
     invitations: new InvitationRepository(),
+    imports: new BulkImportRepository(),
   };
   const events = new IdentityPublisher(outbox);
+  const customers = new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN);
   const useCases = {
     platforms: new PlatformsService(orm, clock, store, events),
     config: new ConfigService(
@@ -55,11 +61,13 @@ export function composeIdentity({
       config.WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS * 1000,
     ),
     tokens: new TokensService(orm, clock, store.platforms, store.tokens, events),
-    customers: new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
+    customers,
     invitations: new InvitationsService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
+    imports: new BulkImportService(orm, clock, store, customers, events, config.BULK_IMPORT_BATCH_SIZE),
   };
   return {
     ...useCases,
+    workers: [new BulkImportWorker(useCases.imports, logger, config.BULK_IMPORT_POLL_MS)],
     consumers: [
       webhookEndpointConsumer({
         bus,

@@ -13,6 +13,19 @@ const config = Type.Object({
     description:
       'after a webhook signing secret rotation, how long deliveries carry a signature with the replaced secret too (0: it stops at once)',
   }),
+  BULK_IMPORT_POLL_MS: Type.Integer({
+    default: 5000,
+    minimum: 50,
+    maximum: 600_000,
+    description:
+      'how often the bulk customer import worker looks for jobs stored by another replica or left by a crash (a job this replica stores is started at once)',
+  }),
+  BULK_IMPORT_BATCH_SIZE: Type.Integer({
+    default: 200,
+    minimum: 1,
+    maximum: 5000,
+    description: 'rows of a bulk customer import created per database transaction',
+  }),
 });
 
 /** The validated configuration of identity. */

@@ -18,3 +18,4 @@ export * from './resources/beneficial-owner.js';
 export * from './resources/document.js';
 export * from './resources/verification.js';
 export * from './resources/invitation.js';
+export * from './resources/bulk-import.js';

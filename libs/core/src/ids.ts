@@ -22,7 +22,8 @@ export type IdType =
   | 'WebhookDelivery'
   | 'JournalEntry'
   | 'Hold'
-  | 'Request';
+  | 'Request'
+  | 'Job';
 
 const ID_RE = /^([A-Za-z]+):([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
 

@@ -5,3 +5,4 @@ export * from './lifecycle.js';
 export * from './deadline.js';
 export * from './paging.js';
 export * from './environment.js';
+export * from './upload.js';

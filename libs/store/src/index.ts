@@ -130,6 +130,15 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
+/**
+ * A Postgres array literal of text values (null: a NULL element), for a `?::text[]` parameter
+ * (the query builder would expand a JS array into a list of parameters).
+ */
+export function pgTextArray(values: readonly (string | null)[]): string {
+  const element = (v: string | null) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`);
+  return `{${values.map(element).join(',')}}`;
+}
+
 export function quoteIdent(name: string): string {
   if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw new Error(`bad SQL identifier ${name}`);
   return `"${name}"`;

@@ -1,6 +1,6 @@
 import { compliance as pb } from '@sluice/contracts';
 import { invalidInput, type Environment } from '@sluice/core';
-import { environmentFromPb, pageInfo, pageRequest, type AsyncService } from '@sluice/rpc';
+import { environmentFromPb, pageInfo, pageRequest, splitUpload, type AsyncService } from '@sluice/rpc';
 import type { BeneficialOwnersService } from '../app/beneficial-owners.service.js';
 import type { DocumentsService } from '../app/documents.service.js';
 import type { KycLinksService } from '../app/kyc-links.service.js';
@@ -28,44 +28,6 @@ function environment(e: pb.CreateBeneficialOwnerRequest['environment']): Environ
   const env = environmentFromPb(e);
   if (!env) throw invalidInput([{ field: 'environment', message: 'must be SANDBOX or PRODUCTION' }]);
   return env;
-}
-
-/**
- * Splits an upload stream into its header (the first message) and the file's bytes (the chunks
- * after it, read lazily: nothing past the header is read until the use case asks for it). The
- * bytes end at the trailer, whose size must match; a stream that ends without one (a cancelled
- * or broken upload) is refused, so nothing of it is stored.
- */
-async function splitUpload(
-  requests: AsyncIterable<pb.UploadDocumentRequest>,
-): Promise<{ header: pb.DocumentHeader; bytes: AsyncIterable<Uint8Array> }> {
-  const it = requests[Symbol.asyncIterator]();
-  const first = await it.next();
-  const header = first.done ? undefined : first.value.header;
-  if (!header)
-    throw invalidInput([{ field: 'header', message: 'the first message of an upload must be its header' }]);
-  async function* bytes(): AsyncGenerator<Uint8Array> {
-    let size = 0n;
-    for (;;) {
-      const next = await it.next();
-      if (next.done)
-        throw invalidInput([{ field: 'trailer', message: 'the upload ended without its trailer' }]);
-      const m = next.value;
-      if (m.header) throw invalidInput([{ field: 'header', message: 'an upload has one header, first' }]);
-      if (m.trailer) {
-        if (m.trailer.sizeBytes !== size)
-          throw invalidInput([
-            { field: 'trailer', message: `the upload sent ${size} bytes, not ${m.trailer.sizeBytes}` },
-          ]);
-        return;
-      }
-      if (m.chunk) {
-        size += BigInt(m.chunk.length);
-        yield m.chunk;
-      }
-    }
-  }
-  return { header, bytes: bytes() };
 }
 
 /** gRPC handlers of ComplianceService: translate proto <-> app types and call the use cases. */

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
-import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import multipart, { type MultipartFile } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
 import { compliance } from '@sluice/contracts';
 import { Document, documentJson } from '@sluice/api';
 import { invalidInput } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
 import type { GatewayClients, RouteModule } from '../http/types.js';
+import { fileTooLarge, streamFilePart, streamedBody } from '../http/multipart.js';
 import { createValidatorCompiler, toFieldErrors } from '../http/validator.compiler.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
@@ -31,12 +32,6 @@ const MAX_FIELDS = 8;
 const MAX_FIELD_BYTES = 1024;
 
 const validators = createValidatorCompiler();
-/**
- * A multipart route's body is read by the handler as it streams (the schema documents it in the
- * OpenAPI document only); its params and query are validated as on every route.
- */
-const streamedBody: FastifySchemaCompiler<unknown> = (route) =>
-  route.httpPart === 'body' ? () => true : validators(route);
 
 const checkUpload = validators({ schema: DocumentUploadFields, httpPart: 'body', method: 'POST', url: '' });
 const checkReplace = validators({ schema: DocumentReplaceFields, httpPart: 'body', method: 'PUT', url: '' });
@@ -45,16 +40,7 @@ function fail(field: string, message: string): never {
   throw invalidInput([{ field, message }]);
 }
 
-function tooLarge(): HttpError {
-  // Connection: close, so the rest of the body is not read once the answer is out.
-  return new HttpError(
-    413,
-    'PAYLOAD_TOO_LARGE',
-    `The file is larger than ${MAX_DOCUMENT_BYTES} bytes (10 MiB)`,
-    { maxBytes: MAX_DOCUMENT_BYTES },
-    { connection: 'close' },
-  );
-}
+const tooLarge = () => fileTooLarge(MAX_DOCUMENT_BYTES, '10 MiB');
 
 /** The proto header of an upload from its validated fields. */
 function headerOf(
@@ -74,35 +60,6 @@ function headerOf(
     ...(fields.documentNumber !== undefined ? { documentNumber: fields.documentNumber } : {}),
     fileName,
   };
-}
-
-/**
- * Streams the file part to compliance as it arrives (client-streaming gRPC, each write waiting
- * for the transport: the gateway holds a chunk at a time, never the file). Past 10 MiB the call
- * is cancelled (compliance stores only an upload closed by its trailer) and the answer is 413.
- */
-async function forward(
-  clients: GatewayClients,
-  part: MultipartFile,
-  header: compliance.DocumentHeader,
-): Promise<compliance.Document> {
-  const call = clients.compliance.uploadDocument({ deadlineMs: UPLOAD_DEADLINE_MS });
-  try {
-    await call.write({ header });
-    let size = 0;
-    for await (const chunk of part.file as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      // The parser lets one byte past the limit through: that byte is the refusal, then nothing more is read.
-      if (size > MAX_DOCUMENT_BYTES) throw tooLarge();
-      await call.write({ chunk });
-    }
-    if (part.file.truncated) throw tooLarge();
-    await call.write({ trailer: { sizeBytes: BigInt(size) } });
-    return (await call.end()).document!;
-  } catch (err) {
-    call.cancel();
-    throw err;
-  }
 }
 
 /**
@@ -143,11 +100,9 @@ async function receive(
     const check = documentId ? checkReplace : checkUpload;
     if (!check(fields))
       throw invalidInput(toFieldErrors((check as unknown as { errors: never[] }).errors, 'body'));
-    document = await forward(
-      clients,
-      part,
-      headerOf(request.platform.id, fields, part.filename ?? '', documentId),
-    );
+    const header = headerOf(request.platform.id, fields, part.filename ?? '', documentId);
+    const call = clients.compliance.uploadDocument({ deadlineMs: UPLOAD_DEADLINE_MS });
+    document = (await streamFilePart(call, part, header, MAX_DOCUMENT_BYTES, tooLarge)).document!;
   }
   if (!document) fail('file', 'is required');
   return document;

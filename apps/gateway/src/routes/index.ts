@@ -20,6 +20,7 @@ import beneficialOwnersRoutes from './beneficial-owners.routes.js';
 import documentsRoutes from './documents.routes.js';
 import verificationsRoutes from './verifications.routes.js';
 import invitationsRoutes from './invitations.routes.js';
+import bulkImportRoutes from './bulk-import.routes.js';
 
 /**
  * Every route module of the versioned API (`<name>.routes.ts` in this folder),
@@ -31,6 +32,7 @@ export const routeModules: Record<string, RouteModule> = {
   tokens: tokensRoutes,
   config: configRoutes,
   customers: customersRoutes,
+  'bulk-import': bulkImportRoutes,
   'internal-accounts': internalAccountsRoutes,
   'sandbox-fund': sandboxFundRoutes,
   'sandbox-webhooks': sandboxWebhooksRoutes,

@@ -116,3 +116,21 @@ export const CustomerListQuery = Type.Object(
 export const CustomerParams = Type.Object({ customerId: Id('Customer') }, { additionalProperties: false });
 
 export const CustomerList = Page(Customer, 'CustomerListResponse');
+
+/** Largest CSV file of a bulk customer import: 64 MiB (100,000 rows of the format fit well within). */
+export const MAX_IMPORT_CSV_BYTES = 67_108_864;
+
+/** The multipart body of POST /customers/bulk/csv as the OpenAPI document shows it (read as it streams). */
+export const BulkCustomerImportRequest = Type.Object(
+  {
+    file: Type.String({
+      format: 'binary',
+      maxLength: MAX_IMPORT_CSV_BYTES,
+      description:
+        'The CSV file (UTF-8, RFC 4180, header row first), at most 64 MiB and 100,000 data rows. The only part of the form.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const BulkImportJobParams = Type.Object({ jobId: Id('Job') }, { additionalProperties: false });

@@ -19,6 +19,7 @@ import { validIds } from '../domain/validation.js';
 import type { CustomerRepository } from '../store/customer.repository.js';
 import type { PlatformConfigRepository } from '../store/platform-config.repository.js';
 import type { PlatformRepository } from '../store/platform.repository.js';
+import type { Platform, PlatformConfig } from '../domain/platform.js';
 import { requirePlatform } from './platforms.service.js';
 import type { IdentityEvents } from './ports.js';
 
@@ -63,27 +64,7 @@ export class CustomersService {
         // change), so the embedded-wallet currencies CUSTOMER.CREATED carries are never older
         // than a PLATFORM_CONFIG.UPDATED that comes after it in the stream.
         const config = await this.store.configs.get(em, platformId, 'share');
-        const { settings } = config;
-        const now = this.clock.now();
-        const draft = validateNewCustomer(input, {
-          supportedCurrencies: supportedCurrencyCodes(settings),
-          today: now,
-          selfVerifying: config.isRegulatedFinancialInstitution,
-        });
-        const customer = newCustomer(draft, {
-          id: newId('Customer'),
-          platformId,
-          umaAddress:
-            draft.umaAddress ??
-            generateUmaAddress(umaDomainFor(platform.environment, settings.umaDomain, this.sandboxUmaDomain)),
-          now,
-        });
-        await this.store.customers.insert(em, customer, requestKey);
-        await this.events.customerCreated(em, customer, { environment: platform.environment, settings });
-        // A self-verifying platform's status is a change from UNVERIFIED, as compliance's would be.
-        const created = draft.verificationStatus
-          ? await this.changeVerificationStatus(em, customer, draft.verificationStatus)
-          : customer;
+        const created = await this.insertNew(em, { platform, config }, input, requestKey);
         return { customer: created, replayed: false };
       });
     } catch (err) {
@@ -98,6 +79,42 @@ export class CustomersService {
       }
       throw await this.conflict(err, platformId, input.platformCustomerId, input.umaAddress);
     }
+  }
+
+  /**
+   * THE way a customer is made, in the caller's transaction: validates the creation against the
+   * platform (read by the caller, its config share-locked), inserts the customer and writes
+   * CUSTOMER.CREATED (and the status change of a self-verifying platform). A taken unique value
+   * fails the statement (see `conflict`).
+   */
+  async insertNew(
+    em: EntityManager,
+    ctx: { platform: Platform; config: PlatformConfig },
+    input: NewCustomerInput,
+    requestKey?: string,
+  ): Promise<Customer> {
+    const { platform, config } = ctx;
+    const { settings } = config;
+    const now = this.clock.now();
+    const draft = validateNewCustomer(input, {
+      supportedCurrencies: supportedCurrencyCodes(settings),
+      today: now,
+      selfVerifying: config.isRegulatedFinancialInstitution,
+    });
+    const customer = newCustomer(draft, {
+      id: newId('Customer'),
+      platformId: platform.id,
+      umaAddress:
+        draft.umaAddress ??
+        generateUmaAddress(umaDomainFor(platform.environment, settings.umaDomain, this.sandboxUmaDomain)),
+      now,
+    });
+    await this.store.customers.insert(em, customer, requestKey);
+    await this.events.customerCreated(em, customer, { environment: platform.environment, settings });
+    // A self-verifying platform's status is a change from UNVERIFIED, as compliance's would be.
+    return draft.verificationStatus
+      ? await this.changeVerificationStatus(em, customer, draft.verificationStatus)
+      : customer;
   }
 
   /** A customer of the platform, deleted ones included (with deletedAt set). */
@@ -230,7 +247,7 @@ export class CustomersService {
   }
 
   /** Turns a unique-index violation into the public 409; anything else passes through. */
-  private async conflict(
+  async conflict(
     err: unknown,
     platformId: string,
     platformCustomerId: string | undefined,

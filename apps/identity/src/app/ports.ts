@@ -1,5 +1,6 @@
 import type { EntityManager } from '@sluice/store';
 import type { Invitation } from '../domain/invitation.js';
+import type { BulkImportJob } from '../domain/bulk-import.js';
 import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { ApiToken, Environment, Platform } from '../domain/platform.js';
@@ -41,6 +42,8 @@ export interface IdentityEvents {
   customerUpdated(em: EntityManager, customer: Customer, platform: CustomerPlatform): Promise<void>;
   /** CUSTOMER.DELETED. */
   customerDeleted(em: EntityManager, customer: Customer): Promise<void>;
+  /** BULK_UPLOAD.COMPLETED or BULK_UPLOAD.FAILED (webhook, by the job's status): data is the public BulkCustomerImportJob. */
+  bulkImportFinished(em: EntityManager, job: BulkImportJob): Promise<void>;
   /** INVITATION.CLAIMED (webhook): data is the public UmaInvitation. */
   invitationClaimed(em: EntityManager, invitation: Invitation): Promise<void>;
   /** CUSTOMER.KYC_<status> (individual) or CUSTOMER.KYB_<status> (business): the webhook of a status change. */

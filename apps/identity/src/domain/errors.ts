@@ -30,6 +30,8 @@ export const IDENTITY_ERRORS = {
   INVITATION_CANCELLED: 'FAILED_PRECONDITION',
   /** A production platform needs an umaDomain for invitation URLs (REST 400). */
   INVITATIONS_NOT_CONFIGURED: 'FAILED_PRECONDITION',
+  /** Unknown bulk import job, or another platform's. */
+  BULK_UPLOAD_JOB_NOT_FOUND: 'NOT_FOUND',
 } as const;
 
 export const fail = defineErrors(IDENTITY_ERRORS);
@@ -41,3 +43,4 @@ export const platformNotFound = () => fail('PLATFORM_NOT_FOUND', 'Platform not f
 export const tokenNotFound = () => fail('TOKEN_NOT_FOUND', 'Token not found');
 export const customerNotFound = () => fail('CUSTOMER_NOT_FOUND', 'Customer not found');
 export const invitationNotFound = () => fail('INVITATION_NOT_FOUND', 'Invitation not found');
+export const bulkImportJobNotFound = () => fail('BULK_UPLOAD_JOB_NOT_FOUND', 'Bulk upload job not found');

@@ -1,4 +1,4 @@
-import { EVENTS, customerJson, invitationJson, type EventData } from '@sluice/api';
+import { EVENTS, bulkImportJobJson, customerJson, invitationJson, type EventData } from '@sluice/api';
 import type { Outbox } from '@sluice/events';
 import type { EntityManager } from '@sluice/store';
 import type { CustomerPlatform, IdentityEvents } from '../app/ports.js';
@@ -6,7 +6,8 @@ import type { Customer } from '../domain/customer.js';
 import type { PlatformSettings } from '../domain/platform-config.js';
 import type { ApiToken, Platform } from '../domain/platform.js';
 import type { Invitation } from '../domain/invitation.js';
-import { customerToPb, invitationToPb } from '../rpc/convert.js';
+import { bulkImportJobToPb, customerToPb, invitationToPb } from '../rpc/convert.js';
+import type { BulkImportJob } from '../domain/bulk-import.js';
 
 /** The webhook of each kycStatus / kybStatus a customer can move to. */
 const STATUS_WEBHOOKS = {
@@ -116,6 +117,14 @@ export class IdentityPublisher implements IdentityEvents {
       platformId: i.platformId,
       data: invitationJson(invitationToPb(i)),
       occurredAt: i.claimedAt,
+    });
+  }
+
+  async bulkImportFinished(em: EntityManager, job: BulkImportJob): Promise<void> {
+    await this.outbox.add(em, job.status === 'FAILED' ? EVENTS.BULK_UPLOAD_FAILED : EVENTS.BULK_UPLOAD_COMPLETED, {
+      platformId: job.platformId,
+      data: bulkImportJobJson(bulkImportJobToPb(job)),
+      occurredAt: job.completedAt ?? job.createdAt,
     });
   }
 

@@ -10,6 +10,7 @@ import type {
   EmbeddedWalletConfigInput,
 } from '../domain/platform-config.js';
 import type { Invitation } from '../domain/invitation.js';
+import type { BulkImportJob } from '../domain/bulk-import.js';
 import type { ApiToken, Platform, PlatformConfigView } from '../domain/platform.js';
 import type { Permission } from '../domain/token.js';
 
@@ -198,5 +199,28 @@ export function invitationToPb(i: Invitation): pb.Invitation {
     expiresAt: i.expiresAt,
     claimedAt: i.claimedAt,
     createdAt: i.createdAt,
+  };
+}
+
+export function bulkImportJobToPb(j: BulkImportJob): pb.BulkImportJob {
+  return {
+    id: j.id,
+    platformId: j.platformId,
+    status: `BULK_IMPORT_JOB_STATUS_${j.status}` as pb.BulkImportJobStatus,
+    total: j.total,
+    processed: j.processed,
+    successful: j.successful,
+    failed: j.failed,
+    errors: j.errors.map((e) => ({
+      correlationId: e.correlationId,
+      code: e.code,
+      message: e.message,
+      row: e.row,
+      line: e.line,
+      errors: e.errors.map(({ field, message }) => ({ field, message })),
+      ...(e.customerId !== undefined ? { customerId: e.customerId } : {}),
+    })),
+    createdAt: j.createdAt,
+    ...(j.completedAt ? { completedAt: j.completedAt } : {}),
   };
 }

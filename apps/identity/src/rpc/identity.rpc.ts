@@ -1,13 +1,14 @@
 import { identity as pb } from '@sluice/contracts';
-import { environmentFromPb, environmentToPb, pageInfo, type AsyncService } from '@sluice/rpc';
+import { environmentFromPb, environmentToPb, pageInfo, splitUpload, type AsyncService } from '@sluice/rpc';
 import type { ConfigUpdateInput } from '../domain/platform-config.js';
 import type { CustomerUpdateInput, NewCustomerInput } from '../domain/customer.js';
 import type { PlatformsService } from '../app/platforms.service.js';
 import type { TokensService } from '../app/tokens.service.js';
 import type { CustomersService } from '../app/customers.service.js';
 import type { InvitationsService } from '../app/invitations.service.js';
+import type { BulkImportService } from '../app/bulk-import.service.js';
 import type { ConfigService } from '../app/config.service.js';
-import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb, verificationStatusFromPb, invitationToPb } from './convert.js';
+import { addressFromPb, businessInfoFromPb, configToPb, currencyConfigFromPb, customerToPb, customerTypeFromPb, embeddedWalletFromPb, permissionFromPb, permissionToPb, platformToPb, tokenToPb, verificationStatusFromPb, invitationToPb, bulkImportJobToPb } from './convert.js';
 
 /** The use cases IdentityService serves. */
 export interface IdentityUseCases {
@@ -16,6 +17,7 @@ export interface IdentityUseCases {
   tokens: TokensService;
   customers: CustomersService;
   invitations: InvitationsService;
+  imports: BulkImportService;
 }
 
 /** gRPC handlers of IdentityService: translate proto <-> app types and call the use cases. */
@@ -25,6 +27,7 @@ export function identityHandlers({
   tokens,
   customers,
   invitations,
+  imports,
 }: IdentityUseCases): AsyncService<pb.IdentityServiceServer> {
   return {
     async authenticateToken(req) {
@@ -197,6 +200,15 @@ export function identityHandlers({
 
     async cancelInvitation(req) {
       return { invitation: invitationToPb(await invitations.cancel(req.platformId, req.code)) };
+    },
+
+    async importCustomersCsv(requests) {
+      const { header, bytes } = await splitUpload(requests);
+      return { job: bulkImportJobToPb(await imports.receive(header.platformId, header.fileName, bytes)) };
+    },
+
+    async getBulkImportJob(req) {
+      return { job: bulkImportJobToPb(await imports.get(req.platformId, req.jobId)) };
     },
   };
 }

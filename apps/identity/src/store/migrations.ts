@@ -137,10 +137,57 @@ class InvitationsMigration extends Migration {
   }
 }
 
+/**
+ * Bulk customer imports (issue 14): a job per uploaded CSV file and a row per data row. A row
+ * keeps its values only until it is processed (then its outcome: the customer, or the error).
+ */
+class BulkImportsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE bulk_import_jobs (
+      id text PRIMARY KEY,
+      platform_id text NOT NULL REFERENCES platforms (id),
+      status text NOT NULL CHECK (status IN ('PENDING', 'PROCESSING', 'COMPLETED', 'FAILED')),
+      file_name text NOT NULL,
+      total integer NOT NULL CHECK (total >= 0),
+      processed integer NOT NULL DEFAULT 0,
+      successful integer NOT NULL DEFAULT 0,
+      failed integer NOT NULL DEFAULT 0,
+      created_at timestamptz(3) NOT NULL,
+      updated_at timestamptz(3) NOT NULL,
+      completed_at timestamptz(3),
+      CHECK (processed = successful + failed AND processed <= total),
+      CHECK ((status IN ('COMPLETED', 'FAILED')) = (completed_at IS NOT NULL))
+    )`);
+    this.addSql(
+      `CREATE INDEX bulk_import_jobs_open ON bulk_import_jobs (updated_at, id) WHERE status IN ('PENDING', 'PROCESSING')`,
+    );
+    this.addSql(`CREATE TABLE bulk_import_rows (
+      job_id text NOT NULL REFERENCES bulk_import_jobs (id) ON DELETE CASCADE,
+      row_number integer NOT NULL,
+      line integer NOT NULL,
+      record jsonb,
+      extra_values integer,
+      outcome text CHECK (outcome IN ('CREATED', 'EXISTED', 'FAILED')),
+      customer_id text,
+      error jsonb,
+      PRIMARY KEY (job_id, row_number),
+      CHECK ((outcome IS NULL) = (record IS NOT NULL)),
+      CHECK ((outcome = 'FAILED') = (error IS NOT NULL))
+    )`);
+    this.addSql(
+      `CREATE INDEX bulk_import_rows_pending ON bulk_import_rows (job_id, row_number) WHERE outcome IS NULL`,
+    );
+    this.addSql(
+      `CREATE INDEX bulk_import_rows_failed ON bulk_import_rows (job_id, row_number) WHERE outcome = 'FAILED'`,
+    );
+  }
+}
+
 /** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
   { name: '0030_webhook_endpoint_disabled', class: WebhookEndpointDisabledMigration },
   { name: '0040_kyc_link_url_template', class: KycLinkUrlTemplateMigration },
   { name: '0051_invitations', class: InvitationsMigration },
+  { name: '0055_bulk_imports', class: BulkImportsMigration },
 ];

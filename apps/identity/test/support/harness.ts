@@ -22,7 +22,7 @@ export interface Harness {
 }
 
 /** Starts the identity service in-process on a fresh database, a unique subject prefix and a free port. */
-export async function startIdentity(label: string): Promise<Harness> {
+export async function startIdentity(label: string, env: Record<string, string> = {}): Promise<Harness> {
   const db = await createTestDatabase(`identity${label}`);
   const prefix = testPrefix(label);
   const nats = await natsUrl();
@@ -36,6 +36,7 @@ export async function startIdentity(label: string): Promise<Harness> {
       GRPC_PORT: '0',
       LOG_LEVEL: 'silent',
       SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
+      ...env,
     },
     { clock },
   );

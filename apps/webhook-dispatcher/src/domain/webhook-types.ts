@@ -5,15 +5,13 @@ import { idUuid, isId } from '@sluice/core';
  * The public webhook types are the reference document's WebhookType enum. The event catalogue of
  * `@sluice/api` knows the ones a built service publishes (its contracts marked `webhook: true`,
  * `WEBHOOK_EVENT_TYPES`: OUTGOING_PAYMENT.*, INCOMING_PAYMENT.*, INTERNAL_ACCOUNT.BALANCE_UPDATED,
- * AGENT_ACTION.PENDING_APPROVAL, CUSTOMER.KYC_* and CUSTOMER.KYB_*, VERIFICATION.*, INVITATION.CLAIMED),
- * so they are not listed here. The rest of the enum waits for its producer (bulk uploads): each type
+ * AGENT_ACTION.PENDING_APPROVAL, CUSTOMER.KYC_* and CUSTOMER.KYB_*, VERIFICATION.*, INVITATION.CLAIMED,
+ * BULK_UPLOAD.*), so they are not listed here. The rest of the enum waits for its producer: each type
  * moves from this list to the catalogue when its service publishes it, so every public type is
  * written once.
  */
 export const REFERENCE_WEBHOOK_TYPES_WITHOUT_PRODUCER = [
   'VERIFICATION.READY_FOR_VERIFICATION',
-  'BULK_UPLOAD.COMPLETED',
-  'BULK_UPLOAD.FAILED',
 ] as const;
 
 /** The type of the webhooks the dispatcher makes itself (SendTestWebhook); no event carries it. */

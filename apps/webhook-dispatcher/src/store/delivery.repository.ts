@@ -1,5 +1,5 @@
 import { notifyOnCommit } from '@sluice/events';
-import type { EntityManager } from '@sluice/store';
+import { pgTextArray, type EntityManager } from '@sluice/store';
 import type { Delivery, DeliveryAttempt, DeliveryOrigin, DeliveryStatus } from '../domain/delivery.js';
 import type { DeliveryLogQuery } from '../domain/requests.js';
 
@@ -50,11 +50,6 @@ interface AttemptRow {
 
 /** The ids a statement returned. */
 type IdRow = Pick<DeliveryRow, 'id'>;
-
-/** A Postgres array literal (the query builder would expand a JS array into a list of parameters). */
-function textArray(values: string[]): string {
-  return `{${values.map((v) => `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
-}
 
 const optDate = (v: string | null): Date | null => (v === null ? null : new Date(v));
 
@@ -457,7 +452,7 @@ export class DeliveryRepository {
       `UPDATE webhook_deliveries SET lease_until = ?, updated_at = ?
        WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'
        RETURNING id`,
-      [new Date(o.now.getTime() + o.leaseMs), o.now, textArray(o.ids), o.owner],
+      [new Date(o.now.getTime() + o.leaseMs), o.now, pgTextArray(o.ids), o.owner],
     );
     return new Set(rows.map((r) => r.id));
   }
@@ -537,7 +532,7 @@ export class DeliveryRepository {
        SET status = 'SKIPPED', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = ?, updated_at = ?, completed_at = ?
        WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'
        RETURNING id`,
-      [reason, now, now, textArray(ids), owner],
+      [reason, now, now, pgTextArray(ids), owner],
     );
     return new Set(rows.map((r) => r.id));
   }
@@ -549,7 +544,7 @@ export class DeliveryRepository {
       `UPDATE webhook_deliveries
        SET lease_owner = NULL, lease_until = NULL, next_attempt_at = GREATEST(next_attempt_at, COALESCE(?::timestamptz, next_attempt_at)), updated_at = ?
        WHERE id = ANY(?::text[]) AND lease_owner = ? AND status = 'PENDING'`,
-      [dueAt ?? null, now, textArray(ids), owner],
+      [dueAt ?? null, now, pgTextArray(ids), owner],
     );
   }
 

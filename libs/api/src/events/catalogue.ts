@@ -4,6 +4,7 @@ import { InternalAccount } from '../resources/internal-account.js';
 import { Transaction } from '../resources/transaction.js';
 import { Customer } from '../resources/customer.js';
 import { UmaInvitation } from '../resources/invitation.js';
+import { BulkCustomerImportJob } from '../resources/bulk-import.js';
 import { Verification } from '../resources/verification.js';
 import { stringEnum } from '../schema.js';
 
@@ -191,6 +192,19 @@ export const EVENTS = {
     data: UmaInvitation,
     webhook: true,
     description: 'An UMA invitation of the platform was claimed; data is the invitation (status CLAIMED).',
+  }),
+  BULK_UPLOAD_COMPLETED: event('BULK_UPLOAD.COMPLETED', {
+    owner: 'identity',
+    data: BulkCustomerImportJob,
+    webhook: true,
+    description:
+      'A bulk customer import processed every row and at least one row has its customer; data is the job (failed rows in errors).',
+  }),
+  BULK_UPLOAD_FAILED: event('BULK_UPLOAD.FAILED', {
+    owner: 'identity',
+    data: BulkCustomerImportJob,
+    webhook: true,
+    description: 'A bulk customer import processed every row and every row failed; data is the job.',
   }),
   // compliance
   CUSTOMER_VERIFICATION_STATUS_CHANGED: event('CUSTOMER_VERIFICATION.STATUS_CHANGED', {

@@ -1,0 +1,57 @@
+import type { FastifySchemaCompiler } from 'fastify';
+import type { MultipartFile } from '@fastify/multipart';
+import type { ClientStream, UploadMessage } from '@sluice/rpc';
+import { HttpError } from './error-mapping.js';
+import { createValidatorCompiler } from './validator.compiler.js';
+
+const validators = createValidatorCompiler();
+
+/**
+ * The validator compiler of a multipart route: its body is read by the handler as it streams
+ * (the schema documents it in the OpenAPI document only); its params and query are validated as
+ * on every route.
+ */
+export const streamedBody: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' ? () => true : validators(route);
+
+/** The 413 of a file part past its limit (Connection: close, so the rest of the body is not read). */
+export function fileTooLarge(maxBytes: number, what: string): HttpError {
+  return new HttpError(
+    413,
+    'PAYLOAD_TOO_LARGE',
+    `The file is larger than ${maxBytes} bytes (${what})`,
+    { maxBytes },
+    { connection: 'close' },
+  );
+}
+
+/**
+ * Streams a multipart file part to a client-streaming upload call as it arrives (each write
+ * waiting for the transport: the gateway holds a chunk at a time, never the file): the header,
+ * the chunks, then the trailer with the size. Past `maxBytes` the call is cancelled (the service
+ * stores only an upload closed by its trailer) and the answer is 413. Register the part's parser
+ * with `fileSize: maxBytes + 1`: that one byte too many is the refusal.
+ */
+export async function streamFilePart<H, R>(
+  call: ClientStream<UploadMessage<H>, R>,
+  part: MultipartFile,
+  header: H,
+  maxBytes: number,
+  tooLarge: () => HttpError,
+): Promise<R> {
+  try {
+    await call.write({ header });
+    let size = 0;
+    for await (const chunk of part.file as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge();
+      await call.write({ chunk });
+    }
+    if (part.file.truncated) throw tooLarge();
+    await call.write({ trailer: { sizeBytes: BigInt(size) } });
+    return await call.end();
+  } catch (err) {
+    call.cancel();
+    throw err;
+  }
+}
