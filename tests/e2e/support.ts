@@ -47,6 +47,8 @@ export interface ApiOptions {
   /** Authorization header value; `null` sends none. Default: an `authorization` in `headers`, else the client's credential. */
   auth?: string | null;
   headers?: Record<string, string>;
+  /** A multipart/form-data body (fetch writes its content type and boundary). */
+  form?: FormData;
 }
 
 export type Api = (method: string, path: string, opts?: ApiOptions) => Promise<ApiResponse>;
@@ -106,7 +108,7 @@ export function apiClient(stack: Stack, credential: Credential): Api {
     const res = await fetch(stack.baseUrl + path, {
       method,
       headers,
-      body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+      body: opts.form ?? opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     });
     const text = await res.text();
     let json: unknown;

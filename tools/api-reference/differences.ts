@@ -63,16 +63,24 @@ export const DIFFERENCES: Difference[] = [
     ],
   },
 
-  // ---- issue 14 work not done yet (each goes when it is fixed) ---------------------------------
-  {
-    id: 'todo-missing-operations',
-    title: 'Operations not built yet',
-    pending: 'issue 14 (not done yet)',
-    reason: 'Not built yet: the bulk CSV customer import (`/customers/bulk/csv`, its job and BULK_UPLOAD).',
-    coverage: ['POST /customers/bulk/csv: missing', 'GET /customers/bulk/jobs/{jobId}: missing'],
-  },
-
   // ---- decisions -----------------------------------------------------------------------------
+  {
+    id: 'bulk-import-csv',
+    title: 'Bulk customer import: the CSV columns, the errors listed, and the answers besides 202',
+    reason:
+      'The CSV format is the reference’s, with three choices where it is silent. umaAddress may be left out (column or ' +
+      'value): the customer gets a generated address, as on `POST /customers`. platformAccountId and description are ' +
+      'accepted and not stored, because the Customer resource has no such fields. Only platformCustomerId and ' +
+      'customerType must be in the header; the other required columns are required per row, for the row’s type, so a ' +
+      'file of individuals needs no business columns. The import is idempotent by platformCustomerId: a row whose ' +
+      'platformCustomerId is already a live customer of the same type counts as successful and creates nothing. A job ' +
+      'lists at most its first 1,000 failed rows in `errors`, in row order (progress.failed counts them all), in the ' +
+      'answer and in the BULK_UPLOAD webhook alike, so that neither grows without bound; each entry’s `details` holds ' +
+      'the row, the line of the file, the CSV columns at fault (`errors[{field, message}]`) and, for a conflict, the ' +
+      'existing customerId. A file that is not the CSV format (unknown or repeated column, a required header column ' +
+      'missing, an unclosed quote, not UTF-8, no data row, more than 100,000 rows) is 400 INVALID_INPUT on `file` and ' +
+      'stores nothing; over 64 MiB is 413; not multipart is 415. The reference lists 202, 401 and 500 only.',
+  },
   {
     id: 'one-transaction-object',
     title: 'One Transaction schema in the document',

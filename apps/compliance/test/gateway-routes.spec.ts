@@ -210,6 +210,9 @@ describe('documents over HTTP', () => {
       { country: 'US' },
     );
     expect(await invalid(await send('POST', '/documents', late.body, late.headers))).toEqual(['country']);
+    // A complete form and its file, then a field: refused after the file was streamed, yet nothing stored.
+    const after = form(fields, { name: 'a.pdf', pieces: [FILES.pdf] }, { side: 'FRONT' });
+    expect(await invalid(await send('POST', '/documents', after.body, after.headers))).toEqual(['side']);
     const none = form(fields, undefined);
     expect(await invalid(await send('POST', '/documents', none.body, none.headers))).toEqual(['file']);
     const holder = await upload({ ...fields, documentHolder: foreign.id }, FILES.pdf);

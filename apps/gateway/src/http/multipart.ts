@@ -25,12 +25,21 @@ export function fileTooLarge(maxBytes: number, what: string): HttpError {
   );
 }
 
+/** A file streamed to its service but not yet closed: the service stores nothing until `finish`. */
+export interface PendingUpload<R> {
+  /** Sends the trailer (the size) and waits for the service's answer. */
+  finish(): Promise<R>;
+  /** Abandons the upload (the service stores nothing). */
+  cancel(): void;
+}
+
 /**
  * Streams a multipart file part to a client-streaming upload call as it arrives (each write
  * waiting for the transport: the gateway holds a chunk at a time, never the file): the header,
- * the chunks, then the trailer with the size. Past `maxBytes` the call is cancelled (the service
- * stores only an upload closed by its trailer) and the answer is 413. Register the part's parser
- * with `fileSize: maxBytes + 1`: that one byte too many is the refusal.
+ * then the chunks. Past `maxBytes` the call is cancelled and the answer is 413 (register the
+ * part's parser with `fileSize: maxBytes + 1`: that one byte too many is the refusal). The
+ * upload stays open until `finish` — after the caller has read the rest of the form, so that a
+ * form refused after its file (a part too many) leaves nothing stored: `cancel` then.
  */
 export async function streamFilePart<H, R>(
   call: ClientStream<UploadMessage<H>, R>,
@@ -38,20 +47,30 @@ export async function streamFilePart<H, R>(
   header: H,
   maxBytes: number,
   tooLarge: () => HttpError,
-): Promise<R> {
+): Promise<PendingUpload<R>> {
+  let size = 0;
   try {
     await call.write({ header });
-    let size = 0;
     for await (const chunk of part.file as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > maxBytes) throw tooLarge();
       await call.write({ chunk });
     }
     if (part.file.truncated) throw tooLarge();
-    await call.write({ trailer: { sizeBytes: BigInt(size) } });
-    return await call.end();
   } catch (err) {
     call.cancel();
     throw err;
   }
+  return {
+    async finish() {
+      try {
+        await call.write({ trailer: { sizeBytes: BigInt(size) } });
+        return await call.end();
+      } catch (err) {
+        call.cancel();
+        throw err;
+      }
+    },
+    cancel: () => call.cancel(),
+  };
 }

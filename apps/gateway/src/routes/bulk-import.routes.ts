@@ -1,8 +1,9 @@
 import multipart from '@fastify/multipart';
 import { BulkCustomerImportJob, BulkCustomerImportJobAccepted, bulkImportAcceptedJson, bulkImportJobJson } from '@sluice/api';
+import type { identity } from '@sluice/contracts';
 import { invalidInput } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
-import { fileTooLarge, streamFilePart, streamedBody } from '../http/multipart.js';
+import { fileTooLarge, streamFilePart, streamedBody, type PendingUpload } from '../http/multipart.js';
 import type { RouteModule } from '../http/types.js';
 import { errorResponses } from '../schemas/common.js';
 import {
@@ -49,23 +50,29 @@ const bulkImportRoutes: RouteModule = async (app, { clients }) => {
     async (request, reply) => {
       if (!request.isMultipart())
         throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the CSV file as multipart/form-data');
-      let accepted: BulkCustomerImportJobAccepted | undefined;
+      // Room for one part too many, so that it is refused by name (400) rather than by the parser (413).
       const parts = request.parts({
-        // Room for one part too many, so that it is refused by name (400) rather than by the parser (413).
         limits: { fileSize: MAX_IMPORT_CSV_BYTES + 1, files: 2, fields: 1, parts: 2 },
       });
-      for await (const part of parts) {
-        if (accepted) throw fail(part.fieldname, 'the CSV file in `file` is the only part of this request');
-        if (part.type === 'field' && part.fieldname === 'file')
-          throw fail('file', 'must be a file part (with a filename), not a text field');
-        if (part.type === 'field' || part.fieldname !== 'file')
-          throw fail(part.fieldname, 'is not a part of this request (the CSV file goes in `file`, the only part)');
-        const call = clients.identity.importCustomersCsv({ deadlineMs: UPLOAD_DEADLINE_MS });
-        const header = { platformId: request.platform.id, fileName: part.filename ?? '' };
-        const { job } = await streamFilePart(call, part, header, MAX_IMPORT_CSV_BYTES, tooLarge);
-        accepted = bulkImportAcceptedJson(job!);
+      let upload: PendingUpload<identity.ImportCustomersCsvResponse> | undefined;
+      try {
+        for await (const part of parts) {
+          if (upload) throw fail(part.fieldname, 'the CSV file in `file` is the only part of this request');
+          if (part.type === 'field' && part.fieldname === 'file')
+            throw fail('file', 'must be a file part (with a filename), not a text field');
+          if (part.type === 'field' || part.fieldname !== 'file')
+            throw fail(part.fieldname, 'is not a part of this request (the CSV file goes in `file`, the only part)');
+          const call = clients.identity.importCustomersCsv({ deadlineMs: UPLOAD_DEADLINE_MS });
+          const header = { platformId: request.platform.id, fileName: part.filename ?? '' };
+          upload = await streamFilePart(call, part, header, MAX_IMPORT_CSV_BYTES, tooLarge);
+        }
+      } catch (err) {
+        upload?.cancel();
+        throw err;
       }
-      if (!accepted) throw fail('file', 'is required');
+      if (!upload) throw fail('file', 'is required');
+      const { job } = await upload.finish();
+      const accepted = bulkImportAcceptedJson(job!);
       return reply.code(202).send(accepted);
     },
   );

@@ -6,7 +6,7 @@ import { Document, documentJson } from '@sluice/api';
 import { invalidInput } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
 import type { GatewayClients, RouteModule } from '../http/types.js';
-import { fileTooLarge, streamFilePart, streamedBody } from '../http/multipart.js';
+import { fileTooLarge, streamFilePart, streamedBody, type PendingUpload } from '../http/multipart.js';
 import { createValidatorCompiler, toFieldErrors } from '../http/validator.compiler.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
@@ -75,7 +75,7 @@ async function receive(
   if (!request.isMultipart())
     throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the document as multipart/form-data');
   const fields: Record<string, string> = {};
-  let document: compliance.Document | undefined;
+  let upload: PendingUpload<compliance.UploadDocumentResponse> | undefined;
   const parts = request.parts({
     limits: {
       fileSize: MAX_DOCUMENT_BYTES + 1,
@@ -85,27 +85,33 @@ async function receive(
       parts: MAX_FIELDS + 1,
     },
   });
-  for await (const part of parts) {
-    if (part.type === 'field') {
-      if (document) fail(part.fieldname, 'must come before file (send the file as the last part)');
-      if (part.fieldname === 'file') fail('file', 'must be a file part (with a filename)');
-      if (part.valueTruncated || typeof part.value !== 'string')
-        fail(part.fieldname, `must be text of at most ${MAX_FIELD_BYTES} bytes`);
-      if (part.fieldname in fields) fail(part.fieldname, 'must be sent once');
-      fields[part.fieldname] = part.value as string;
-      continue;
+  try {
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        if (upload) fail(part.fieldname, 'must come before file (send the file as the last part)');
+        if (part.fieldname === 'file') fail('file', 'must be a file part (with a filename)');
+        if (part.valueTruncated || typeof part.value !== 'string')
+          fail(part.fieldname, `must be text of at most ${MAX_FIELD_BYTES} bytes`);
+        if (part.fieldname in fields) fail(part.fieldname, 'must be sent once');
+        fields[part.fieldname] = part.value as string;
+        continue;
+      }
+      if (part.fieldname !== 'file')
+        fail(part.fieldname, 'is not a field of this request (the file goes in `file`)');
+      const check = documentId ? checkReplace : checkUpload;
+      if (!check(fields))
+        throw invalidInput(toFieldErrors((check as unknown as { errors: never[] }).errors, 'body'));
+      const header = headerOf(request.platform.id, fields, part.filename ?? '', documentId);
+      const call = clients.compliance.uploadDocument({ deadlineMs: UPLOAD_DEADLINE_MS });
+      upload = await streamFilePart(call, part, header, MAX_DOCUMENT_BYTES, tooLarge);
     }
-    if (part.fieldname !== 'file')
-      fail(part.fieldname, 'is not a field of this request (the file goes in `file`)');
-    const check = documentId ? checkReplace : checkUpload;
-    if (!check(fields))
-      throw invalidInput(toFieldErrors((check as unknown as { errors: never[] }).errors, 'body'));
-    const header = headerOf(request.platform.id, fields, part.filename ?? '', documentId);
-    const call = clients.compliance.uploadDocument({ deadlineMs: UPLOAD_DEADLINE_MS });
-    document = (await streamFilePart(call, part, header, MAX_DOCUMENT_BYTES, tooLarge)).document!;
+  } catch (err) {
+    // A form refused after its file (a field after it): the upload is abandoned, nothing stored.
+    upload?.cancel();
+    throw err;
   }
-  if (!document) fail('file', 'is required');
-  return document;
+  if (!upload) fail('file', 'is required');
+  return (await upload.finish()).document!;
 }
 
 /** `attachment; filename=...` with an ASCII fallback and the UTF-8 name. */
