@@ -22,6 +22,8 @@ export interface BenchOptions {
   pgbenchDurationSec: number;
   /** Configure a webhook endpoint (served by the bench process, answering 200) on the platform. */
   webhooks: boolean;
+  /** Run the bulk customer import benchmark (tools/bench/bulk-import.ts) with this many rows. */
+  bulkImportRows?: number;
   /** How long to wait for every executed payment to settle after a case. */
   settleTimeoutSec: number;
   /** DATABASE_POOL_MAX of payments, in the stack and the baseline (default: the service's, 10). */
@@ -49,6 +51,8 @@ export const USAGE = `npm run bench [-- options]
   --webhooks               give the platform a webhook endpoint (served by the bench, answers 200), and
                            run the webhook delivery benchmark (tools/bench/webhooks.ts) with and without
                            an endpoint at the same client counts and duration
+  --bulk-import <rows>     run the bulk customer import benchmark (tools/bench/bulk-import.ts) with a CSV
+                           file of this many rows (at most 100000) (BENCH_BULK_IMPORT)
   --settle-timeout 60      seconds to wait for executed payments to settle after each case
                            (a case that does not settle in time stops the system's remaining cases)
   --payments-pool-max <n>  DATABASE_POOL_MAX of payments (default: the service's) (BENCH_PAYMENTS_POOL_MAX)
@@ -70,6 +74,7 @@ const FLAGS: Record<string, string> = {
   'pgbench-scale': 'BENCH_PGBENCH_SCALE',
   'pgbench-duration': 'BENCH_PGBENCH_DURATION',
   webhooks: 'BENCH_WEBHOOKS',
+  'bulk-import': 'BENCH_BULK_IMPORT',
   'settle-timeout': 'BENCH_SETTLE_TIMEOUT',
   'payments-pool-max': 'BENCH_PAYMENTS_POOL_MAX',
   out: 'BENCH_OUT',
@@ -154,6 +159,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     pgbenchScale: positive('pgbench-scale', given['pgbench-scale'] ?? '10', true),
     pgbenchDurationSec: positive('pgbench-duration', given['pgbench-duration'] ?? '10', false),
     webhooks: bool('webhooks'),
+    ...(given['bulk-import'] ? { bulkImportRows: positive('bulk-import', given['bulk-import'], true) } : {}),
     settleTimeoutSec: positive('settle-timeout', given['settle-timeout'] ?? '60', false),
     ...(given['payments-pool-max']
       ? { paymentsPoolMax: positive('payments-pool-max', given['payments-pool-max'], true) }

@@ -428,6 +428,17 @@ async function main(): Promise<number> {
     }
   }
 
+  // --bulk-import <rows>: the bulk customer import benchmark (its own stack); it prints as it runs.
+  if (opts.bulkImportRows) {
+    say(`bulk customer import benchmark, ${opts.bulkImportRows} rows`);
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', resolve(ROOT, 'tools/bench/bulk-import.ts'), '--rows', String(opts.bulkImportRows)],
+      { cwd: ROOT, stdio: 'inherit', env: process.env },
+    );
+    if (r.status !== 0) problems.push(`bulk import benchmark: exit ${r.status}`);
+  }
+
   const rows = buildRows(runs.gateway?.cases ?? [], runs.baseline?.cases ?? [], pgbench?.results ?? []);
   const finishedAt = new Date();
   const report = {

@@ -7,6 +7,7 @@ import { Transaction } from '../resources/transaction.js';
 import { Customer } from '../resources/customer.js';
 import { Verification } from '../resources/verification.js';
 import { UmaInvitation } from '../resources/invitation.js';
+import { BulkCustomerImportJob } from '../resources/bulk-import.js';
 
 describe('event catalogue', () => {
   it('names each type once, as RESOURCE.VERB, under the constant of its name', () => {
@@ -22,9 +23,15 @@ describe('event catalogue', () => {
   it('gives every webhook type the public resource as data', () => {
     for (const type of WEBHOOK_EVENT_TYPES) {
       const c = eventContract(type)!;
-      expect([Transaction, InternalAccount, AgentAction, Customer, Verification, UmaInvitation]).toContain(
-        c.data,
-      );
+      expect([
+        Transaction,
+        InternalAccount,
+        AgentAction,
+        Customer,
+        Verification,
+        UmaInvitation,
+        BulkCustomerImportJob,
+      ]).toContain(c.data);
     }
     expect(WEBHOOK_EVENT_TYPES).toContain('INTERNAL_ACCOUNT.BALANCE_UPDATED');
     expect(WEBHOOK_EVENT_TYPES).toContain('AGENT_ACTION.PENDING_APPROVAL');
@@ -33,6 +40,7 @@ describe('event catalogue', () => {
     expect(eventContract('CUSTOMER.KYB_APPROVED')!.data).toBe(Customer);
     expect(eventContract('VERIFICATION.APPROVED')!.data).toBe(Verification);
     expect(eventContract('INVITATION.CLAIMED')!.data).toBe(UmaInvitation);
+    expect(eventContract('BULK_UPLOAD.FAILED')!.data).toBe(BulkCustomerImportJob);
     expect(eventContract('CUSTOMER_VERIFICATION.STATUS_CHANGED')!.webhook).toBe(false);
   });
 
