@@ -13,6 +13,7 @@ import {
 } from '../domain/bulk-import.js';
 import { bulkImportJobNotFound, fail } from '../domain/errors.js';
 import type { Platform, PlatformConfig } from '../domain/platform.js';
+import type { Customer } from '../domain/customer.js';
 import { validIds } from '../domain/validation.js';
 import type { BulkImportRepository, RowOutcome } from '../store/bulk-import.repository.js';
 import type { CustomerRepository } from '../store/customer.repository.js';
@@ -121,8 +122,17 @@ export class BulkImportService {
       const platform = await requirePlatform(this.store.platforms, em, job.platformId);
       // Share-locked as a single creation does (see CustomersService.create).
       const config = await this.store.configs.get(em, job.platformId, 'share');
+      const parsed = rows.map((r) => ({ r, parsed: rowToCustomerInput(r) }));
+      // The live customers the batch's platformCustomerIds already name, read at once (a row
+      // creating one adds it, so a later row of the batch with the same id finds it).
+      const existing = await this.store.customers.findLiveByPlatformCustomerIds(
+        em,
+        job.platformId,
+        parsed.flatMap(({ parsed: p }) => ('input' in p ? [p.input.platformCustomerId!] : [])),
+      );
       const outcomes: RowOutcome[] = [];
-      for (const r of rows) outcomes.push(await this.importRow(em, { platform, config }, r));
+      for (const { r, parsed: p } of parsed)
+        outcomes.push(await this.importRow(em, { platform, config }, r, p, existing));
       await this.store.imports.recordOutcomes(em, job.id, outcomes);
       const failed = outcomes.filter((o) => o.outcome === 'FAILED').length;
       const now = this.clock.now();
@@ -149,15 +159,12 @@ export class BulkImportService {
     em: EntityManager,
     ctx: { platform: Platform; config: PlatformConfig },
     r: ImportRow,
+    parsed: ReturnType<typeof rowToCustomerInput>,
+    live: Map<string, Customer>,
   ): Promise<RowOutcome> {
-    const parsed = rowToCustomerInput(r);
     if ('problems' in parsed) return failedRow(r, invalidInput(parsed.problems));
     const { input } = parsed;
-    const existing = await this.store.customers.findLiveByPlatformCustomerId(
-      em,
-      ctx.platform.id,
-      input.platformCustomerId!,
-    );
+    const existing = live.get(input.platformCustomerId!);
     if (existing) {
       if (existing.customerType === input.customerType)
         return { row: r.row, outcome: 'EXISTED', customerId: existing.id };
@@ -174,8 +181,16 @@ export class BulkImportService {
       const customer = await em.transactional((savepoint) =>
         this.customers.insertNew(savepoint as EntityManager, ctx, input),
       );
+      live.set(customer.platformCustomerId, customer);
       return { row: r.row, outcome: 'CREATED', customerId: customer.id };
     } catch (err) {
+      if (this.store.customers.uniqueKeyViolated(err) === 'PLATFORM_CUSTOMER_ID') {
+        // Another import (or POST /customers) created it since this batch looked: the same
+        // idempotent answer as if it had been there before.
+        const now = await this.store.customers.findLiveByPlatformCustomerId(em, ctx.platform.id, input.platformCustomerId!);
+        if (now && now.customerType === input.customerType)
+          return { row: r.row, outcome: 'EXISTED', customerId: now.id };
+      }
       const refusal = isDomainError(err)
         ? err
         : await this.customers.conflict(err, ctx.platform.id, input.platformCustomerId, input.umaAddress);

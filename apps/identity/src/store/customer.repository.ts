@@ -54,6 +54,21 @@ export class CustomerRepository {
     return row ? customerFromRow(row) : undefined;
   }
 
+  /** The platform's live customers with these platformCustomerIds, by platformCustomerId. */
+  async findLiveByPlatformCustomerIds(
+    em: EntityManager,
+    platformId: string,
+    platformCustomerIds: string[],
+  ): Promise<Map<string, Customer>> {
+    if (platformCustomerIds.length === 0) return new Map();
+    const rows = await em.find(CustomerEntity, {
+      platformId,
+      platformCustomerId: { $in: platformCustomerIds },
+      deletedAt: null,
+    });
+    return new Map(rows.map((r) => [r.platformCustomerId, customerFromRow(r)]));
+  }
+
   /** The platform's live customer with this (normalized) UMA address. */
   async findLiveByUmaAddress(
     em: EntityManager,
