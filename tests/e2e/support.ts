@@ -190,7 +190,7 @@ export interface E2eStack {
 export async function startE2eStack(
   label: string,
   credentials: { sandbox?: Credential; production?: Credential },
-  opts: Pick<StackOptions, 'env' | 'appEnv' | 'migrate'> = {},
+  opts: Pick<StackOptions, 'env' | 'appEnv' | 'migrate' | 'logLevel' | 'silent' | 'stdout' | 'stderr'> = {},
 ): Promise<E2eStack> {
   // The reference check loads the reference document: fail here, before any process exists to leak.
   const capture = new ReferenceCapture(label);
