@@ -79,6 +79,7 @@ export class Metrics {
           await read(this);
         } catch (err) {
           this.reset();
+          if (!config.labelNames?.length) this.set(NaN);
           onError(err);
         }
       },
@@ -182,11 +183,20 @@ export function parseExposition(text: string): Sample[] {
       }
       if (body.slice(end).trim() !== '') throw new Error(`bad labels in: ${line}`);
     }
-    const value = m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : Number(m[3]);
-    if (Number.isNaN(value) && m[3] !== 'NaN') throw new Error(`bad value in: ${line}`);
+    const value = parseValue(m[3]!);
+    if (value === undefined) throw new Error(`bad value in: ${line}`);
     samples.push({ name: m[1]!, labels, value });
   }
   return samples;
+}
+
+/** A sample value as Prometheus reads it (Go's ParseFloat: `NaN`, `+Inf`, `-Inf` in any case). */
+function parseValue(text: string): number | undefined {
+  if (/^nan$/i.test(text)) return NaN;
+  const inf = /^([+-]?)inf(inity)?$/i.exec(text);
+  if (inf) return inf[1] === '-' ? -Infinity : Infinity;
+  const n = Number(text);
+  return Number.isNaN(n) || text.trim() === '' ? undefined : n;
 }
 
 /** The samples named `name` whose labels include every pair of `labels`. */
