@@ -7,6 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@sluice/testing';
+import { accounts as accountsPb } from '@sluice/contracts';
+import { createRpcClient } from '@sluice/rpc';
 import { parseExposition, select, sumOf, type Sample } from '@sluice/metrics';
 import { API_VERSION, type AppName } from '../../tools/stack.js';
 import { apiClient, newCredential, startE2eStack, type Api, type E2eStack } from './support.js';
@@ -144,6 +146,21 @@ describe('metrics of the real processes', () => {
           for (const id of customerIds) expect(v.includes(id)).toBe(false);
         }
     }
+
+    // Scrape-time backlogs of the payments scheduler and the webhook deliveries.
+    expect(select(all.get('payments')!, 'scheduler_oldest_due_job_age_seconds')).toHaveLength(1);
+    expect(select(all.get('webhook-dispatcher')!, 'webhook_deliveries_due')).toHaveLength(1);
+    expect(select(all.get('webhook-dispatcher')!, 'webhook_oldest_due_delivery_age_seconds')).toHaveLength(1);
+
+    // A ledger reconcile check is counted by result.
+    const ledger = createRpcClient(accountsPb.AccountsServiceClient, e2e.stack.grpc.accounts!, { defaultDeadlineMs: 10_000 });
+    try {
+      const rec = await ledger.reconcileLedger({ platformId: e2e.stack.platforms.sandbox!.platformId });
+      expect(rec.consistent).toBe(true);
+    } finally {
+      ledger.close();
+    }
+    expect(sumOf(await scrape('accounts'), 'ledger_reconcile_checks_total', { result: 'consistent' })).toBe(1);
 
     // The dispatcher consumes the customers' events: deliveries by outcome and the consumer's backlog.
     await eventually(async () => {
