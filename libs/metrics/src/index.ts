@@ -61,6 +61,28 @@ export class Metrics {
   }
 
   /**
+   * The rate/errors/duration pair of an operation (an HTTP route, a gRPC method):
+   * a counter of completed operations by `labelNames` and `resultLabels` (the
+   * status or code), and a latency histogram by `labelNames` (and the result
+   * labels too when `durationByResult`, as HTTP server conventions have it).
+   */
+  red<L extends string, R extends string>(o: {
+    total: { name: string; help: string };
+    duration: { name: string; help: string };
+    labelNames: readonly L[];
+    resultLabels: readonly R[];
+    durationByResult?: boolean;
+  }): { total: Counter<L | R>; duration: Histogram<L | R> } {
+    return {
+      total: this.counter<L | R>({ ...o.total, labelNames: [...o.labelNames, ...o.resultLabels] }),
+      duration: this.histogram<L | R>({
+        ...o.duration,
+        labelNames: o.durationByResult ? [...o.labelNames, ...o.resultLabels] : o.labelNames,
+      }),
+    };
+  }
+
+  /**
    * A gauge measured when scraped: `read` sets its values (one cheap query, a
    * pool's counters), so nothing is added to the work it watches. A failing
    * read leaves the gauge without samples for that scrape and is reported to

@@ -186,19 +186,13 @@ export function createRpcClient<C extends Client>(
 
 /** The client side of the gRPC RED metrics (go-grpc-prometheus names; see instrumentService for the server's). */
 function clientMetrics(metrics: Metrics) {
-  const labelNames = ['grpc_service', 'grpc_method', 'grpc_type'] as const;
-  return {
-    handled: metrics.counter({
-      name: 'grpc_client_handled_total',
-      help: 'RPCs completed by the client, by gRPC status code',
-      labelNames: [...labelNames, 'grpc_code'],
-    }),
-    seconds: metrics.histogram({
-      name: 'grpc_client_handling_seconds',
-      help: 'Time from sending an RPC to receiving its response',
-      labelNames,
-    }),
-  };
+  const { total, duration } = metrics.red({
+    total: { name: 'grpc_client_handled_total', help: 'RPCs completed by the client, by gRPC status code' },
+    duration: { name: 'grpc_client_handling_seconds', help: 'Time from sending an RPC to receiving its response' },
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_type'],
+    resultLabels: ['grpc_code'],
+  });
+  return { handled: total, seconds: duration };
 }
 
 /** Metadata (request id, platform id, extra) and the deadline of a call (deadline propagation, deadline.ts). */

@@ -120,15 +120,11 @@ export function implement<S>(
 export function instrumentService(service: RegisteredService, metrics: Metrics): RegisteredService {
   const labelNames = ['grpc_service', 'grpc_method', 'grpc_type'] as const;
   const started = metrics.counter({ name: 'grpc_server_started_total', help: 'RPCs started on the server', labelNames });
-  const handled = metrics.counter({
-    name: 'grpc_server_handled_total',
-    help: 'RPCs completed on the server, by gRPC status code',
-    labelNames: [...labelNames, 'grpc_code'],
-  });
-  const seconds = metrics.histogram({
-    name: 'grpc_server_handling_seconds',
-    help: 'Time from receiving an RPC to sending its response',
+  const { total: handled, duration: seconds } = metrics.red({
+    total: { name: 'grpc_server_handled_total', help: 'RPCs completed on the server, by gRPC status code' },
+    duration: { name: 'grpc_server_handling_seconds', help: 'Time from receiving an RPC to sending its response' },
     labelNames,
+    resultLabels: ['grpc_code'],
   });
   const implementation: UntypedServiceImplementation = {};
   for (const [method, def] of Object.entries(service.definition)) {

@@ -11,12 +11,12 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * request, from arrival to the response sent).
  */
 export function registerHttpMetrics(app: FastifyInstance, metrics: Metrics): void {
-  const labelNames = ['method', 'route', 'status_code'] as const;
-  const total = metrics.counter({ name: 'http_server_requests_total', help: 'HTTP requests answered', labelNames });
-  const duration = metrics.histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'Time from receiving an HTTP request to sending its response',
-    labelNames,
+  const { total, duration } = metrics.red({
+    total: { name: 'http_server_requests_total', help: 'HTTP requests answered' },
+    duration: { name: 'http_server_request_duration_seconds', help: 'Time from receiving an HTTP request to sending its response' },
+    labelNames: ['method', 'route'],
+    resultLabels: ['status_code'],
+    durationByResult: true,
   });
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const labels = {
