@@ -329,10 +329,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
     const taken = () =>
       new Set([...Object.values(ports), ...Object.values(metricsPorts)].filter((p): p is number => p !== undefined && p !== 0));
-    for (const app of which) {
-      ports[app] = await pickFreePort(hostOf(app), taken());
-      if (metricsChosen.has(app)) metricsPorts[app] = await pickFreePort('127.0.0.1', taken());
-    }
+    for (const app of which) ports[app] = await pickFreePort(hostOf(app), taken());
+    for (const app of which) if (metricsChosen.has(app)) metricsPorts[app] = await pickFreePort('127.0.0.1', taken());
   };
   const probeHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
   const basePath =
