@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
-import { SERVICE_PORTS, type ServiceName } from '@sluice/config';
+import { GATEWAY_DEFAULT_PORT, SERVICE_PORTS, defaultMetricsPort, type ServiceName } from '@sluice/config';
 import { ensureDatabase } from '@sluice/store';
 import { connectBus, ensureStreams } from '@sluice/events';
 import { colorFor, forEachLine, linePrefix, LineRing, safeWrite } from './lib/process-output.js';
@@ -59,7 +59,7 @@ export const DEFAULTS = {
   natsUrl: 'nats://127.0.0.1:4222',
   prefix: 'sluice',
   gatewayHost: '127.0.0.1',
-  gatewayPort: 8080,
+  gatewayPort: GATEWAY_DEFAULT_PORT,
 };
 
 /** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */
@@ -166,6 +166,8 @@ export interface Stack {
   gatewayUrl: string;
   /** host:port of every backend's gRPC server. */
   grpc: Partial<Record<BackendName, string>>;
+  /** `http://127.0.0.1:<METRICS_PORT>/metrics` of every app whose metrics endpoint is on. */
+  metrics: Partial<Record<AppName, string>>;
   apps: AppName[];
   databaseUrl: string;
   natsUrl: string;
@@ -312,12 +314,23 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     else if (given === 0 || opts.freePorts) chosen.add(app);
     else ports[app] = app === 'gateway' ? DEFAULTS.gatewayPort : SERVICE_PORTS[app];
   }
+  /** Each app's METRICS_PORT: given (0 = off), chosen with its serving port, or the default. */
+  const metricsPorts: Partial<Record<AppName, number>> = {};
+  for (const app of portApps) {
+    const given = opts.appEnv?.[app]?.METRICS_PORT ?? opts.env?.METRICS_PORT;
+    if (given !== undefined) metricsPorts[app] = Number(given);
+    else if (!chosen.has(app)) metricsPorts[app] = defaultMetricsPort(app);
+  }
+  const metricsChosen = new Set(portApps.filter((a) => metricsPorts[a] === undefined));
   const choosePorts = async (which: readonly AppName[]) => {
-    for (const app of which) ports[app] = undefined;
     for (const app of which) {
-      const others = new Set(portApps.flatMap((a) => (a !== app && ports[a] !== undefined ? [ports[a]] : [])));
-      ports[app] = await pickFreePort(hostOf(app), others);
+      ports[app] = undefined;
+      if (metricsChosen.has(app)) metricsPorts[app] = undefined;
     }
+    const taken = () =>
+      new Set([...Object.values(ports), ...Object.values(metricsPorts)].filter((p): p is number => p !== undefined && p !== 0));
+    for (const app of which) ports[app] = await pickFreePort(hostOf(app), taken());
+    for (const app of which) if (metricsChosen.has(app)) metricsPorts[app] = await pickFreePort('127.0.0.1', taken());
   };
   const probeHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
   const basePath =
@@ -330,9 +343,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   // Ports given or defaulted must be free (a chosen one is free when it is chosen).
   await assertPortsFree(
-    apps.flatMap((app) =>
-      chosen.has(app) ? [] : [{ app, host: hostOf(app), port: ports[app]! }],
-    ),
+    apps.flatMap((app) => [
+      ...(chosen.has(app) ? [] : [{ app, host: hostOf(app), port: ports[app]! }]),
+      ...(metricsChosen.has(app) || !metricsPorts[app] ? [] : [{ app, host: '127.0.0.1', port: metricsPorts[app] }]),
+    ]),
   );
 
   const base: Record<string, string> = {
@@ -379,6 +393,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...(app === 'gateway' || ports[app] === undefined
         ? {}
         : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(ports[app]) }),
+      ...(metricsPorts[app] === undefined ? {} : { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPorts[app]) }),
       ...opts.appEnv?.[app],
     };
     // wallet-auth requires a master key; local stacks get a stable, public dev key unless one is given.
@@ -657,6 +672,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       baseUrl: `${gatewayUrl}${basePath}`,
       gatewayUrl,
       grpc,
+      metrics: Object.fromEntries(
+        apps.flatMap((a) => (metricsPorts[a] ? [[a, `http://127.0.0.1:${metricsPorts[a]}/metrics`]] : [])),
+      ),
       apps,
       databaseUrl,
       natsUrl,

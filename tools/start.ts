@@ -30,6 +30,8 @@ function printWelcome(stack: Stack): void {
   const out: string[] = [''];
   out.push(`Sluice is running. API base URL: ${stack.baseUrl}`);
   out.push(`  OpenAPI: ${stack.baseUrl}/openapi.json`);
+  const metrics = Object.values(stack.metrics);
+  if (metrics.length) out.push(`  Metrics (Prometheus, docs/operations.md): ${metrics[0]} … ${metrics[metrics.length - 1]}`);
   for (const p of [stack.platforms.sandbox, stack.platforms.production]) {
     if (!p) continue;
     const origin =

@@ -56,6 +56,10 @@ const KINDS = new Set([
   'Job',
   'CronJob',
   'PodDisruptionBudget',
+  // Prometheus Operator resources (deploy/k8s/monitoring).
+  'ServiceMonitor',
+  'PodMonitor',
+  'PrometheusRule',
 ]);
 const CLUSTER_SCOPED = new Set(['Namespace']);
 /** Kinds with a pod template at spec.template (kustomize's `spec/template/metadata/labels` field specs). */

@@ -4,7 +4,9 @@
  * run: kustomize.ts renders the subset deploy/k8s uses, checked against
  * `kubectl kustomize` wherever kubectl exists), ports match SERVICE_PORTS (and the
  * gateway's 8080), every variable set exists in (and validates against) the
- * app's config schema, probes hit the serving port, and webhooks never go to
+ * app's config schema, probes hit the serving port, every app declares its
+ * metrics port and a scrape config (pod annotations, the monitoring ServiceMonitor),
+ * every alert has its runbook in docs/operations.md, and webhooks never go to
  * private addresses from a deployment.
  */
 import { execFileSync } from 'node:child_process';
@@ -15,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { TObject } from '@sinclair/typebox';
-import { loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
+import { defaultMetricsPort, loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
 import { appConfigSchema } from '../../tools/lib/app-config.js';
 import { APPS, grpcUrlVariable, type AppName } from '../../tools/stack.js';
 import { KustomizeError, kustomizeBuild } from './kustomize.js';
@@ -179,12 +181,13 @@ describe('kubernetes base', () => {
     const c = dep.spec.template.spec.containers[0];
     const port = app === 'gateway' ? GATEWAY_PORT : SERVICE_PORTS[app as ServiceName];
     expect(c.image).toBe(`sluice/${app}`);
-    expect(c.ports).toHaveLength(1);
+    // The serving port, and the metrics port (checked below).
+    expect(c.ports).toHaveLength(2);
     expect(c.ports[0].containerPort).toBe(port);
     const env = containerEnv(c, base);
     expect(Number(env[app === 'gateway' ? 'GATEWAY_PORT' : 'GRPC_PORT'])).toBe(port);
     expect(env[app === 'gateway' ? 'GATEWAY_HOST' : 'GRPC_HOST']).toBe('0.0.0.0');
-    expect(svc.spec.ports).toHaveLength(1);
+    expect(svc.spec.ports).toHaveLength(2);
     expect(svc.spec.ports[0].port).toBe(port);
     expect([port, c.ports[0].name]).toContain(svc.spec.ports[0].targetPort);
     for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) {
@@ -201,6 +204,32 @@ describe('kubernetes base', () => {
       c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory,
     ).toBeTruthy();
     expect(dep.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+  });
+
+  it.each(apps)('%s: declares its metrics port (container, Service, env) and a scrape config', (app) => {
+    const dep = find(base.resources, 'Deployment', app)!;
+    const svc = find(base.resources, 'Service', app)!;
+    const c = dep.spec.template.spec.containers[0];
+    const metrics = defaultMetricsPort(app);
+    const serving = app === 'gateway' ? GATEWAY_PORT : SERVICE_PORTS[app as ServiceName];
+    expect(metrics).not.toBe(serving);
+    expect(c.ports.find((p: Doc) => p.name === 'metrics')?.containerPort, `${app} container port metrics`).toBe(metrics);
+    const env = containerEnv(c, base);
+    expect(Number(env.METRICS_PORT)).toBe(metrics);
+    expect(env.METRICS_HOST).toBe('0.0.0.0');
+    const port = svc.spec.ports.find((p: Doc) => p.name === 'metrics');
+    expect(port, `Service ${app} port metrics`).toBeDefined();
+    expect(port.port).toBe(metrics);
+    expect(['metrics', metrics]).toContain(port.targetPort);
+    // Plain Prometheus (kubernetes_sd, role pod) scrapes by these annotations.
+    expect(dep.spec.template.metadata.annotations).toMatchObject({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(metrics),
+      'prometheus.io/path': '/metrics',
+    });
+    // The probes stay on the serving port: /metrics is never a health check.
+    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'])
+      expect([c[probe].grpc?.port, c[probe].httpGet?.port]).not.toContain(metrics);
   });
 
   it.each(apps)('%s: every variable set exists in its config schema and validates', (app) => {
@@ -249,6 +278,82 @@ describe('kubernetes base', () => {
       }
     }
     expect(seen).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('kubernetes monitoring (Prometheus Operator)', () => {
+  const MONITORING = join(DEPLOY, 'k8s', 'monitoring');
+  const operations = existsSync(join(ROOT, 'docs', 'operations.md'))
+    ? readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8')
+    : '';
+  /** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes. */
+  const anchors = new Set(
+    [...operations.matchAll(/^#+\s+(.+)$/gm)].map((m) =>
+      m[1]!.trim().toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-'),
+    ),
+  );
+  /** The metric names a PromQL expression uses (histogram series reduced to the histogram). */
+  const metricsIn = (expr: string) =>
+    [
+      ...expr.matchAll(
+        /\b(?:http_server|grpc_server|grpc_client|outbox|events_consumer|webhook|scheduler|ledger|db_pool|process|nodejs)_[a-z0-9_]+/g,
+      ),
+    ].map((m) => m[0].replace(/_(bucket|count|sum)$/, ''));
+  const documented = (metric: string) => operations.includes(`\`${metric}\``);
+
+  let monitoring: Rendered;
+  let base: Rendered;
+  beforeAll(() => {
+    monitoring = render(MONITORING);
+    base = render(BASE);
+  });
+
+  it('a ServiceMonitor scrapes the metrics port of every app Service', () => {
+    const sm = monitoring.resources.find((d) => d.kind === 'ServiceMonitor')!;
+    expect(sm, 'ServiceMonitor').toBeDefined();
+    const selector = sm.spec.selector.matchLabels as Record<string, string>;
+    for (const app of apps) {
+      const svc = find(base.resources, 'Service', app)!;
+      for (const [k, v] of Object.entries(selector)) expect(svc.metadata.labels?.[k], `Service ${app} label ${k}`).toBe(v);
+      for (const ep of sm.spec.endpoints as Doc[]) {
+        expect(svc.spec.ports.map((p: Doc) => p.name)).toContain(ep.port);
+        expect(ep.path).toBe('/metrics');
+      }
+    }
+  });
+
+  it('every alert has a severity, a summary, a runbook section in docs/operations.md and documented metrics', () => {
+    const rule = monitoring.resources.find((d) => d.kind === 'PrometheusRule')!;
+    expect(rule, 'PrometheusRule').toBeDefined();
+    const alerts = (rule.spec.groups as Doc[]).flatMap((g) => g.rules as Doc[]);
+    expect(alerts.map((a) => a.alert)).toEqual(
+      expect.arrayContaining([
+        'SluiceOutboxLag',
+        'SluiceConsumerLag',
+        'SluiceWebhookFailureRate',
+        'SluiceGateway5xxRate',
+        'SluiceLedgerReconcileFailed',
+      ]),
+    );
+    for (const a of alerts) {
+      expect(a.expr, a.alert).toBeTruthy();
+      expect(['page', 'warning'], a.alert).toContain(a.labels?.severity);
+      expect(a.annotations?.summary, a.alert).toBeTruthy();
+      const [file, anchor] = String(a.annotations?.runbook_url).split('#');
+      expect(file, a.alert).toBe('docs/operations.md');
+      expect(anchors.has(anchor!), `${a.alert}: docs/operations.md has a section #${anchor}`).toBe(true);
+      for (const m of metricsIn(a.expr)) expect(documented(m), `${a.alert} uses ${m}, documented in docs/operations.md`).toBe(true);
+    }
+  });
+
+  it('the Grafana dashboard is valid JSON whose every query uses documented metrics', () => {
+    const dashboard = JSON.parse(readFileSync(join(MONITORING, 'grafana-dashboard.json'), 'utf8')) as Doc;
+    const exprs = (dashboard.panels as Doc[]).flatMap((p) => ((p.targets ?? []) as Doc[]).map((t) => t.expr as string));
+    expect(exprs.length).toBeGreaterThan(10);
+    for (const e of exprs) {
+      expect(metricsIn(e).length, e).toBeGreaterThan(0);
+      for (const m of metricsIn(e)) expect(documented(m), `dashboard uses ${m}, documented in docs/operations.md`).toBe(true);
+    }
   });
 });
 
@@ -383,6 +488,11 @@ describe('compose', () => {
     const port = app === 'gateway' ? GATEWAY_PORT : SERVICE_PORTS[app as ServiceName];
     expect(Number(env[app === 'gateway' ? 'GATEWAY_PORT' : 'GRPC_PORT'])).toBe(port);
     expect((svc!.expose as string[]).map(Number)).toContain(port);
+    // Metrics on their own port, reachable by a Prometheus on the compose network only.
+    expect(Number(env.METRICS_PORT)).toBe(defaultMetricsPort(app));
+    expect(env.METRICS_HOST).toBe('0.0.0.0');
+    expect((svc!.expose as string[]).map(Number)).toContain(defaultMetricsPort(app));
+    expect(((svc!.ports ?? []) as string[]).some((p) => p.endsWith(`:${defaultMetricsPort(app)}`))).toBe(false);
     if (app === 'gateway') expect((svc!.ports as string[]).some((p) => p.endsWith(`:${port}`))).toBe(true);
     expectValidConfig(schemas[app], env, `compose ${app}`);
     expectValidConfig(schemas[app], envOf(mig!), `compose ${app}-migrate`);

@@ -33,7 +33,7 @@ export interface AccountsGraph extends Composition {
 
 /** The composition root of accounts: every object of the service, built once. */
 export function composeAccounts(
-  { orm, clock, outbox, bus, logger, config }: ServiceDeps<AccountsConfig>,
+  { orm, clock, outbox, bus, logger, config, metrics }: ServiceDeps<AccountsConfig>,
   adapters: AccountsAdapters = {},
 ): AccountsGraph {
   // One identity client serves every port the adapters leave to identity.
@@ -43,7 +43,7 @@ export function composeAccounts(
   const platforms = adapters.platforms ?? identityClient();
   const events = new AccountsPublisher(outbox);
   const internalAccounts = new InternalAccountsService(orm, clock, platforms, logger);
-  const ledger = new LedgerService(orm, clock, events);
+  const ledger = new LedgerService(orm, clock, events, metrics);
   const externalAccounts = new ExternalAccountsService(orm, clock, events, holders, {
     SANDBOX: new SandboxBeneficiaryVerifier(),
     // No beneficiary-verification partner yet: production reports UNSUPPORTED.

@@ -1,5 +1,6 @@
 import { createRpcClient } from '@sluice/rpc';
 import { identity, accounts, webhooks, walletAuth, payments, agents, compliance } from '@sluice/contracts';
+import type { Metrics } from '@sluice/metrics';
 import type { GatewayConfig } from './config.js';
 import type { GatewayClients } from './http/types.js';
 
@@ -15,9 +16,9 @@ type ClientConfig = Pick<
   | 'RPC_DEADLINE_MS'
 >;
 
-/** gRPC clients of the services the gateway calls (deadline RPC_DEADLINE_MS, request id forwarded). */
-export function createGatewayClients(config: ClientConfig): GatewayClients {
-  const opts = { defaultDeadlineMs: config.RPC_DEADLINE_MS };
+/** gRPC clients of the services the gateway calls (deadline RPC_DEADLINE_MS, request id forwarded, measured into `metrics`). */
+export function createGatewayClients(config: ClientConfig, metrics?: Metrics): GatewayClients {
+  const opts = { defaultDeadlineMs: config.RPC_DEADLINE_MS, ...(metrics ? { metrics } : {}) };
   return {
     identity: createRpcClient(identity.IdentityServiceClient, config.IDENTITY_GRPC_URL, opts),
     accounts: createRpcClient(accounts.AccountsServiceClient, config.ACCOUNTS_GRPC_URL, opts),

@@ -5,7 +5,8 @@ import { connectBus, type Bus } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { Lifecycle } from '@sluice/rpc';
 import { describeUnreachable } from '@sluice/runtime';
-import { ensureDatabase, migrate, openStore, type MikroORM } from '@sluice/store';
+import type { Metrics } from '@sluice/metrics';
+import { ensureDatabase, migrate, observePool, openStore, type MikroORM } from '@sluice/store';
 import { closeGatewayClients, createGatewayClients } from './clients.js';
 import { MAX_AUTH_CACHE_TTL_MS, MIN_CURSOR_KEY_LENGTH, type GatewayConfig } from './config.js';
 import { Authenticator } from './http/auth.hook.js';
@@ -32,6 +33,8 @@ export interface GatewayResources {
   orm?: MikroORM;
   /** NATS connection for TOKEN.DELETED events. Without it cached credentials expire by TTL only (≤ 5 s). */
   nats?: NatsConnection;
+  /** The gateway's metrics (HTTP routes, gRPC calls, database pool); main.ts serves them on METRICS_PORT. */
+  metrics?: Metrics;
 }
 
 /** What a test (or another deployment) replaces; each has a default built from the config. */
@@ -95,9 +98,9 @@ export function cursorCodec(config: Pick<GatewayConfig, 'CURSOR_SIGNING_KEY' | '
  * returns; tests build the gateway through it with other adapters.
  */
 export async function composeGateway(resources: GatewayResources, adapters: GatewayAdapters = {}): Promise<Gateway> {
-  const { config, logger, orm, nats } = resources;
+  const { config, logger, orm, nats, metrics } = resources;
   const ownsClients = adapters.clients === undefined;
-  const clients = adapters.clients ?? createGatewayClients(config);
+  const clients = adapters.clients ?? createGatewayClients(config, metrics);
   const cursors = adapters.cursors ?? cursorCodec(config);
 
   const credentialCache = new CredentialCache(
@@ -135,6 +138,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     cursors,
     routes: adapters.routes ?? routeModules,
     readiness,
+    ...(metrics ? { metrics } : {}),
   });
 
   // Token revocations drop cached credentials at once.
@@ -212,15 +216,18 @@ export async function openGatewayDatabase(config: GatewayConfig, logger: Logger)
 
 /**
  * Opens what a gateway process runs on: the database (migrated when
- * MIGRATE_ON_START) and NATS, each registered on `life` for shutdown.
+ * MIGRATE_ON_START, its pool measured into `metrics`) and NATS, each
+ * registered on `life` for shutdown.
  */
 export async function openGatewayResources(
   config: GatewayConfig,
   logger: Logger,
   life: Lifecycle,
+  metrics?: Metrics,
 ): Promise<GatewayResources & { orm: MikroORM; nats: NatsConnection }> {
   const orm = await openGatewayDatabase(config, logger);
   life.onShutdown('database', () => orm.close());
+  if (metrics) observePool(orm, metrics, logger);
   if (config.MIGRATE_ON_START) await migrate(orm, GATEWAY_SCHEMA, logger);
   let bus: Bus;
   try {
@@ -229,5 +236,5 @@ export async function openGatewayResources(
     throw describeUnreachable('NATS', config.NATS_URL, err);
   }
   life.onShutdown('nats', () => bus.close());
-  return { config, logger, orm, nats: bus.nc };
+  return { config, logger, orm, nats: bus.nc, ...(metrics ? { metrics } : {}) };
 }

@@ -4,6 +4,8 @@ import {
   databaseConfig,
   natsConfig,
   grpcClientConfig,
+  metricsConfig,
+  GATEWAY_DEFAULT_PORT,
   type Static,
 } from '@sluice/config';
 
@@ -21,6 +23,7 @@ export const gatewayConfigSchema = Type.Object({
   ...commonConfig,
   ...databaseConfig,
   ...natsConfig,
+  ...metricsConfig('gateway'),
   IDENTITY_GRPC_URL: grpcClientConfig('identity').IDENTITY_GRPC_URL!,
   ACCOUNTS_GRPC_URL: grpcClientConfig('accounts').ACCOUNTS_GRPC_URL!,
   WEBHOOK_DISPATCHER_GRPC_URL: grpcClientConfig('webhook-dispatcher').WEBHOOK_DISPATCHER_GRPC_URL!,
@@ -30,7 +33,7 @@ export const gatewayConfigSchema = Type.Object({
   COMPLIANCE_GRPC_URL: grpcClientConfig('compliance').COMPLIANCE_GRPC_URL!,
   GATEWAY_HOST: Type.String({ default: '127.0.0.1', description: 'address the HTTP server binds' }),
   GATEWAY_PORT: Type.Integer({
-    default: 8080,
+    default: GATEWAY_DEFAULT_PORT,
     minimum: 0,
     maximum: 65535,
     description: 'HTTP port (0 picks a free one)',

@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
+import { Metrics } from '@sluice/metrics';
 import { Lifecycle } from '@sluice/rpc';
+import { startMetricsEndpoint } from '@sluice/runtime';
 import { migrate } from '@sluice/store';
 import { composeGateway, openGatewayDatabase, openGatewayResources } from './compose.js';
 import { gatewayConfigSchema } from './config.js';
@@ -11,7 +13,8 @@ import { GATEWAY_SCHEMA } from './store/migrations.js';
  * migrations (the Kubernetes migration Job); otherwise it composes the gateway
  * (compose.ts) and serves HTTP until SIGTERM/SIGINT, then stops accepting,
  * drains in-flight requests (up to SHUTDOWN_GRACE_MS) and closes the gRPC
- * clients, NATS and the database.
+ * clients, NATS and the database. Its metrics are served on METRICS_PORT, apart
+ * from the public port.
  */
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema);
@@ -26,8 +29,10 @@ async function main(): Promise<void> {
   const life = new Lifecycle(logger);
   life.installSignalHandlers();
   try {
-    const gateway = await composeGateway(await openGatewayResources(config, logger, life));
+    const metrics = new Metrics('gateway');
+    const gateway = await composeGateway(await openGatewayResources(config, logger, life, metrics));
     life.onShutdown('http server', () => gateway.close(config.SHUTDOWN_GRACE_MS));
+    await startMetricsEndpoint(metrics, config, logger, life);
     const address = await gateway.app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
     logger.info({ address, api: `${address}${config.API_BASE_PATH}` }, 'gateway ready');
   } catch (err) {

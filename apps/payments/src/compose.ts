@@ -100,7 +100,7 @@ export interface PaymentsGraph extends Composition {
 
 /** The composition root of payments: every object of the service, built once. */
 export function composePayments(
-  { orm, clock, logger, outbox, bus, config: c }: ServiceDeps<PaymentsConfig>,
+  { orm, clock, logger, outbox, bus, config: c, metrics }: ServiceDeps<PaymentsConfig>,
   adapters: PaymentsAdapters = {},
 ): PaymentsGraph {
   if (c.JOB_CONCURRENCY > maxJobConcurrency(c.DATABASE_POOL_MAX)) {
@@ -162,6 +162,7 @@ export function composePayments(
     leaseMs: c.JOB_LEASE_MS,
     concurrency: c.JOB_CONCURRENCY,
     logger,
+    metrics,
   });
   const transactions = new TransactionsService(orm, transactionRepository);
   const lifecycle = new TransactionLifecycle(clock, {

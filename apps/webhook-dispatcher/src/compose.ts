@@ -24,7 +24,7 @@ export interface WebhookDispatcherGraph extends Composition {
 
 /** The composition root of the webhook-dispatcher: every object of the service, built once. */
 export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConfig>): WebhookDispatcherGraph {
-  const { config: cfg, orm, clock, logger, bus, outbox } = deps;
+  const { config: cfg, orm, clock, logger, bus, outbox, metrics } = deps;
   const identityClient = createRpcClient(identity.IdentityServiceClient, cfg.IDENTITY_GRPC_URL);
   const repo = new DeliveryRepository();
   const targets = new IdentityWebhookTargets(identityClient);
@@ -50,6 +50,7 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     retentionDays: cfg.WEBHOOK_RETENTION_DAYS,
     sandboxTimeScale: cfg.SANDBOX_TIME_SCALE,
     disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+    metrics,
   });
   // Every replica's worker hears of a new delivery at once (NOTIFY on insert) instead of polling.
   const queue = new PgNotifications({

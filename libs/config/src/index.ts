@@ -66,6 +66,31 @@ export const SERVICE_PORTS = {
 
 export type ServiceName = keyof typeof SERVICE_PORTS;
 
+/** The gateway's default public HTTP port. */
+export const GATEWAY_DEFAULT_PORT = 8080;
+
+/** Every app's default metrics port is its serving port plus this (identity 51051, ..., gateway 9080). */
+export const METRICS_PORT_OFFSET = 1000;
+
+/** An app of the system: a backend service or the gateway. */
+export type AppName = ServiceName | 'gateway';
+
+/** Default port of an app's Prometheus `/metrics` endpoint (one place; deploy/ and tools/stack.ts use the same). */
+export function defaultMetricsPort(app: AppName): number {
+  return (app === 'gateway' ? GATEWAY_DEFAULT_PORT : SERVICE_PORTS[app]) + METRICS_PORT_OFFSET;
+}
+
+/** Where an app serves `GET /metrics` (Prometheus text format), apart from its serving port. */
+export const metricsConfig = (app: AppName) => ({
+  METRICS_HOST: Type.String({ default: '127.0.0.1', description: 'address the metrics endpoint binds (0.0.0.0 in a pod)' }),
+  METRICS_PORT: Type.Integer({
+    default: defaultMetricsPort(app),
+    minimum: 0,
+    maximum: 65535,
+    description: 'port of `GET /metrics` (Prometheus text format), never the serving port; 0 turns the endpoint off',
+  }),
+});
+
 /** The name of the variable holding the address of a service a process calls: `IDENTITY_GRPC_URL`, `WALLET_AUTH_GRPC_URL`, ... */
 export type GrpcUrlVariable<S extends ServiceName> = `${Uppercase<KebabToSnake<S>>}_GRPC_URL`;
 type KebabToSnake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${KebabToSnake<B>}` : S;

@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import { withContext, type Logger } from '@sluice/logging';
+import type { Counter, Histogram, Metrics } from '@sluice/metrics';
 import type { EventContract, EventData } from '@sluice/api';
 import type { Bus } from './nats.js';
 import type { EventEnvelope } from './envelope.js';
@@ -57,8 +58,73 @@ function filterConfig(subjects: string[]): { filter_subject: string } | { filter
  * A durable JetStream pull consumer with explicit acks and an inbox for
  * idempotent handling (delivery is at least once).
  */
+/** What a consumer measures (see `consumerMetrics`). */
+interface ConsumerMetrics {
+  deliveries: Counter<'consumer' | 'event_type' | 'outcome'>;
+  redeliveries: Counter<'consumer'>;
+  seconds: Histogram<'consumer'>;
+}
+
+/** The started consumers of each app's metrics, whose backlog is read when scraped. */
+const observed = new WeakMap<Metrics, Set<EventConsumer>>();
+
+/**
+ * Counts deliveries by outcome (`handled`, `duplicate`: already in the inbox,
+ * `ignored`: a type it does not handle, `failed`: nak'd for redelivery,
+ * `dead_lettered`: terminated), redeliveries and handling time; and, when
+ * scraped, reads each durable consumer's backlog from JetStream (one durable is
+ * shared by the replicas, which all report it: aggregate with max, not sum).
+ */
+function consumerMetrics(metrics: Metrics, consumer: EventConsumer, logger: Logger): ConsumerMetrics {
+  let consumers = observed.get(metrics);
+  if (!consumers) {
+    const all = new Set<EventConsumer>();
+    consumers = all;
+    observed.set(metrics, all);
+    const labelNames = ['consumer', 'stream'] as const;
+    const onError = (err: unknown) => logger.warn({ err }, 'consumer backlog not measured');
+    const backlog = (name: string, help: string, field: 'num_pending' | 'num_ack_pending') =>
+      metrics.scrapedGauge(
+        { name, help, labelNames },
+        async (g) => {
+          for (const c of all) {
+            const info = await c.backlog();
+            g.set({ consumer: info.durable, stream: info.stream }, info[field]);
+          }
+        },
+        onError,
+      );
+    backlog('events_consumer_pending_messages', 'Events in the stream not yet delivered to the durable consumer', 'num_pending');
+    backlog(
+      'events_consumer_ack_pending_messages',
+      'Events delivered and not yet acknowledged (being handled, or failed and awaiting redelivery)',
+      'num_ack_pending',
+    );
+  }
+  consumers.add(consumer);
+  return {
+    deliveries: metrics.counter({
+      name: 'events_consumer_deliveries_total',
+      help: 'Event deliveries a consumer processed, by outcome',
+      labelNames: ['consumer', 'event_type', 'outcome'],
+    }),
+    redeliveries: metrics.counter({
+      name: 'events_consumer_redeliveries_total',
+      help: 'Deliveries of an event that was delivered before (an earlier attempt failed or timed out)',
+      labelNames: ['consumer'],
+    }),
+    seconds: metrics.histogram({
+      name: 'events_consumer_handling_seconds',
+      help: 'Time to handle one event, the inbox transaction included',
+      labelNames: ['consumer'],
+    }),
+  };
+}
+
 export class EventConsumer {
   private stopped = false;
+  private metrics: ConsumerMetrics | undefined;
+  private observedBy: Metrics | undefined;
   private messages: { stop(): void; close(): Promise<void | Error> } | undefined;
   private loop: Promise<void> | undefined;
 
@@ -68,7 +134,12 @@ export class EventConsumer {
     this.handlers = new Map(o.handlers.map((h) => [h.contract.type, h]));
   }
 
-  async start(): Promise<void> {
+  /** Starts consuming; with `metrics`, counts what it does (see consumerMetrics). */
+  async start(opts: { metrics?: Metrics } = {}): Promise<void> {
+    if (opts.metrics) {
+      this.metrics = consumerMetrics(opts.metrics, this, this.o.logger);
+      this.observedBy = opts.metrics;
+    }
     const { jsm, js } = this.o.bus;
     const config = {
       durable_name: this.o.durable,
@@ -103,13 +174,25 @@ export class EventConsumer {
     })();
   }
 
+  /** The durable consumer's backlog as JetStream reports it. */
+  async backlog(): Promise<{ durable: string; stream: string; num_pending: number; num_ack_pending: number }> {
+    const info = await this.o.bus.jsm.consumers.info(this.o.stream, this.o.durable);
+    return { durable: this.o.durable, stream: this.o.stream, num_pending: info.num_pending, num_ack_pending: info.num_ack_pending };
+  }
+
+  private count(eventType: string, outcome: 'handled' | 'duplicate' | 'ignored' | 'failed' | 'dead_lettered'): void {
+    this.metrics?.deliveries.inc({ consumer: this.o.durable, event_type: eventType, outcome });
+  }
+
   private async process(m: JsMsg): Promise<void> {
+    if (m.info.deliveryCount > 1) this.metrics?.redeliveries.inc({ consumer: this.o.durable });
     let event: EventEnvelope;
     try {
       event = m.json<EventEnvelope>();
     } catch (err) {
       this.o.logger.error({ err, subject: m.subject }, 'undecodable event; terminating it');
       m.term(); // no reason: NATS 2.9 servers ignore a +TERM that carries one
+      this.count('undecodable', 'dead_lettered');
       return;
     }
     const handler = this.handlers.get(event.type);
@@ -122,6 +205,7 @@ export class EventConsumer {
           'event breaks its contract; dead-lettered (terminated)',
         );
         m.term(); // no reason: NATS 2.9 servers ignore a +TERM that carries one
+        this.count(event.type, 'dead_lettered');
         return;
       }
       handle = (em) => handler.handle(em, event.data, event);
@@ -130,20 +214,27 @@ export class EventConsumer {
       handle = (em) => others(em, event);
     } else {
       m.ack(); // a type this consumer does not handle
+      this.count(event.type, 'ignored');
       return;
     }
     await withContext({ requestId: event.requestId, platformId: event.platformId, eventId: event.id }, async () => {
+      const stopTimer = this.metrics?.seconds.startTimer({ consumer: this.o.durable });
       try {
-        await transactional(this.o.orm, async (em) => {
+        const outcome = await transactional(this.o.orm, async (em) => {
           const inserted = await em.execute<{ event_id: string }[]>(
             `INSERT INTO inbox (consumer, event_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING event_id`,
             [this.o.durable, event.id],
           );
-          if (inserted.length === 0) return; // already handled
+          if (inserted.length === 0) return 'duplicate' as const; // already handled
           await handle(em);
+          return 'handled' as const;
         });
         m.ack();
+        stopTimer?.();
+        this.count(event.type, outcome);
       } catch (err) {
+        stopTimer?.();
+        this.count(event.type, 'failed');
         const attempt = m.info.deliveryCount;
         this.o.logger.error({ err, type: event.type, attempt }, 'event handling failed; will be redelivered');
         m.nak(Math.min(60_000, 500 * 2 ** Math.min(attempt, 7)));
@@ -153,6 +244,7 @@ export class EventConsumer {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.observedBy) observed.get(this.observedBy)?.delete(this);
     if (this.messages) await this.messages.close();
     await this.loop;
   }

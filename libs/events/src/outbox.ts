@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@sluice/store';
 import { Migration } from '@sluice/store';
 import { newId, PollLoop } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
+import type { Metrics } from '@sluice/metrics';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EventContract, EventData } from '@sluice/api';
@@ -188,4 +189,29 @@ export class OutboxRelay {
       return done.length;
     });
   }
+}
+
+/**
+ * `outbox_oldest_unpublished_age_seconds`: how long the oldest event not yet
+ * published to JetStream has waited (0 when none waits), read when scraped
+ * with one query on the outbox's partial index of unpublished rows; the relay's
+ * own loop does no extra work for it. A growing value means events (and the
+ * webhooks they cause) are late: the relay is down, or NATS refuses them.
+ */
+export function observeOutbox(orm: MikroORM, metrics: Metrics, logger: Logger): void {
+  metrics.scrapedGauge(
+    {
+      name: 'outbox_oldest_unpublished_age_seconds',
+      help: 'Age of the oldest outbox event not yet published to JetStream (0 when none)',
+    },
+    async (g) => {
+      const rows = await orm.em
+        .fork()
+        .execute<{ age: string | number | null }[]>(
+          `SELECT extract(epoch FROM now() - occurred_at) AS age FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1`,
+        );
+      g.set(Math.max(0, Number(rows[0]?.age ?? 0)));
+    },
+    (err) => logger.warn({ err }, 'outbox lag not measured'),
+  );
 }

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, dropStreams, eventually, natsUrl, queriesDuring, testPrefix, type TestDatabase } from '@sluice/testing';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { createLogger } from '@sluice/logging';
+import { Metrics, select, sumOf } from '@sluice/metrics';
 import { Type } from '@sinclair/typebox';
 import type { EventContract } from '@sluice/api';
-import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATION, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
+import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATION, observeOutbox, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
 
 /** A contract of the test's own (the kit does not care which catalogue a contract comes from). */
 const THING_HAPPENED: EventContract = {
@@ -53,6 +54,12 @@ describe('outbox → relay → JetStream → consumer', () => {
       }),
     ).rejects.toThrow('rollback');
 
+    // The outbox lag is the age of the oldest unpublished event, read when scraped.
+    const metrics = new Metrics('events-test', { processMetrics: false });
+    observeOutbox(orm, metrics, logger);
+    await orm.em.fork().execute(`UPDATE outbox SET occurred_at = now() - interval '90 seconds' WHERE seq = (SELECT min(seq) FROM outbox)`);
+    expect(sumOf(await metrics.samples(), 'outbox_oldest_unpublished_age_seconds')).toBeGreaterThanOrEqual(90);
+
     // Two relay replicas at once.
     const r1 = new OutboxRelay(orm, bus.js, logger, { batchSize: 7 });
     const r2 = new OutboxRelay(orm, bus.js, logger, { batchSize: 7 });
@@ -65,6 +72,7 @@ describe('outbox → relay → JetStream → consumer', () => {
     await r2.stop();
     const left = await orm.em.fork().execute<{ n: string }[]>('SELECT count(*) AS n FROM outbox WHERE published_at IS NULL');
     expect(Number(left[0]!.n)).toBe(0);
+    expect(select(await metrics.samples(), 'outbox_oldest_unpublished_age_seconds').map((x) => x.value)).toEqual([0]);
 
     // A relay that crashed after publishing re-publishes with the same id: JetStream drops it.
     await orm.em.fork().execute('UPDATE outbox SET published_at = NULL WHERE seq IN (SELECT seq FROM outbox ORDER BY seq LIMIT 5)');
@@ -90,8 +98,20 @@ describe('outbox → relay → JetStream → consumer', () => {
         }),
       ],
     });
-    await consumer.start();
+    await consumer.start({ metrics });
     await eventually(async () => seen.length === 30, 20_000);
+    // Deliveries by outcome, the one redelivery, and the durable consumer's backlog from JetStream.
+    const m = await eventually(async () => {
+      const samples = await metrics.samples();
+      return sumOf(samples, 'events_consumer_deliveries_total', { outcome: 'handled' }) === 30 && samples;
+    });
+    const labels = { consumer: 'test-consumer', event_type: 'THING.HAPPENED' };
+    expect(sumOf(m, 'events_consumer_deliveries_total', { ...labels, outcome: 'failed' })).toBe(1);
+    // At least the failed one came again (delivery is at least once: a slow ack may bring more).
+    expect(sumOf(m, 'events_consumer_redeliveries_total', { consumer: 'test-consumer' })).toBeGreaterThanOrEqual(1);
+    const timed = ['handled', 'failed', 'duplicate'].map((outcome) => sumOf(m, 'events_consumer_deliveries_total', { ...labels, outcome }));
+    expect(sumOf(m, 'events_consumer_handling_seconds_count', { consumer: 'test-consumer' })).toBe(timed.reduce((a, b) => a + b));
+    expect(select(m, 'events_consumer_pending_messages', { consumer: 'test-consumer', stream }).map((x) => x.value)).toEqual([0]);
     await consumer.stop();
     const ids = new Set(seen.map((e) => e.id));
     expect(ids.size).toBe(30);

@@ -10,6 +10,7 @@ import {
   type ChannelCredentials,
 } from '@grpc/grpc-js';
 import { currentContext } from '@sluice/logging';
+import type { Metrics } from '@sluice/metrics';
 import { status } from '@grpc/grpc-js';
 import { fromServiceError, RpcError } from './errors.js';
 import { inheritedDeadline } from './deadline.js';
@@ -137,19 +138,26 @@ export function rpcChannelOptions(): Partial<ClientOptions> {
 export function createRpcClient<C extends Client>(
   Ctor: ClientCtor<C>,
   address: string,
-  opts: { defaultDeadlineMs?: number } = {},
+  opts: {
+    defaultDeadlineMs?: number;
+    /** Measure unary calls: `grpc_client_handled_total` by code, `grpc_client_handling_seconds`. */
+    metrics?: Metrics;
+  } = {},
 ): PromiseClient<C> {
   const client = new Ctor(address, credentials.createInsecure(), rpcChannelOptions());
   const defaultDeadline = opts.defaultDeadlineMs ?? 5000;
+  const measured = opts.metrics && clientMetrics(opts.metrics);
   return new Proxy({} as PromiseClient<C>, {
     get(_t, prop: string) {
       if (prop === 'close') return () => client.close();
       if (prop === 'then') return undefined;
       const fn = (client as unknown as Record<string, unknown>)[prop];
       if (typeof fn !== 'function') return undefined;
-      const service = (Ctor as unknown as { service?: Record<string, { requestStream?: boolean }> }).service;
+      const service = (Ctor as unknown as { service?: Record<string, { requestStream?: boolean; path?: string }> }).service;
       if (service?.[prop]?.requestStream)
         return (callOpts: CallOpts = {}) => clientStream(client, fn, callSetup(callOpts, defaultDeadline));
+      const [, grpcService = 'unknown', grpcMethod = prop] = (service?.[prop]?.path ?? '').split('/');
+      const labels = { grpc_service: grpcService, grpc_method: grpcMethod, grpc_type: 'unary' };
       return (request: unknown, callOpts: CallOpts = {}) =>
         new Promise((resolve, reject) => {
           const { md, deadlineAt } = callSetup(callOpts, defaultDeadline);
@@ -158,16 +166,33 @@ export function createRpcClient<C extends Client>(
             return;
           }
           const deadline = new Date(deadlineAt);
+          const stop = measured?.seconds.startTimer(labels);
           (fn as (...a: unknown[]) => unknown).call(
             client,
             request,
             md,
             { deadline },
-            (err: ServiceError | null, res: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)),
+            (err: ServiceError | null, res: unknown) => {
+              stop?.();
+              measured?.handled.inc({ ...labels, grpc_code: status[err ? err.code : status.OK] ?? 'UNKNOWN' });
+              if (err) reject(fromServiceError(err));
+              else resolve(res);
+            },
           );
         });
     },
   });
+}
+
+/** The client side of the gRPC RED metrics (go-grpc-prometheus names; see instrumentService for the server's). */
+function clientMetrics(metrics: Metrics) {
+  const { total, duration } = metrics.red({
+    total: { name: 'grpc_client_handled_total', help: 'RPCs completed by the client, by gRPC status code' },
+    duration: { name: 'grpc_client_handling_seconds', help: 'Time from sending an RPC to receiving its response' },
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_type'],
+    resultLabels: ['grpc_code'],
+  });
+  return { handled: total, seconds: duration };
 }
 
 /** Metadata (request id, platform id, extra) and the deadline of a call (deadline propagation, deadline.ts). */

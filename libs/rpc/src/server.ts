@@ -2,6 +2,7 @@ import {
   Server,
   ServerCredentials,
   Metadata,
+  status as grpcStatus,
   type ServiceDefinition,
   type UntypedServiceImplementation,
   type handleClientStreamingCall,
@@ -13,6 +14,7 @@ import {
 import { HealthImplementation } from 'grpc-health-check';
 import { randomUUID } from 'node:crypto';
 import { withContext, type Logger } from '@sluice/logging';
+import type { Metrics } from '@sluice/metrics';
 import { isDomainError } from '@sluice/core';
 import { isDownstreamTransportFailure, toServiceError } from './errors.js';
 import { withDeadline } from './deadline.js';
@@ -107,6 +109,45 @@ export function implement<S>(
   return { definition, implementation, name };
 }
 
+/**
+ * RED metrics of a service's methods, the names of go-grpc-prometheus:
+ * `grpc_server_started_total`, `grpc_server_handled_total` (by `grpc_code`, the
+ * status name: OK, NOT_FOUND, ...) and the `grpc_server_handling_seconds`
+ * histogram, labelled by `grpc_service`, `grpc_method` and `grpc_type` (bounded:
+ * the methods of the proto). Wraps the implementation grpc-js calls, so every
+ * registered handler is measured, whatever built it.
+ */
+export function instrumentService(service: RegisteredService, metrics: Metrics): RegisteredService {
+  const labelNames = ['grpc_service', 'grpc_method', 'grpc_type'] as const;
+  const started = metrics.counter({ name: 'grpc_server_started_total', help: 'RPCs started on the server', labelNames });
+  const { total: handled, duration: seconds } = metrics.red({
+    total: { name: 'grpc_server_handled_total', help: 'RPCs completed on the server, by gRPC status code' },
+    duration: { name: 'grpc_server_handling_seconds', help: 'Time from receiving an RPC to sending its response' },
+    labelNames,
+    resultLabels: ['grpc_code'],
+  });
+  const implementation: UntypedServiceImplementation = {};
+  for (const [method, def] of Object.entries(service.definition)) {
+    const original = service.implementation[method] as (call: unknown, callback: sendUnaryData<unknown>) => void;
+    const labels = {
+      grpc_service: service.name,
+      grpc_method: def.path.split('/')[2] ?? method,
+      grpc_type: def.requestStream ? 'client_stream' : 'unary',
+    };
+    implementation[method] = (call: unknown, callback: sendUnaryData<unknown>) => {
+      started.inc(labels);
+      const stop = seconds.startTimer(labels);
+      original(call, (err, ...rest) => {
+        stop();
+        const code = err ? ((err as { code?: number }).code ?? grpcStatus.UNKNOWN) : grpcStatus.OK;
+        handled.inc({ ...labels, grpc_code: grpcStatus[code] ?? 'UNKNOWN' });
+        callback(err, ...rest);
+      });
+    };
+  }
+  return { ...service, implementation };
+}
+
 export interface RpcServer {
   port: number;
   server: Server;
@@ -125,6 +166,8 @@ export async function startRpcServer(opts: {
   port: number;
   services: RegisteredService[];
   logger: Logger;
+  /** Measure every method (see instrumentService). */
+  metrics?: Metrics;
 }): Promise<RpcServer> {
   const server = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
   const statusMap: Record<string, 'SERVING' | 'NOT_SERVING'> = { '': 'NOT_SERVING' };
@@ -132,7 +175,11 @@ export async function startRpcServer(opts: {
   const health = new HealthImplementation(statusMap);
   health.addToServer(server);
   // grpc-js refuses a service without methods; a skeleton still reports health under its name.
-  for (const s of opts.services) if (Object.keys(s.definition).length) server.addService(s.definition, s.implementation);
+  for (const s of opts.services) {
+    if (!Object.keys(s.definition).length) continue;
+    const { definition, implementation } = opts.metrics ? instrumentService(s, opts.metrics) : s;
+    server.addService(definition, implementation);
+  }
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, p) =>
       err ? reject(err) : resolve(p),

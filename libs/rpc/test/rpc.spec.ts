@@ -10,6 +10,7 @@ import {
 import { service as healthService } from 'grpc-health-check';
 import { DomainError, isDomainError } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
+import { Metrics, sumOf } from '@sluice/metrics';
 import {
   createRpcClient,
   implement,
@@ -215,5 +216,58 @@ describe('rpc kit', () => {
     expect(late).toBeInstanceOf(RpcError);
     expect((late as RpcError).grpcCode).toBe(status.UNAVAILABLE);
     expect(echoCalls).toBe(calls);
+  });
+});
+
+describe('rpc metrics', () => {
+  it('counts each call by method and status code, and times it, on the server and on the client', async () => {
+    const serverMetrics = new Metrics('echo', { processMetrics: false });
+    const clientMetrics = new Metrics('caller', { processMetrics: false });
+    const server = await startRpcServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      metrics: serverMetrics,
+      services: [
+        implement(
+          { echo: EchoService.echo!, fail: EchoService.fail!, crash: EchoService.crash! } as ServiceDefinition,
+          {
+            echo: async (req: Echo) => ({ text: req.text }),
+            fail: async () => {
+              throw new DomainError('NOT_FOUND', 'THING_NOT_FOUND', 'No such thing');
+            },
+            crash: async () => {
+              throw new Error('boom');
+            },
+          } as never,
+          logger,
+        ),
+      ],
+    });
+    const c = createRpcClient(EchoClient as never, `127.0.0.1:${server.port}`, { metrics: clientMetrics }) as unknown as Record<
+      string,
+      (req: unknown) => Promise<unknown>
+    >;
+    try {
+      await c.echo!({ text: 'a' });
+      await c.echo!({ text: 'b' });
+      await c.fail!({}).catch(() => undefined);
+      await c.crash!({}).catch(() => undefined);
+      const s = await serverMetrics.samples();
+      const handled = (grpc_method: string, grpc_code: string) =>
+        sumOf(s, 'grpc_server_handled_total', { grpc_service: 'test.v1.EchoService', grpc_method, grpc_code, service: 'echo' });
+      expect(handled('Echo', 'OK')).toBe(2);
+      expect(handled('Fail', 'NOT_FOUND')).toBe(1);
+      expect(handled('Crash', 'INTERNAL')).toBe(1);
+      expect(sumOf(s, 'grpc_server_started_total')).toBe(4);
+      expect(sumOf(s, 'grpc_server_handling_seconds_count', { grpc_method: 'Echo', grpc_type: 'unary' })).toBe(2);
+      const cs = await clientMetrics.samples();
+      expect(sumOf(cs, 'grpc_client_handled_total', { grpc_method: 'Echo', grpc_code: 'OK', service: 'caller' })).toBe(2);
+      expect(sumOf(cs, 'grpc_client_handled_total', { grpc_method: 'Fail', grpc_code: 'NOT_FOUND' })).toBe(1);
+      expect(sumOf(cs, 'grpc_client_handling_seconds_count')).toBe(4);
+    } finally {
+      (c as unknown as { close(): void }).close();
+      await server.shutdown(100);
+    }
   });
 });

@@ -6,19 +6,22 @@ import {
   databaseConfig,
   natsConfig,
   grpcServerConfig,
+  metricsConfig,
   SERVICE_PORTS,
   type ServiceName,
   type Static,
   type TObject,
 } from '@sluice/config';
 import { createLogger, type Logger } from '@sluice/logging';
-import { openStore, migrate, ensureDatabase, type MikroORM, type EntitySchema, type Migration } from '@sluice/store';
+import { openStore, migrate, ensureDatabase, observePool, type MikroORM, type EntitySchema, type Migration } from '@sluice/store';
+import { Metrics, serveMetrics } from '@sluice/metrics';
 import {
   connectBus,
   ensureStreams,
   Outbox,
   OutboxRelay,
   EVENT_TABLES_MIGRATION,
+  observeOutbox,
   type Bus,
   type Domain,
   type EventConsumer,
@@ -32,6 +35,7 @@ const baseServiceConfig = (name: ServiceName) => ({
   ...databaseConfig,
   ...natsConfig,
   ...grpcServerConfig(SERVICE_PORTS[name]),
+  ...metricsConfig(name),
   MIGRATE_ON_START: Type.Boolean({
     default: true,
     description: 'apply pending migrations at start (false when a migration Job does it)',
@@ -62,6 +66,8 @@ export interface ServiceDeps<C> {
   bus: Bus;
   outbox: Outbox;
   clock: Clock;
+  /** The app's metrics (served on METRICS_PORT by a process); the composition root adds its own. */
+  metrics: Metrics;
 }
 
 /** Something with a lifetime (a scheduler, a delivery loop) that the runtime starts before serving and stops after. */
@@ -116,6 +122,11 @@ export interface StartOptions {
   serve?: boolean;
   /** Start the event consumers (default true). */
   consume?: boolean;
+  /**
+   * Serve `GET /metrics` on METRICS_HOST:METRICS_PORT (0: not at all) with process metrics
+   * (default false: tests and the benchmark run several services in one process; `main` serves).
+   */
+  metricsEndpoint?: boolean;
 }
 
 export interface RunningService<C, G extends Composition = Composition> {
@@ -163,7 +174,7 @@ export async function openServiceDeps<P extends TObject, G extends Composition>(
   def: ServiceDefinition<P, G>,
   env: NodeJS.ProcessEnv,
   life: Lifecycle | undefined,
-  options: { clock?: Clock; logger?: Logger } = {},
+  options: { clock?: Clock; logger?: Logger; metrics?: Metrics } = {},
 ): Promise<ServiceDeps<ServiceConfig<P>>> {
   const config = loadServiceConfig(def, env);
   const logger = options.logger ?? createLogger(def.name, config.LOG_LEVEL);
@@ -185,6 +196,9 @@ export async function openServiceDeps<P extends TObject, G extends Composition>(
   }
   life?.onShutdown('nats', () => bus.close());
   await ensureStreams(bus.jsm, config.EVENT_SUBJECT_PREFIX);
+  const metrics = options.metrics ?? new Metrics(def.name, { processMetrics: false });
+  observePool(orm, metrics, logger);
+  observeOutbox(orm, metrics, logger);
   return {
     config,
     logger,
@@ -192,6 +206,7 @@ export async function openServiceDeps<P extends TObject, G extends Composition>(
     bus,
     outbox: new Outbox(config.EVENT_SUBJECT_PREFIX, def.domain),
     clock: options.clock ?? systemClock,
+    metrics,
   };
 }
 
@@ -205,7 +220,8 @@ export async function startService<P extends TObject, G extends Composition>(
   env: NodeJS.ProcessEnv = process.env,
   options: StartOptions = {},
 ): Promise<RunningService<ServiceConfig<P>, G>> {
-  const deps = await openServiceDeps(def, env, undefined, { clock: options.clock });
+  const metrics = new Metrics(def.name, { processMetrics: options.metricsEndpoint ?? false });
+  const deps = await openServiceDeps(def, env, undefined, { clock: options.clock, metrics });
   const life = options.lifecycle ?? new Lifecycle(deps.logger);
   life.onShutdown('database', () => deps.orm.close());
   life.onShutdown('nats', () => deps.bus.close());
@@ -215,7 +231,7 @@ export async function startService<P extends TObject, G extends Composition>(
   relay.start();
   life.onShutdown('outbox relay', () => relay.stop());
   for (const c of options.consume === false ? [] : (graph.consumers ?? [])) {
-    await c.start();
+    await c.start({ metrics });
     life.onShutdown('consumer', () => c.stop());
   }
   for (const w of graph.workers ?? []) {
@@ -228,10 +244,34 @@ export async function startService<P extends TObject, G extends Composition>(
     port: deps.config.GRPC_PORT,
     services: graph.rpc,
     logger: deps.logger,
+    metrics,
   });
   life.onShutdown('grpc server', () => server.shutdown(deps.config.SHUTDOWN_GRACE_MS));
+  if (options.metricsEndpoint) await startMetricsEndpoint(metrics, deps.config, deps.logger, life);
   deps.logger.info({ port: server.port }, `${def.name} ready`);
   return { port: server.port, deps, graph, stop: () => life.shutdown() };
+}
+
+/**
+ * Serves an app's `GET /metrics` on METRICS_HOST:METRICS_PORT (nothing when the
+ * port is 0), closed with the rest of the app on shutdown.
+ * Every app process (the gateway's too) opens its endpoint with this.
+ */
+export async function startMetricsEndpoint(
+  metrics: Metrics,
+  config: { METRICS_HOST: string; METRICS_PORT: number },
+  logger: Logger,
+  life: Lifecycle,
+): Promise<number | undefined> {
+  if (config.METRICS_PORT === 0) return undefined;
+  const endpoint = await serveMetrics(metrics, {
+    host: config.METRICS_HOST,
+    port: config.METRICS_PORT,
+    onError: (err) => logger.error({ err }, 'metrics collection failed'),
+  });
+  life.onShutdown('metrics endpoint', () => endpoint.close());
+  logger.info({ port: endpoint.port, host: config.METRICS_HOST }, 'metrics served at /metrics');
+  return endpoint.port;
 }
 
 /**
@@ -253,7 +293,7 @@ export async function main<P extends TObject, G extends Composition>(def: Servic
     }
     const life = new Lifecycle(bootLogger);
     life.installSignalHandlers();
-    await startService(def, process.env, { lifecycle: life });
+    await startService(def, process.env, { lifecycle: life, metricsEndpoint: true });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`[${def.name}] ${err.message}\n`);

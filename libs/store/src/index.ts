@@ -4,6 +4,7 @@ import type { EntitySchema, Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import pg from 'pg';
 import type { Logger } from '@sluice/logging';
+import type { Metrics } from '@sluice/metrics';
 
 export { MikroORM, type EntityManager };
 export { Migration } from '@mikro-orm/migrations';
@@ -192,4 +193,56 @@ export function toBigInt(v: unknown): bigint {
   if (typeof v === 'string') return BigInt(v);
   if (v === null || v === undefined) return 0n;
   throw new Error(`not an integer: ${String(v)}`);
+}
+
+/** The part of knex's connection pool (tarn.js) the metrics read. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  numPendingCreates(): number;
+  on(event: 'acquireRequest', fn: (eventId: number) => void): void;
+  on(event: 'acquireSuccess' | 'acquireFail', fn: (eventId: number) => void): void;
+}
+
+/**
+ * Database pool metrics of an app: connections in use and idle, queries waiting
+ * for a connection, the pool's size (gauges read from knex's tarn.js pool when
+ * scraped), the time a query waited for its connection
+ * (`db_pool_acquire_seconds`) and the acquisitions that failed
+ * (`db_pool_acquire_failures_total`: DATABASE_ACQUIRE_TIMEOUT_MS ran out, or
+ * Postgres refused a new connection).
+ */
+export function observePool(orm: MikroORM, metrics: Metrics, logger: Logger): void {
+  const pool = (orm.em.getConnection().getKnex().client as { pool?: TarnPool }).pool;
+  if (!pool) {
+    logger.warn('no connection pool to measure');
+    return;
+  }
+  const onError = (err: unknown) => logger.warn({ err }, 'database pool not measured');
+  const gauge = (name: string, help: string, read: () => number) =>
+    metrics.scrapedGauge({ name, help }, (g) => g.set(read()), onError);
+  gauge('db_pool_connections_in_use', 'Connections lent to a query or transaction', () => pool.numUsed());
+  gauge('db_pool_connections_idle', 'Open connections waiting in the pool', () => pool.numFree());
+  gauge('db_pool_acquires_waiting', 'Queries waiting for a connection', () => pool.numPendingAcquires());
+  gauge('db_pool_connections_max', 'Largest number of connections (DATABASE_POOL_MAX)', () => pool.max);
+  const acquire = metrics.histogram({
+    name: 'db_pool_acquire_seconds',
+    help: 'Time a query waited for a pooled connection',
+  });
+  const failures = metrics.counter({
+    name: 'db_pool_acquire_failures_total',
+    help: 'Connection acquisitions that failed (timeout or refused connection)',
+  });
+  const waiting = new Map<number, () => void>();
+  pool.on('acquireRequest', (id) => waiting.set(id, acquire.startTimer()));
+  pool.on('acquireSuccess', (id) => {
+    waiting.get(id)?.();
+    waiting.delete(id);
+  });
+  pool.on('acquireFail', (id) => {
+    waiting.delete(id);
+    failures.inc();
+  });
 }

@@ -1,5 +1,6 @@
 import { invalidInput, isId, newId, type Clock } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import type { Counter, Metrics } from '@sluice/metrics';
 import { accountNotFound, fail, holdAlreadyResolved, holdNotFound } from '../domain/errors.js';
 import { MAX_BALANCE, type InternalAccountRecord } from '../domain/internal-account.js';
 import {
@@ -84,9 +85,19 @@ export class LedgerService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly events: AccountEvents,
-    private readonly accounts = new InternalAccountRepository(),
-    private readonly ledger = new LedgerRepository(),
-  ) {}
+    /** Counts ReconcileLedger checks by result (`ledger_reconcile_checks_total`). */
+    metrics?: Metrics,
+  ) {
+    this.checks = metrics?.counter({
+      name: 'ledger_reconcile_checks_total',
+      help: 'ReconcileLedger checks of a platform ledger, by result (consistent or inconsistent)',
+      labelNames: ['result'],
+    });
+  }
+
+  private readonly accounts = new InternalAccountRepository();
+  private readonly ledger = new LedgerRepository();
+  private readonly checks: Counter<'result'> | undefined;
 
   /**
    * Records one entry in the caller's transaction. A retry (same platform and id,
@@ -292,6 +303,7 @@ export class LedgerService {
       mismatches.length === 0 &&
       unbalancedEntryIds.length === 0 &&
       currencies.every((c) => c.balances === 0n && c.lines === 0n && c.pendingDebits === c.pendingCredits);
+    this.checks?.inc({ result: consistent ? 'consistent' : 'inconsistent' });
     return { currencies, mismatches, unbalancedEntryIds, consistent };
   }
 

@@ -21,6 +21,8 @@ import { installEdgeInput, refuseUnexpectedBodies } from './edge-input.js';
 import { frameworkErrorHandler, handleClientError, installErrorHandling } from './error.handler.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.routes.js';
 import { registerIdempotency } from './idempotency.hook.js';
+import { registerHttpMetrics } from './metrics.hook.js';
+import type { Metrics } from '@sluice/metrics';
 import { registerOpenApi } from './openapi.plugin.js';
 import {
   enterRequestContext,
@@ -45,6 +47,8 @@ export interface HttpAppParts {
   cursors: CursorCodec;
   routes: Record<string, RouteModule>;
   readiness: Record<string, ReadinessCheck>;
+  /** RED metrics per route (served by main.ts on METRICS_PORT, never on this app). */
+  metrics?: Metrics;
 }
 
 /** What the app is decorated with (tests read it). */
@@ -147,6 +151,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
     );
     done();
   });
+  if (parts.metrics) registerHttpMetrics(app, parts.metrics);
   installEdgeInput(app);
 
   // Schema normalization + OpenAPI must come before any route.

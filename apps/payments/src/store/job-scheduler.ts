@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Clock } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
+import { DELAY_BUCKETS, type Metrics } from '@sluice/metrics';
 import type { Worker } from '@sluice/runtime';
 import { fromJson } from './sql.js';
 
@@ -63,6 +64,51 @@ export interface JobSchedulerOptions {
   /** Names this instance in locked_by (for operators). */
   instanceId?: string;
   logger?: Logger;
+  /** Job metrics and the backlog read when scraped (see schedulerMetrics). */
+  metrics?: Metrics;
+}
+
+/**
+ * Scheduler metrics, by job `kind` (the handlers registered: bounded):
+ * `scheduler_jobs_total` by `outcome` (`done`, `retry`: failed and rescheduled,
+ * `dead`: out of attempts, `lost`: its lease was taken over), the
+ * `scheduler_job_delay_seconds` histogram (how late a job started after it fell
+ * due) and `scheduler_job_duration_seconds`; when scraped, `scheduler_due_jobs`
+ * (due and not done) and `scheduler_oldest_due_job_age_seconds`.
+ */
+function schedulerMetrics(metrics: Metrics, orm: MikroORM, clock: Clock, logger: Logger | undefined) {
+  const onError = (err: unknown) => logger?.warn({ err }, 'scheduler backlog not measured');
+  const due = () =>
+    orm.em.fork().execute<{ kind: string; due: string | number; oldest: Date | string }[]>(
+      `SELECT kind, count(*) AS due, min(run_at) AS oldest FROM scheduled_jobs
+       WHERE done_at IS NULL AND failed_at IS NULL AND run_at <= ? GROUP BY kind`,
+      [clock.now()],
+    );
+  metrics.scrapedGauge(
+    { name: 'scheduler_due_jobs', help: 'Scheduled jobs due and not yet done, by kind', labelNames: ['kind'] },
+    async (g) => {
+      for (const r of await due()) g.set({ kind: r.kind }, Number(r.due));
+    },
+    onError,
+  );
+  metrics.scrapedGauge(
+    { name: 'scheduler_oldest_due_job_age_seconds', help: 'How long the oldest due job has waited to run (0 when none)' },
+    async (g) => {
+      const oldest = Math.min(...(await due()).map((r) => new Date(r.oldest).getTime()));
+      g.set(Number.isFinite(oldest) ? Math.max(0, clock.now().getTime() - oldest) / 1000 : 0);
+    },
+    onError,
+  );
+  return {
+    jobs: metrics.counter({ name: 'scheduler_jobs_total', help: 'Job runs by kind and outcome', labelNames: ['kind', 'outcome'] }),
+    delay: metrics.histogram({
+      name: 'scheduler_job_delay_seconds',
+      help: 'How late a job started after it fell due',
+      labelNames: ['kind'],
+      buckets: DELAY_BUCKETS,
+    }),
+    duration: metrics.histogram({ name: 'scheduler_job_duration_seconds', help: 'Time to run one job', labelNames: ['kind'] }),
+  };
 }
 
 /** A claimed row of `payments.scheduled_jobs` (the columns a run needs). */
@@ -125,6 +171,7 @@ export class JobScheduler implements Worker {
   private readonly inOwnContext = AsyncResource.bind((fn: () => void) => fn());
   private running: Promise<unknown> | undefined;
   private stopped = true;
+  private readonly metrics: ReturnType<typeof schedulerMetrics> | undefined;
 
   constructor(
     private readonly orm: MikroORM,
@@ -140,6 +187,7 @@ export class JobScheduler implements Worker {
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.instanceId = opts.instanceId ?? `payments-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.logger = opts.logger;
+    this.metrics = opts.metrics && schedulerMetrics(opts.metrics, orm, clock, opts.logger);
     if (!(this.timeScale > 0)) throw new Error('timeScale must be > 0');
   }
 
@@ -249,6 +297,17 @@ export class JobScheduler implements Worker {
   }
 
   private async runOne(row: JobRow): Promise<boolean> {
+    const kind = { kind: row.kind };
+    this.metrics?.delay.observe(kind, Math.max(0, this.clock.now().getTime() - new Date(row.run_at).getTime()) / 1000);
+    const stopTimer = this.metrics?.duration.startTimer(kind);
+    const done = await this.attempt(row);
+    stopTimer?.();
+    this.metrics?.jobs.inc({ ...kind, outcome: done });
+    return done === 'done';
+  }
+
+  /** Runs a claimed job: `done`, `lost` (its lease was taken over), or failed (`retry`, `dead`). */
+  private async attempt(row: JobRow): Promise<'done' | 'lost' | 'retry' | 'dead'> {
     const registered = this.handlers.get(row.kind);
     try {
       if (!registered) throw new Error(`no handler for job kind ${row.kind}`);
@@ -256,18 +315,18 @@ export class JobScheduler implements Worker {
       if (registered.mode === 'transaction') {
         // The handler's writes commit with the completion or not at all.
         return await transactional(this.orm, async (em) => {
-          if (!(await this.completeClaimed(em, row))) return false;
+          if (!(await this.completeClaimed(em, row))) return 'lost' as const;
           await registered.run(job as never, em);
-          return true;
+          return 'done' as const;
         });
       }
       // Read, call, then write: the calls run under the lease with no transaction open; the
       // outcome commits with the completion.
       const outcome = await registered.run(job as never);
       return await transactional(this.orm, async (em) => {
-        if (!(await this.completeClaimed(em, row))) return false;
+        if (!(await this.completeClaimed(em, row))) return 'lost' as const;
         if (outcome) await outcome(em);
-        return true;
+        return 'done' as const;
       });
     } catch (err) {
       const dead = row.attempts >= this.maxAttempts;
@@ -292,7 +351,7 @@ export class JobScheduler implements Worker {
           ],
         )
         .catch((e: unknown) => this.logger?.error({ job: row.id, err: e }, 'could not record job failure'));
-      return false;
+      return dead ? 'dead' : 'retry';
     }
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { newId, PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
 import { transactional, type EntityManager } from '@sluice/store';
+import { DELAY_BUCKETS, type Metrics } from '@sluice/metrics';
 import { answerOf } from '../domain/answers.js';
 import { attemptRecord, type AttemptResult, type Delivery } from '../domain/delivery.js';
 import { disableReason } from '../domain/endpoint-health.js';
@@ -31,6 +32,36 @@ export interface DeliveryWorkerOptions extends DispatchDeps {
   /** An endpoint failing every attempt for this long is disabled (default 72 h). */
   disableAfterMs?: number;
   random?: () => number;
+  /** Counts attempts by outcome and measures them (see deliveryMetrics). */
+  metrics?: Metrics;
+}
+
+/**
+ * Webhook delivery metrics: `webhook_delivery_attempts_total` by `outcome`
+ * (`delivered`; `retry`: failed, another attempt is scheduled; `failed`: failed
+ * with the retry schedule exhausted), the `webhook_delivery_attempt_seconds`
+ * histogram of each HTTP attempt, and `webhook_delivery_latency_seconds`, from
+ * the delivery's creation (the event received) to its successful attempt.
+ * Labels are bounded: never the platform, the URL or the webhook id.
+ */
+function deliveryMetrics(metrics: Metrics) {
+  return {
+    attempts: metrics.counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'HTTP attempts to deliver a webhook, by outcome',
+      labelNames: ['outcome'],
+    }),
+    attemptSeconds: metrics.histogram({
+      name: 'webhook_delivery_attempt_seconds',
+      help: 'Duration of one HTTP attempt to deliver a webhook',
+      labelNames: ['outcome'],
+    }),
+    latency: metrics.histogram({
+      name: 'webhook_delivery_latency_seconds',
+      help: 'Time from receiving the event to delivering its webhook (retries included)',
+      buckets: DELAY_BUCKETS,
+    }),
+  };
 }
 
 /**
@@ -66,10 +97,13 @@ export class DeliveryWorker {
   private nextPurgeAt = 0;
   /** Wakes the loop when the next delivery falls due (between notifications and safety polls). */
   private dueTimer: NodeJS.Timeout | undefined;
+  private readonly metrics: ReturnType<typeof deliveryMetrics> | undefined;
 
   constructor(private readonly o: DeliveryWorkerOptions) {
     this.owner = o.owner ?? `worker:${randomUUID()}`;
     this.perPlatform = o.perPlatform ?? 10;
+    this.metrics = o.metrics && deliveryMetrics(o.metrics);
+    if (o.metrics) this.observeBacklog(o.metrics);
     // Covers what happens between two renewals: the HTTP attempt and recording it (or, from the claim to
     // the first attempt, the identity lookup), with a margin for slow queries and clock skew between replicas.
     this.leaseMs = o.timeoutMs + 30_000;
@@ -81,6 +115,35 @@ export class DeliveryWorker {
 
   start(): void {
     this.loop.start();
+  }
+
+  /**
+   * `webhook_deliveries_due` and `webhook_oldest_due_delivery_age_seconds`: the
+   * pending deliveries whose attempt is due (or under way), read when scraped
+   * with a query on the due index.
+   */
+  private observeBacklog(metrics: Metrics): void {
+    const read = async () => {
+      const now = this.o.clock.now();
+      return { now, ...(await this.o.repo.dueBacklog(this.o.orm.em.fork(), now)) };
+    };
+    const onError = (err: unknown) => this.o.logger.warn({ err }, 'webhook backlog not measured');
+    metrics.scrapedGauge(
+      { name: 'webhook_deliveries_due', help: 'Pending webhook deliveries whose attempt is due or under way' },
+      async (g) => g.set((await read()).due),
+      onError,
+    );
+    metrics.scrapedGauge(
+      {
+        name: 'webhook_oldest_due_delivery_age_seconds',
+        help: 'How long the oldest due webhook delivery has waited for its attempt (0 when none)',
+      },
+      async (g) => {
+        const { now, oldest } = await read();
+        g.set(oldest ? Math.max(0, now.getTime() - oldest.getTime()) / 1000 : 0);
+      },
+      onError,
+    );
   }
 
   /** Looks for due deliveries now instead of at the next poll. */
@@ -312,6 +375,10 @@ export class DeliveryWorker {
       status: r.status,
       ms: r.durationMs,
     };
+    const outcome = status === 'DELIVERED' ? 'delivered' : status === 'PENDING' ? 'retry' : 'failed';
+    this.metrics?.attempts.inc({ outcome });
+    this.metrics?.attemptSeconds.observe({ outcome }, r.durationMs / 1000);
+    if (r.ok) this.metrics?.latency.observe(Math.max(0, now.getTime() - d.createdAt.getTime()) / 1000);
     if (!kept) this.o.logger.warn(log, 'webhook lease was lost before the attempt was recorded');
     else if (r.ok) this.o.logger.info(log, 'webhook delivered');
     else if (status === 'FAILED')

@@ -294,6 +294,16 @@ export class DeliveryRepository {
   }
 
   /** When the next PENDING delivery falls due (or its lease runs out), if any. */
+  /** How many pending deliveries are due (or under way) at `now`, and the oldest one's due time (the metrics' backlog). */
+  async dueBacklog(em: EntityManager, now: Date): Promise<{ due: number; oldest: Date | undefined }> {
+    const [row] = await em.execute<{ due: string | number; oldest: string | Date | null }[]>(
+      `SELECT count(*) AS due, min(next_attempt_at) AS oldest FROM webhook_deliveries
+       WHERE status = 'PENDING' AND next_attempt_at <= ?`,
+      [now],
+    );
+    return { due: Number(row?.due ?? 0), oldest: row?.oldest ? new Date(row.oldest) : undefined };
+  }
+
   async nextDueAt(em: EntityManager): Promise<Date | undefined> {
     const rows = await em.execute<{ at: string | null }[]>(
       `SELECT min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) AS at
