@@ -1,21 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { ManualClock } from '@sluice/core';
+import { ManualClock, systemClock } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { inheritedDeadline, withDeadline } from '@sluice/rpc';
 import { openStore, transactional, type MikroORM } from '@sluice/store';
-import { EVENT_TABLES_MIGRATION } from '@sluice/events';
+import { EVENT_TABLES_MIGRATION, listenerName } from '@sluice/events';
 import { startService, type RunningService } from '@sluice/runtime';
 import {
   createTestDatabase,
   dropStreams,
   eventually,
   natsUrl,
+  queriesDuring,
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
 import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
-import { JobScheduler, maxJobConcurrency } from '../src/store/job-scheduler.js';
+import { JobScheduler, jobsChannel, maxJobConcurrency } from '../src/store/job-scheduler.js';
 import { migrations } from '../src/store/migrations.js';
 
 // The durable scheduler against real Postgres: the payments service migrates the
@@ -83,7 +84,14 @@ describe('JobScheduler', () => {
     await sql.query(
       `INSERT INTO payments.scheduled_jobs (id, kind, run_at) VALUES ('orphan:1', 'kind-from-a-newer-release', now() - interval '1 second')`,
     );
-    await new Promise((r) => setTimeout(r, 800)); // > 3 poll intervals of the service's worker
+    // A job of a kind it runs, scheduled (and announced) after the orphan: once it is done, the
+    // service's worker has claimed with the orphan due.
+    await running.graph.scheduler.schedule({ kind: 'receiver-lookups.purge', id: 'orphan:probe' });
+    await eventually(
+      async () =>
+        (await sql.query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = 'orphan:probe' AND done_at IS NOT NULL`))
+          .rowCount === 1,
+    );
     const row = (
       await sql.query(
         `SELECT attempts, locked_by, done_at FROM payments.scheduled_jobs WHERE id = 'orphan:1'`,
@@ -330,5 +338,83 @@ describe('JobScheduler', () => {
     await eventually(async () => seen.length === 1, 5_000);
     await s.stop();
     expect(seen).toEqual([{ deadline: undefined, requestId: undefined }]);
+  });
+  it('an idle worker runs no query; a job scheduled in a transaction another replica commits wakes it at once (LISTEN/NOTIFY)', async () => {
+    // Safety poll of a minute: within the test only the notification (or the due-time timer) can wake it.
+    const ran: string[] = [];
+    const workerOrm = await replicaOrm();
+    const worker = new JobScheduler(workerOrm, systemClock, { pollMs: 60_000, logger }).register(
+      'wake',
+      async (job) => {
+        ran.push(job.id);
+      },
+    );
+    // The other replica only schedules (it runs no kind): its commit reaches the worker through Postgres.
+    const producerOrm = await replicaOrm();
+    const producer = new JobScheduler(producerOrm, systemClock, { pollMs: 60_000, logger });
+    worker.start();
+    producer.start();
+    try {
+      await eventually(async () => worker.listening && producer.listening);
+      await new Promise((r) => setTimeout(r, 100)); // the pass run on connecting
+      const queries = await queriesDuring(workerOrm, () => new Promise((r) => setTimeout(r, 1000)));
+      expect(queries, 'statements run by an idle worker in a second').toBe(0);
+      await transactional(producerOrm, (em) => producer.schedule({ kind: 'wake', id: 'wake:now' }, em));
+      await eventually(async () => ran.includes('wake:now'));
+      // Due later: the pass the notification caused found it not yet due and set a timer for it.
+      await transactional(producerOrm, (em) =>
+        producer.schedule({ kind: 'wake', id: 'wake:later', delayMs: 300 }, em),
+      );
+      await eventually(async () => ran.includes('wake:later'));
+      // A rolled-back transaction schedules nothing (and announces nothing).
+      await expect(
+        transactional(producerOrm, async (em) => {
+          await producer.schedule({ kind: 'wake', id: 'wake:rolled-back' }, em);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect((await sql.query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = 'wake:rolled-back'`)).rowCount).toBe(0);
+      expect(ran).toEqual(['wake:now', 'wake:later']);
+    } finally {
+      await worker.stop();
+      await producer.stop();
+    }
+  });
+
+  it('after its LISTEN connection is killed it reconnects, and a later job still wakes it', async () => {
+    const ran: string[] = [];
+    const worker = new JobScheduler(await replicaOrm(), systemClock, { pollMs: 60_000, logger }).register(
+      'rewake',
+      async (job) => {
+        ran.push(job.id);
+      },
+    );
+    const producerOrm = await replicaOrm();
+    const producer = new JobScheduler(producerOrm, systemClock, { pollMs: 60_000, logger });
+    worker.start();
+    producer.start();
+    const listeners = async () =>
+      (
+        await sql.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+          [listenerName([jobsChannel('payments')])],
+        )
+      ).rows.map((r) => r.pid);
+    try {
+      await eventually(async () => worker.listening && producer.listening);
+      // Every LISTEN connection of the channel (these two and the running service's).
+      const before = await listeners();
+      expect(before.length).toBeGreaterThanOrEqual(2);
+      await sql.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [before]);
+      await eventually(async () => {
+        const now = await listeners();
+        return now.length >= 2 && now.every((pid) => !before.includes(pid)) && worker.listening && producer.listening;
+      });
+      await transactional(producerOrm, (em) => producer.schedule({ kind: 'rewake', id: 'rewake:1' }, em));
+      await eventually(async () => ran.includes('rewake:1'));
+    } finally {
+      await worker.stop();
+      await producer.stop();
+    }
   });
 });
