@@ -361,11 +361,16 @@ describe('JobScheduler', () => {
       expect(queries, 'statements run by an idle worker in a second').toBe(0);
       await transactional(producerOrm, (em) => producer.schedule({ kind: 'wake', id: 'wake:now' }, em));
       await eventually(async () => ran.includes('wake:now'));
-      // Due later: the pass the notification caused found it not yet due and set a timer for it.
-      await transactional(producerOrm, (em) =>
-        producer.schedule({ kind: 'wake', id: 'wake:later', delayMs: 300 }, em),
-      );
+      // Due later, from the other replica beside a job due now: the pass its notification caused ran
+      // the one and read when the other falls due (in the claim's statement), and set a timer for it.
+      await transactional(producerOrm, async (em) => {
+        await producer.schedule({ kind: 'wake', id: 'wake:soon' }, em);
+        await producer.schedule({ kind: 'wake', id: 'wake:later', delayMs: 300 }, em);
+      });
       await eventually(async () => ran.includes('wake:later'));
+      // Due later, scheduled by the worker's own process: its commit sets the timer (no pass, no NOTIFY).
+      await transactional(workerOrm, (em) => worker.schedule({ kind: 'wake', id: 'wake:local', delayMs: 300 }, em));
+      await eventually(async () => ran.includes('wake:local'));
       // A rolled-back transaction schedules nothing (and announces nothing).
       await expect(
         transactional(producerOrm, async (em) => {
@@ -374,7 +379,7 @@ describe('JobScheduler', () => {
         }),
       ).rejects.toThrow('rolled back');
       expect((await sql.query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = 'wake:rolled-back'`)).rowCount).toBe(0);
-      expect(ran).toEqual(['wake:now', 'wake:later']);
+      expect(ran.sort()).toEqual(['wake:later', 'wake:local', 'wake:now', 'wake:soon']);
     } finally {
       await worker.stop();
       await producer.stop();

@@ -39,6 +39,10 @@ export class NotifiedLoop {
   private readonly notifications: PgNotifications | undefined;
   private fallback: NodeJS.Timeout | undefined;
   private dueTimer: NodeJS.Timeout | undefined;
+  /** The earliest due time announced by this process's commits since, and its timer. */
+  private soonest: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** Marks, on a transaction's entity manager, the earliest later due time it announced to this loop. */
+  private readonly later = Symbol('NotifiedLoop.later');
 
   constructor(
     tick: () => Promise<boolean>,
@@ -57,6 +61,12 @@ export class NotifiedLoop {
         orm: o.orm,
       });
     }
+    o.orm.em.getEventManager().registerSubscriber({
+      afterTransactionCommit: (args: { em: unknown }) => {
+        const at = (args.em as Record<symbol, number> | undefined)?.[this.later];
+        if (at !== undefined) this.wakeAt(at);
+      },
+    });
   }
 
   start(): void {
@@ -74,6 +84,8 @@ export class NotifiedLoop {
   async stop(): Promise<void> {
     clearInterval(this.fallback);
     clearTimeout(this.dueTimer);
+    clearTimeout(this.soonest?.timer);
+    this.soonest = undefined;
     await this.notifications?.stop();
     await this.loop.stop();
   }
@@ -90,11 +102,33 @@ export class NotifiedLoop {
 
   /**
    * Announces work written by `em`: on commit if `em` is in a transaction (the work is visible
-   * then, and never if it rolls back), else now (an autocommitted write).
+   * then, and never if it rolls back), else now (an autocommitted write). Work due later (`dueAt`
+   * in the future) only sets this process's timer for it, on commit: no pass and no `NOTIFY`
+   * until then (this process runs it; if it dies first, another replica's next-due timer or
+   * safety poll finds it).
    */
-  announce(em: EntityManager): void {
-    if (em.isInTransaction()) notifyOnCommit(em, this.o.channel);
+  announce(em: EntityManager, dueAt?: number): void {
+    if (dueAt !== undefined && dueAt > Date.now() && em.isInTransaction()) {
+      const marked = em as unknown as Record<symbol, number | undefined>;
+      marked[this.later] = Math.min(marked[this.later] ?? Infinity, dueAt);
+    } else if (dueAt !== undefined && dueAt > Date.now()) this.wakeAt(dueAt);
+    else if (em.isInTransaction()) notifyOnCommit(em, this.o.channel);
     else this.announceNow();
+  }
+
+  /** Wakes the loop at `at` (epoch ms) unless a wake-up announced before comes sooner; kept across passes. */
+  private wakeAt(at: number): void {
+    if (this.soonest && this.soonest.at <= at) return;
+    clearTimeout(this.soonest?.timer);
+    const timer = setTimeout(
+      () => {
+        this.soonest = undefined;
+        this.loop.nudge();
+      },
+      Math.max(0, at - Date.now()) + 5,
+    );
+    timer.unref();
+    this.soonest = { at, timer };
   }
 
   /** Announces work that is committed already (to this process at once, to the others by NOTIFY). */

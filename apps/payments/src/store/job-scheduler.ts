@@ -208,14 +208,17 @@ export class JobScheduler implements Worker {
     const runAt = job.at ?? this.dueAt(job.delayMs ?? 0, job.realTime);
     const sql = `INSERT INTO scheduled_jobs (id, kind, payload, run_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?) ON CONFLICT (id) DO NOTHING`;
     const params = [id, job.kind, JSON.stringify(job.payload ?? {}), runAt, this.clock.now()];
-    if (em) {
-      await em.execute(sql, params);
-      this.loop.announce(em); // wakes the schedulers once the caller's transaction commits
-    } else {
-      await this.orm.em.fork().execute(sql, params);
-      this.loop.announceNow();
-    }
+    const writer = em ?? this.orm.em.fork();
+    await writer.execute(sql, params);
+    // Wakes the schedulers once the caller's transaction commits (at once without one); a job due
+    // later only sets this scheduler's timer for it.
+    this.loop.announce(writer, this.wallDue(runAt));
     return id;
+  }
+
+  /** A job's due time on this process's wall clock (the scheduler's clock may be a test's manual one). */
+  private wallDue(runAt: Date): number {
+    return Date.now() + (runAt.getTime() - this.clock.now().getTime());
   }
 
   /**
