@@ -73,6 +73,24 @@ const effects = async (like: string) =>
     )
   ).rows;
 
+/**
+ * Two started replicas with a safety poll of a minute (within a test only a notification or a
+ * due-time timer wakes them): a worker that runs `kind`, and a producer that runs nothing, whose
+ * commits reach the worker through Postgres only.
+ */
+async function listeningReplicas(kind: string) {
+  const ran: string[] = [];
+  const workerOrm = await replicaOrm();
+  const worker = new JobScheduler(workerOrm, systemClock, { pollMs: 60_000, logger }).register(kind, async (job) => {
+    ran.push(job.id);
+  });
+  const producerOrm = await replicaOrm();
+  const producer = new JobScheduler(producerOrm, systemClock, { pollMs: 60_000, logger });
+  worker.start();
+  producer.start();
+  return { ran, worker, workerOrm, producer, producerOrm };
+}
+
 describe('JobScheduler', () => {
   it('the running service migrated the job table; its worker leaves kinds it has no handler for alone', async () => {
     const cols = await sql.query(
@@ -339,21 +357,9 @@ describe('JobScheduler', () => {
     await s.stop();
     expect(seen).toEqual([{ deadline: undefined, requestId: undefined }]);
   });
+
   it('an idle worker runs no query; a job scheduled in a transaction another replica commits wakes it at once (LISTEN/NOTIFY)', async () => {
-    // Safety poll of a minute: within the test only the notification (or the due-time timer) can wake it.
-    const ran: string[] = [];
-    const workerOrm = await replicaOrm();
-    const worker = new JobScheduler(workerOrm, systemClock, { pollMs: 60_000, logger }).register(
-      'wake',
-      async (job) => {
-        ran.push(job.id);
-      },
-    );
-    // The other replica only schedules (it runs no kind): its commit reaches the worker through Postgres.
-    const producerOrm = await replicaOrm();
-    const producer = new JobScheduler(producerOrm, systemClock, { pollMs: 60_000, logger });
-    worker.start();
-    producer.start();
+    const { ran, worker, workerOrm, producer, producerOrm } = await listeningReplicas('wake');
     try {
       await eventually(async () => worker.listening && producer.listening);
       await new Promise((r) => setTimeout(r, 100)); // the pass run on connecting
@@ -387,17 +393,7 @@ describe('JobScheduler', () => {
   });
 
   it('after its LISTEN connection is killed it reconnects, and a later job still wakes it', async () => {
-    const ran: string[] = [];
-    const worker = new JobScheduler(await replicaOrm(), systemClock, { pollMs: 60_000, logger }).register(
-      'rewake',
-      async (job) => {
-        ran.push(job.id);
-      },
-    );
-    const producerOrm = await replicaOrm();
-    const producer = new JobScheduler(producerOrm, systemClock, { pollMs: 60_000, logger });
-    worker.start();
-    producer.start();
+    const { ran, worker, producer, producerOrm } = await listeningReplicas('rewake');
     const listeners = async () =>
       (
         await sql.query<{ pid: number }>(
