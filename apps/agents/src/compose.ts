@@ -1,4 +1,4 @@
-import { PollLoop } from '@sluice/core';
+import { NotifiedLoop } from '@sluice/events';
 import type { Composition, ServiceDeps, Worker } from '@sluice/runtime';
 import type { AgentsConfig } from './service.js';
 import type { AccountsPort, CustomerDirectory, PaymentsPort } from './app/ports.js';
@@ -10,7 +10,7 @@ import { IdentityClient } from './clients/identity.client.js';
 import { PaymentsClient } from './clients/payments.client.js';
 import { AgentEventPublisher } from './events/agent.events.js';
 import { agentsRpc } from './rpc/agents.rpc.js';
-import { ActionRepository } from './store/action.repository.js';
+import { ACTIONS_CHANNEL, ActionRepository } from './store/action.repository.js';
 import { AgentRepository } from './store/agent.repository.js';
 import { AgentQuoteRepository, AttemptRepository, DeviceCodeRepository } from './store/device-code.repository.js';
 
@@ -68,15 +68,27 @@ export function composeAgents(
   );
 
   // One loop: expire approvals past their time, drive stalled executions, forget old failure windows.
-  const loop = new PollLoop(
+  // It wakes when an action starts waiting (announced on commit), when the next one is due, and
+  // every AGENT_WORKER_POLL_MS (safety poll): an idle worker runs no query.
+  const loop: NotifiedLoop = new NotifiedLoop(
     async () => {
       const expired = await actions.expireDue();
       const recovered = await actions.recoverStalled();
       await agents.purgeAttempts();
       if (expired || recovered) logger.info({ expired, recovered }, 'agent actions expired or recovered');
-      return expired > 0 || recovered > 0;
+      if (expired > 0 || recovered > 0) return true;
+      const next = await actions.nextDueAt();
+      loop.wakeIn(next ? next.getTime() - clock.now().getTime() : undefined);
+      return false;
     },
-    { idleMs: c.AGENT_WORKER_POLL_MS, onError: (err) => logger.warn({ err }, 'agents worker tick failed') },
+    {
+      orm,
+      channel: ACTIONS_CHANNEL,
+      logger,
+      safetyMs: c.AGENT_WORKER_POLL_MS,
+      fallbackMs: 1000,
+      onError: (err) => logger.warn({ err }, 'agents worker tick failed'),
+    },
   );
   const worker: Worker = { start: () => loop.start(), stop: () => loop.stop() };
 

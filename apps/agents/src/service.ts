@@ -41,10 +41,11 @@ const config = Type.Object({
     description: 'an approved action whose execution has not reported back this long is driven again (payments calls are idempotent on the action)',
   }),
   AGENT_WORKER_POLL_MS: Type.Integer({
-    default: 1000,
+    default: 10_000,
     minimum: 10,
     maximum: 60_000,
-    description: 'how often the agents worker looks for expired approvals and stalled executions',
+    description:
+      'safety poll of the agents worker (expired approvals, stalled executions): an action that starts waiting wakes it on commit (LISTEN/NOTIFY, every replica) and it sleeps until the next one is due, so this only bounds how late a lost notification is noticed (without a LISTEN connection it polls every second)',
   }),
 });
 

@@ -25,6 +25,7 @@ beforeAll(async () => {
   stack = await startAgentsWithNeighbours('agents', {
     clock,
     env: {
+      // The test moves a manual clock, which announces nothing: poll instead of the 10 s safety poll.
       AGENT_WORKER_POLL_MS: '20',
       AGENT_DEVICE_CODE_MAX_FAILURES: '5',
       AGENT_ACTION_APPROVAL_TTL_SECONDS: '600',

@@ -46,9 +46,10 @@ const config = Type.Object({
     Type.String({ minLength: 1, description: 'secret of DOCUMENT_S3_ACCESS_KEY_ID' }),
   ),
   SCREENING_POLL_MS: Type.Integer({
-    default: 250,
+    default: 10_000,
     minimum: 10,
-    description: 'how often due KYC/KYB screenings are looked for',
+    description:
+      'safety poll of the screening worker: a screening given a due time wakes it on commit (LISTEN/NOTIFY, every replica) and it sleeps until the next one is due, so this only bounds how late a lost notification is noticed (without a LISTEN connection it polls every 250 ms)',
   }),
   PRODUCTION_KYC_RECHECK_MS: Type.Integer({
     default: 3_600_000,

@@ -10,10 +10,11 @@ const config = Type.Object({
   ...grpcClientConfig('identity'),
   ...grpcClientConfig('wallet-auth'),
   JOB_POLL_MS: Type.Integer({
-    default: 250,
+    default: 10_000,
     minimum: 10,
     maximum: 60_000,
-    description: 'how often the scheduler looks for due jobs',
+    description:
+      'safety poll of the job scheduler: a job scheduled now wakes it on commit (LISTEN/NOTIFY, every replica) and it sleeps until the next job is due, so this only bounds how late a lost notification is noticed (without a LISTEN connection it polls every 250 ms)',
   }),
   JOB_CONCURRENCY: Type.Integer({
     default: 3,

@@ -36,6 +36,7 @@ beforeAll(async () => {
   stack = await startPaymentsWithNeighbours('incoming', {
     env: {
       SANDBOX_TIME_SCALE: '0.01',
+      // These tests move jobs' due times with SQL, which announces nothing: poll instead of the 10 s safety poll.
       JOB_POLL_MS: '20',
       // Real seconds (protocol deadlines are not scaled): no answer deadline elapses by itself during
       // the file; the test of one elapsing closes it (closeWindow).

@@ -67,6 +67,7 @@ const expectReconciled = async () => {
 beforeAll(async () => {
   stack = await startPaymentsWithNeighbours('quotes', {
     env: {
+      // These tests move jobs' due times with SQL, which announces nothing: poll instead of the 10 s safety poll.
       JOB_POLL_MS: '20',
       // Sandbox settlement 1 s → 10 ms.
       SANDBOX_TIME_SCALE: '0.01',

@@ -1,21 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { ManualClock } from '@sluice/core';
+import { ManualClock, systemClock } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { inheritedDeadline, withDeadline } from '@sluice/rpc';
 import { openStore, transactional, type MikroORM } from '@sluice/store';
-import { EVENT_TABLES_MIGRATION } from '@sluice/events';
+import { EVENT_TABLES_MIGRATION, listenerName } from '@sluice/events';
 import { startService, type RunningService } from '@sluice/runtime';
 import {
   createTestDatabase,
   dropStreams,
   eventually,
   natsUrl,
+  queriesDuring,
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
 import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
-import { JobScheduler, maxJobConcurrency } from '../src/store/job-scheduler.js';
+import { JobScheduler, jobsChannel, maxJobConcurrency } from '../src/store/job-scheduler.js';
 import { migrations } from '../src/store/migrations.js';
 
 // The durable scheduler against real Postgres: the payments service migrates the
@@ -72,6 +73,24 @@ const effects = async (like: string) =>
     )
   ).rows;
 
+/**
+ * Two started replicas with a safety poll of a minute (within a test only a notification or a
+ * due-time timer wakes them): a worker that runs `kind`, and a producer that runs nothing, whose
+ * commits reach the worker through Postgres only.
+ */
+async function listeningReplicas(kind: string) {
+  const ran: string[] = [];
+  const workerOrm = await replicaOrm();
+  const worker = new JobScheduler(workerOrm, systemClock, { pollMs: 60_000, logger }).register(kind, async (job) => {
+    ran.push(job.id);
+  });
+  const producerOrm = await replicaOrm();
+  const producer = new JobScheduler(producerOrm, systemClock, { pollMs: 60_000, logger });
+  worker.start();
+  producer.start();
+  return { ran, worker, workerOrm, producer, producerOrm };
+}
+
 describe('JobScheduler', () => {
   it('the running service migrated the job table; its worker leaves kinds it has no handler for alone', async () => {
     const cols = await sql.query(
@@ -83,7 +102,14 @@ describe('JobScheduler', () => {
     await sql.query(
       `INSERT INTO payments.scheduled_jobs (id, kind, run_at) VALUES ('orphan:1', 'kind-from-a-newer-release', now() - interval '1 second')`,
     );
-    await new Promise((r) => setTimeout(r, 800)); // > 3 poll intervals of the service's worker
+    // A job of a kind it runs, scheduled (and announced) after the orphan: once it is done, the
+    // service's worker has claimed with the orphan due.
+    await running.graph.scheduler.schedule({ kind: 'receiver-lookups.purge', id: 'orphan:probe' });
+    await eventually(
+      async () =>
+        (await sql.query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = 'orphan:probe' AND done_at IS NOT NULL`))
+          .rowCount === 1,
+    );
     const row = (
       await sql.query(
         `SELECT attempts, locked_by, done_at FROM payments.scheduled_jobs WHERE id = 'orphan:1'`,
@@ -330,5 +356,66 @@ describe('JobScheduler', () => {
     await eventually(async () => seen.length === 1, 5_000);
     await s.stop();
     expect(seen).toEqual([{ deadline: undefined, requestId: undefined }]);
+  });
+
+  it('an idle worker runs no query; a job scheduled in a transaction another replica commits wakes it at once (LISTEN/NOTIFY)', async () => {
+    const { ran, worker, workerOrm, producer, producerOrm } = await listeningReplicas('wake');
+    try {
+      await eventually(async () => worker.listening && producer.listening);
+      await new Promise((r) => setTimeout(r, 100)); // the pass run on connecting
+      const queries = await queriesDuring(workerOrm, () => new Promise((r) => setTimeout(r, 1000)));
+      expect(queries, 'statements run by an idle worker in a second').toBe(0);
+      await transactional(producerOrm, (em) => producer.schedule({ kind: 'wake', id: 'wake:now' }, em));
+      await eventually(async () => ran.includes('wake:now'));
+      // Due later, from the other replica beside a job due now: the pass its notification caused ran
+      // the one and read when the other falls due (in the claim's statement), and set a timer for it.
+      await transactional(producerOrm, async (em) => {
+        await producer.schedule({ kind: 'wake', id: 'wake:soon' }, em);
+        await producer.schedule({ kind: 'wake', id: 'wake:later', delayMs: 300 }, em);
+      });
+      await eventually(async () => ran.includes('wake:later'));
+      // Due later, scheduled by the worker's own process: its commit sets the timer (no pass, no NOTIFY).
+      await transactional(workerOrm, (em) => worker.schedule({ kind: 'wake', id: 'wake:local', delayMs: 300 }, em));
+      await eventually(async () => ran.includes('wake:local'));
+      // A rolled-back transaction schedules nothing (and announces nothing).
+      await expect(
+        transactional(producerOrm, async (em) => {
+          await producer.schedule({ kind: 'wake', id: 'wake:rolled-back' }, em);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect((await sql.query(`SELECT 1 FROM payments.scheduled_jobs WHERE id = 'wake:rolled-back'`)).rowCount).toBe(0);
+      expect(ran.sort()).toEqual(['wake:later', 'wake:local', 'wake:now', 'wake:soon']);
+    } finally {
+      await worker.stop();
+      await producer.stop();
+    }
+  });
+
+  it('after its LISTEN connection is killed it reconnects, and a later job still wakes it', async () => {
+    const { ran, worker, producer, producerOrm } = await listeningReplicas('rewake');
+    const listeners = async () =>
+      (
+        await sql.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+          [listenerName([jobsChannel('payments')])],
+        )
+      ).rows.map((r) => r.pid);
+    try {
+      await eventually(async () => worker.listening && producer.listening);
+      // Every LISTEN connection of the channel (these two and the running service's).
+      const before = await listeners();
+      expect(before.length).toBeGreaterThanOrEqual(2);
+      await sql.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [before]);
+      await eventually(async () => {
+        const now = await listeners();
+        return now.length >= 2 && now.every((pid) => !before.includes(pid)) && worker.listening && producer.listening;
+      });
+      await transactional(producerOrm, (em) => producer.schedule({ kind: 'rewake', id: 'rewake:1' }, em));
+      await eventually(async () => ran.includes('rewake:1'));
+    } finally {
+      await worker.stop();
+      await producer.stop();
+    }
   });
 });

@@ -91,7 +91,6 @@ beforeAll(async () => {
     env: {
       // 1 s settlement → 10 ms, the 005 30 s pending → 300 ms.
       SANDBOX_TIME_SCALE: '0.01',
-      JOB_POLL_MS: '20',
     },
   });
   accountsAddress = stack.services.address('accounts');

@@ -4,3 +4,4 @@ export * from './outbox.js';
 export * from './consumer.js';
 export * from './contract-check.js';
 export * from './notifications.js';
+export * from './notified-loop.js';

@@ -8,6 +8,11 @@ export function outboxChannel(schema: string): string {
   return `${OUTBOX_CHANNEL_PREFIX}${schema}`;
 }
 
+/** The application_name of the LISTEN connection of these channels (at most 63 bytes, Postgres' limit). */
+export function listenerName(channels: readonly string[]): string {
+  return `sluice listen ${channels.join(',')}`.slice(0, 63);
+}
+
 const CHANNELS = Symbol('sluice.notifyOnCommit');
 
 /**
@@ -70,7 +75,7 @@ export class PgNotifications {
           for (const ch of channelsOf(args?.em) ?? []) {
             if (!this.o.channels.includes(ch)) continue;
             this.o.onNotify(ch); // this process at once
-            this.send(ch); // the others (replicas)
+            this.notify(ch); // the others (replicas)
           }
         } catch (err) {
           this.o.logger?.warn({ err }, 'could not signal a committed change');
@@ -79,8 +84,11 @@ export class PgNotifications {
     });
   }
 
-  /** One NOTIFY of `channel` on the listening connection; repeats asked while one is in flight collapse into one more. */
-  private send(channel: string): void {
+  /**
+   * One NOTIFY of `channel` on the listening connection, for the other processes (nothing while not
+   * connected); repeats asked while one is in flight collapse into one more.
+   */
+  notify(channel: string): void {
     const client = this.client;
     if (!client || this.stopped) return;
     if (this.sending.has(channel)) {
@@ -94,7 +102,7 @@ export class PgNotifications {
       .finally(() => {
         const again = this.sending.get(channel) === 'again';
         this.sending.delete(channel);
-        if (again) this.send(channel);
+        if (again) this.notify(channel);
       });
   }
 
@@ -119,7 +127,11 @@ export class PgNotifications {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.o.connectionString });
+    // Named after its channels, so an operator (or a test) finds it in pg_stat_activity.
+    const client = new pg.Client({
+      connectionString: this.o.connectionString,
+      application_name: listenerName(this.o.channels),
+    });
     client.on('notification', (n) => this.o.onNotify(n.channel));
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));

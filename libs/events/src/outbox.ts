@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@sluice/store';
 import { Migration } from '@sluice/store';
-import { newId, PollLoop } from '@sluice/core';
+import { newId } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
 import type { Metrics } from '@sluice/metrics';
 import { headers as natsHeaders } from '@nats-io/transport-node';
@@ -8,7 +8,8 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EventContract, EventData } from '@sluice/api';
 import { subjectFor, toJson, type Domain, type EventEnvelope } from './envelope.js';
 import { contractCheck } from './contract-check.js';
-import { notifyOnCommit, outboxChannel, PgNotifications } from './notifications.js';
+import { notifyOnCommit, outboxChannel } from './notifications.js';
+import { NotifiedLoop } from './notified-loop.js';
 
 /** Creates the outbox and inbox tables in the service's schema. Include it in every service's migrations. */
 export class EventTablesMigration extends Migration {
@@ -94,9 +95,7 @@ export class Outbox {
  * inside its duplicate window and consumers' inboxes absorb after it.
  */
 export class OutboxRelay {
-  private readonly loop: PollLoop;
-  private readonly notifications: PgNotifications | undefined;
-  private fallback: NodeJS.Timeout | undefined;
+  private readonly loop: NotifiedLoop;
 
   constructor(
     private readonly orm: MikroORM,
@@ -112,39 +111,25 @@ export class OutboxRelay {
       safetyMs?: number;
     } = {},
   ) {
-    const listen = opts.listen ?? true;
-    this.loop = new PollLoop(async () => (await this.publishBatch()) > 0, {
-      idleMs: listen ? (opts.safetyMs ?? 10_000) : (opts.idleMs ?? 100),
+    const schema = orm.config.get('schema');
+    this.loop = new NotifiedLoop(async () => (await this.publishBatch()) > 0, {
+      orm,
+      channel: outboxChannel(schema ?? 'public'),
+      logger,
+      listen: (opts.listen ?? true) && !!schema,
+      safetyMs: opts.safetyMs ?? 10_000,
+      fallbackMs: opts.idleMs ?? 100,
       onError: (err) => this.logger.error({ err }, 'outbox relay batch failed'),
     });
-    const url = orm.config.get('clientUrl');
-    const schema = orm.config.get('schema');
-    if (listen && url && schema) {
-      this.notifications = new PgNotifications({
-        connectionString: url,
-        channels: [outboxChannel(schema)],
-        onNotify: () => this.loop.nudge(),
-        onReady: () => this.loop.nudge(),
-        logger,
-        orm,
-      });
-    }
   }
 
   start(): void {
     this.loop.start();
-    if (!this.notifications) return;
-    void this.notifications.start();
-    // Until (and whenever not) listening, poll as often as without notifications.
-    this.fallback = setInterval(() => {
-      if (!this.notifications!.listening) this.loop.nudge();
-    }, this.opts.idleMs ?? 100);
-    this.fallback.unref();
   }
 
   /** True while it receives the outbox's notifications (and so does not poll). */
   get listening(): boolean {
-    return this.notifications?.listening ?? false;
+    return this.loop.listening;
   }
 
   /** Asks the relay to look for new rows now instead of at its next poll. */
@@ -153,8 +138,6 @@ export class OutboxRelay {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.fallback);
-    await this.notifications?.stop();
     await this.loop.stop();
   }
 

@@ -291,6 +291,11 @@ export class ActionsService {
     return due.length;
   }
 
+  /** When the worker next has an approval to expire or an execution to check (undefined: none waits). */
+  nextDueAt(): Promise<Date | undefined> {
+    return this.deps.actions.nextDueAt(this.orm.em.fork(), this.settings.stallMs);
+  }
+
   /** Drives EXECUTING actions whose executor went quiet (a crash between reserve and outcome). Returns how many. */
   async recoverStalled(limit = 20): Promise<number> {
     const before = new Date(this.clock.now().getTime() - this.settings.stallMs);

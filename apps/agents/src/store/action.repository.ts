@@ -1,5 +1,6 @@
 import { toPage, type CursorPosition, type Page } from '@sluice/core';
 import type { EntityManager } from '@sluice/store';
+import { notifyOnCommit } from '@sluice/events';
 import type { ActionState, AgentAction, TransferDetails } from '../domain/agent.js';
 import type { ActionType } from '../domain/enforcement.js';
 import { affectedRows, fromJson, insertRow, keysetPage, Where } from './sql.js';
@@ -110,10 +111,17 @@ export interface ActionOutcome {
   failureReason?: string;
 }
 
+/** The channel that wakes the agents workers of every replica when an action starts to wait for something timed. */
+export const ACTIONS_CHANNEL = 'sluice_agents_actions';
+
+/** The states the worker watches: an approval that expires, an execution that may stall. */
+const TIMED: readonly ActionState[] = ['PENDING_APPROVAL', 'EXECUTING'];
+
 /** Agent actions in `agents.agent_actions`. */
 export class ActionRepository {
   async insert(em: EntityManager, a: AgentAction): Promise<void> {
     await insertRow(em, 'agent_actions', actionRow.to(a), JSONB);
+    if (TIMED.includes(a.state)) notifyOnCommit(em, ACTIONS_CHANNEL);
   }
 
   async get(em: EntityManager, platformId: string, actionId: string, lock = false): Promise<AgentAction | undefined> {
@@ -181,7 +189,23 @@ export class ActionRepository {
        RETURNING *`,
       [to, now, outcome.transactionId ?? null, outcome.rejectionReason ?? null, outcome.failureReason ?? null, actionId, ...froms],
     );
+    if (rows[0] && TIMED.includes(to)) notifyOnCommit(em, ACTIONS_CHANNEL);
     return rows[0] ? actionRow.from(rows[0]) : undefined;
+  }
+
+  /**
+   * When the worker has something to do next: the earliest approval expiry, or the moment the
+   * oldest execution has been quiet for `stallMs` (undefined: no action waits).
+   */
+  async nextDueAt(em: EntityManager, stallMs: number): Promise<Date | undefined> {
+    const rows = await em.execute<{ at: Date | string | null }[]>(
+      `SELECT LEAST(
+         (SELECT min(expires_at) FROM agent_actions WHERE state = 'PENDING_APPROVAL'),
+         (SELECT min(updated_at) FROM agent_actions WHERE state = 'EXECUTING') + make_interval(secs => ? / 1000.0)
+       ) AS at`,
+      [stallMs],
+    );
+    return rows[0]?.at ? new Date(rows[0].at) : undefined;
   }
 
   /** Records the transaction of an executing action (known before its outcome), once. */

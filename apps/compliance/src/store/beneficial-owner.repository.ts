@@ -6,7 +6,7 @@ import type {
   KycStatus,
   PersonalInfo,
 } from '../domain/beneficial-owner.js';
-import { date, fromJson, keysetPage, optDate } from './sql.js';
+import { announceDue, date, fromJson, keysetPage, optDate } from './sql.js';
 
 /** Beneficial owners (exact SQL). */
 
@@ -63,6 +63,7 @@ export class BeneficialOwnerRepository {
         o.updatedAt,
       ],
     );
+    announceDue(em, o.kycDueAt);
   }
 
   async update(em: EntityManager, o: BeneficialOwner): Promise<void> {
@@ -80,6 +81,7 @@ export class BeneficialOwnerRepository {
         o.id,
       ],
     );
+    announceDue(em, o.kycDueAt);
   }
 
   async find(
@@ -140,5 +142,11 @@ export class BeneficialOwnerRepository {
       [now, limit],
     );
     return rows.map((r) => ({ id: r.id, platformId: r.platform_id }));
+  }
+
+  /** When the next screening of this table falls due (undefined: none is). */
+  async nextDueAt(em: EntityManager): Promise<Date | undefined> {
+    const rows = await em.execute<{ at: Date | string | null }[]>(`SELECT min(kyc_due_at) AS at FROM beneficial_owners`);
+    return optDate(rows[0]?.at ?? null);
   }
 }

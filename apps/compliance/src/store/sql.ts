@@ -1,5 +1,14 @@
 import { toPage, type CursorPosition, type Page } from '@sluice/core';
 import type { EntityManager } from '@sluice/store';
+import { notifyOnCommit } from '@sluice/events';
+
+/** The channel that wakes the screening workers of every replica when a screening is given a due time. */
+export const SCREENING_CHANNEL = 'sluice_compliance_screening';
+
+/** A row written by `em` is due for screening at `due` (if any): wake the screening workers on commit. */
+export function announceDue(em: EntityManager, due: Date | undefined): void {
+  if (due) notifyOnCommit(em, SCREENING_CHANNEL);
+}
 
 /** Row timestamps come back as Date (or text from some drivers). */
 export const date = (v: Date | string): Date => new Date(v);

@@ -6,7 +6,7 @@ import type {
   VerificationError,
   VerificationStatus,
 } from '../domain/verification.js';
-import { date, fromJson, keysetPage, optDate } from './sql.js';
+import { announceDue, date, fromJson, keysetPage, optDate } from './sql.js';
 
 /** Verifications (exact SQL). */
 
@@ -71,6 +71,7 @@ export class VerificationRepository {
         v.updatedAt,
       ],
     );
+    announceDue(em, v.decisionDueAt);
   }
 
   async update(em: EntityManager, v: Verification): Promise<void> {
@@ -89,6 +90,7 @@ export class VerificationRepository {
         v.id,
       ],
     );
+    announceDue(em, v.decisionDueAt);
   }
 
   async find(
@@ -170,5 +172,11 @@ export class VerificationRepository {
       [now, limit],
     );
     return rows.map((r) => ({ id: r.id, platformId: r.platform_id }));
+  }
+
+  /** When the next screening of this table falls due (undefined: none is). */
+  async nextDueAt(em: EntityManager): Promise<Date | undefined> {
+    const rows = await em.execute<{ at: Date | string | null }[]>(`SELECT min(decision_due_at) AS at FROM verifications`);
+    return optDate(rows[0]?.at ?? null);
   }
 }

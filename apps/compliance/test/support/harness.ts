@@ -60,7 +60,9 @@ export async function startCompliance(
     IDENTITY_GRPC_URL: `127.0.0.1:${id.port}`,
     DOCUMENT_MASTER_KEY: randomBytes(32).toString('base64'),
     SANDBOX_TIME_SCALE: '0.05',
-    SCREENING_POLL_MS: '20',
+    // A minute: screenings are decided because their commit announces them and the worker sleeps until they
+    // are due, not because it polls (a test waits 10 s at most).
+    SCREENING_POLL_MS: '60000',
     PRODUCTION_KYC_RECHECK_MS: '1000',
     ...extraEnv,
   };

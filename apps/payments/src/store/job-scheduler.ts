@@ -1,7 +1,7 @@
-import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Clock } from '@sluice/core';
+import { NotifiedLoop } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import { DELAY_BUCKETS, type Metrics } from '@sluice/metrics';
 import type { Worker } from '@sluice/runtime';
@@ -47,7 +47,16 @@ export interface JobSchedulerOptions {
   timeScale?: number;
   /** How long a claim is exclusive; a worker that died releases its jobs after this. */
   leaseMs?: number;
+  /**
+   * Safety poll while listening (default 10 s): a job scheduled now wakes the scheduler of every
+   * replica on commit (LISTEN/NOTIFY), one due later by a timer set after each pass, so this only
+   * bounds how late a lost notification is noticed.
+   */
   pollMs?: number;
+  /** Poll interval while not listening (no LISTEN connection yet, or lost; default 250 ms). */
+  fallbackPollMs?: number;
+  /** Listen for the notifications of new jobs (default true). */
+  listen?: boolean;
   /** Jobs claimed per pass. */
   batchSize?: number;
   /**
@@ -121,6 +130,11 @@ interface JobRow {
   locked_by: string;
 }
 
+/** The channel a scheduler's commits notify when they schedule jobs (one per schema). */
+export function jobsChannel(schema: string): string {
+  return `sluice_jobs_${schema}`;
+}
+
 /** The one mapper of a claimed `payments.scheduled_jobs` row: the Job its handler sees. */
 function jobOf(row: JobRow): Job {
   return {
@@ -149,28 +163,27 @@ export function maxJobConcurrency(poolMax: number): number {
  * transaction as its handler's writes (`register`), or, for a job that calls other
  * services, as the outcome its handler returns after the calls (`registerLeased`).
  * Delays are multiplied by the sandbox time scale. Also the runtime Worker that
- * polls for due jobs.
+ * runs due jobs: it wakes when a transaction that scheduled a job commits (NotifiedLoop:
+ * LISTEN/NOTIFY, every replica) and when the next job falls due (read in the claim's own
+ * statement), with a slow safety poll for lost notifications; an idle scheduler runs no query.
  */
 export class JobScheduler implements Worker {
   private readonly handlers = new Map<string, Registered>();
   private readonly timeScale: number;
   private readonly leaseMs: number;
-  private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
   private readonly instanceId: string;
-  private timer: NodeJS.Timeout | undefined;
   /**
-   * Runs a function in the context the scheduler was created in: its passes are
-   * woken by `schedule` calls made while serving requests, and must not inherit
-   * a request's context (its deadline, which would cut the jobs' own calls short,
-   * or its request id in their logs).
+   * Runs the passes. Its loop runs in the context the worker was started in: passes woken by
+   * `schedule` calls made while serving requests do not inherit a request's context (its
+   * deadline, which would cut the jobs' own calls short, or its request id in their logs).
    */
-  private readonly inOwnContext = AsyncResource.bind((fn: () => void) => fn());
-  private running: Promise<unknown> | undefined;
-  private stopped = true;
+  private readonly loop: NotifiedLoop;
+  /** The earliest retry a failed job of the current pass was given (the loop wakes for it). */
+  private retryAt: number | undefined;
   private readonly metrics: ReturnType<typeof schedulerMetrics> | undefined;
 
   constructor(
@@ -180,7 +193,6 @@ export class JobScheduler implements Worker {
   ) {
     this.timeScale = opts.timeScale ?? 1;
     this.leaseMs = opts.leaseMs ?? 60_000;
-    this.pollMs = opts.pollMs ?? 250;
     this.batchSize = opts.batchSize ?? 20;
     this.concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, this.batchSize));
     this.maxAttempts = opts.maxAttempts ?? 10;
@@ -189,6 +201,15 @@ export class JobScheduler implements Worker {
     this.logger = opts.logger;
     this.metrics = opts.metrics && schedulerMetrics(opts.metrics, orm, clock, opts.logger);
     if (!(this.timeScale > 0)) throw new Error('timeScale must be > 0');
+    this.loop = new NotifiedLoop(() => this.pass(), {
+      orm,
+      channel: jobsChannel(orm.config.get('schema') ?? 'public'),
+      logger: opts.logger,
+      listen: opts.listen,
+      safetyMs: opts.pollMs ?? 10_000,
+      fallbackMs: opts.fallbackPollMs ?? 250,
+      onError: (err) => this.logger?.error({ err }, 'job poll failed'),
+    });
   }
 
   private readonly logger: Logger | undefined;
@@ -235,10 +256,17 @@ export class JobScheduler implements Worker {
     const runAt = job.at ?? this.dueAt(job.delayMs ?? 0, job.realTime);
     const sql = `INSERT INTO scheduled_jobs (id, kind, payload, run_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?) ON CONFLICT (id) DO NOTHING`;
     const params = [id, job.kind, JSON.stringify(job.payload ?? {}), runAt, this.clock.now()];
-    if (em) await em.execute(sql, params);
-    else await this.orm.em.fork().execute(sql, params);
-    this.nudge();
+    const writer = em ?? this.orm.em.fork();
+    await writer.execute(sql, params);
+    // Wakes the schedulers once the caller's transaction commits (at once without one); a job due
+    // later only sets this scheduler's timer for it.
+    this.loop.announce(writer, this.wallDue(runAt));
     return id;
+  }
+
+  /** A job's due time on this process's wall clock (the scheduler's clock may be a test's manual one). */
+  private wallDue(runAt: Date): number {
+    return Date.now() + (runAt.getTime() - this.clock.now().getTime());
   }
 
   /**
@@ -250,24 +278,56 @@ export class JobScheduler implements Worker {
     return new Date(this.clock.now().getTime() + delay);
   }
 
-  /** Claims due jobs and runs them; returns how many completed. Used by the poll loop and by tests. */
+  /** Claims due jobs and runs them; returns how many completed. Used by the worker's passes and by tests. */
   async runDue(): Promise<number> {
+    return (await this.claimAndRun()).done;
+  }
+
+  /**
+   * One pass of the worker: claims and runs due jobs, then (unless the batch was full: look again
+   * at once) sleeps until the next job or retry falls due, a notification, or the safety poll.
+   */
+  private async pass(): Promise<boolean> {
+    this.retryAt = undefined;
+    const { claimed, nextAt } = await this.claimAndRun();
+    if (claimed >= this.batchSize) return true;
+    const next = Math.min(nextAt ?? Infinity, this.retryAt ?? Infinity);
+    this.loop.wakeIn(Number.isFinite(next) ? next - this.clock.now().getTime() : undefined);
+    return false;
+  }
+
+  /**
+   * Claims due jobs and runs them. The claim's statement also reads when the next unclaimed job
+   * of these kinds can be claimed (its due time, or the end of a lease), so an idle worker
+   * knows how long to sleep without a second query.
+   */
+  private async claimAndRun(): Promise<{ claimed: number; done: number; nextAt: number | undefined }> {
     // Only kinds this instance can run: during a rolling deploy an older replica
     // leaves jobs of kinds it does not know to the newer ones.
     const kinds = [...this.handlers.keys()];
-    if (kinds.length === 0) return 0;
+    if (kinds.length === 0) return { claimed: 0, done: 0, nextAt: undefined };
     const now = this.clock.now();
     const token = `${this.instanceId}:${randomUUID()}`;
-    const rows = await this.orm.em.fork().execute<JobRow[]>(
-      `UPDATE scheduled_jobs j SET locked_until = ?, locked_by = ?, attempts = j.attempts + 1
-       FROM (SELECT id FROM scheduled_jobs
-             WHERE done_at IS NULL AND failed_at IS NULL AND run_at <= ? AND kind IN (SELECT jsonb_array_elements_text(?::jsonb))
-               AND (locked_until IS NULL OR locked_until <= ?)
-             ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) due
-       WHERE j.id = due.id
-       RETURNING j.id, j.kind, j.payload, j.run_at, j.attempts, j.locked_by`,
-      [new Date(now.getTime() + this.leaseMs), token, now, JSON.stringify(kinds), now, this.batchSize],
+    const kindsJson = JSON.stringify(kinds);
+    const result = await this.orm.em.fork().execute<(Partial<JobRow> & { next_at: Date | string | null })[]>(
+      `WITH due AS (
+         SELECT id FROM scheduled_jobs
+         WHERE done_at IS NULL AND failed_at IS NULL AND run_at <= ? AND kind IN (SELECT jsonb_array_elements_text(?::jsonb))
+           AND (locked_until IS NULL OR locked_until <= ?)
+         ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE scheduled_jobs j SET locked_until = ?, locked_by = ?, attempts = j.attempts + 1
+         FROM due WHERE j.id = due.id
+         RETURNING j.id, j.kind, j.payload, j.run_at, j.attempts, j.locked_by),
+       later AS (
+         SELECT min(GREATEST(run_at, COALESCE(locked_until, run_at))) AS next_at FROM scheduled_jobs
+         WHERE done_at IS NULL AND failed_at IS NULL AND kind IN (SELECT jsonb_array_elements_text(?::jsonb))
+           AND id NOT IN (SELECT id FROM due))
+       SELECT claimed.*, later.next_at FROM later LEFT JOIN claimed ON true`,
+      [now, kindsJson, now, this.batchSize, new Date(now.getTime() + this.leaseMs), token, kindsJson],
     );
+    const rows = result.filter((r): r is JobRow & { next_at: Date | string | null } => r.id != null);
+    const nextAt = result[0]?.next_at ? new Date(result[0].next_at).getTime() : undefined;
     // At most `concurrency` at once: the claimed rest waits its turn under its lease.
     let done = 0;
     let next = 0;
@@ -275,7 +335,7 @@ export class JobScheduler implements Worker {
       while (next < rows.length) if (await this.runOne(rows[next++]!)) done++;
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
-    return done;
+    return { claimed: rows.length, done, nextAt };
   }
 
   /**
@@ -333,6 +393,7 @@ export class JobScheduler implements Worker {
       const retryAt = new Date(
         this.clock.now().getTime() + Math.min(300_000, this.retryBaseMs * 2 ** (row.attempts - 1)),
       );
+      if (!dead) this.retryAt = Math.min(this.retryAt ?? Infinity, retryAt.getTime());
       this.logger?.[dead ? 'error' : 'warn'](
         { job: row.id, kind: row.kind, attempt: row.attempts, err },
         dead ? 'job dead' : 'job failed, will retry',
@@ -369,45 +430,15 @@ export class JobScheduler implements Worker {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedulePoll(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.loop.stop();
   }
 
-  /** Polls soon (after a local schedule), unless stopped or a pass is running. */
-  private nudge(): void {
-    if (!this.stopped && !this.running) this.schedulePoll(0);
-  }
-
-  private schedulePoll(ms: number): void {
-    this.inOwnContext(() => this.setPollTimer(ms));
-  }
-
-  private setPollTimer(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.stopped || this.running) return;
-      this.running = (async () => {
-        let more = true;
-        while (more && !this.stopped) {
-          more =
-            (await this.runDue().catch((err: unknown) => {
-              this.logger?.error({ err }, 'job poll failed');
-              return 0;
-            })) >= this.batchSize;
-        }
-      })().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedulePoll(this.pollMs);
-      });
-    }, ms);
-    this.timer.unref?.();
+  /** True while it receives the notifications of new jobs (and so does not poll). */
+  get listening(): boolean {
+    return this.loop.listening;
   }
 }
