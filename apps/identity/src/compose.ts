@@ -67,7 +67,7 @@ export function composeIdentity({
   };
   return {
     ...useCases,
-    workers: [new BulkImportWorker(useCases.imports, logger, config.BULK_IMPORT_POLL_MS)],
+    workers: [new BulkImportWorker(orm, useCases.imports, logger, config.BULK_IMPORT_POLL_MS)],
     consumers: [
       webhookEndpointConsumer({
         bus,

@@ -14,11 +14,11 @@ const config = Type.Object({
       'after a webhook signing secret rotation, how long deliveries carry a signature with the replaced secret too (0: it stops at once)',
   }),
   BULK_IMPORT_POLL_MS: Type.Integer({
-    default: 5000,
+    default: 10_000,
     minimum: 50,
     maximum: 600_000,
     description:
-      'how often the bulk customer import worker looks for jobs stored by another replica or left by a crash (a job this replica stores is started at once)',
+      'safety poll of the bulk customer import worker: a stored job wakes every replica on commit (LISTEN/NOTIFY), so this only bounds how late a lost notification or a job left by a crash is noticed (without a LISTEN connection it polls every second)',
   }),
   BULK_IMPORT_BATCH_SIZE: Type.Integer({
     default: 200,

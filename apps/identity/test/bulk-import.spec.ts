@@ -15,8 +15,9 @@ const { BulkImportJobStatus: Status, CustomerType } = identity;
 let h: Harness;
 let p: TestPlatform;
 beforeAll(async () => {
-  // Small batches, so every import here takes several transactions.
-  h = await startIdentity('bulkimport', { BULK_IMPORT_BATCH_SIZE: '3', BULK_IMPORT_POLL_MS: '100' });
+  // Small batches, so every import here takes several transactions; a 60 s safety poll, so only the
+  // notification of a stored job starts its import in time.
+  h = await startIdentity('bulkimport', { BULK_IMPORT_BATCH_SIZE: '3', BULK_IMPORT_POLL_MS: '60000' });
   p = await newPlatform(h.client);
 });
 afterAll(async () => {
@@ -212,7 +213,7 @@ describe('bulk customer import', () => {
       SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
       MIGRATE_ON_START: 'false',
       BULK_IMPORT_BATCH_SIZE: '7',
-      BULK_IMPORT_POLL_MS: '50',
+      BULK_IMPORT_POLL_MS: '60000',
     });
     const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${replica.port}`);
     try {

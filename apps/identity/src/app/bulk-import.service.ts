@@ -1,5 +1,6 @@
 import { MAX_LISTED_IMPORT_ERRORS } from '@sluice/api';
 import { invalidInput, isDomainError, newId, type Clock, type DomainError, type FieldError } from '@sluice/core';
+import { notifyOnCommit } from '@sluice/events';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import {
   MAX_IMPORT_ROWS,
@@ -23,6 +24,9 @@ import type { CustomersService } from './customers.service.js';
 import { readImportCsv } from './import-csv.js';
 import { requirePlatform } from './platforms.service.js';
 import type { IdentityEvents } from './ports.js';
+
+/** The channel that wakes the import workers when a job is stored (LISTEN/NOTIFY). */
+export const BULK_IMPORT_CHANNEL = 'sluice_bulk_imports';
 
 /** Rows stored per statement while a file is received. */
 const RECEIVE_BATCH = 1000;
@@ -54,9 +58,6 @@ export class BulkImportService {
     private readonly batchSize: number,
   ) {}
 
-  /** Called after a job was stored (the worker's nudge: import now rather than at the next poll). */
-  onReceived: () => void = () => {};
-
   /**
    * Stores a CSV file's rows as a PENDING job. Not retried on a serialization failure: the bytes
    * are read once (nothing here takes a lock another writer waits for).
@@ -85,6 +86,7 @@ export class BulkImportService {
       await this.store.imports.insertRows(em, id, batch);
       if (total === 0) throw invalidInput([{ field: 'file', message: 'has a header but no data row' }]);
       await this.store.imports.setTotal(em, id, total);
+      notifyOnCommit(em, BULK_IMPORT_CHANNEL); // the import workers start on commit
       const stored: BulkImportJob = {
         id,
         platformId,
@@ -98,7 +100,6 @@ export class BulkImportService {
       };
       return stored;
     });
-    this.onReceived();
     return job;
   }
 
