@@ -18,15 +18,18 @@ function defaultErrors(method: string): Record<string, string> {
     '400': 'Invalid input (`INVALID_INPUT` with `details.errors[{field, message}]`)',
     '401': 'Missing or invalid API credentials (`UNAUTHORIZED`)',
     '403': 'The API token lacks the permission, or the endpoint is sandbox-only',
+    // Answered before any route runs, so possible on every operation (a GET can carry a body too).
+    '413': 'Request body too large (`PAYLOAD_TOO_LARGE`, over BODY_LIMIT_BYTES)',
+    '414': 'A path segment of the URL is longer than 500 characters (`URI_TOO_LONG`)',
+    '415': 'Request body is not JSON, or is encoded (`UNSUPPORTED_MEDIA_TYPE`)',
     '429': 'Too many requests',
+    '431': 'Request line and headers together exceed 16 KiB (`REQUEST_HEADERS_TOO_LARGE`)',
     '500': 'Internal error (`INTERNAL_ERROR`); details are never exposed',
     '503': 'A dependency is unavailable; retry later',
   };
   if (method === 'POST') {
     errors['409'] =
       'Conflict, or `IDEMPOTENCY_KEY_IN_PROGRESS`: a request with the same Idempotency-Key is still running';
-    errors['413'] = 'Request body too large';
-    errors['415'] = 'Request body is not JSON';
     errors['422'] = '`IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was used with another body or endpoint';
   }
   return errors;
