@@ -679,13 +679,13 @@ function headerFaults(op: Operation, base: Base, tokenId: string, other: fc.Arbi
 /** Every bad request of `op`: one arbitrary, every class that applies weighted alike. */
 export function badRequests(api: ApiDocument, op: Operation, o: { tokenId: string; bodyLimit: number }): fc.Arbitrary<BadRequest> {
   return baseArb(api, op).chain((base) => {
-    const inner = [
-      ...bodyFaults(api, op, base),
-      ...wholeBodyFaults(op, base, o.bodyLimit),
-      ...queryFaults(api, op, base),
-      ...pathFaults(op, base),
-    ];
-    return fc.oneof(...inner, ...headerFaults(op, base, o.tokenId, inner));
+    const inBody = bodyFaults(api, op, base);
+    const inner = [...inBody, ...wholeBodyFaults(op, base, o.bodyLimit), ...queryFaults(api, op, base), ...pathFaults(op, base)];
+    // The field-level body classes weigh three times as much: they are where the schemas are richest.
+    return fc.oneof(
+      ...inBody.map((arbitrary) => ({ arbitrary, weight: 3 })),
+      ...[...inner.slice(inBody.length), ...headerFaults(op, base, o.tokenId, inner)].map((arbitrary) => ({ arbitrary, weight: 1 })),
+    );
   });
 }
 
