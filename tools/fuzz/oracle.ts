@@ -1,16 +1,12 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- answers are read field by field */
 import { Agent, request as httpRequest } from 'node:http';
+import { readAnswer, type HttpAnswer } from '../lib/http-answer.js';
 import type { BadRequest } from './cases.js';
 import { VALID_AUTH } from './cases.js';
 import type { ApiDocument, Operation } from './operations.js';
 
 /** What the gateway answered one bad request. */
-export interface Answer {
-  status: number;
-  contentType: string;
-  text: string;
-  json: any;
-}
+export type Answer = HttpAnswer;
 
 /** Sends `c` as it is (raw path and query, exact bytes, headers left out when null) over loopback. */
 export function send(agent: Agent, baseUrl: string, authorization: string, c: BadRequest): Promise<Answer> {
@@ -31,21 +27,7 @@ export function send(agent: Agent, baseUrl: string, authorization: string, c: Ba
         headers,
         timeout: 60_000,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = text ? JSON.parse(text) : undefined;
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text, json });
-        });
-        res.on('error', reject);
-      },
+      (res) => readAnswer(res, resolve, reject),
     );
     req.on('timeout', () => req.destroy(new Error('no answer within 60 s')));
     req.on('error', reject);

@@ -8,10 +8,8 @@
  * See docs/reliability.md.
  */
 import pg from 'pg';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { gatewayConfigSchema } from '../../apps/gateway/src/index.js';
-import { formatCredential, generateCredential } from '../lib/credentials.js';
-import { startStack } from '../stack.js';
+import { startFreshStack } from '../lib/fresh-stack.js';
 import { formatReport, runFuzz } from './fuzz.js';
 
 function option(name: string, fallback: number): number {
@@ -32,34 +30,17 @@ const say = (line: string) => process.stdout.write(`[fuzz ${new Date().toISOStri
 
 process.env.DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/postgres';
 process.env.NATS_URL ||= 'nats://127.0.0.1:4222';
-const db = await createTestDatabase('fuzz');
-const nats = await natsUrl();
-const prefix = testPrefix('fuzz');
-const credential = generateCredential();
-let code = 1;
-say(`starting every process on ${db.name}`);
-const stack = await startStack({
-  databaseUrl: db.url,
-  natsUrl: nats,
-  prefix,
-  freePorts: true,
-  gatewayPort: 0,
-  silent: !process.env.FUZZ_LOGS,
-  localCredentialFile: false,
-  credentials: { sandbox: formatCredential(credential) },
-  logLevel: 'warn',
-  migrate: false,
-}).catch(async (err: unknown) => {
-  await db.drop();
-  throw err;
-});
+say('starting every process on a fresh database');
+const { stack, close } = await startFreshStack('fuzz');
+const platform = stack.platforms.sandbox!;
 const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
+let code = 1;
 try {
   say(`sending ${count} bad requests (seed ${seed})`);
   const report = await runFuzz({
     baseUrl: stack.baseUrl,
-    authorization: stack.platforms.sandbox!.authorization,
-    tokenId: credential.tokenId,
+    authorization: platform.authorization,
+    tokenId: platform.tokenId,
     bodyLimit: gatewayConfigSchema.properties.BODY_LIMIT_BYTES.default,
     db: pool,
     count,
@@ -74,8 +55,6 @@ try {
   say(code ? `FAILED (replay: npm run fuzz -- --count ${count} --seed ${seed})` : 'passed');
 } finally {
   await pool.end();
-  await stack.stop();
-  await dropStreams(nats, prefix).catch(() => undefined);
-  await db.drop();
+  await close();
 }
 process.exit(code);

@@ -21,6 +21,10 @@ import { HttpError } from './error-mapping.js';
 export const MAX_STRING_LENGTH = 16_384;
 /** Deepest nesting of a JSON body. */
 export const MAX_DEPTH = 32;
+/** Longest path segment (an id in the URL); longer is 414 (the router's maxParamLength). */
+export const MAX_PATH_SEGMENT_LENGTH = 500;
+/** The request line and headers together, at most (Node's default maxHeaderSize); more is 431. */
+export const MAX_HEADER_BYTES = 16_384;
 /** Decodes a body, throwing on bytes that are not UTF-8. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
