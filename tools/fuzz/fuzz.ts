@@ -43,6 +43,8 @@ export interface FuzzReport {
   requests: number;
   /** Cases the schema check found valid after all (not sent). */
   skipped: number;
+  /** Cases whose field at fault was not checked: the generator's base request was not valid by the document. */
+  fieldUnchecked: number;
   operations: number;
   byOperation: Record<string, number>;
   byStatus: Record<string, number>;
@@ -108,6 +110,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
     seed: o.seed,
     requests: 0,
     skipped: 0,
+    fieldUnchecked: 0,
     operations: api.operations.length,
     byOperation: {},
     byStatus: {},
@@ -146,6 +149,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
       report.requests++;
       bump(report.byOperation, c.operation);
       bump(report.byFault, c.fault);
+      if (c.field && !c.baseValid) report.fieldUnchecked++;
       o.progress?.(report.requests);
     }
     if (problems.length === 0) return true;
@@ -181,6 +185,7 @@ export function formatReport(r: FuzzReport): string[] {
   const lines = [
     `${r.requests} bad requests over ${Object.keys(r.byOperation).length} of ${r.operations} operations in ${r.seconds.toFixed(1)} s (seed ${r.seed}; ${r.skipped} generated cases were valid after all and not sent)`,
     `server errors (5xx): ${r.serverErrors}`,
+    `field at fault checked in every case that has one but ${r.fieldUnchecked} (their generated base was not valid by the document)`,
     `cases the oracle refused: ${r.failures.length}`,
     `tables changed: ${r.changedTables.length ? r.changedTables.join(', ') : 'none'}`,
     'by status:',
