@@ -148,10 +148,16 @@ export function validValue(api: ApiDocument, schema: Schema, path: Segment[] = [
   if (s.const !== undefined) return leaf(fc.constant(s.const));
   if (Array.isArray(s.enum) && s.enum.length) return leaf(fc.constantFrom(...s.enum.filter((v: unknown) => v !== null)));
   if (Array.isArray(s.allOf)) {
-    const union = s.allOf.map((m: Schema) => api.resolve(m)).find((m: Schema) => m.oneOf || m.anyOf);
+    // Nested allOf flattened: a discriminated union is `allOf [tag, oneOf]`, itself inside an allOf.
+    const flat = (x: Schema): Schema[] => {
+      const r = api.resolve(x);
+      return Array.isArray(r.allOf) ? r.allOf.flatMap(flat) : [r];
+    };
+    const members = flat(s);
+    const union = members.find((m: Schema) => m.oneOf || m.anyOf);
     if (union) return validValue(api, union, path, depth + 1);
     const merged: Schema = { type: 'object', properties: {}, required: [] };
-    for (const m of s.allOf.map((x: Schema) => api.resolve(x))) {
+    for (const m of members) {
       Object.assign(merged.properties, m.properties ?? {});
       merged.required.push(...(m.required ?? []));
       if (m.additionalProperties !== undefined) merged.additionalProperties = m.additionalProperties;
@@ -167,6 +173,9 @@ export function validValue(api: ApiDocument, schema: Schema, path: Segment[] = [
   switch (type) {
     case 'object': {
       const required: string[] = (s.required ?? []).filter((k: string) => s.properties?.[k] !== undefined);
+      // `minProperties` (a PATCH must change something): the first optional fields make up the count.
+      for (const k of Object.keys(s.properties ?? {}))
+        if (required.length < (s.minProperties ?? 0) && !required.includes(k)) required.push(k);
       const parts = required.map((k) => validValue(api, s.properties[k], [...path, k], depth + 1));
       return fc.tuple(...parts).map((gens) => {
         const value: Record<string, unknown> = {};
