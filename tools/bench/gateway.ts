@@ -10,6 +10,7 @@ import { createRpcClient } from '@sluice/rpc';
 import { dropStreams } from '@sluice/testing';
 import { startStack, type Stack } from '../stack.js';
 import { formatCredential, generateCredential } from '../lib/credentials.js';
+import { readAnswer } from '../lib/http-answer.js';
 import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
 
 interface HttpResponse {
@@ -41,21 +42,7 @@ function jsonClient(baseUrl: string, authorization: string, maxSockets: number) 
             ...headers,
           },
         },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let json: unknown;
-            try {
-              json = text ? JSON.parse(text) : undefined;
-            } catch {
-              json = undefined;
-            }
-            resolve({ status: res.statusCode ?? 0, json, text });
-          });
-          res.on('error', reject);
-        },
+        (res) => readAnswer(res, resolve, reject),
       );
       req.on('error', reject);
       if (payload !== undefined) req.write(payload);

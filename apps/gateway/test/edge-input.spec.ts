@@ -217,3 +217,68 @@ describe('what the router and the HTTP parser refuse is in the error model too',
     });
   });
 });
+
+describe('what generated bad input found (issue 17, tools/fuzz)', () => {
+  it('a body that is not UTF-8 is 400 on body, never stored as U+FFFD', async () => {
+    const before = state.widgetCalls;
+    for (const bytes of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      const payload = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from(bytes), Buffer.from('b","kind":"SMALL","amount":1}')]);
+      expectInvalid(
+        await h.app.inject({ method: 'POST', url: `${API}/widgets`, headers: { ...auth, 'content-type': 'application/json' }, payload }),
+        'body',
+        /UTF-8/,
+      );
+    }
+    expect(state.widgetCalls).toBe(before);
+  });
+
+  it('a GET with a body is 400 on body (it used to be ignored)', async () => {
+    for (const payload of ['42', '{"a":1}', '[]'])
+      expectInvalid(
+        await h.app.inject({ method: 'GET', url: `${API}/whoami`, headers: { ...auth, 'content-type': 'application/json' }, payload }),
+        'body',
+        /GET takes no body/,
+      );
+    expect((await h.app.inject({ method: 'GET', url: `${API}/whoami`, headers: auth })).statusCode).toBe(200);
+  });
+
+  it('a query value whose percent-encoding is not UTF-8 is 400 on that parameter (it was searched literally)', async () => {
+    for (const v of ['%FF', '%ED%A0%80', 'a%C0%AF'])
+      expectInvalid(await h.app.inject({ url: `${API}/transactions?reference=${v}`, headers: auth }), 'reference', /UTF-8/);
+  });
+
+  it('numbers must be finite and integers safe: ?sendingAmount=1e999 was coerced to Infinity (500)', async () => {
+    for (const v of ['1e999', '-1e999', '99999999999999999999'])
+      expectInvalid(await h.app.inject({ url: `${API}/exchange-rates?sendingAmount=${v}`, headers: auth }), 'sendingAmount');
+    const usd = { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 };
+    expectInvalid(await raw('POST', '/exchange', `{"from":${JSON.stringify(usd)},"to":${JSON.stringify(usd)},"rate":1e400}`), 'rate');
+  });
+
+  it('a malformed multipart body is 400 on body (the parser error was a 500)', async () => {
+    const url = `${API}/documents/${newId('Document')}`;
+    for (const [type, payload] of [
+      ['multipart/form-data', '--x\r\n\r\n--x--'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc'],
+    ])
+      expectInvalid(await h.app.inject({ method: 'PUT', url, headers: { ...auth, 'content-type': type! }, payload }), 'body', /multipart/);
+  });
+
+  it('a __proto__ key is named, not reported as malformed JSON', async () => {
+    expectInvalid(await raw('POST', '/widgets', '{"__proto__":{"x":1},"name":"w","kind":"SMALL","amount":1}'), '__proto__');
+  });
+
+  it('an id whose uuid a service would refuse (not RFC 9562) is refused by the gateway, naming the path parameter', async () => {
+    expectInvalid(
+      await h.app.inject({ url: `${API}/transactions/Transaction:ceaedfe8-2b3b-868b-c1cc-53d9161cedf6`, headers: auth }),
+      'transactionId',
+      /Transaction id/,
+    );
+  });
+
+  it('every operation documents the answers given before any route runs: 413, 414, 415 and 431', async () => {
+    const doc = (await h.app.inject({ url: `${API}/openapi.json` })).json();
+    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(doc.paths))
+      for (const [method, op] of Object.entries(item))
+        expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '414', '415', '431']));
+  });
+});

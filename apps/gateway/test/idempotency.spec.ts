@@ -173,6 +173,15 @@ describe('Idempotency-Key', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
   });
 
+  it('a 400 from the handler releases the key like a schema refusal: nothing is stored, the key is free', async () => {
+    const key = `k-${newId('Request')}`;
+    const refused = await post('/refused', {}, key);
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(await row(key)).toBeUndefined();
+    // Stored, the key would answer another endpoint 422 IDEMPOTENCY_KEY_REUSED; free, that endpoint runs.
+    expect((await post('/conflict', {}, key)).statusCode).toBe(409);
+  });
+
   it('an invalid request claims nothing: the key stays free', async () => {
     const key = `k-${newId('Request')}`;
     const bad = await post('/widgets', { ...widget, amount: 'five' }, key);

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { DESCRIPTION_MAX_LENGTH, MAX_AMOUNT, UMA_ADDRESS_MAX_LENGTH } from '@sluice/core';
+import { DESCRIPTION_MAX_LENGTH, MAX_AMOUNT, UMA_ADDRESS_MAX_LENGTH, UUID_PATTERN } from '@sluice/core';
 
 /**
  * Schema primitives of the public API (REST bodies and webhook payloads alike).
@@ -58,7 +58,7 @@ export function Page<T extends TSchema>(item: T, name: string) {
 /** `<Type>:<uuid>` id. */
 export function Id(type: string) {
   return Type.String({
-    pattern: `^${type}:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`,
+    pattern: `^${type}:${UUID_PATTERN}$`,
     description: `${type} id (\`${type}:<uuid>\`)`,
   });
 }

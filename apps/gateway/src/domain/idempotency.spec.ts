@@ -67,8 +67,8 @@ describe('idempotency rules', () => {
     expect(decide({ ...done, state: 'IN_PROGRESS' }, req)).toEqual({ kind: 'in_progress' });
   });
 
-  it('keeps 2xx and 4xx, releases 5xx, 429, a 202 signing challenge and a 401 refused signature', () => {
-    expect([200, 201, 400, 403, 404, 409, 422].every(isReplayable)).toBe(true);
-    expect([202, 401, 429, 500, 502, 503].some(isReplayable)).toBe(false);
+  it('keeps 2xx and 4xx, releases 5xx, 429, a 202 signing challenge, a 401 refused signature and a 400 invalid input', () => {
+    expect([200, 201, 403, 404, 409, 422].every(isReplayable)).toBe(true);
+    expect([202, 400, 401, 429, 500, 502, 503].some(isReplayable)).toBe(false);
   });
 });

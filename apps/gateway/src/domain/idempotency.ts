@@ -84,5 +84,8 @@ export function isReplayable(status: number): boolean {
   // 401 reaches this far only from a refused Service-Wallet-Signature (platform
   // credentials are checked before a key is claimed): nothing ran, and the client
   // must be able to ask for a fresh challenge and sign again under the same key.
-  return status < 500 && status !== 429 && status !== 202 && status !== 401;
+  // 400 is invalid input, whichever layer found it (the schema before the handler, or
+  // a service's own check of the same request): nothing ran, the client corrects the
+  // request and retries under the same key, as with a schema refusal (which claims nothing).
+  return status < 500 && status !== 429 && status !== 202 && status !== 401 && status !== 400;
 }

@@ -5,10 +5,12 @@ import { HttpError } from './error-mapping.js';
 /**
  * The rules every request meets at the edge, before any schema or backend sees
  * it (the schemas then validate each route's shape):
- * - bodies are JSON, uncompressed (`Content-Encoding` other than identity: 415);
+ * - bodies are JSON in UTF-8 (other bytes: 400 on `body`), uncompressed
+ *   (`Content-Encoding` other than identity: 415);
  * - a number written with a fraction or an exponent is remembered from the JSON
  *   text, so an integer field refuses `100.000000000000001` (which JavaScript
  *   reads as 100) and `1e2` (see INTEGER_LITERAL_KEYWORD);
+ * - a query is percent-encoded UTF-8 (`%FF` is 400 on its parameter);
  * - no string (value or key, in the body, query or path) holds a control
  *   character or a lone UTF-16 surrogate, is longer than MAX_STRING_LENGTH, or
  *   sits deeper than MAX_DEPTH;
@@ -19,6 +21,13 @@ import { HttpError } from './error-mapping.js';
 export const MAX_STRING_LENGTH = 16_384;
 /** Deepest nesting of a JSON body. */
 export const MAX_DEPTH = 32;
+/** Longest path segment (an id in the URL); longer is 414 (the router's maxParamLength). */
+export const MAX_PATH_SEGMENT_LENGTH = 500;
+/** The request line and headers together, at most (Node's default maxHeaderSize); more is 431. */
+export const MAX_HEADER_BYTES = 16_384;
+/** Decodes a body, throwing on bytes that are not UTF-8. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** At most this many problems are reported for one request. */
 const MAX_PROBLEMS = 20;
 
@@ -135,6 +144,30 @@ export function textProblems(value: unknown, part: string): FieldError[] {
 
 
 /**
+ * The query parameters of `url` whose percent-encoding is not UTF-8 (`%FF`, `%ED%A0%80`): the
+ * query parser would keep them as raw text, so a filter would search for `%FF` literally.
+ */
+export function queryEncodingProblems(url: string): FieldError[] {
+  const at = url.indexOf('?');
+  if (at < 0) return [];
+  const problems: FieldError[] = [];
+  const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+  for (const pair of url.slice(at + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    const [key, value] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    let name = 'query';
+    try {
+      const decoded = decode(key);
+      if (!textProblem(decoded) && decoded.length <= 100) name = decoded;
+      decode(value);
+    } catch {
+      if (problems.length < MAX_PROBLEMS) problems.push({ field: name, message: 'is not valid percent-encoded UTF-8' });
+    }
+  }
+  return problems;
+}
+
+/**
  * Installs the edge rules on the whole app: the JSON parser (the only body
  * type), 415 for encoded bodies, and the string checks of body, query and path.
  */
@@ -142,13 +175,26 @@ export function installEdgeInput(app: FastifyInstance): void {
   // JSON only (anything else is 415); an empty body with Content-Type: application/json is "no body", not a parse error.
   const jsonParser = app.getDefaultJsonParser('error', 'ignore');
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      // Strict: bytes that are not UTF-8 are refused, never read as U+FFFD into a stored field.
+      text = typeof body === 'string' ? body : UTF8.decode(body);
+    } catch {
+      done(invalidInput([{ field: 'body', message: 'is not valid UTF-8' }]) as never, undefined);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;
     }
-    jsonParser(request, text, (err, parsed) => (err ? done(err, undefined) : done(null, markLiterals(text, parsed))));
+    jsonParser(request, text, (err, parsed) => {
+      // The parser refuses a `__proto__` key (prototype pollution) as if the JSON were malformed: name it.
+      if (err && /"__proto__"\s*:/.test(text))
+        done(invalidInput([{ field: '__proto__', message: 'is not accepted as a field name' }]) as never, undefined);
+      else if (err) done(err, undefined);
+      else done(null, markLiterals(text, parsed));
+    });
   });
 
   // The gateway does not decompress: an encoded body would be read as plain text.
@@ -164,6 +210,7 @@ export function installEdgeInput(app: FastifyInstance): void {
 
   app.addHook('preValidation', async (request: FastifyRequest) => {
     const problems = [
+      ...queryEncodingProblems(request.url),
       ...textProblems(request.params, 'path'),
       ...textProblems(request.query, 'query'),
       ...textProblems(request.body, 'body'),
@@ -172,14 +219,24 @@ export function installEdgeInput(app: FastifyInstance): void {
   });
 }
 
+/** Whether the request carries body bytes (a non-zero Content-Length, or a chunked body). */
+function sentBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
 /**
- * In the API scope: a route that declares no body schema takes no body; `{}`
+ * In the API scope: a route that declares no body schema takes no body (a GET
+ * or HEAD with body bytes is 400 too); `{}`
  * or `null` are accepted as "nothing", anything else is 400 on `body` (it
  * would otherwise be ignored, whatever it is).
  */
 export function refuseUnexpectedBodies(scope: FastifyInstance): void {
   scope.addHook('preValidation', async (request: FastifyRequest) => {
     const body = request.body;
+    // Fastify does not read the body of a GET or HEAD: one sent anyway is refused, not ignored.
+    if (body === undefined && (request.method === 'GET' || request.method === 'HEAD') && sentBody(request))
+      throw invalidInput([{ field: 'body', message: `must be empty (${request.method} takes no body)` }]);
     if (request.routeOptions.schema?.body !== undefined || body === undefined || body === null) return;
     if (typeof body !== 'object' || Array.isArray(body))
       throw invalidInput([{ field: 'body', message: 'must be empty (this operation takes no body)' }]);

@@ -21,6 +21,13 @@ interface Rendered {
   unexpected?: boolean;
 }
 
+/**
+ * What the multipart parser (@fastify/busboy) throws on a malformed body: plain Errors without
+ * a code, known by their messages (a missing or over-long boundary, a body cut short).
+ */
+const MALFORMED_MULTIPART =
+  /^(Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|.{1,40} terminated early due to unexpected end of multipart data|The needle cannot have a length bigger than 256\.)$/;
+
 /** Errors Fastify raises before a handler runs (body parsing, limits, routing). */
 function fromFastify(err: FastifyError, bodyLimit: number): Rendered | undefined {
   if (err.validation) {
@@ -47,6 +54,8 @@ function fromFastify(err: FastifyError, bodyLimit: number): Rendered | undefined
       };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
+    // @fastify/multipart's 406 for a multipart route sent another type: the same refusal.
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return {
         body: {
           status: 415,
@@ -134,6 +143,8 @@ export function renderError(err: unknown, bodyLimit: number): Rendered {
     const f = fromFastify(err as FastifyError, bodyLimit);
     if (f) return f;
   }
+  if (err instanceof Error && MALFORMED_MULTIPART.test(err.message))
+    return { body: invalidInputResponse([{ field: 'body', message: 'is not a well-formed multipart/form-data body' }]) };
   return { body: INTERNAL_ERROR, unexpected: true };
 }
 

@@ -43,7 +43,7 @@ function idempotencyScope(request: FastifyRequest): string {
  *   IDEMPOTENCY_KEY_REUSED; a key still in flight is 409
  *   IDEMPOTENCY_KEY_IN_PROGRESS;
  * - onSend: stores the response before it leaves (status < 500, not 429), or
- *   releases the claim (5xx, 429) so the same key can be retried.
+ *   releases the claim (5xx, 429, 400 and the rest of isReplayable) so the same key can be retried.
  * A process that dies mid-request leaves a claim that expires after
  * IDEMPOTENCY_LEASE_MS; then a retry with the same request takes it over.
  */

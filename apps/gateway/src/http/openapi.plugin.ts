@@ -7,6 +7,7 @@ import { SchemaRegistry } from './route-schema.normalizer.js';
 import { requiredPermissions } from './types.js';
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency.hook.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency.js';
+import { MAX_DEPTH, MAX_HEADER_BYTES, MAX_PATH_SEGMENT_LENGTH, MAX_STRING_LENGTH } from './edge-input.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,15 +19,18 @@ function defaultErrors(method: string): Record<string, string> {
     '400': 'Invalid input (`INVALID_INPUT` with `details.errors[{field, message}]`)',
     '401': 'Missing or invalid API credentials (`UNAUTHORIZED`)',
     '403': 'The API token lacks the permission, or the endpoint is sandbox-only',
+    // Answered before any route runs, so possible on every operation (a GET can carry a body too).
+    '413': 'Request body too large (`PAYLOAD_TOO_LARGE`; the limit is in the API description)',
+    '414': `A path segment of the URL is longer than ${MAX_PATH_SEGMENT_LENGTH} characters (\`URI_TOO_LONG\`)`,
+    '415': 'Request body is not JSON, or is encoded (`UNSUPPORTED_MEDIA_TYPE`)',
     '429': 'Too many requests',
+    '431': `Request line and headers together exceed ${MAX_HEADER_BYTES} bytes (\`REQUEST_HEADERS_TOO_LARGE\`)`,
     '500': 'Internal error (`INTERNAL_ERROR`); details are never exposed',
     '503': 'A dependency is unavailable; retry later',
   };
   if (method === 'POST') {
     errors['409'] =
       'Conflict, or `IDEMPOTENCY_KEY_IN_PROGRESS`: a request with the same Idempotency-Key is still running';
-    errors['413'] = 'Request body too large';
-    errors['415'] = 'Request body is not JSON';
     errors['422'] = '`IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was used with another body or endpoint';
   }
   return errors;
@@ -50,6 +54,8 @@ export function operationId(method: string, path: string): string {
 export interface OpenApiOptions {
   basePath: string;
   registry: SchemaRegistry;
+  /** BODY_LIMIT_BYTES, stated in the description with the other input limits. */
+  bodyLimit: number;
 }
 
 /**
@@ -62,7 +68,7 @@ export interface OpenApiOptions {
  * `<base>/openapi.json`; the Swagger UI (assets served locally) at `<base>/docs`.
  */
 export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions): Promise<void> {
-  const { basePath, registry } = opts;
+  const { basePath, registry, bodyLimit } = opts;
   registry.normalize(ErrorBody);
   registry.normalize(Currency);
 
@@ -79,7 +85,11 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
         version,
         description:
           'Payments, accounts and embedded-wallet authentication. Authenticate with HTTP Basic `<api token id>:<api client secret>`. ' +
-          'Every POST accepts an `Idempotency-Key`; every response carries `X-Request-Id`. Errors are `{status, code, message, details}`.',
+          'Every POST accepts an `Idempotency-Key`; every response carries `X-Request-Id`. Errors are `{status, code, message, details}`. ' +
+          `Input limits, on every operation: a body is JSON in UTF-8 of at most ${bodyLimit} bytes (413), nested at most ${MAX_DEPTH} levels; ` +
+          `no string (value or field name, in body, query or path) is longer than ${MAX_STRING_LENGTH} characters or holds a control character or a lone surrogate; ` +
+          `a query is percent-encoded UTF-8; a path segment is at most ${MAX_PATH_SEGMENT_LENGTH} characters (414); the request line and headers at most ${MAX_HEADER_BYTES} bytes (431); ` +
+          'numbers are finite and integers within ±9007199254740991. A GET takes no body (400).',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: basePath, description: 'this server' }],

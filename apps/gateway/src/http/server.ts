@@ -17,7 +17,7 @@ import type { Authenticator } from './auth.hook.js';
 import { agentUnauthorized, type AgentAuthenticator } from './agent-auth.js';
 import type { CredentialCache } from './credential.cache.js';
 import { registerCursors, type CursorCodec } from './cursor.codec.js';
-import { installEdgeInput, refuseUnexpectedBodies } from './edge-input.js';
+import { installEdgeInput, MAX_PATH_SEGMENT_LENGTH, refuseUnexpectedBodies } from './edge-input.js';
 import { frameworkErrorHandler, handleClientError, installErrorHandling } from './error.handler.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.routes.js';
 import { registerIdempotency } from './idempotency.hook.js';
@@ -101,7 +101,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
     trustProxy: config.TRUST_PROXY,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT_LENGTH },
     frameworkErrors: frameworkErrorHandler(config.BODY_LIMIT_BYTES),
     clientErrorHandler: handleClientError,
   });
@@ -156,7 +156,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
 
   // Schema normalization + OpenAPI must come before any route.
   const registry = new SchemaRegistry();
-  await registerOpenApi(app, { basePath, registry });
+  await registerOpenApi(app, { basePath, registry, bodyLimit: config.BODY_LIMIT_BYTES });
   app.addHook('onRoute', (route) => {
     const hidden = (route.schema as { hide?: boolean } | undefined)?.hide;
     const methods = Array.isArray(route.method) ? route.method : [route.method];

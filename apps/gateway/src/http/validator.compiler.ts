@@ -36,17 +36,34 @@ function makeAjv(coerce: boolean, allErrors = false): Ajv {
     validate: (_enabled: boolean, _data: unknown, _schema: unknown, cxt?: { instancePath: string; rootData: unknown }) =>
       !cxt || !writtenAsNonInteger(cxt.rootData, cxt.instancePath),
   });
+  // Every number: finite, and an integer exactly representable (coercion turns `?n=1e999` into Infinity, JSON `1e400` too).
+  ajv.addKeyword({
+    keyword: REPRESENTABLE_KEYWORD,
+    schemaType: 'boolean',
+    errors: false,
+    validate: (_enabled: boolean, data: unknown) =>
+      typeof data !== 'number' || (Number.isInteger(data) ? Number.isSafeInteger(data) : Number.isFinite(data)),
+  });
   return ajv;
 }
 
-/** A copy of a body schema whose every `integer` also requires an integer literal (INTEGER_LITERAL_KEYWORD). */
-function withIntegerLiterals(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(withIntegerLiterals);
+/** Ajv keyword added to every `integer` and `number`: fails on Infinity, NaN and integers beyond ±(2^53 − 1). */
+const REPRESENTABLE_KEYWORD = 'representableNumber';
+
+/**
+ * A copy of a schema whose every `integer` and `number` must be representable
+ * (REPRESENTABLE_KEYWORD) and, in a body, every `integer` written as an integer
+ * literal (INTEGER_LITERAL_KEYWORD).
+ */
+function withNumberRules(schema: unknown, body: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => withNumberRules(s, body));
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = k === 'enum' || k === 'const' ? v : withIntegerLiterals(v);
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'enum' || k === 'const' ? v : withNumberRules(v, body);
   const type = (schema as { type?: unknown }).type;
-  if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) out[INTEGER_LITERAL_KEYWORD] = true;
+  const types = Array.isArray(type) ? type : [type];
+  if (body && types.includes('integer')) out[INTEGER_LITERAL_KEYWORD] = true;
+  if (types.includes('integer') || types.includes('number')) out[REPRESENTABLE_KEYWORD] = true;
   return out;
 }
 
@@ -85,11 +102,9 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const paramsAjv = makeAjv(true);
   const paramsAjvAllErrors = makeAjv(true, true);
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') {
-      const s = withIntegerLiterals(schema) as object;
-      return firstProblem(bodyAjv.compile(s), () => bodyAjvAllErrors.compile(s));
-    }
-    return firstProblem(paramsAjv.compile(schema as object), () => paramsAjvAllErrors.compile(schema as object));
+    const s = withNumberRules(schema, httpPart === 'body') as object;
+    if (httpPart === 'body') return firstProblem(bodyAjv.compile(s), () => bodyAjvAllErrors.compile(s));
+    return firstProblem(paramsAjv.compile(s), () => paramsAjvAllErrors.compile(s));
   };
 }
 
@@ -154,6 +169,8 @@ function describe(e: ErrorObject): string {
       return 'does not match any of the accepted shapes';
     case INTEGER_LITERAL_KEYWORD:
       return 'must be an integer, written without a fraction or an exponent';
+    case REPRESENTABLE_KEYWORD:
+      return 'must be a finite number (an integer of at most 9007199254740991 in magnitude)';
     case 'minProperties':
       return `must have at least ${String(p.limit)} field${p.limit === 1 ? '' : 's'}`;
     case 'maxProperties':

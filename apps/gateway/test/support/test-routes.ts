@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { DomainError } from '@sluice/core';
+import { DomainError, invalidInput } from '@sluice/core';
 import { currentContext } from '@sluice/logging';
 import type { RouteModule } from '../../src/http/types.js';
 import { requireSandbox } from '../../src/http/types.js';
@@ -131,6 +131,10 @@ export function testRoutes(state: TestRouteState): RouteModule {
     });
     app.post('/conflict', async () => {
       throw new DomainError('ALREADY_EXISTS', 'WIDGET_EXISTS', 'A widget with this name exists');
+    });
+    // Invalid input only the handler sees (as a service's own check of an id would answer).
+    app.post('/refused', async () => {
+      throw invalidInput([{ field: 'widgetId', message: 'names no widget' }]);
     });
     app.post('/empty', async (request) => ({ body: request.body ?? null }));
     app.post('/transfers', { config: { permission: 'TRANSACT' } }, async (_request, reply) =>

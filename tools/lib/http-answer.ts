@@ -1,0 +1,27 @@
+import type { IncomingMessage } from 'node:http';
+
+/** An HTTP answer read whole: status, Content-Type, text, and the JSON it holds (undefined when none). */
+export interface HttpAnswer {
+  status: number;
+  contentType: string;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field
+  json: any;
+}
+
+/** Reads a node:http response to its end (the measuring and fuzzing clients' one reader). */
+export function readAnswer(res: IncomingMessage, resolve: (a: HttpAnswer) => void, reject: (e: Error) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text, json });
+  });
+  res.on('error', reject);
+}
