@@ -218,7 +218,7 @@ describe('bulk customer import through the real processes', () => {
     const foreign = await other('GET', `/customers/bulk/jobs/${jobId}`);
     expect(foreign.status).toBe(404);
     expect(foreign.json.code).toBe('BULK_UPLOAD_JOB_NOT_FOUND');
-    const unknown = await api('GET', '/customers/bulk/jobs/Job:019542f5-b3e7-1d02-0000-000000000006');
+    const unknown = await api('GET', '/customers/bulk/jobs/Job:019542f5-b3e7-7d02-8000-000000000006');
     expect(unknown.status).toBe(404);
     expect(unknown.json.code).toBe('BULK_UPLOAD_JOB_NOT_FOUND');
     const malformed = await api('GET', '/customers/bulk/jobs/not-a-job');
