@@ -33,7 +33,7 @@ describe('kycStatus / kybStatus set by the platform', () => {
     const d = validateNewCustomer({ ...business, verificationStatus: 'PENDING' }, own);
     expect(d.verificationStatus).toBe('PENDING');
     const c = newCustomer(d, {
-      id: 'Customer:019542f5-b3e7-1d02-0000-000000000001',
+      id: 'Customer:019542f5-b3e7-7d02-8000-000000000001',
       platformId: 'Platform:1',
       umaAddress: '$a@b.c',
       now: ctx.today,
@@ -44,7 +44,7 @@ describe('kycStatus / kybStatus set by the platform', () => {
 
   it('is checked on update with the other fields, and left for the caller to apply', () => {
     const current = newCustomer(validateNewCustomer(individual, ctx), {
-      id: 'Customer:019542f5-b3e7-1d02-0000-000000000001',
+      id: 'Customer:019542f5-b3e7-7d02-8000-000000000001',
       platformId: 'Platform:1',
       umaAddress: '$a@b.c',
       now: ctx.today,
