@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { eventually, multipartForm, sendStreaming } from '@sluice/testing';
+import { parseExposition, sumOf } from '@sluice/metrics';
 import { ensurePlatformCredential } from '../../tools/lib/bootstrap.js';
 import {
   apiClient,
@@ -137,6 +138,12 @@ describe('bulk customer import through the real processes', () => {
     const webhook = await webhookOf(job.id);
     expect(webhook.type).toBe('BULK_UPLOAD.COMPLETED');
     expect(webhook.data).toEqual(job);
+
+    // Identity's metrics count the rows by outcome and the job by status (the first job of this stack).
+    const samples = parseExposition(await (await fetch(e2e.stack.metrics.identity!)).text());
+    expect(sumOf(samples, 'bulk_import_rows_total', { outcome: 'created' })).toBe(2);
+    expect(sumOf(samples, 'bulk_import_rows_total', { outcome: 'failed' })).toBe(2);
+    expect(sumOf(samples, 'bulk_import_jobs_finished_total', { status: 'COMPLETED' })).toBe(1);
   });
 
   it('is idempotent by platformCustomerId: the same file again creates no customer and counts them as successful', async () => {

@@ -39,6 +39,7 @@ export function composeIdentity({
   clock,
   logger,
   config,
+  metrics,
 }: ServiceDeps<IdentityConfig>): IdentityGraph {
   const store = {
     platforms: new PlatformRepository(),
@@ -63,7 +64,7 @@ export function composeIdentity({
     tokens: new TokensService(orm, clock, store.platforms, store.tokens, events),
     customers,
     invitations: new InvitationsService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN),
-    imports: new BulkImportService(orm, clock, store, customers, events, config.BULK_IMPORT_BATCH_SIZE),
+    imports: new BulkImportService(orm, clock, store, customers, events, config.BULK_IMPORT_BATCH_SIZE, metrics),
   };
   return {
     ...useCases,

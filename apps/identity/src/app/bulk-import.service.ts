@@ -1,6 +1,7 @@
 import { MAX_LISTED_IMPORT_ERRORS } from '@sluice/api';
 import { invalidInput, isDomainError, newId, type Clock, type DomainError, type FieldError } from '@sluice/core';
 import { notifyOnCommit } from '@sluice/events';
+import type { Counter, Metrics } from '@sluice/metrics';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import {
   MAX_IMPORT_ROWS,
@@ -56,7 +57,22 @@ export class BulkImportService {
     private readonly customers: CustomersService,
     private readonly events: IdentityEvents,
     private readonly batchSize: number,
-  ) {}
+    metrics?: Metrics,
+  ) {
+    this.rowsImported = metrics?.counter({
+      name: 'bulk_import_rows_total',
+      help: 'Rows of bulk customer imports processed, by outcome (created, existed, failed)',
+      labelNames: ['outcome'],
+    });
+    this.jobsFinished = metrics?.counter({
+      name: 'bulk_import_jobs_finished_total',
+      help: 'Bulk customer import jobs finished, by status (COMPLETED, FAILED)',
+      labelNames: ['status'],
+    });
+  }
+
+  private readonly rowsImported: Counter<'outcome'> | undefined;
+  private readonly jobsFinished: Counter<'status'> | undefined;
 
   /**
    * Stores a CSV file's rows as a PENDING job. Not retried on a serialization failure: the bytes
@@ -116,9 +132,9 @@ export class BulkImportService {
    * when it did something (there may be more to do).
    */
   async importNextBatch(): Promise<boolean> {
-    return transactional(this.orm, async (em) => {
+    const done = await transactional(this.orm, async (em) => {
       const job = await this.store.imports.claimNext(em);
-      if (!job) return false;
+      if (!job) return undefined;
       const rows = await this.store.imports.pendingRows(em, job.id, this.batchSize);
       const platform = await requirePlatform(this.store.platforms, em, job.platformId);
       // Share-locked as a single creation does (see CustomersService.create).
@@ -151,8 +167,13 @@ export class BulkImportService {
       }
       await this.store.imports.updateProgress(em, next, now);
       if (next.completedAt) await this.events.bulkImportFinished(em, next);
-      return true;
+      return { outcomes, finished: next.completedAt ? next.status : undefined };
     });
+    if (!done) return false;
+    // Counted once committed (a retried transaction is not counted twice).
+    for (const o of done.outcomes) this.rowsImported?.inc({ outcome: o.outcome.toLowerCase() });
+    if (done.finished) this.jobsFinished?.inc({ status: done.finished });
+    return true;
   }
 
   /** One row: its customer created (or found), or why not. */
