@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@sluice/config';
-import { parseAllowedOrigins, SECURITY_HEADERS } from './security.plugin.js';
+import type { FastifyRequest } from 'fastify';
+import { parseAllowedOrigins, SECURITY_HEADERS, SecurityHeaders } from './security.plugin.js';
 
 function problems(value: string): string[] {
   try {
@@ -67,5 +68,22 @@ describe('SECURITY_HEADERS (helmet, computed once)', () => {
     });
     expect(Object.keys(SECURITY_HEADERS)).not.toContain('strict-transport-security');
     expect(Object.keys(SECURITY_HEADERS)).not.toContain('x-powered-by');
+  });
+});
+
+describe('SecurityHeaders', () => {
+  const over = (protocol: 'http' | 'https') => ({ protocol }) as FastifyRequest;
+
+  it('adds Strict-Transport-Security with the configured max-age only to requests Fastify sees as https', () => {
+    const headers = new SecurityHeaders(600);
+    expect(headers.for(over('https'))).toEqual({
+      ...SECURITY_HEADERS,
+      'strict-transport-security': 'max-age=600',
+    });
+    expect(headers.for(over('http'))).toEqual(SECURITY_HEADERS);
+  });
+
+  it('max-age 0 is sent as such (it tells browsers to forget the policy)', () => {
+    expect(new SecurityHeaders(0).for(over('https'))['strict-transport-security']).toBe('max-age=0');
   });
 });
