@@ -85,8 +85,22 @@ export const gatewayConfigSchema = Type.Object({
   }),
   TRUST_PROXY: Type.Boolean({
     default: false,
-    description: 'trust X-Forwarded-* headers (true behind a load balancer)',
+    description:
+      'trust the X-Forwarded-For and X-Forwarded-Proto headers of every peer (true only behind a load balancer that sets them and is the only way in): the client address, and whether it came over HTTPS (Strict-Transport-Security)',
   }),
+  HSTS_MAX_AGE_SECONDS: Type.Integer({
+    default: 31536000,
+    minimum: 0,
+    maximum: 63072000,
+    description:
+      'max-age of the Strict-Transport-Security header, sent only on answers to requests that came over HTTPS (a TLS socket, or X-Forwarded-Proto: https with TRUST_PROXY=true); 0 tells browsers to forget it',
+  }),
+  CORS_ALLOWED_ORIGINS: Type.Optional(
+    Type.String({
+      description:
+        'comma-separated browser origins allowed to call the API cross-origin (exact, e.g. `https://app.example.com`; https, or http on localhost/127.0.0.1/[::1]); unset: CORS is closed, no answer carries Access-Control-Allow-Origin',
+    }),
+  ),
   SHUTDOWN_GRACE_MS: Type.Integer({
     default: 10000,
     minimum: 0,

@@ -1,2 +1,3 @@
 export * from './envelope.js';
 export * from './chunks.js';
+export * from './compare.js';

@@ -1,4 +1,5 @@
 import { FieldErrors, decodeCursor, invalidInput, isId, newId, pageSize, type Clock, type Environment, type Page } from '@sluice/core';
+import { constantTimeEqual } from '@sluice/crypto';
 import { transactional, type MikroORM } from '@sluice/store';
 import type { Agent, DeviceCode } from '../domain/agent.js';
 import {
@@ -8,7 +9,6 @@ import {
   newAccessToken,
   newDeviceCode,
   normalizeDeviceCode,
-  sameHash,
 } from '../domain/credentials.js';
 import { fail } from '../domain/errors.js';
 import { convertAmount } from '../domain/enforcement.js';
@@ -240,7 +240,7 @@ export class AgentsService {
     if (!isAccessTokenShape(token)) throw invalid();
     const hash = accessTokenHash(token);
     const found = await this.deps.agents.byTokenHash(this.orm.em.fork(), hash);
-    if (!found || !sameHash(found.tokenHash, hash)) throw invalid();
+    if (!found || !constantTimeEqual(found.tokenHash, hash)) throw invalid();
     return found.agent;
   }
 

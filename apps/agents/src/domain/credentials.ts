@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Device codes and agent access tokens. Only their SHA-256 hashes are stored; both are
@@ -54,13 +54,6 @@ export function isAccessTokenShape(token: string): boolean {
 /** The stored hash of an access token. */
 export function accessTokenHash(token: string): string {
   return sha256(`access-token:${token}`);
-}
-
-/** Constant-time equality of two hex hashes. */
-export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 function sha256(s: string): string {

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { constantTimeEqual } from '@sluice/crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidInput } from '@sluice/core';
 
@@ -69,7 +70,7 @@ export class HmacCursorCodec implements CursorCodec {
     const serviceCursor = Buffer.from(m[1]!, 'base64url').toString('utf8');
     const given = Buffer.from(m[2]!, 'base64url');
     const expected = this.tag(serviceCursor, scope);
-    if (given.length !== TAG_BYTES || !timingSafeEqual(given, expected)) refused();
+    if (given.length !== TAG_BYTES || !constantTimeEqual(given, expected)) refused();
     return serviceCursor;
   }
 }

@@ -13,6 +13,7 @@ import {
 } from './error-mapping.js';
 import { toFieldErrors } from './validator.compiler.js';
 import { UNAUTHORIZED_BODY, UnauthorizedError } from './auth.hook.js';
+import { SECURITY_HEADERS, type SecurityHeaders } from './security.plugin.js';
 
 interface Rendered {
   body: ErrorResponse;
@@ -107,7 +108,11 @@ export function clientErrorAnswer(err: { code?: string }): { status: number; bod
   return { status, body };
 }
 
-/** Fastify's `clientErrorHandler`: the parser-level refusals of clientErrorAnswer. */
+const RAW_SECURITY_HEADERS = Object.entries(SECURITY_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
+
+/** Fastify's `clientErrorHandler`: the parser-level refusals of clientErrorAnswer (with the security headers). */
 export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, body } = clientErrorAnswer(err);
@@ -115,6 +120,7 @@ export function handleClientError(err: Error & { code?: string }, socket: Socket
   if (socket.writable)
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        RAW_SECURITY_HEADERS +
         `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
     );
   socket.destroy(err);
@@ -150,12 +156,17 @@ export function renderError(err: unknown, bodyLimit: number): Rendered {
 
 /**
  * Fastify's `frameworkErrors`: what the router refuses before any hook runs (a
- * malformed URL, a path segment over maxParamLength) rendered like every error.
+ * malformed URL, a path segment over maxParamLength) rendered like every error,
+ * with the security headers the onRequest hook would have set.
  */
-export function frameworkErrorHandler(bodyLimit: number) {
-  return (err: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+export function frameworkErrorHandler(bodyLimit: number, security: SecurityHeaders) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const r = renderError(err, bodyLimit);
-    return reply.code(r.body.status).type('application/json; charset=utf-8').send(r.body);
+    return reply
+      .headers(security.for(request))
+      .code(r.body.status)
+      .type('application/json; charset=utf-8')
+      .send(r.body);
   };
 }
 

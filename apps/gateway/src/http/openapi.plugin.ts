@@ -170,7 +170,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
     routePrefix: `${basePath}/docs`,
     uiConfig: { docExpansion: 'list', deepLinking: true },
     staticCSP:
-      "default-src 'self'; base-uri 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; " +
+      "default-src 'self'; base-uri 'self'; font-src 'self' data:; frame-ancestors 'none'; img-src 'self' data:; " +
       "object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'",
   });
 

@@ -31,6 +31,7 @@ import {
   resumeRequestContext,
 } from './request-context.hook.js';
 import { SchemaRegistry } from './route-schema.normalizer.js';
+import { parseAllowedOrigins, registerSecurity, SecurityHeaders } from './security.plugin.js';
 import { requiredPermissions, type GatewayClients, type RouteModule } from './types.js';
 import { createValidatorCompiler } from './validator.compiler.js';
 import type { IdempotencyStore } from '../store/idempotency.repository.js';
@@ -77,7 +78,8 @@ function hasBigInt(v: unknown, depth = 0): boolean {
 }
 
 /**
- * The public REST gateway's Fastify app: request ids and logging context, the
+ * The public REST gateway's Fastify app: security headers and CORS
+ * (security.plugin.ts), request ids and logging context, the
  * edge input rules (edge-input.ts), HTTP Basic authentication and permissions,
  * request validation, Idempotency-Key on POST, authenticated list cursors, one
  * error model (also for what the router and the HTTP parser refuse), the
@@ -87,6 +89,8 @@ function hasBigInt(v: unknown, depth = 0): boolean {
 export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstance> {
   const { config, logger, clients, authenticator, idempotencyStore, cursors } = parts;
   const basePath = config.API_BASE_PATH;
+  const securityHeaders = new SecurityHeaders(config.HSTS_MAX_AGE_SECONDS);
+  const allowedOrigins = parseAllowedOrigins(config.CORS_ALLOWED_ORIGINS);
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -102,10 +106,12 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT_LENGTH },
-    frameworkErrors: frameworkErrorHandler(config.BODY_LIMIT_BYTES),
+    frameworkErrors: frameworkErrorHandler(config.BODY_LIMIT_BYTES, securityHeaders),
     clientErrorHandler: handleClientError,
   });
 
+  // First, so every answer carries the security headers (and CORS, when configured).
+  await registerSecurity(app, { headers: securityHeaders, allowedOrigins });
   app.setValidatorCompiler(createValidatorCompiler());
   // A reply without a response schema is JSON.stringify'd: int64 values from gRPC (bigint) would crash it.
   app.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {

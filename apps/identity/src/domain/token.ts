@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { constantTimeEqual } from '@sluice/crypto';
 import { FieldErrors, idUuid, isId } from '@sluice/core';
 import { noDuplicates, range, text } from './validation.js';
 export { PERMISSIONS } from '@sluice/core';
@@ -35,10 +36,8 @@ const DUMMY_HASH = hashClientSecret('sluice-no-such-token');
 
 /** Constant-time check of a presented secret against a stored hash (or none). */
 export function clientSecretMatches(secret: string, storedHash: Buffer | undefined): boolean {
-  const presented = hashClientSecret(secret);
-  const expected = storedHash && storedHash.length === presented.length ? storedHash : DUMMY_HASH;
-  const equal = timingSafeEqual(presented, expected);
-  return equal && expected !== DUMMY_HASH;
+  const equal = constantTimeEqual(hashClientSecret(secret), storedHash ?? DUMMY_HASH);
+  return equal && storedHash !== undefined;
 }
 
 export interface NewToken {

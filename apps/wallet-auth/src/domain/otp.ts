@@ -1,4 +1,5 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
+import { constantTimeEqual } from '@sluice/crypto';
 import { invalidInput } from '@sluice/core';
 
 /** The sandbox OTP: accepted on verify for sandbox platforms, no email is sent. */
@@ -32,9 +33,7 @@ export function hashOtp(challengeId: string, code: string): string {
 
 /** True when `code` is the OTP whose hash was stored for the challenge (constant-time comparison). */
 export function otpMatches(challengeId: string, code: string, storedHash: string): boolean {
-  const a = Buffer.from(hashOtp(challengeId, code), 'hex');
-  const b = Buffer.from(storedHash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return constantTimeEqual(hashOtp(challengeId, code), storedHash);
 }
 
 const EMAIL_RE = /^[^\s@<>()[\]\\,;:"]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
