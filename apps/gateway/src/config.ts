@@ -18,6 +18,9 @@ export const MAX_AUTH_CACHE_TTL_MS = 5000;
 /** Shortest CURSOR_SIGNING_KEY accepted. */
 export const MIN_CURSOR_KEY_LENGTH = 32;
 
+/** One entry of RATE_LIMIT_PLATFORMS: `<platform id>=<per token>[/<per agent>]`. */
+const PLATFORM_LIMIT = 'Platform:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}=[0-9]{1,9}(/[0-9]{1,9})?';
+
 /** Environment of the gateway process (validated at start; a bad variable stops it with its name). */
 export const gatewayConfigSchema = Type.Object({
   ...commonConfig,
@@ -123,6 +126,12 @@ export const gatewayConfigSchema = Type.Object({
     minimum: 0,
     description:
       'failed authentications (401 for API or agent credentials) one source address may have per window; beyond it, its requests with unverified credentials are 429 without being checked (0: no limit)',
+  }),
+  RATE_LIMIT_PLATFORMS: Type.String({
+    default: '',
+    pattern: `^(${PLATFORM_LIMIT}(,${PLATFORM_LIMIT})*)?$`,
+    description:
+      'limits of given platforms instead of RATE_LIMIT_PER_TOKEN / RATE_LIMIT_PER_AGENT: comma-separated `<platform id>=<per token>[/<per agent>]`, e.g. `Platform:0195f0a4-…=6000/600` (per window, 0: no limit)',
   }),
   RATE_LIMIT_PURGE_INTERVAL_MS: Type.Integer({
     default: 60000,

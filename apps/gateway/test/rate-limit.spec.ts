@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
 import { migrate, openStore, type MikroORM } from '@sluice/store';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import type { RouteModule } from '../src/http/types.js';
+import { gatewayConfigSchema } from '../src/config.js';
+import { platformLimits } from '../src/http/rate-limit.hook.js';
 import { GATEWAY_SCHEMA, migrations } from '../src/store/migrations.js';
 import { RateLimitStore } from '../src/store/rate-limit.repository.js';
 import { basic, startIdentity, type IdentityHarness, type TestToken } from './support/identity.js';
@@ -25,6 +28,9 @@ let orm: MikroORM;
 let idp: IdentityHarness;
 let h1: Harness;
 let h2: Harness;
+/** A platform with a limit of its own (RATE_LIMIT_PLATFORMS). */
+let special: TestToken;
+const SPECIAL_PER_TOKEN = 8;
 
 /** A route without credentials (like device-code status). */
 const openRoutes: RouteModule = async (app) => {
@@ -36,11 +42,13 @@ beforeAll(async () => {
   orm = await openStore({ databaseUrl: db.url, schema: GATEWAY_SCHEMA, entities: [], migrations, logger: createLogger('test', 'silent') });
   await migrate(orm, GATEWAY_SCHEMA);
   idp = await startIdentity('gwratelimit');
+  special = await idp.token();
   const env = {
     RATE_LIMIT_WINDOW_SECONDS: String(WINDOW),
     RATE_LIMIT_PER_TOKEN: String(PER_TOKEN),
     RATE_LIMIT_PER_ADDRESS: String(PER_ADDRESS),
     RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES),
+    RATE_LIMIT_PLATFORMS: `${special.platformId}=${SPECIAL_PER_TOKEN}/1`,
   };
   const routes = { test: testRoutes({ widgetCalls: 0, flakyCalls: 0 }), open: openRoutes };
   h1 = await startGateway(idp.address, routes, env, { orm, clients: idp.gatewayClients() });
@@ -103,6 +111,15 @@ describe('per API token', () => {
     expect(other.headers['ratelimit-remaining']).toBe(String(PER_TOKEN - 1));
   });
 
+  it('a platform of RATE_LIMIT_PLATFORMS has its own limit', async () => {
+    for (let i = 1; i <= SPECIAL_PER_TOKEN; i++) {
+      const res = await whoami(i % 2 ? h1 : h2, auth(special));
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe(String(SPECIAL_PER_TOKEN));
+    }
+    expectRateLimited(await whoami(h1, auth(special)), SPECIAL_PER_TOKEN);
+  });
+
   it('two gateways on one database share the counts', async () => {
     const t = await idp.token();
     for (let i = 0; i < PER_TOKEN; i++) expect((await whoami(i % 2 ? h2 : h1, auth(t))).statusCode).toBe(200);
@@ -156,6 +173,21 @@ describe('failed authentications per source address', () => {
     expect((await whoami(h1, auth(t), '10.2.0.2')).statusCode).toBe(200);
     // Once verified (in this replica's credential cache) the credential is no guess: it passes from the blocked address too.
     expect((await whoami(h1, auth(t), '10.2.0.1')).statusCode).toBe(200);
+  });
+});
+
+describe('RATE_LIMIT_PLATFORMS', () => {
+  const id = 'Platform:0195f0a4-0000-7000-8000-000000000001';
+  it('reads per-platform limits, and a malformed value stops the start naming the variable', () => {
+    const { RATE_LIMIT_PLATFORMS } = loadConfig(gatewayConfigSchema, { RATE_LIMIT_PLATFORMS: `${id}=6000/600,${id.slice(0, -1)}2=50` });
+    expect(platformLimits(RATE_LIMIT_PLATFORMS)).toEqual(
+      new Map([
+        [id, { perToken: 6000, perAgent: 600 }],
+        [`${id.slice(0, -1)}2`, { perToken: 50 }],
+      ]),
+    );
+    for (const bad of [`${id}`, `${id}=`, `${id}=10,`, 'Customer:0195f0a4-0000-7000-8000-000000000001=5', `${id}=-1`])
+      expect(() => loadConfig(gatewayConfigSchema, { RATE_LIMIT_PLATFORMS: bad }), bad).toThrow(/RATE_LIMIT_PLATFORMS/);
   });
 });
 

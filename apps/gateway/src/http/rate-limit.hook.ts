@@ -18,12 +18,28 @@ export interface RateLimitOptions {
   store: RateLimitStore;
   config: Pick<
     GatewayConfig,
-    'API_BASE_PATH' | 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_PER_AGENT' | 'RATE_LIMIT_PER_ADDRESS' | 'RATE_LIMIT_AUTH_FAILURES'
+    | 'API_BASE_PATH'
+    | 'RATE_LIMIT_PER_TOKEN'
+    | 'RATE_LIMIT_PER_AGENT'
+    | 'RATE_LIMIT_PER_ADDRESS'
+    | 'RATE_LIMIT_AUTH_FAILURES'
+    | 'RATE_LIMIT_PLATFORMS'
   >;
   logger: Logger;
   /** Verified credentials: a request whose credential is cached is not a guess, and skips the failure check. */
   credentialCache: CredentialCache<{ tokenId: string }>;
   agentCredentialCache?: CredentialCache<{ tokenId: string }>;
+}
+
+/** RATE_LIMIT_PLATFORMS (its shape checked by the config schema) → limits per platform id. */
+export function platformLimits(value: string): Map<string, { perToken: number; perAgent?: number }> {
+  const out = new Map<string, { perToken: number; perAgent?: number }>();
+  for (const entry of value.split(',').filter(Boolean)) {
+    const [platformId, limits] = entry.split('=') as [string, string];
+    const [perToken, perAgent] = limits.split('/');
+    out.set(platformId, { perToken: Number(perToken), ...(perAgent !== undefined ? { perAgent: Number(perAgent) } : {}) });
+  }
+  return out;
 }
 
 function headers(limit: number, c: WindowCount): Record<string, string> {
@@ -49,7 +65,8 @@ function isCredentialFailure(err: unknown): boolean {
 /**
  * Rate limits of the API, counted in Postgres so every replica shares them (RateLimitStore):
  *
- * - per API token and per agent access token: counted once authenticated (preParsing, before the body is
+ * - per API token and per agent access token (limits of the config, or of the platform in
+ *   RATE_LIMIT_PLATFORMS): counted once authenticated (preParsing, before the body is
  *   read and before an Idempotency-Key is claimed), every answer carries the RateLimit headers;
  * - per source address on the routes that take no credentials (device-code status and redeem, the
  *   OpenAPI document and docs page), counted before anything else runs;
@@ -64,6 +81,7 @@ function isCredentialFailure(err: unknown): boolean {
 export function registerRateLimits(app: FastifyInstance, opts: RateLimitOptions): void {
   const { store, config, logger } = opts;
   const base = config.API_BASE_PATH;
+  const perPlatform = platformLimits(config.RATE_LIMIT_PLATFORMS);
   const publicDocs = (url: string) => url === `${base}/openapi.json` || url === `${base}/docs` || url.startsWith(`${base}/docs/`);
 
   /** Counts the request under `key`; throws the 429 above `limit`, else sets the headers. */
@@ -115,9 +133,11 @@ export function registerRateLimits(app: FastifyInstance, opts: RateLimitOptions)
   // After the auth hooks of the API scope (every onRequest hook runs before any preParsing hook).
   app.addHook('preParsing', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.agent) {
-      await enforce(reply, `agent:${request.agent.id}`, config.RATE_LIMIT_PER_AGENT, 'Too many requests with this agent token; retry later');
+      const limit = perPlatform.get(request.agent.platformId)?.perAgent ?? config.RATE_LIMIT_PER_AGENT;
+      await enforce(reply, `agent:${request.agent.id}`, limit, 'Too many requests with this agent token; retry later');
     } else if (request.platform) {
-      await enforce(reply, `token:${request.platform.tokenId}`, config.RATE_LIMIT_PER_TOKEN, 'Too many requests with this API token; retry later');
+      const limit = perPlatform.get(request.platform.id)?.perToken ?? config.RATE_LIMIT_PER_TOKEN;
+      await enforce(reply, `token:${request.platform.tokenId}`, limit, 'Too many requests with this API token; retry later');
     }
   });
 
