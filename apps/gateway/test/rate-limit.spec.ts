@@ -128,6 +128,17 @@ describe('per API token', () => {
   });
 });
 
+describe('concurrent requests', () => {
+  it('of one token on two gateways at once: exactly the limit passes', async () => {
+    const t = await idp.token();
+    const answers = await Promise.all(
+      Array.from({ length: PER_TOKEN * 4 }, (_, i) => whoami(i % 2 ? h2 : h1, auth(t)).then((r) => r.statusCode)),
+    );
+    expect(answers.filter((s) => s === 200)).toHaveLength(PER_TOKEN);
+    expect(answers.filter((s) => s === 429)).toHaveLength(PER_TOKEN * 3);
+  });
+});
+
 describe('per source address on routes without credentials', () => {
   it('limits the route per address, across gateways; another address is not affected', async () => {
     const open = (h: Harness, remoteAddress: string) => h.app.inject({ url: `${API}/open`, remoteAddress });
