@@ -3,8 +3,9 @@
  * listening on loopback, its Postgres schema migrated) in front of the real identity service, GET /config
  * sent N times one after the other with the same API token (its credential cached, so the limiter's
  * counter is the request's only database statement in the gateway), once with every limit off (0) and once
- * with the limits on, alternating rounds. Prints the latencies of each mode and the difference; asserts
- * nothing (figures depend on the machine).
+ * with the limits on, alternating rounds; then the limiter's statement alone (RateLimitStore.hit, one
+ * key, sequentially), which on a busy machine is the steadier figure. Prints the latencies of each mode and
+ * the difference; asserts nothing (figures depend on the machine).
  *
  *   npx tsx tools/bench/rate-limit.ts [--requests 2000] [--rounds 3]
  */
@@ -19,6 +20,7 @@ import { identityService } from '../../apps/identity/src/service.js';
 import { composeGateway, openGatewayDatabase } from '../../apps/gateway/src/compose.js';
 import { gatewayConfigSchema } from '../../apps/gateway/src/config.js';
 import { GATEWAY_SCHEMA } from '../../apps/gateway/src/store/migrations.js';
+import { RateLimitStore } from '../../apps/gateway/src/store/rate-limit.repository.js';
 import { summarize, type LatencySummary } from './stats.js';
 
 const { values } = parseArgs({
@@ -67,10 +69,17 @@ async function main(): Promise<void> {
 
   const off: number[] = [];
   const on: number[] = [];
+  const statement: number[] = [];
   try {
     for (let r = 0; r < rounds; r++) {
       off.push(...(await run(LIMITS_OFF)));
       on.push(...(await run(LIMITS_ON)));
+    }
+    const store = new RateLimitStore(orm, 60);
+    for (let i = 0; i < requests * rounds; i++) {
+      const t0 = performance.now();
+      await store.hit('bench');
+      statement.push(performance.now() - t0);
     }
   } finally {
     await orm.close();
@@ -83,6 +92,7 @@ async function main(): Promise<void> {
   console.log(`GET /config, ${rounds} rounds × ${requests} sequential requests per mode, credential cached`);
   console.log(`limits off: ${fmt(a)}`);
   console.log(`limits on:  ${fmt(b)}`);
+  console.log(`the counter statement alone (INSERT .. ON CONFLICT .. RETURNING): ${fmt(summarize(statement))}`);
   console.log(`added per request: mean ${(b.mean - a.mean).toFixed(3)} ms, p50 ${(b.p50 - a.p50).toFixed(3)} ms, p99 ${(b.p99 - a.p99).toFixed(3)} ms`);
 }
 
