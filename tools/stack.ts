@@ -62,6 +62,18 @@ export const DEFAULTS = {
   gatewayPort: GATEWAY_DEFAULT_PORT,
 };
 
+/**
+ * Gateway rate limits of test and measuring stacks (e2e files, fuzz, benchmarks): far above what any of
+ * them sends, so only the limiter's own tests see a 429, while every request is still counted (the
+ * limiter's cost stays in the figures). `npm start` keeps the gateway's defaults.
+ */
+export const TEST_STACK_RATE_LIMITS: Readonly<Record<string, string>> = Object.freeze({
+  RATE_LIMIT_PER_TOKEN: '100000000',
+  RATE_LIMIT_PER_AGENT: '100000000',
+  RATE_LIMIT_PER_ADDRESS: '100000000',
+  RATE_LIMIT_AUTH_FAILURES: '100000000',
+});
+
 /** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */
 const LOCAL_DEV_WALLET_MASTER_KEY = 'W3k8wZn89FXtgLz2jPs+6NxfYiDYVIVhktt5/fJCP2g=';
 const LOCAL_DEV_DOCUMENT_MASTER_KEY = 'q0Bz6m1iTt8cKOZr0xqLkQ4h0sE3w9mX7yQ5wP2aJvU=';

@@ -16,7 +16,7 @@ import { expect } from 'vitest';
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
 import { newId } from '@sluice/core';
 import { TEST_WEBHOOK, WEBHOOK_EVENT_TYPES } from '@sluice/api';
-import { startStack, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
+import { startStack, TEST_STACK_RATE_LIMITS, type AppName, type Stack, type StackOptions } from '../../tools/stack.js';
 import { ReferenceCapture } from '../../tools/api-reference/capture.js';
 
 export interface Credential {
@@ -215,6 +215,8 @@ export async function startE2eStack(
       },
       logLevel: 'warn',
       ...opts,
+      // Limits no ordinary e2e file reaches (the limiter has its own tests: apps/gateway/test/rate-limit.spec.ts).
+      appEnv: { ...opts.appEnv, gateway: { ...TEST_STACK_RATE_LIMITS, ...opts.appEnv?.gateway } },
     });
   } catch (err) {
     await db.drop().catch(() => undefined);

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
 import { dropStreams } from '@sluice/testing';
-import { startStack, type Stack } from '../stack.js';
+import { startStack, TEST_STACK_RATE_LIMITS, type Stack } from '../stack.js';
 import { formatCredential, generateCredential } from '../lib/credentials.js';
 import { readAnswer } from '../lib/http-answer.js';
 import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
@@ -89,7 +89,10 @@ export async function startGatewaySystem(o: {
     sandboxTimeScale: o.timeScale,
     logLevel: o.logLevel,
     platformName: 'Bench platform',
-    ...(o.paymentsPoolMax ? { appEnv: { payments: { DATABASE_POOL_MAX: String(o.paymentsPoolMax) } } } : {}),
+    appEnv: {
+      gateway: { ...TEST_STACK_RATE_LIMITS },
+      ...(o.paymentsPoolMax ? { payments: { DATABASE_POOL_MAX: String(o.paymentsPoolMax) } } : {}),
+    },
   });
   let receiver: Server | undefined;
   let received = 0;

@@ -1,5 +1,5 @@
 import { createTestDatabase, dropStreams, natsUrl, testPrefix } from '@sluice/testing';
-import { startStack, type Stack } from '../stack.js';
+import { startStack, TEST_STACK_RATE_LIMITS, type Stack } from '../stack.js';
 
 /**
  * Every app as its own process (as `npm start` runs them) on a fresh database and subject prefix,
@@ -22,6 +22,7 @@ export async function startFreshStack(
     localCredentialFile: false,
     logLevel: 'warn',
     migrate: false,
+    appEnv: { gateway: { ...TEST_STACK_RATE_LIMITS } },
   });
   return {
     stack,

@@ -24,6 +24,7 @@ import {
   type IdempotencyStore,
 } from './store/idempotency.repository.js';
 import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
+import { RateLimitStore } from './store/rate-limit.repository.js';
 
 /** What the gateway runs on: its config and logger, and (in a real process) its database and NATS. */
 export interface GatewayResources {
@@ -118,6 +119,9 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
   const idempotencyStore =
     adapters.idempotencyStore ?? (orm ? new PostgresIdempotencyStore(orm, times) : new MemoryIdempotencyStore(times));
   if (!orm && !adapters.idempotencyStore) logger.warn('no database: Idempotency-Keys are kept in this process only');
+  // Rate limits are counted in Postgres only (shared by the replicas); without a database nothing is limited.
+  const rateLimits = orm ? new RateLimitStore(orm, config.RATE_LIMIT_WINDOW_SECONDS) : undefined;
+  if (!orm) logger.warn('no database: requests are not rate limited');
 
   const closers: (() => void)[] = [];
   let readiness = adapters.readiness;
@@ -139,6 +143,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     routes: adapters.routes ?? routeModules,
     readiness,
     ...(metrics ? { metrics } : {}),
+    ...(rateLimits ? { rateLimits } : {}),
   });
 
   // Token revocations drop cached credentials at once.
@@ -160,6 +165,15 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
   purgeTimer.unref();
   closers.push(() => clearInterval(purgeTimer));
   app.addHook('onReady', async () => purge());
+
+  // Counters of ended rate-limit windows are deleted periodically (every replica; a plain DELETE of old rows).
+  if (rateLimits) {
+    const purgeCounters = () =>
+      void rateLimits.purge().catch((err: unknown) => logger.warn({ err }, 'rate-limit counter purge failed'));
+    const counterTimer = setInterval(purgeCounters, config.RATE_LIMIT_PURGE_INTERVAL_MS);
+    counterTimer.unref();
+    closers.push(() => clearInterval(counterTimer));
+  }
 
   if (ownsClients) closers.push(() => closeGatewayClients(clients));
   app.addHook('onClose', async () => {

@@ -18,6 +18,9 @@ export const MAX_AUTH_CACHE_TTL_MS = 5000;
 /** Shortest CURSOR_SIGNING_KEY accepted. */
 export const MIN_CURSOR_KEY_LENGTH = 32;
 
+/** One entry of RATE_LIMIT_PLATFORMS: `<platform id>=<per token>[/<per agent>]`. */
+const PLATFORM_LIMIT = 'Platform:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}=[0-9]{1,9}(/[0-9]{1,9})?';
+
 /** Environment of the gateway process (validated at start; a bad variable stops it with its name). */
 export const gatewayConfigSchema = Type.Object({
   ...commonConfig,
@@ -109,6 +112,45 @@ export const gatewayConfigSchema = Type.Object({
   MIGRATE_ON_START: Type.Boolean({
     default: true,
     description: 'apply pending migrations of the gateway schema at start',
+  }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 3600,
+    description: 'length of the fixed window every RATE_LIMIT_* count is kept over (seconds)',
+  }),
+  RATE_LIMIT_PER_TOKEN: Type.Integer({
+    default: 1200,
+    minimum: 0,
+    description: 'requests one API token may make per window, on every replica together (429 above; 0: no limit)',
+  }),
+  RATE_LIMIT_PER_AGENT: Type.Integer({
+    default: 300,
+    minimum: 0,
+    description: 'requests one agent access token may make per window on /agents/me... (429 above; 0: no limit)',
+  }),
+  RATE_LIMIT_PER_ADDRESS: Type.Integer({
+    default: 120,
+    minimum: 0,
+    description:
+      'requests one source address may make per window to the routes that take no credentials (device-code status and redeem, the OpenAPI document and docs page; not /healthz, /readyz) (429 above; 0: no limit)',
+  }),
+  RATE_LIMIT_AUTH_FAILURES: Type.Integer({
+    default: 20,
+    minimum: 0,
+    description:
+      'failed authentications (401 for API or agent credentials) one source address may have per window; beyond it, its requests with unverified credentials are 429 without being checked (0: no limit)',
+  }),
+  RATE_LIMIT_PLATFORMS: Type.String({
+    default: '',
+    pattern: `^(${PLATFORM_LIMIT}(,${PLATFORM_LIMIT})*)?$`,
+    description:
+      'limits of given platforms instead of RATE_LIMIT_PER_TOKEN / RATE_LIMIT_PER_AGENT: comma-separated `<platform id>=<per token>[/<per agent>]`, e.g. `Platform:0195f0a4-…=6000/600` (per window, 0: no limit)',
+  }),
+  RATE_LIMIT_PURGE_INTERVAL_MS: Type.Integer({
+    default: 60000,
+    minimum: 1000,
+    description: 'how often counters of ended rate-limit windows are deleted',
   }),
   CURSOR_SIGNING_KEY: Type.Optional(
     Type.String({

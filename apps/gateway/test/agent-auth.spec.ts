@@ -3,6 +3,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { agents, common, identity } from '@sluice/contracts';
 import { NOT_STARTED_ADDRESS, eventually, natsUrl, startServices, World, type ServiceSet } from '@sluice/testing';
 import { agentsService } from '@sluice/agents';
+import { createLogger } from '@sluice/logging';
+import { migrate, openStore, type MikroORM } from '@sluice/store';
+import { GATEWAY_SCHEMA, migrations } from '../src/store/migrations.js';
 import { identityService } from '@sluice/identity';
 import { createGatewayClients } from '../src/clients.js';
 import agentMeRoutes from '../src/routes/agent-me.routes.js';
@@ -20,6 +23,10 @@ type Set = ServiceSet<{ identity: typeof identityService; agents: typeof agentsS
 let services: Set;
 let nc: NatsConnection;
 let h: Harness;
+/** A gateway with its database: rate limits on (3 requests per agent token per hour). */
+let limited: Harness;
+let orm: MikroORM;
+const PER_AGENT = 3;
 let world: World;
 let authCalls = 0;
 let gatewayClients: ReturnType<typeof createGatewayClients>;
@@ -79,10 +86,20 @@ beforeAll(async () => {
     { EVENT_SUBJECT_PREFIX: services.prefix },
     { nats: nc, clients: gatewayClients },
   );
+  orm = await openStore({ databaseUrl: services.db.url, schema: GATEWAY_SCHEMA, entities: [], migrations, logger: createLogger('test', 'silent') });
+  await migrate(orm, GATEWAY_SCHEMA);
+  limited = await startGateway(
+    services.address('identity'),
+    { 'agent-me': agentMeRoutes },
+    { RATE_LIMIT_PER_AGENT: String(PER_AGENT), RATE_LIMIT_WINDOW_SECONDS: '3600' },
+    { orm, clients: gatewayClients },
+  );
 }, 120_000);
 
 afterAll(async () => {
   await h?.close();
+  await limited?.close();
+  await orm?.close();
   for (const c of Object.values(gatewayClients ?? {})) c.close();
   await nc?.close();
   await services?.stop();
@@ -129,5 +146,26 @@ describe('agent routes take only an agent bearer token', () => {
       if (what === 'pause') expect(next.json().isPaused).toBe(true);
       expect(authCalls, what).toBe(calls + 1);
     }
+  });
+});
+
+describe('rate limit per agent token', () => {
+  it('the request over RATE_LIMIT_PER_AGENT is 429 with Retry-After; another agent is not affected', async () => {
+    const me = (token: string) => limited.app.inject({ url: `${API}/agents/me`, headers: { authorization: `Bearer ${token}` } });
+    const a = await agentOf();
+    const b = await agentOf();
+    const statuses: number[] = [];
+    // A window boundary (the hour, by the database clock) may fall in the loop: then a few more pass.
+    for (let i = 0; i <= PER_AGENT && !statuses.includes(429); i++) statuses.push((await me(a.token)).statusCode);
+    for (let i = 0; i <= PER_AGENT && !statuses.includes(429); i++) statuses.push((await me(a.token)).statusCode);
+    expect(statuses.slice(0, PER_AGENT)).toEqual(Array(PER_AGENT).fill(200));
+    expect(statuses.at(-1)).toBe(429);
+    const over = await me(a.token);
+    expect(over.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(over.headers['ratelimit-limit']).toBe(String(PER_AGENT));
+    const other = await me(b.token);
+    expect(other.statusCode).toBe(200);
+    expect(other.headers['ratelimit-remaining']).toBe(String(PER_AGENT - 1));
   });
 });

@@ -23,7 +23,8 @@ function defaultErrors(method: string): Record<string, string> {
     '413': 'Request body too large (`PAYLOAD_TOO_LARGE`; the limit is in the API description)',
     '414': `A path segment of the URL is longer than ${MAX_PATH_SEGMENT_LENGTH} characters (\`URI_TOO_LONG\`)`,
     '415': 'Request body is not JSON, or is encoded (`UNSUPPORTED_MEDIA_TYPE`)',
-    '429': 'Too many requests',
+    '429':
+      'Too many requests (`RATE_LIMITED`, with `Retry-After` in seconds): a rate limit per API token, per agent token, per address, or on failed authentications; counted answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`',
     '431': `Request line and headers together exceed ${MAX_HEADER_BYTES} bytes (\`REQUEST_HEADERS_TOO_LARGE\`)`,
     '500': 'Internal error (`INTERNAL_ERROR`); details are never exposed',
     '503': 'A dependency is unavailable; retry later',

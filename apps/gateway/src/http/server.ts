@@ -35,6 +35,8 @@ import { parseAllowedOrigins, registerSecurity, SecurityHeaders } from './securi
 import { requiredPermissions, type GatewayClients, type RouteModule } from './types.js';
 import { createValidatorCompiler } from './validator.compiler.js';
 import type { IdempotencyStore } from '../store/idempotency.repository.js';
+import type { RateLimitStore } from '../store/rate-limit.repository.js';
+import { registerRateLimits } from './rate-limit.hook.js';
 
 /** What the HTTP app is built from (the composition root makes every part). */
 export interface HttpAppParts {
@@ -50,6 +52,8 @@ export interface HttpAppParts {
   readiness: Record<string, ReadinessCheck>;
   /** RED metrics per route (served by main.ts on METRICS_PORT, never on this app). */
   metrics?: Metrics;
+  /** Rate-limit counters shared by the replicas (rate-limit.hook.ts); without it nothing is limited. */
+  rateLimits?: RateLimitStore;
 }
 
 /** What the app is decorated with (tests read it). */
@@ -158,6 +162,14 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
     done();
   });
   if (parts.metrics) registerHttpMetrics(app, parts.metrics);
+  if (parts.rateLimits)
+    registerRateLimits(app, {
+      store: parts.rateLimits,
+      config,
+      logger,
+      credentialCache: authenticator.cache,
+      ...(parts.agentAuthenticator ? { agentCredentialCache: parts.agentAuthenticator.cache } : {}),
+    });
   installEdgeInput(app);
 
   // Schema normalization + OpenAPI must come before any route.
