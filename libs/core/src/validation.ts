@@ -40,6 +40,14 @@ export const DESCRIPTION_MAX_LENGTH = 1000;
 
 const HOSTNAME_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
+/** The loopback host names a URL may have (`URL.hostname`), where plain http is allowed locally. */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** True for a loopback `URL.hostname`: localhost, 127.0.0.1 or [::1]. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname);
+}
+
 /** A DNS name of at least two labels, lower case, whose last label is not all digits. */
 export function isHostname(value: string): boolean {
   return HOSTNAME_RE.test(value) && /[a-z]/.test(value.slice(value.lastIndexOf('.') + 1));

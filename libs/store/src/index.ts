@@ -131,6 +131,16 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
+/** A jsonb column as the driver returns it (parsed) or as text: the value, parsed. */
+export function fromJson<T>(v: T | string): T {
+  return typeof v === 'string' ? (JSON.parse(v) as T) : v;
+}
+
+/** A nullable timestamp column (a Date, or text from some drivers) as an optional Date. */
+export function optDate(v: Date | string | null): Date | undefined {
+  return v === null ? undefined : new Date(v);
+}
+
 /**
  * A Postgres array literal of text values (null: a NULL element), for a `?::text[]` parameter
  * (the query builder would expand a JS array into a list of parameters).

@@ -2,8 +2,8 @@ import type { EntityManager } from '@sluice/store';
 
 // Helpers of the exact-SQL repositories of the agents schema.
 
-/** A jsonb column as pg returns it (parsed) or as text. */
-export const fromJson = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+/** A jsonb column as pg returns it (parsed) or as text: the store kit's reader. */
+export { fromJson } from '@sluice/store';
 
 /** How many rows a write statement changed (MikroORM's `run` result). */
 export function affectedRows(result: unknown): number {

@@ -12,12 +12,8 @@ export function announceDue(em: EntityManager, due: Date | undefined): void {
 
 /** Row timestamps come back as Date (or text from some drivers). */
 export const date = (v: Date | string): Date => new Date(v);
-export const optDate = (v: Date | string | null): Date | undefined => (v === null ? undefined : new Date(v));
-
-/** jsonb comes back parsed (or as text from some drivers). */
-export function fromJson<T>(v: T | string): T {
-  return typeof v === 'string' ? (JSON.parse(v) as T) : v;
-}
+/** The store kit's row readers (jsonb and nullable timestamps), used by every repository here. */
+export { fromJson, optDate } from '@sluice/store';
 
 /**
  * One keyset page of a table ordered by (created_at, id) in `order`: the rows after the cursor's

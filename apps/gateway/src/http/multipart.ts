@@ -4,7 +4,8 @@ import type { ClientStream, UploadMessage } from '@sluice/rpc';
 import { HttpError } from './error-mapping.js';
 import { createValidatorCompiler } from './validator.compiler.js';
 
-const validators = createValidatorCompiler();
+/** The validator compiler of the multipart routes' own checks (the fields of a form, as they stream). */
+export const multipartValidators = createValidatorCompiler();
 
 /**
  * The validator compiler of a multipart route: its body is read by the handler as it streams
@@ -12,7 +13,7 @@ const validators = createValidatorCompiler();
  * on every route.
  */
 export const streamedBody: FastifySchemaCompiler<unknown> = (route) =>
-  route.httpPart === 'body' ? () => true : validators(route);
+  route.httpPart === 'body' ? () => true : multipartValidators(route);
 
 /** The 413 of a file part past its limit (Connection: close, so the rest of the body is not read). */
 export function fileTooLarge(maxBytes: number, what: string): HttpError {

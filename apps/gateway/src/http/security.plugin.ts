@@ -4,6 +4,7 @@ import cors from '@fastify/cors';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ConfigError } from '@sluice/config';
+import { isLoopbackHost } from '@sluice/core';
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency.hook.js';
 
 /**
@@ -91,8 +92,6 @@ const CORS_EXPOSED_HEADERS = [
 /** How long a browser may cache a preflight answer. */
 const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /**
  * CORS_ALLOWED_ORIGINS as a list of exact origins (`scheme://host[:port]`, as a browser sends
  * `Origin`): https, or http on a loopback host. Throws ConfigError naming the variable and
@@ -116,7 +115,7 @@ export function parseAllowedOrigins(value: string | undefined): string[] {
       problems.push(
         `${JSON.stringify(origin)} is not an origin (scheme://host[:port], lower case, no path or trailing slash)`,
       );
-    else if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)))
+    else if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
       problems.push(`${JSON.stringify(origin)} must use https (http only on localhost, 127.0.0.1 or [::1])`);
   }
   if (problems.length > 0)

@@ -6,8 +6,8 @@ import { Document, documentJson } from '@sluice/api';
 import { invalidInput } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
 import type { GatewayClients, RouteModule } from '../http/types.js';
-import { fileTooLarge, streamFilePart, streamedBody, type PendingUpload } from '../http/multipart.js';
-import { createValidatorCompiler, toFieldErrors } from '../http/validator.compiler.js';
+import { fileTooLarge, multipartValidators, streamFilePart, streamedBody, type PendingUpload } from '../http/multipart.js';
+import { toFieldErrors } from '../http/validator.compiler.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
   DocumentList,
@@ -31,10 +31,9 @@ const UPLOAD_DEADLINE_MS = 120_000;
 const MAX_FIELDS = 8;
 const MAX_FIELD_BYTES = 1024;
 
-const validators = createValidatorCompiler();
 
-const checkUpload = validators({ schema: DocumentUploadFields, httpPart: 'body', method: 'POST', url: '' });
-const checkReplace = validators({ schema: DocumentReplaceFields, httpPart: 'body', method: 'PUT', url: '' });
+const checkUpload = multipartValidators({ schema: DocumentUploadFields, httpPart: 'body', method: 'POST', url: '' });
+const checkReplace = multipartValidators({ schema: DocumentReplaceFields, httpPart: 'body', method: 'PUT', url: '' });
 
 function fail(field: string, message: string): never {
   throw invalidInput([{ field, message }]);

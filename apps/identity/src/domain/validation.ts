@@ -1,4 +1,4 @@
-import { FieldErrors } from '@sluice/core';
+import { FieldErrors, isLoopbackHost } from '@sluice/core';
 /** The field rules identity shares with other services live in core (`libs/core/src/fields.ts`). */
 export { validIds, text, country, pastDate, email, noDuplicates, type IdField } from '@sluice/core';
 
@@ -35,7 +35,7 @@ export function url(
     p.add(field, `must be at most ${opts.max ?? 2048} characters`);
     return undefined;
   }
-  const local = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]';
+  const local = isLoopbackHost(u.hostname);
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && (opts.allowHttp || local))) {
     p.add(field, opts.allowHttp ? 'must be an http or https URL' : 'must be an https URL');
     return undefined;

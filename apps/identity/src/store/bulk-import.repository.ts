@@ -1,5 +1,5 @@
 import { isId } from '@sluice/core';
-import { pgTextArray, type EntityManager } from '@sluice/store';
+import { fromJson, optDate, pgTextArray, type EntityManager } from '@sluice/store';
 import type { BulkImportJob, BulkImportStatus, ImportRow, ImportRowError } from '../domain/bulk-import.js';
 
 /** A row of `bulk_import_jobs` as Postgres returns it. */
@@ -29,7 +29,8 @@ function jobFromRow(r: JobRow, errors: ImportRowError[]): BulkImportJob {
     errors,
     createdAt: new Date(r.created_at),
   };
-  if (r.completed_at !== null) j.completedAt = new Date(r.completed_at);
+  const completedAt = optDate(r.completed_at);
+  if (completedAt) j.completedAt = completedAt;
   return j;
 }
 
@@ -116,7 +117,7 @@ export class BulkImportRepository {
     return rows.map((r) => ({
       row: r.row_number,
       line: r.line,
-      values: typeof r.record === 'string' ? (JSON.parse(r.record) as ImportRow['values']) : r.record,
+      values: fromJson(r.record),
       ...(r.extra_values ? { extraValues: r.extra_values } : {}),
     }));
   }
@@ -153,6 +154,6 @@ export class BulkImportRepository {
       `SELECT error FROM bulk_import_rows WHERE job_id = ? AND outcome = 'FAILED' ORDER BY row_number LIMIT ?`,
       [jobId, limit],
     );
-    return rows.map((r) => (typeof r.error === 'string' ? (JSON.parse(r.error) as ImportRowError) : r.error));
+    return rows.map((r) => fromJson(r.error));
   }
 }

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@sluice/store';
+import { optDate, type EntityManager } from '@sluice/store';
 import type { Invitation } from '../domain/invitation.js';
 
 /** A row of `invitations` as Postgres returns it (bigint as string). */
@@ -19,8 +19,6 @@ interface Row {
   created_at: Date | string;
 }
 
-const date = (v: Date | string | null): Date | undefined => (v === null ? undefined : new Date(v));
-
 function invitationFromRow(r: Row): Invitation {
   const i: Invitation = {
     code: r.code,
@@ -35,11 +33,11 @@ function invitationFromRow(r: Row): Invitation {
   if (r.first_name !== null) i.firstName = r.first_name;
   if (r.amount_to_send !== null && r.amount_currency !== null)
     i.amountToSend = { amount: BigInt(r.amount_to_send), currency: r.amount_currency };
-  const expiresAt = date(r.expires_at);
+  const expiresAt = optDate(r.expires_at);
   if (expiresAt) i.expiresAt = expiresAt;
-  const claimedAt = date(r.claimed_at);
+  const claimedAt = optDate(r.claimed_at);
   if (claimedAt) i.claimedAt = claimedAt;
-  const cancelledAt = date(r.cancelled_at);
+  const cancelledAt = optDate(r.cancelled_at);
   if (cancelledAt) i.cancelledAt = cancelledAt;
   return i;
 }

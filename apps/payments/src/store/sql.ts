@@ -1,7 +1,7 @@
 // Helpers of the exact-SQL repositories (store/README in apps/payments/README.md, "Tables").
 
-/** A jsonb column as pg returns it (parsed) or as text. */
-export const fromJson = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+/** A jsonb column as pg returns it (parsed) or as text: the store kit's reader. */
+export { fromJson } from '@sluice/store';
 
 /**
  * The INSERT of one row: every column of `row` in order, `?::jsonb` for the jsonb ones (whose
