@@ -36,6 +36,7 @@ import {
 } from './lib/bootstrap.js';
 import { safeUrl } from './lib/preflight.js';
 import { isPortFree, listenerOf, pickFreePort } from './lib/ports.js';
+import { startBalancer, type Balancer } from './lib/balancer.js';
 
 /** The REST API version segment every public path starts with. */
 export const API_VERSION = '2025-10-13';
@@ -85,6 +86,11 @@ const RESTART_ATTEMPTS = 3;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The name of one process of an app: the app's for its first replica, then `identity#2`, `identity#3`... */
+export function unitKey(app: AppName, replica: number): string {
+  return replica === 1 ? app : `${app}#${replica}`;
+}
+
 /** `<SERVICE>_GRPC_URL`, the variable through which callers find a service. */
 export function grpcUrlVariable(service: ServiceName): string {
   return `${service.toUpperCase().replace(/-/g, '_')}_GRPC_URL`;
@@ -117,6 +123,13 @@ export interface StackOptions {
   freePorts?: boolean;
   /** A subset of the apps to run (default: every app with a main.ts). */
   apps?: AppName[];
+  /**
+   * Processes per app (default 1): a number for every app, or per app. Callers reach a
+   * backend's replicas round robin (its `<SERVICE>_GRPC_URL` lists them all); gateway
+   * replicas sit behind a TCP balancer on the gateway port, as behind a Kubernetes Service.
+   * Replicas after the first always get free ports.
+   */
+  replicas?: number | Partial<Record<AppName, number>>;
   /** Extra environment for every child. */
   env?: Record<string, string>;
   /** Extra environment per app. */
@@ -178,8 +191,10 @@ export interface Stack {
   gatewayUrl: string;
   /** host:port of every backend's gRPC server. */
   grpc: Partial<Record<BackendName, string>>;
-  /** `http://127.0.0.1:<METRICS_PORT>/metrics` of every app whose metrics endpoint is on. */
+  /** `http://127.0.0.1:<METRICS_PORT>/metrics` of every app whose metrics endpoint is on (its first replica). */
   metrics: Partial<Record<AppName, string>>;
+  /** The same for every process: `identity`, `identity#2`, ... */
+  metricsByProcess: Record<string, string>;
   apps: AppName[];
   databaseUrl: string;
   natsUrl: string;
@@ -187,18 +202,23 @@ export interface Stack {
   /** The environment shared by every child (without the per-app ports). */
   env: Record<string, string>;
   platforms: { sandbox?: BootstrappedPlatform; production?: BootstrappedPlatform };
-  /** The last lines an app wrote (stdout and stderr). */
-  logs(app: AppName, lines?: number): string[];
-  /** The process id of a running app. */
-  pid(app: AppName): number | undefined;
+  /** Processes per app. */
+  replicas: Record<AppName, number>;
+  /** The last lines an app wrote (stdout and stderr): its first replica, or the one named (`identity#2`). */
+  logs(app: AppName | string, lines?: number): string[];
+  /** The process id of a running app (its first replica, or the replica given, 1-based). */
+  pid(app: AppName, replica?: number): number | undefined;
   /** Resolves when a child exits on its own (the rest are stopped by then). Never rejects. */
   failed: Promise<AppExit>;
   /**
    * Kills one running app deliberately (SIGKILL by default: a crash, no drain) and
    * starts it again with the same environment and ports; resolves once it is
    * ready again. The deliberate exit does not fail the stack (crash-recovery tests).
+   * `replica` (1-based, default 1) names one process of a replicated app. A gateway
+   * replica leaves the balancer's rotation before the signal and rejoins once ready
+   * (a terminating pod's endpoint leaves its Service first).
    */
-  restart(app: AppName, signal?: NodeJS.Signals): Promise<void>;
+  restart(app: AppName, signal?: NodeJS.Signals, replica?: number): Promise<void>;
   /** SIGTERM to every child (the gateway first), SIGKILL after the grace period. Idempotent. */
   stop(): Promise<void>;
 }
@@ -206,6 +226,8 @@ export interface Stack {
 /** A running app process (`node --import tsx apps/<app>/src/main.ts ...`). */
 export interface AppProcess {
   app: AppName;
+  /** The app and, from the second replica on, its number: `identity`, `identity#2`. */
+  unit: string;
   proc: ChildProcess;
   /** Its last output lines. */
   ring: LineRing;
@@ -223,6 +245,8 @@ export function spawnAppProcess(o: {
   app: AppName;
   args?: string[];
   env: NodeJS.ProcessEnv;
+  /** Which process of the app (`identity#2`); default the app. */
+  unit?: string;
   label?: string;
   width?: number;
   color?: boolean;
@@ -245,7 +269,7 @@ export function spawnAppProcess(o: {
     },
   );
   const ring = new LineRing(300);
-  const label = o.label ?? o.app;
+  const label = o.label ?? o.unit ?? o.app;
   const prefix = linePrefix(
     label,
     o.width ?? label.length,
@@ -261,6 +285,7 @@ export function spawnAppProcess(o: {
   });
   const child: AppProcess = {
     app: o.app,
+    unit: o.unit ?? o.app,
     proc,
     ring,
     exited: new Promise<AppExit>((r) => {
@@ -297,7 +322,21 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const color = opts.color ?? (Boolean((stdout as NodeJS.WriteStream).isTTY) && !env.NO_COLOR);
   const startTimeoutMs = opts.startTimeoutMs ?? 120_000;
   const stopGraceMs = opts.stopGraceMs ?? 15_000;
-  const width = Math.max(...apps.map((a) => a.length), 'stack'.length);
+  const replicas = Object.fromEntries(
+    APPS.map((a) => [a, typeof opts.replicas === 'number' ? opts.replicas : (opts.replicas?.[a] ?? 1)]),
+  ) as Record<AppName, number>;
+  for (const [a, n] of Object.entries(replicas))
+    if (!(Number.isInteger(n) && n >= 1 && n <= 16)) throw new StackError(`replicas of ${a} must be 1 to 16 (got ${n})`);
+  /** Every process the stack runs: `identity`, `identity#2`, ... (the app's first replica is the app's name). */
+  const units = apps.flatMap((app) =>
+    Array.from({ length: replicas[app] }, (_, i) => ({ app, replica: i + 1, key: unitKey(app, i + 1) })),
+  );
+  type Unit = (typeof units)[number];
+  const unitOf = (key: string): Unit => units.find((u) => u.key === key)!;
+  /** Gateway replicas are reached through a TCP balancer on the gateway port (tools/lib/balancer.ts). */
+  const balanced = apps.includes('gateway') && replicas.gateway > 1;
+  let balancer: Balancer | undefined;
+  const width = Math.max(...units.map((u) => u.key.length), 'stack'.length);
 
   const say = (line: string) => {
     if (!opts.silent) safeWrite(stdout, `${linePrefix('stack', width, color ? 1 : undefined)}${line}\n`);
@@ -311,38 +350,53 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   ) {
     throw new StackError(`GATEWAY_PORT must be a port number (got ${JSON.stringify(env.GATEWAY_PORT)})`);
   }
-  const hostOf = (app: AppName) => (app === 'gateway' ? gatewayHost : '127.0.0.1');
-  const portApps: AppName[] = [...backends, 'gateway'];
-  const ports: Partial<Record<AppName, number>> = {};
+  const hostOf = (key: string) => (key === 'gateway' && !balanced ? gatewayHost : '127.0.0.1');
+  const portUnits: string[] = [...units.filter((u) => u.app !== 'gateway'), ...units.filter((u) => u.app === 'gateway')].map(
+    (u) => u.key,
+  );
+  /** The serving port of each process (gRPC, or the gateway's HTTP port). */
+  const ports: Partial<Record<string, number>> = {};
   /**
    * Apps whose port the stack chooses. A port found free is free only at that moment: another
    * process can take it before the app binds it, so these are chosen right before the apps are
    * spawned, and an app whose chosen port was taken is started again on a fresh one (step 3).
    */
-  const chosen = new Set<AppName>();
-  for (const app of portApps) {
+  const chosen = new Set<string>();
+  /** The gateway's public port when its replicas are balanced (the balancer's; 0: a free one). */
+  let publicPort: number | undefined;
+  for (const key of portUnits) {
+    const { app, replica } = unitOf(key);
     const given = app === 'gateway' ? (opts.gatewayPort ?? envGatewayPort) : opts.grpcPorts?.[app];
-    if (given !== undefined && given !== 0) ports[app] = given;
-    else if (given === 0 || opts.freePorts) chosen.add(app);
-    else ports[app] = app === 'gateway' ? DEFAULTS.gatewayPort : SERVICE_PORTS[app];
+    if (app === 'gateway' && balanced) {
+      publicPort ??= given ?? (opts.freePorts ? 0 : DEFAULTS.gatewayPort);
+      chosen.add(key);
+    } else if (replica > 1) chosen.add(key);
+    else if (given !== undefined && given !== 0) ports[key] = given;
+    else if (given === 0 || opts.freePorts) chosen.add(key);
+    else ports[key] = app === 'gateway' ? DEFAULTS.gatewayPort : SERVICE_PORTS[app];
   }
-  /** Each app's METRICS_PORT: given (0 = off), chosen with its serving port, or the default. */
-  const metricsPorts: Partial<Record<AppName, number>> = {};
-  for (const app of portApps) {
+  /** Each process's METRICS_PORT: given (0 = off), chosen with its serving port, or the default. */
+  const metricsPorts: Partial<Record<string, number>> = {};
+  for (const key of portUnits) {
+    const { app } = unitOf(key);
     const given = opts.appEnv?.[app]?.METRICS_PORT ?? opts.env?.METRICS_PORT;
-    if (given !== undefined) metricsPorts[app] = Number(given);
-    else if (!chosen.has(app)) metricsPorts[app] = defaultMetricsPort(app);
+    if (given !== undefined && (given === '0' || !chosen.has(key) || unitOf(key).replica === 1)) metricsPorts[key] = Number(given);
+    else if (!chosen.has(key)) metricsPorts[key] = defaultMetricsPort(app);
   }
-  const metricsChosen = new Set(portApps.filter((a) => metricsPorts[a] === undefined));
-  const choosePorts = async (which: readonly AppName[]) => {
-    for (const app of which) {
-      ports[app] = undefined;
-      if (metricsChosen.has(app)) metricsPorts[app] = undefined;
+  const metricsChosen = new Set(portUnits.filter((k) => metricsPorts[k] === undefined));
+  const choosePorts = async (which: readonly string[]) => {
+    for (const key of which) {
+      ports[key] = undefined;
+      if (metricsChosen.has(key)) metricsPorts[key] = undefined;
     }
     const taken = () =>
-      new Set([...Object.values(ports), ...Object.values(metricsPorts)].filter((p): p is number => p !== undefined && p !== 0));
-    for (const app of which) ports[app] = await pickFreePort(hostOf(app), taken());
-    for (const app of which) if (metricsChosen.has(app)) metricsPorts[app] = await pickFreePort('127.0.0.1', taken());
+      new Set(
+        [...Object.values(ports), ...Object.values(metricsPorts), balancer?.port].filter(
+          (p): p is number => p !== undefined && p !== 0,
+        ),
+      );
+    for (const key of which) ports[key] = await pickFreePort(hostOf(key), taken());
+    for (const key of which) if (metricsChosen.has(key)) metricsPorts[key] = await pickFreePort('127.0.0.1', taken());
   };
   const probeHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
   const basePath =
@@ -354,12 +408,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const wanted = resolveCredentials(opts, root);
 
   // Ports given or defaulted must be free (a chosen one is free when it is chosen).
-  await assertPortsFree(
-    apps.flatMap((app) => [
-      ...(chosen.has(app) ? [] : [{ app, host: hostOf(app), port: ports[app]! }]),
-      ...(metricsChosen.has(app) || !metricsPorts[app] ? [] : [{ app, host: '127.0.0.1', port: metricsPorts[app] }]),
+  await assertPortsFree([
+    ...portUnits.flatMap((key) => [
+      ...(chosen.has(key) ? [] : [{ app: key, host: hostOf(key), port: ports[key]! }]),
+      ...(metricsChosen.has(key) || !metricsPorts[key] ? [] : [{ app: key, host: '127.0.0.1', port: metricsPorts[key] }]),
     ]),
-  );
+    ...(publicPort ? [{ app: 'gateway', host: gatewayHost, port: publicPort }] : []),
+  ]);
 
   const base: Record<string, string> = {
     DATABASE_URL: databaseUrl,
@@ -383,29 +438,36 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const grpc: Partial<Record<BackendName, string>> = {};
   let gatewayUrl = '';
   let shared: Record<string, string> = {};
+  const hostUrl = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const applyPorts = () => {
     shared = { ...base };
-    if (ports.gateway !== undefined) {
-      shared.GATEWAY_PORT = String(ports.gateway);
-      gatewayUrl = `http://${probeHost.includes(':') ? `[${probeHost}]` : probeHost}:${ports.gateway}`;
+    const gatewayPort = balanced ? balancer?.port : ports.gateway;
+    if (gatewayPort !== undefined) {
+      shared.GATEWAY_PORT = String(gatewayPort);
+      gatewayUrl = hostUrl(probeHost, gatewayPort);
     }
     for (const b of backends) {
-      if (ports[b] === undefined) continue;
-      grpc[b] = `127.0.0.1:${ports[b]}`;
+      const addresses = units.filter((u) => u.app === b && ports[u.key] !== undefined).map((u) => `127.0.0.1:${ports[u.key]}`);
+      if (addresses.length === 0) continue;
+      grpc[b] = addresses.join(',');
       shared[grpcUrlVariable(b)] = grpc[b];
     }
     Object.assign(shared, opts.env);
   };
   applyPorts();
 
-  const childEnv = (app: AppName): NodeJS.ProcessEnv => {
+  const childEnv = (key: string): NodeJS.ProcessEnv => {
+    const { app } = unitOf(key);
+    const port = ports[key];
     const e: NodeJS.ProcessEnv = {
       ...env,
       ...shared,
-      ...(app === 'gateway' || ports[app] === undefined
+      ...(port === undefined
         ? {}
-        : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(ports[app]) }),
-      ...(metricsPorts[app] === undefined ? {} : { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPorts[app]) }),
+        : app === 'gateway'
+          ? { GATEWAY_PORT: String(port), ...(balanced ? { GATEWAY_HOST: '127.0.0.1' } : {}) }
+          : { GRPC_HOST: '127.0.0.1', GRPC_PORT: String(port) }),
+      ...(metricsPorts[key] === undefined ? {} : { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPorts[key]) }),
       ...opts.appEnv?.[app],
     };
     // wallet-auth requires a master key; local stacks get a stable, public dev key unless one is given.
@@ -424,13 +486,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let resolveFailed!: (e: AppExit) => void;
   const failed = new Promise<AppExit>((r) => (resolveFailed = r));
 
-  const spawnApp = (app: AppName, args: string[], role: 'run' | 'migrate'): Child =>
+  const spawnApp = (key: string, args: string[], role: 'run' | 'migrate'): Child =>
     spawnAppProcess({
       root,
-      app,
+      app: unitOf(key).app,
+      unit: key,
       args,
-      env: childEnv(app),
-      label: role === 'migrate' ? `${app}:migrate` : app,
+      env: childEnv(key),
+      label: role === 'migrate' ? `${key}:migrate` : key,
       width: role === 'migrate' ? width + ':migrate'.length : width,
       color,
       silent: opts.silent,
@@ -448,7 +511,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (c.exit || !c.proc.pid) return;
     killGroup(c.proc.pid, 'SIGTERM');
     const timer = setTimeout(() => {
-      say(`${c.app} did not stop within ${stopGraceMs} ms; killing it`);
+      say(`${c.unit} did not stop within ${stopGraceMs} ms; killing it`);
       killGroup(c.proc.pid!, 'SIGKILL');
     }, stopGraceMs);
     await c.exited;
@@ -458,14 +521,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       const running = children.filter((c) => !c.exit);
-      if (running.length) say(`stopping ${running.map((c) => c.app).join(', ')}`);
+      if (running.length) say(`stopping ${running.map((c) => c.unit).join(', ')}`);
       const gateway = running.filter((c) => c.app === 'gateway');
       await Promise.all(gateway.map(stopChild));
       await Promise.all(running.filter((c) => c.app !== 'gateway').map(stopChild));
+      await balancer?.close();
       process.off('exit', killAllSync);
       for (const c of running) {
         if (c.exit && c.exit.code !== 0 && c.exit.code !== null)
-          say(`${c.app} exited with code ${c.exit.code} while stopping`);
+          say(`${c.unit} exited with code ${c.exit.code} while stopping`);
       }
     })();
     return stopping;
@@ -475,7 +539,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const how = e.signal ? `was killed by ${e.signal}` : `exited with code ${e.code}`;
     // Silenced output is shown here; printed output is repeated briefly so the cause sits next to the failure.
     const tail = c.ring.tail(opts.silent ? 40 : 5);
-    return `${c.app} ${how}${tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : ''}`;
+    return `${c.unit} ${how}${tail.length ? `; its last output:\n${tail.map((l) => `  ${l}`).join('\n')}` : ''}`;
   };
 
   // Children killed on purpose (by `restart`, or because another process took their port): their
@@ -495,7 +559,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   /** True when `c` exited because it could not bind its port: it said EADDRINUSE, or something else holds the port now. */
   const lostItsPort = async (c: Child): Promise<boolean> => {
     if (c.ring.tail(40).some((l) => l.includes('EADDRINUSE'))) return true;
-    return !(await isPortFree(hostOf(c.app), ports[c.app]!).catch(() => true));
+    return !(await isPortFree(hostOf(c.unit), ports[c.unit]!).catch(() => true));
   };
 
   /**
@@ -517,24 +581,24 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
       const answers =
         c.app === 'gateway'
-          ? await checkHttp(`${gatewayUrl}/healthz`)
-          : await checkGrpcHealth(grpc[c.app as BackendName]!).then(
+          ? await checkHttp(`${hostUrl(balanced ? '127.0.0.1' : probeHost, ports[c.unit]!)}/healthz`)
+          : await checkGrpcHealth(`127.0.0.1:${ports[c.unit]!}`).then(
               (h) => 'status' in h && h.status === 'SERVING',
             );
       if (answers) {
-        const listener = listenerOf(ports[c.app]!, c.proc.pid);
+        const listener = listenerOf(ports[c.unit]!, c.proc.pid);
         if (listener === 'ours' || listener === 'unknown') return 'ready';
         if (listener === 'other') return 'taken';
         // 'none': it answered and stopped listening since; look again.
       }
       if (Date.now() > deadline)
-        throw new StackError(`${c.app} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`);
+        throw new StackError(`${c.unit} was not ready within ${startTimeoutMs} ms${tailText(c, opts.silent)}`);
       await sleep(250);
     }
   };
 
   /** "port 41234 (agents) was" / "ports 41234 (agents), 41236 (gateway) were" */
-  const takenText = (taken: readonly AppName[]) =>
+  const takenText = (taken: readonly string[]) =>
     `port${taken.length > 1 ? 's' : ''} ${taken.map((a) => `${ports[a]} (${a})`).join(', ')} ${taken.length > 1 ? 'were' : 'was'}`;
 
   /** Kills a child that lost its port and forgets it. */
@@ -545,19 +609,21 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     children.splice(children.indexOf(c), 1);
   };
 
-  const restart = async (app: AppName, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
-    const old = children.find((c) => c.app === app && !c.exit);
-    if (!old?.proc.pid) throw new StackError(`${app} is not running`);
+  const restart = async (app: AppName, signal: NodeJS.Signals = 'SIGKILL', replica = 1): Promise<void> => {
+    const key = unitKey(app, replica);
+    const old = children.find((c) => c.unit === key && !c.exit);
+    if (!old?.proc.pid) throw new StackError(`${key} is not running`);
     if (stopping) throw new StackError('the stack is stopping');
     deliberate.add(old);
+    if (balanced && app === 'gateway') balancer?.remove(ports[key]!);
     killGroup(old.proc.pid, signal);
     await old.exited;
     children.splice(children.indexOf(old), 1);
-    say(`${app} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal}`} on purpose; starting it again`);
+    say(`${key} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal}`} on purpose; starting it again`);
     // On the same port: the other apps know it by that address. Whoever took the port
     // meanwhile may give it back (a port probe does at once), so a few tries.
     for (let attempt = 1; ; attempt++) {
-      const c = spawnApp(app, [], 'run');
+      const c = spawnApp(key, [], 'run');
       children.push(c);
       let outcome: 'ready' | 'taken' | 'cancelled';
       try {
@@ -568,6 +634,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
       if (outcome === 'ready') {
         watch(c);
+        if (balanced && app === 'gateway') balancer?.add(ports[key]!);
         return;
       }
       if (outcome === 'cancelled') {
@@ -577,9 +644,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await discard(c);
       if (attempt >= RESTART_ATTEMPTS)
         throw new StackError(
-          `${takenText([app])} taken by another process while ${app} restarted, and it must come back on the same port`,
+          `${takenText([key])} taken by another process while ${key} restarted, and it must come back on the same port`,
         );
-      say(`${takenText([app])} taken by another process while ${app} restarted; starting it again on the same port`);
+      say(`${takenText([key])} taken by another process while ${key} restarted; starting it again on the same port`);
       await sleep(1000);
     }
   };
@@ -621,13 +688,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // taken by another process between the choice and the app's bind (a chosen port is only known
     // to be free when chosen); then the attempt is abandoned and every app is started again, the
     // ones that lost their port on fresh ones (every app is told every backend's address).
-    let choose = portApps.filter((a) => chosen.has(a));
+    if (balanced) {
+      // The gateway port belongs to the balancer; the replicas join its rotation once all are ready.
+      balancer = await startBalancer({ host: gatewayHost, port: publicPort!, targets: [] });
+    }
+    let choose = portUnits.filter((k) => chosen.has(k));
     for (let attempt = 1; ; attempt++) {
       checkAborted();
       await choosePorts(choose);
       applyPorts();
-      const batch = apps.map((app) => {
-        const c = spawnApp(app, [], 'run');
+      const batch = units.map((u) => {
+        const c = spawnApp(u.key, [], 'run');
         children.push(c);
         return c;
       });
@@ -640,13 +711,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
           });
           if (outcome === 'taken') abandoned = true;
           // Abandoning the attempt: an app whose port another process listens on needs a fresh one too.
-          if (outcome === 'cancelled' && listenerOf(ports[c.app]!, c.proc.pid) === 'other') return 'taken';
+          if (outcome === 'cancelled' && listenerOf(ports[c.unit]!, c.proc.pid) === 'other') return 'taken';
           return outcome;
         }),
       );
-      const taken = apps.filter((_, i) => outcomes[i] === 'taken');
+      const taken = units.filter((_, i) => outcomes[i] === 'taken').map((u) => u.key);
       if (taken.length === 0) {
         for (const c of batch) watch(c);
+        if (balancer) for (const u of units) if (u.app === 'gateway') balancer.add(ports[u.key]!);
         break;
       }
       const fixed = taken.filter((a) => !chosen.has(a));
@@ -661,7 +733,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await Promise.all(batch.map(discard));
       choose = taken;
     }
-    say(`${apps.length} apps ready`);
+    say(units.length > apps.length ? `${apps.length} apps ready (${units.length} processes)` : `${apps.length} apps ready`);
 
     checkAborted();
     // 5. Platform credentials.
@@ -687,14 +759,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       metrics: Object.fromEntries(
         apps.flatMap((a) => (metricsPorts[a] ? [[a, `http://127.0.0.1:${metricsPorts[a]}/metrics`]] : [])),
       ),
+      metricsByProcess: Object.fromEntries(
+        units.flatMap((u) => (metricsPorts[u.key] ? [[u.key, `http://127.0.0.1:${metricsPorts[u.key]}/metrics`]] : [])),
+      ),
+      replicas,
       apps,
       databaseUrl,
       natsUrl,
       prefix,
       env: shared,
       platforms,
-      logs: (app, lines) => children.find((c) => c.app === app)?.ring.tail(lines) ?? [],
-      pid: (app) => children.find((c) => c.app === app && !c.exit)?.proc.pid,
+      logs: (unit, lines) => children.find((c) => c.unit === unit)?.ring.tail(lines) ?? [],
+      pid: (app, replica = 1) => children.find((c) => c.unit === unitKey(app, replica) && !c.exit)?.proc.pid,
       failed,
       stop,
       restart,
@@ -761,7 +837,7 @@ function tailText(c: Child, silent?: boolean): string {
   return t.length ? `; its last output:\n${t.map((l) => `  ${l}`).join('\n')}` : '';
 }
 
-async function assertPortsFree(ports: { app: AppName; host: string; port: number }[]): Promise<void> {
+async function assertPortsFree(ports: { app: string; host: string; port: number }[]): Promise<void> {
   const busy: string[] = [];
   await Promise.all(
     ports.map(

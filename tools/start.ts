@@ -9,6 +9,15 @@ import { DEFAULTS, startStack, type Stack } from './stack.js';
 const databaseUrl = process.env.DATABASE_URL || DEFAULTS.databaseUrl;
 const natsUrl = process.env.NATS_URL || DEFAULTS.natsUrl;
 
+/** STACK_REPLICAS: processes per app (1 to 16, default 1); with 2 or more the gateway port is a balancer. */
+function replicasFromEnv(): number {
+  const raw = process.env.STACK_REPLICAS;
+  if (raw === undefined || raw === '') return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 16) fail(`STACK_REPLICAS must be an integer from 1 to 16 (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
 function fail(message: string, hint: string[] = []): never {
   process.stderr.write(`\n${message}\n${hint.map((h) => `${h}\n`).join('')}\n`);
   process.exit(1);
@@ -88,7 +97,7 @@ async function run(): Promise<void> {
   process.on('SIGHUP', () => shutdown('SIGHUP'));
 
   try {
-    stack = await startStack({ databaseUrl, natsUrl, signal: starting.signal });
+    stack = await startStack({ databaseUrl, natsUrl, signal: starting.signal, replicas: replicasFromEnv() });
   } catch (err) {
     if (shuttingDown) process.exit(0);
     fail(`Sluice did not start: ${(err as Error).message}`);

@@ -63,11 +63,13 @@ export interface Gateway {
   idempotencyStore: IdempotencyStore;
   cursors: CursorCodec;
   /**
-   * Stops accepting (new requests 503, /readyz 503), lets in-flight requests
-   * finish within `graceMs`, then closes what the composition opened (the
-   * TOKEN.DELETED subscription, the purge timer, health and gRPC channels).
+   * Graceful stop: /readyz answers 503 at once and every response closes its connection,
+   * while requests are still served for `delayMs` (SHUTDOWN_DELAY_MS: the load balancer's
+   * time to take the replica out of rotation); then stops accepting, lets in-flight requests
+   * finish within `graceMs`, and closes what the composition opened (the TOKEN.DELETED
+   * subscription, the purge timer, health and gRPC channels).
    */
-  close(graceMs?: number): Promise<void>;
+  close(graceMs?: number, delayMs?: number): Promise<void>;
 }
 
 /**
@@ -132,7 +134,9 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     if (orm) readiness.database = async () => void (await orm.em.getConnection().execute('select 1'));
   }
 
+  let draining = false;
   const app = await createHttpApp({
+    draining: () => draining,
     config,
     logger,
     clients,
@@ -187,7 +191,14 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     agentCredentialCache,
     idempotencyStore,
     cursors,
-    async close(graceMs = config.SHUTDOWN_GRACE_MS) {
+    async close(graceMs = config.SHUTDOWN_GRACE_MS, delayMs = config.SHUTDOWN_DELAY_MS) {
+      // Readiness false first: keep serving (connections closing after each response) while
+      // the load balancer takes this replica out of rotation, then stop accepting and drain.
+      draining = true;
+      if (delayMs > 0) {
+        logger.info({ delayMs }, 'draining: /readyz is 503; still serving until the delay ends');
+        await new Promise((r) => setTimeout(r, delayMs));
+      }
       const timer = setTimeout(() => {
         logger.warn('grace period over; closing remaining connections');
         app.server.closeAllConnections();

@@ -104,6 +104,13 @@ export const gatewayConfigSchema = Type.Object({
         'comma-separated browser origins allowed to call the API cross-origin (exact, e.g. `https://app.example.com`; https, or http on localhost/127.0.0.1/[::1]); unset: CORS is closed, no answer carries Access-Control-Allow-Origin',
     }),
   ),
+  SHUTDOWN_DELAY_MS: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 120000,
+    description:
+      'on SIGTERM, how long the gateway keeps serving with /readyz answering 503 and each response closing its connection, before it stops accepting (the load balancer takes it out of rotation meanwhile; in Kubernetes about 5000, or a preStop sleep)',
+  }),
   SHUTDOWN_GRACE_MS: Type.Integer({
     default: 10000,
     minimum: 0,

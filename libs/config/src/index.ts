@@ -95,12 +95,17 @@ export const metricsConfig = (app: AppName) => ({
 export type GrpcUrlVariable<S extends ServiceName> = `${Uppercase<KebabToSnake<S>>}_GRPC_URL`;
 type KebabToSnake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${KebabToSnake<B>}` : S;
 
+/** A gRPC target: `host:port`, `dns:[//authority]/name:port`, `ipv4:`/`ipv6:`/`unix:` targets, or a list `ip:port,ip:port`. */
+export const GRPC_TARGET_PATTERN =
+  '^(?:(?:dns:(?://[^/\\s]*)?/)?[^\\s,/]+:[0-9]{1,5}|(?:ipv4|ipv6|unix|unix-abstract|vsock):\\S+|[^\\s,]+:[0-9]{1,5}(?:,[^\\s,]+:[0-9]{1,5})+)$';
+
 /** `<SERVICE>_GRPC_URL` variable for a service a process calls (typed: `grpcClientConfig('identity').IDENTITY_GRPC_URL`). */
 export const grpcClientConfig = <S extends ServiceName>(service: S) =>
   ({
     [`${service.toUpperCase().replace(/-/g, '_')}_GRPC_URL`]: Type.String({
       default: `127.0.0.1:${SERVICE_PORTS[service]}`,
-      description: `host:port of the ${service} gRPC server`,
+      pattern: GRPC_TARGET_PATTERN,
+      description: `address of the ${service} gRPC server: host:port or dns:///name:port (every address the name resolves to, e.g. a headless Service), or ip:port,ip:port of its replicas; calls are balanced round robin`,
     }),
   }) as { [K in GrpcUrlVariable<S>]: TString };
 

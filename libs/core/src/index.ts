@@ -11,3 +11,4 @@ export * from './uma.js';
 export * from './fields.js';
 export * from './external-accounts.js';
 export * from './wallet-addresses.js';
+export * from './unavailable.js';

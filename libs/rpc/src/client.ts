@@ -106,6 +106,12 @@ export const RECONNECT_BACKOFF = { initialMs: 100, maxMs: 1_000 } as const;
  * failed UNAVAILABLE (50 ms → 500 ms apart). That retry covers a connection that
  * drops under a call; it does not bridge an outage, because a channel in
  * TRANSIENT_FAILURE fails each attempt at once.
+ *
+ * Calls are balanced round robin over every address of the target (`rpcTarget`): the
+ * replicas of a service, each with its own connection. A replica that is stopping
+ * (GOAWAY) or gone leaves the rotation at once; a call that was refused by it before
+ * being read is retried on another replica (grpc-js transparent retry, then the policy
+ * above), so one replica restarting fails no call while another serves.
  */
 export function rpcChannelOptions(): Partial<ClientOptions> {
   return {
@@ -113,6 +119,7 @@ export function rpcChannelOptions(): Partial<ClientOptions> {
     'grpc.max_reconnect_backoff_ms': RECONNECT_BACKOFF.maxMs,
     'grpc.keepalive_time_ms': 30_000,
     'grpc.service_config': JSON.stringify({
+      loadBalancingConfig: [{ round_robin: {} }],
       methodConfig: [
         {
           name: [{}],
@@ -130,6 +137,20 @@ export function rpcChannelOptions(): Partial<ClientOptions> {
 }
 
 /**
+ * The grpc-js target of a `<SERVICE>_GRPC_URL` value. `host:port` and `dns:///name:port` resolve
+ * through DNS (every address a name has: a Kubernetes headless Service lists its ready pods);
+ * a comma-separated list of `ip:port` (the local stack's replicas) becomes an `ipv4:`/`ipv6:`
+ * target; a value with its own scheme (`ipv4:`, `unix:`) is used as it is.
+ */
+export function rpcTarget(address: string): string {
+  if (!address.includes(',') || /^(dns|ipv4|ipv6|unix|unix-abstract|vsock):/.test(address)) return address;
+  const parts = address.split(',').map((p) => p.trim());
+  if (parts.every((p) => /^\d{1,3}(\.\d{1,3}){3}:\d+$/.test(p))) return `ipv4:${parts.join(',')}`;
+  if (parts.every((p) => /^\[[0-9a-f:.]+\]:\d+$/i.test(p))) return `ipv6:${parts.join(',')}`;
+  throw new Error(`${address}: a list of replica addresses must be IP literals of one family (ip:port,ip:port)`);
+}
+
+/**
  * Creates a promise client for a service. Every call carries a deadline
  * (default `defaultDeadlineMs`) and the current request id and platform id as
  * metadata; a server's DomainError comes back as the same DomainError. The
@@ -144,7 +165,7 @@ export function createRpcClient<C extends Client>(
     metrics?: Metrics;
   } = {},
 ): PromiseClient<C> {
-  const client = new Ctor(address, credentials.createInsecure(), rpcChannelOptions());
+  const client = new Ctor(rpcTarget(address), credentials.createInsecure(), rpcChannelOptions());
   const defaultDeadline = opts.defaultDeadlineMs ?? 5000;
   const measured = opts.metrics && clientMetrics(opts.metrics);
   return new Proxy({} as PromiseClient<C>, {

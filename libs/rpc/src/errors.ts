@@ -1,5 +1,5 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { DomainError, isDomainError, type ErrorKind } from '@sluice/core';
+import { DomainError, isDependencyUnavailable, isDomainError, type ErrorKind } from '@sluice/core';
 
 /** Metadata key carrying the public error (code, message, details) as JSON. */
 export const ERROR_METADATA_KEY = 'sluice-error-bin';
@@ -33,20 +33,28 @@ const DOWNSTREAM_PASS_THROUGH: ReadonlyMap<number, string> = new Map([
 ]);
 
 /**
- * Server side: an expected DomainError becomes its gRPC status with the public
- * error in metadata; a downstream call's DEADLINE_EXCEEDED or UNAVAILABLE keeps
- * its status; anything else becomes INTERNAL with a generic message.
+ * True for a transient failure of something this service depends on (retryable, not a bug): a
+ * downstream call that timed out or found its service unreachable, or the database unreachable
+ * (`isDependencyUnavailable`: restarting, connection refused or cut, no connection in time).
  */
-/** True for a downstream call that timed out or found its service unreachable (retryable, not a bug). */
 export function isDownstreamTransportFailure(err: unknown): boolean {
-  return err instanceof RpcError && DOWNSTREAM_PASS_THROUGH.has(err.grpcCode);
+  return (err instanceof RpcError && DOWNSTREAM_PASS_THROUGH.has(err.grpcCode)) || isDependencyUnavailable(err);
 }
 
+const DEPENDENCY_UNAVAILABLE = 'A dependency of this service is unavailable';
+
+/**
+ * Server side: an expected DomainError becomes its gRPC status with the public
+ * error in metadata; a downstream call's DEADLINE_EXCEEDED or UNAVAILABLE keeps
+ * its status; an unreachable database becomes UNAVAILABLE; anything else becomes
+ * INTERNAL with a generic message.
+ */
 export function toServiceError(err: unknown): Partial<ServiceError> & { code: status } {
   if (err instanceof RpcError) {
     const passed = DOWNSTREAM_PASS_THROUGH.get(err.grpcCode);
     if (passed) return { code: err.grpcCode, details: passed };
   }
+  if (!isDomainError(err) && isDependencyUnavailable(err)) return { code: status.UNAVAILABLE, details: DEPENDENCY_UNAVAILABLE };
   if (isDomainError(err)) {
     const body = boundedErrorBody(err.code, err.message, err.details ?? {});
     const md = new Metadata();

@@ -169,7 +169,13 @@ export async function startRpcServer(opts: {
   /** Measure every method (see instrumentService). */
   metrics?: Metrics;
 }): Promise<RpcServer> {
-  const server = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
+  const server = new Server({
+    'grpc.max_receive_message_length': 16 * 1024 * 1024,
+    // Clients reconnect (and so re-resolve a headless Service's addresses) at least every few
+    // minutes: replicas added by a scale-up take their share of the calls. In-flight calls finish.
+    'grpc.max_connection_age_ms': 300_000,
+    'grpc.max_connection_age_grace_ms': 30_000,
+  });
   const statusMap: Record<string, 'SERVING' | 'NOT_SERVING'> = { '': 'NOT_SERVING' };
   for (const s of opts.services) statusMap[s.name] = 'NOT_SERVING';
   const health = new HealthImplementation(statusMap);

@@ -1,4 +1,4 @@
-import { isDomainError, type FieldError } from '@sluice/core';
+import { isDependencyUnavailable, isDomainError, type FieldError } from '@sluice/core';
 import { RpcError } from '@sluice/rpc';
 
 /** The public error body of every non-2xx response. */
@@ -115,6 +115,8 @@ export function mapServiceError(err: unknown): ErrorResponse | undefined {
     // A transport failure or a status raised without a public body: status only.
     return genericError(httpStatusForGrpc((err as RpcError).grpcCode));
   }
+  // The gateway's own database unreachable (restarting, connection refused or cut): 503, retryable.
+  if (isDependencyUnavailable(err)) return genericError(503);
   return undefined;
 }
 

@@ -54,6 +54,11 @@ export interface HttpAppParts {
   metrics?: Metrics;
   /** Rate-limit counters shared by the replicas (rate-limit.hook.ts); without it nothing is limited. */
   rateLimits?: RateLimitStore;
+  /**
+   * True once shutdown began (Gateway.close): /readyz answers 503 and every response closes
+   * its connection, while requests are still served, until the server stops accepting.
+   */
+  draining?: () => boolean;
 }
 
 /** What the app is decorated with (tests read it). */
@@ -188,7 +193,13 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
   app.addHook('preClose', async () => {
     closing = true;
   });
-  registerHealthRoutes(app, parts.readiness, () => closing);
+  const draining = parts.draining ?? (() => false);
+  const leaving = () => closing || draining();
+  registerHealthRoutes(app, parts.readiness, leaving);
+  // While leaving, no connection is kept alive: its client opens the next one elsewhere.
+  app.addHook('onSend', async (_request, reply) => {
+    if (leaving()) reply.header('connection', 'close');
+  });
 
   // The versioned API: authenticated, permission-checked, validated, idempotent POSTs, authenticated cursors.
   const deps = { clients, logger, config };
