@@ -2,15 +2,16 @@ import { ConfigError, loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
 import { Metrics } from '@sluice/metrics';
 import { Lifecycle } from '@sluice/rpc';
-import { startMetricsEndpoint } from '@sluice/runtime';
+import { startMetricsEndpoint, waitForMigrations } from '@sluice/runtime';
 import { migrate } from '@sluice/store';
 import { composeGateway, openGatewayDatabase, openGatewayResources } from './compose.js';
 import { gatewayConfigSchema } from './config.js';
-import { GATEWAY_SCHEMA } from './store/migrations.js';
+import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
 
 /**
  * The gateway process. `main.ts migrate` only applies the gateway schema's
- * migrations (the Kubernetes migration Job); otherwise it composes the gateway
+ * migrations (the Kubernetes migration Job), `main.ts migrate --wait` only waits
+ * until they are applied (the Deployment's init container); otherwise it composes the gateway
  * (compose.ts) and serves HTTP until SIGTERM/SIGINT, then stops accepting,
  * drains in-flight requests (up to SHUTDOWN_GRACE_MS) and closes the gRPC
  * clients, NATS and the database. Its metrics are served on METRICS_PORT, apart
@@ -19,6 +20,10 @@ import { GATEWAY_SCHEMA } from './store/migrations.js';
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema);
   const logger = createLogger('gateway', config.LOG_LEVEL);
+  if (process.argv.includes('migrate') && process.argv.includes('--wait')) {
+    await waitForMigrations({ databaseUrl: config.DATABASE_URL, schema: GATEWAY_SCHEMA, migrations, logger });
+    return;
+  }
   if (process.argv.includes('migrate')) {
     const orm = await openGatewayDatabase(config, logger);
     const applied = await migrate(orm, GATEWAY_SCHEMA, logger);
