@@ -18,12 +18,13 @@ import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
  * from the public port.
  */
 async function main(): Promise<void> {
-  const config = loadConfig(gatewayConfigSchema);
-  const logger = createLogger('gateway', config.LOG_LEVEL);
   if (process.argv.includes('migrate') && process.argv.includes('--wait')) {
-    await waitForMigrations({ databaseUrl: config.DATABASE_URL, schema: GATEWAY_SCHEMA, migrations, logger });
+    const logger = createLogger('gateway', process.env.LOG_LEVEL ?? 'info');
+    await waitForMigrations({ schema: GATEWAY_SCHEMA, migrations, logger });
     return;
   }
+  const config = loadConfig(gatewayConfigSchema);
+  const logger = createLogger('gateway', config.LOG_LEVEL);
   if (process.argv.includes('migrate')) {
     const orm = await openGatewayDatabase(config, logger);
     const applied = await migrate(orm, GATEWAY_SCHEMA, logger);

@@ -284,12 +284,14 @@ const MIGRATE_POLL_MS = 2_000;
  * Deployments' init container, so a new release's pods start only after its migration Job ran.
  */
 export async function waitForMigrations(o: {
-  databaseUrl: string;
   schema: string;
   migrations: { name: string }[];
   logger: Logger;
+  /** Read for DATABASE_URL only, so the init container needs no other setting (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }): Promise<void> {
-  const { databaseUrl, schema, logger } = o;
+  const { schema, logger } = o;
+  const databaseUrl = loadConfig(Type.Object({ DATABASE_URL: databaseConfig.DATABASE_URL }), o.env).DATABASE_URL;
   const names = o.migrations.map((m) => m.name);
   const deadline = Date.now() + MIGRATE_WAIT_MS;
   let reported = '';
@@ -323,17 +325,16 @@ export async function waitForMigrations(o: {
 export async function main<P extends TObject, G extends Composition>(def: ServiceDefinition<P, G>): Promise<void> {
   const bootLogger = createLogger(def.name, process.env.LOG_LEVEL ?? 'info');
   try {
+    if (process.argv.includes('migrate') && process.argv.includes('--wait')) {
+      await waitForMigrations({
+        schema: def.schema,
+        migrations: [EVENT_TABLES_MIGRATION, ...def.migrations],
+        logger: bootLogger,
+      });
+      return;
+    }
     if (process.argv.includes('migrate')) {
       const config = loadServiceConfig(def);
-      if (process.argv.includes('--wait')) {
-        await waitForMigrations({
-          databaseUrl: config.DATABASE_URL,
-          schema: def.schema,
-          migrations: [EVENT_TABLES_MIGRATION, ...def.migrations],
-          logger: bootLogger,
-        });
-        return;
-      }
       await ensureDatabase(config.DATABASE_URL);
       const orm = await openStore(storeOptions(def, config, bootLogger));
       const applied = await migrate(orm, def.schema, bootLogger);
