@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newId } from '@sluice/core';
 import { sumOf } from '@sluice/metrics';
 import { eventually } from '@sluice/testing';
 import { LedgerReconcileWorker } from '../src/app/ledger-reconcile.worker.js';
-import { SANDBOX, startHarness, type Harness } from './support/harness.js';
+import { startHarness, type Harness } from './support/harness.js';
+import { fundedAccount } from './support/ledger.js';
 
 /**
  * The scheduled ReconcileLedger (LedgerReconcileWorker) against the real Postgres: it sweeps every
@@ -43,19 +43,6 @@ async function checks(result: 'consistent' | 'inconsistent'): Promise<number> {
   return sumOf(await h.running.deps.metrics.samples(), 'ledger_reconcile_checks_total', { result });
 }
 
-async function fundedAccount(amount: bigint): Promise<{ platformId: string; accountId: string }> {
-  const platformId = await h.platform();
-  const { accounts } = await h.client.ensureCustomerAccounts({
-    platformId,
-    customerId: newId('Customer'),
-    currencies: ['USD'],
-    environment: SANDBOX,
-  });
-  const accountId = accounts[0]!.id;
-  await h.client.sandboxFund({ platformId, accountId, amount });
-  return { platformId, accountId };
-}
-
 describe('scheduled ledger reconciliation', () => {
   it('the service runs it: LEDGER_RECONCILE_INTERVAL_SECONDS starts the worker, which sweeps at start', () => {
     expect(h.running.deps.config.LEDGER_RECONCILE_INTERVAL_SECONDS).toBe(3600);
@@ -64,8 +51,8 @@ describe('scheduled ledger reconciliation', () => {
   });
 
   it('reports a corrupted balance row: counted as inconsistent, logged with the account at fault, recorded', async () => {
-    const sound = await fundedAccount(7n);
-    const bad = await fundedAccount(5n);
+    const sound = await fundedAccount(h, 7n);
+    const bad = await fundedAccount(h, 5n);
     await h.sql.query(
       `UPDATE accounts.ledger_accounts SET posted_credits = posted_credits + 1 WHERE id = $1`,
       [bad.accountId],
@@ -112,7 +99,7 @@ describe('scheduled ledger reconciliation', () => {
   });
 
   it('two replicas do not both sweep: one holds the lock, and none sweeps again within the interval', async () => {
-    await fundedAccount(3n);
+    await fundedAccount(h, 3n);
     const a = worker();
     const b = worker();
     const swept = async () => (await h.sql.query(`SELECT count(*)::int AS n FROM accounts.ledger_reconcile_runs`)).rows[0].n;
