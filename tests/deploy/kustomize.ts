@@ -56,6 +56,8 @@ const KINDS = new Set([
   'Job',
   'CronJob',
   'PodDisruptionBudget',
+  'HorizontalPodAutoscaler',
+  'NetworkPolicy',
   // Prometheus Operator resources (deploy/k8s/monitoring).
   'ServiceMonitor',
   'PodMonitor',

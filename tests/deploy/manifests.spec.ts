@@ -7,7 +7,11 @@
  * app's config schema, probes hit the serving port, every app declares its
  * metrics port and a scrape config (pod annotations, the monitoring ServiceMonitor),
  * every alert has its runbook in docs/operations.md, and webhooks never go to
- * private addresses from a deployment.
+ * private addresses from a deployment. Every rendered object validates against the Kubernetes
+ * (1.33) and Prometheus Operator schemas (kubernetes-models), and the production properties hold
+ * per app: restricted pod security, resources, an HPA owning the replica count, a PDB, topology
+ * spread, migrations before rollout (init container), graceful termination, and NetworkPolicies
+ * that let each backend's gRPC port be reached by exactly its callers (from the config schemas).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { defaultMetricsPort, loadConfig, SERVICE_PORTS, type ServiceName } from 
 import { appConfigSchema } from '../../tools/lib/app-config.js';
 import { APPS, grpcUrlVariable, type AppName } from '../../tools/stack.js';
 import { KustomizeError, kustomizeBuild } from './kustomize.js';
+import { connectionAllowed, type Endpoint, type Port } from './network-policy.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DEPLOY = join(ROOT, 'deploy');
@@ -87,6 +92,33 @@ function render(dir: string): Rendered {
 
 const find = (docs: Doc[], kind: string, name: string) =>
   docs.find((d) => d.kind === kind && d.metadata?.name === name);
+
+/** Every container of a workload's pod template, init containers included. */
+const podContainers = (d: Doc): Doc[] => [
+  ...((d.spec.template.spec.initContainers ?? []) as Doc[]),
+  ...(d.spec.template.spec.containers as Doc[]),
+];
+
+/**
+ * Validates one Kubernetes object against its schema (kubernetes-models: the Kubernetes 1.33
+ * OpenAPI schemas, and the Prometheus Operator's CRDs), by apiVersion and kind. An unknown
+ * apiVersion/kind fails (the import), never passes. The schemas allow unknown fields, as the API's
+ * own OpenAPI does; the property tests below read the fields that matter by name.
+ */
+async function validateObject(doc: Doc): Promise<void> {
+  const [group, version] = String(doc.apiVersion).includes('/') ? String(doc.apiVersion).split('/') : ['', doc.apiVersion];
+  const module =
+    group === 'monitoring.coreos.com'
+      ? `@kubernetes-models/prometheus-operator/${group}/${version}/${doc.kind}`
+      : `kubernetes-models/${group ? `${group}/` : ''}${version}/${doc.kind}`;
+  const Model = ((await import(module)) as Record<string, new (d: Doc) => { validate(): void }>)[doc.kind]!;
+  // kustomize breaks a long Secret value's base64 into lines, which the API server's decoder (Go's
+  // encoding/base64) skips; the schema's "byte" format does not, so it gets the value unbroken.
+  const data = doc.kind === 'Secret' && doc.data
+    ? Object.fromEntries(Object.entries(doc.data as Record<string, string>).map(([k, v]) => [k, v.replace(/\n/g, '')]))
+    : undefined;
+  new Model(data ? { ...doc, data } : doc).validate();
+}
 
 /**
  * The environment a container gets in a rendered kustomization: configMap refs resolved (each must
@@ -364,14 +396,15 @@ describe('kubernetes example overlay', () => {
     overlay = render(OVERLAY);
   });
 
-  it('sets a namespace, an image per app, replicas of existing Deployments and the database secret', () => {
+  it('sets a restricted namespace, an image per app, no replica counts (the HPAs own them) and the database secret', () => {
     expect(k.namespace).toBeTruthy();
-    expect(find(overlay.resources, 'Namespace', k.namespace)).toBeDefined();
+    const ns = find(overlay.resources, 'Namespace', k.namespace);
+    expect(ns).toBeDefined();
+    expect(ns!.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
     const images = (k.images as Doc[]).map((i) => i.name);
     for (const app of apps) expect(images).toContain(`sluice/${app}`);
     for (const i of k.images as Doc[]) expect(i.newTag, `${i.name} is pinned`).toMatch(/\S/);
-    for (const r of k.replicas as Doc[])
-      expect(find(overlay.resources, 'Deployment', r.name), `replicas for ${r.name}`).toBeDefined();
+    expect(k.replicas, 'replica counts belong to the HorizontalPodAutoscalers').toBeUndefined();
     const secret = overlay.resources.find(
       (d) => d.kind === 'Secret' && d.metadata.name.startsWith('sluice-secrets-'),
     );
@@ -397,11 +430,9 @@ describe('kubernetes example overlay', () => {
       const image = (k.images as Doc[]).find((i) => i.name === `sluice/${app}`)!;
       const dep = find(overlay.resources, 'Deployment', app)!;
       const job = find(overlay.resources, 'Job', `${app}-migrate`)!;
-      for (const c of [dep.spec.template.spec.containers[0], job.spec.template.spec.containers[0]])
+      for (const c of [...podContainers(dep), job.spec.template.spec.containers[0]])
         expect(c.image, app).toBe(`${image.newName}:${image.newTag}`);
-      expect(dep.spec.replicas, `${app} replicas`).toBe(
-        (k.replicas as Doc[]).find((r) => r.name === app)?.count ?? 1,
-      );
+      expect(dep.spec.replicas, `${app} replicas`).toBeUndefined();
     }
     // No reference is left to a generator's own name (it would name no object in the cluster).
     const names = new Set(overlay.resources.map((d) => `${d.kind}/${d.metadata.name}`));
@@ -456,6 +487,213 @@ describe('kubernetes example overlay', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('kubernetes schemas', () => {
+  it('every rendered object (base, example overlay, monitoring) validates against its Kubernetes schema', async () => {
+    let n = 0;
+    for (const dir of [BASE, OVERLAY, join(DEPLOY, 'k8s', 'monitoring')])
+      for (const d of kustomizeBuild(dir, ROOT)) {
+        await expect(validateObject(d), `${relative(ROOT, dir)}: ${d.kind} ${d.metadata?.name}`).resolves.toBeUndefined();
+        n++;
+      }
+    expect(n).toBeGreaterThan(apps.length * 6);
+  });
+
+  it('the validation refuses what the API server would (so the test above can fail)', async () => {
+    const base = kustomizeBuild(BASE, ROOT);
+    const hpa = structuredClone(find(base, 'HorizontalPodAutoscaler', 'gateway')!);
+    delete hpa.spec.scaleTargetRef.kind;
+    await expect(validateObject(hpa)).rejects.toThrow(/kind/);
+    const policy = structuredClone(find(base, 'NetworkPolicy', 'default-deny')!);
+    policy.spec.policyTypes = ['Inbound'];
+    await expect(validateObject(policy)).rejects.toThrow(/allowed values/);
+    const dep = structuredClone(find(base, 'Deployment', 'accounts')!);
+    dep.spec.template.spec.containers[0].ports[0].containerPort = '50053';
+    await expect(validateObject(dep)).rejects.toThrow(/integer/);
+    await expect(validateObject({ apiVersion: 'apps/v1', kind: 'Deploymnt', metadata: { name: 'x' } })).rejects.toThrow();
+  });
+});
+
+describe('kubernetes production properties (example overlay)', () => {
+  let overlay: Rendered;
+  let namespace: string;
+  const policies = () => overlay.resources.filter((d) => d.kind === 'NetworkPolicy');
+  beforeAll(() => {
+    overlay = render(OVERLAY);
+    namespace = readYaml(join(OVERLAY, 'kustomization.yaml'))[0]!.namespace;
+  });
+
+  /** Every workload with a pod template: the Deployments and the Jobs (migrations, bootstrap). */
+  const workloads = () => overlay.resources.filter((d) => d.kind === 'Deployment' || d.kind === 'Job');
+
+  it('every pod is restricted: non-root, read-only root, no privilege escalation, no capabilities, seccomp, no token', () => {
+    const all = workloads();
+    expect(all.length).toBeGreaterThanOrEqual(apps.length * 2);
+    for (const w of all) {
+      const where = `${w.kind} ${w.metadata.name}`;
+      const pod = w.spec.template.spec;
+      expect(pod.securityContext?.runAsNonRoot, where).toBe(true);
+      expect(pod.securityContext?.runAsUser, where).toBeGreaterThan(0);
+      expect(pod.securityContext?.runAsGroup, where).toBeGreaterThan(0);
+      expect(pod.securityContext?.seccompProfile?.type, where).toBe('RuntimeDefault');
+      expect(pod.automountServiceAccountToken, where).toBe(false);
+      expect(pod.hostNetwork ?? false, where).toBe(false);
+      for (const c of podContainers(w)) {
+        const at = `${where} container ${c.name}`;
+        expect(c.securityContext?.allowPrivilegeEscalation, at).toBe(false);
+        expect(c.securityContext?.readOnlyRootFilesystem, at).toBe(true);
+        expect(c.securityContext?.capabilities?.drop, at).toEqual(['ALL']);
+        expect(c.securityContext?.capabilities?.add ?? [], at).toEqual([]);
+        expect(c.securityContext?.privileged ?? false, at).toBe(false);
+        expect(c.securityContext?.runAsUser ?? pod.securityContext.runAsUser, at).toBeGreaterThan(0);
+        // Requests to schedule by, a memory limit (a leak is killed, not the node's neighbours).
+        expect(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory, at).toBeTruthy();
+      }
+    }
+    const sa = overlay.resources.find((d) => d.kind === 'ServiceAccount');
+    expect(sa?.automountServiceAccountToken).toBe(false);
+  });
+
+  it.each(apps)('%s: an HPA owns its replicas (at least 2), a PDB keeps all but one pod, pods spread over nodes and zones', (app) => {
+    const dep = find(overlay.resources, 'Deployment', app)!;
+    const labels = dep.spec.template.metadata.labels as Record<string, string>;
+    const selects = (sel: Doc) => Object.entries(sel.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v);
+    expect(dep.spec.replicas).toBeUndefined();
+    const hpa = overlay.resources.find((d) => d.kind === 'HorizontalPodAutoscaler' && d.spec.scaleTargetRef.name === app);
+    expect(hpa, `HorizontalPodAutoscaler of ${app}`).toBeDefined();
+    expect(hpa!.apiVersion).toBe('autoscaling/v2');
+    expect(hpa!.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: app });
+    expect(hpa!.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(hpa!.spec.maxReplicas).toBeGreaterThan(hpa!.spec.minReplicas);
+    // Utilization is relative to the requests: the container must request CPU.
+    const cpu = (hpa!.spec.metrics as Doc[]).find((m) => m.resource?.name === 'cpu');
+    expect(cpu?.resource.target.type).toBe('Utilization');
+    expect(dep.spec.template.spec.containers[0].resources.requests.cpu).toBeTruthy();
+    const pdb = overlay.resources.find((d) => d.kind === 'PodDisruptionBudget' && selects(d.spec.selector));
+    expect(pdb, `PodDisruptionBudget of ${app}`).toBeDefined();
+    expect(pdb!.spec.maxUnavailable ?? hpa!.spec.minReplicas - pdb!.spec.minAvailable).toBeLessThan(hpa!.spec.minReplicas);
+    const spread = (dep.spec.template.spec.topologySpreadConstraints ?? []) as Doc[];
+    expect(spread.map((t) => t.topologyKey).sort()).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+    for (const t of spread) {
+      expect(selects(t.labelSelector), `${app} ${t.topologyKey} selects its own pods`).toBe(true);
+      expect(t.maxSkew).toBe(1);
+    }
+  });
+
+  it.each(apps)('%s: its pods start only once its migrations are applied (init container), and drain before they stop', (app) => {
+    const dep = find(overlay.resources, 'Deployment', app)!;
+    const job = find(overlay.resources, 'Job', `${app}-migrate`)!;
+    const pod = dep.spec.template.spec;
+    const [wait] = pod.initContainers as Doc[];
+    const serving = pod.containers[0];
+    expect(wait.command).toEqual(['node', 'main.mjs', 'migrate', '--wait']);
+    // The same build as the server and the Job, so it waits for exactly the migrations that build has.
+    expect(wait.image).toBe(serving.image);
+    expect(job.spec.template.spec.containers[0].image).toBe(serving.image);
+    expect((wait.env as Doc[]).map((e) => e.name)).toEqual(['DATABASE_URL']);
+    expect(wait.env[0].valueFrom.secretKeyRef).toEqual(
+      serving.env.find((e: Doc) => e.name === 'DATABASE_URL').valueFrom.secretKeyRef,
+    );
+    // Graceful termination: endpoints drop the pod during the preStop pause, then SIGTERM drains
+    // for up to SHUTDOWN_GRACE_MS; the kubelet's SIGKILL comes after both.
+    const env = containerEnv(serving, overlay);
+    const graceMs = Number(env.SHUTDOWN_GRACE_MS ?? (schemas[app].properties.SHUTDOWN_GRACE_MS as { default: number }).default);
+    expect(graceMs).toBeGreaterThan(0);
+    const preStop = serving.lifecycle?.preStop?.exec?.command as string[];
+    expect(preStop?.[0]).toBe('sleep');
+    const preStopMs = Number(preStop[1]) * 1000;
+    expect(preStopMs).toBeGreaterThan(0);
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(preStopMs + graceMs);
+    // Readiness notices a pod that stops serving sooner than liveness would restart it; the
+    // gateway's readiness (/readyz) also checks its dependencies, its liveness (/healthz) only the process.
+    const r = serving.readinessProbe;
+    const l = serving.livenessProbe;
+    expect(r.periodSeconds * r.failureThreshold).toBeLessThan(l.periodSeconds * l.failureThreshold);
+    if (app === 'gateway') expect(r.httpGet.path).not.toBe(l.httpGet.path);
+  });
+
+  describe('network policies', () => {
+    const INGRESS: Endpoint = { namespace: 'ingress-nginx', labels: { 'app.kubernetes.io/name': 'ingress-nginx' } };
+    const PROMETHEUS: Endpoint = { namespace: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } };
+    const INTERNET: Endpoint = { ip: '203.0.113.7' };
+    const METADATA: Endpoint = { ip: '169.254.169.254' };
+    const pod = (labels: Record<string, string>): Endpoint => ({ namespace, labels });
+    const server = (app: AppName) => pod(find(overlay.resources, 'Deployment', app)!.spec.template.metadata.labels);
+    const servingPort = (app: AppName): Port => ({
+      port: app === 'gateway' ? GATEWAY_PORT : SERVICE_PORTS[app as ServiceName],
+      name: app === 'gateway' ? 'http' : 'grpc',
+    });
+    const metricsPort = (app: AppName): Port => ({ port: defaultMetricsPort(app), name: 'metrics' });
+    /** Whom each app calls: the backends whose *_GRPC_URL its config schema reads. */
+    const calls = (from: AppName, to: AppName) =>
+      to !== 'gateway' && grpcUrlVariable(to as ServiceName) in schemas[from].properties;
+
+    it('the namespace denies by default, in and out', () => {
+      const deny = find(overlay.resources, 'NetworkPolicy', 'default-deny')!;
+      expect(deny.spec.podSelector).toEqual({});
+      expect(deny.spec.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
+      expect(deny.spec.ingress ?? []).toEqual([]);
+      expect(deny.spec.egress ?? []).toEqual([]);
+      // Something outside every rule is refused (the evaluator is not permissive).
+      const stranger = pod({ 'app.kubernetes.io/name': 'debug' });
+      expect(connectionAllowed(policies(), stranger, server('identity'), servingPort('identity'))).toBe(false);
+      expect(connectionAllowed(policies(), server('identity'), INTERNET, { port: 443 })).toBe(false);
+    });
+
+    it("each app's serving port is reached exactly by its callers (from the config schemas), the gateway only from the ingress controller", () => {
+      for (const to of apps)
+        for (const from of apps) {
+          if (from === to) continue;
+          expect(
+            connectionAllowed(policies(), server(from), server(to), servingPort(to)),
+            `${from} → ${to}:${servingPort(to).port}`,
+          ).toBe(calls(from, to));
+        }
+      expect(connectionAllowed(policies(), INGRESS, server('gateway'), servingPort('gateway'))).toBe(true);
+      for (const b of backends)
+        expect(connectionAllowed(policies(), INGRESS, server(b), servingPort(b)), `ingress → ${b}`).toBe(false);
+      // The credentials bootstrap Job reaches identity, and only identity.
+      const bootstrap = pod(find(overlay.resources, 'Job', 'identity-bootstrap-credentials')!.spec.template.metadata.labels);
+      for (const b of backends)
+        expect(connectionAllowed(policies(), bootstrap, server(b), servingPort(b)), `bootstrap → ${b}`).toBe(b === 'identity');
+      // Every backend has a caller: a policy that lets nobody in would be a broken service.
+      for (const b of backends) expect(apps.some((a) => calls(a, b)), `${b} has callers`).toBe(true);
+    });
+
+    it('metrics ports are scraped from the monitoring namespace only', () => {
+      for (const app of apps) {
+        expect(connectionAllowed(policies(), PROMETHEUS, server(app), metricsPort(app)), `prometheus → ${app}`).toBe(true);
+        expect(connectionAllowed(policies(), PROMETHEUS, server(app), servingPort(app)), `prometheus → ${app} serving`).toBe(false);
+        for (const other of apps)
+          if (other !== app)
+            expect(connectionAllowed(policies(), server(other), server(app), metricsPort(app)), `${other} → ${app} metrics`).toBe(false);
+      }
+    });
+
+    it('every pod reaches DNS, Postgres, NATS and the OTLP collector; only the apps that call out reach the internet', () => {
+      const dns: Endpoint = { namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } };
+      const postgres: Endpoint = { namespace: 'database', labels: { app: 'postgres' } };
+      const nats: Endpoint = { namespace: 'messaging', labels: { app: 'nats' } };
+      const collector: Endpoint = { namespace: 'observability', labels: { app: 'otel-collector' } };
+      const CALLING_OUT = new Set<AppName>(['webhook-dispatcher', 'wallet-auth', 'compliance']);
+      for (const w of workloads()) {
+        const me = pod(w.spec.template.metadata.labels);
+        const at = `${w.kind} ${w.metadata.name}`;
+        expect(connectionAllowed(policies(), me, dns, { port: 53, protocol: 'UDP' }), `${at} → DNS`).toBe(true);
+        expect(connectionAllowed(policies(), me, postgres, { port: 5432 }), `${at} → Postgres`).toBe(true);
+        expect(connectionAllowed(policies(), me, nats, { port: 4222 }), `${at} → NATS`).toBe(true);
+        expect(connectionAllowed(policies(), me, collector, { port: 4318 }), `${at} → OTLP`).toBe(true);
+        expect(connectionAllowed(policies(), me, METADATA, { port: 80 }), `${at} → cloud metadata`).toBe(false);
+        const app = w.metadata.name as AppName;
+        const outbound = w.kind === 'Deployment' && CALLING_OUT.has(app);
+        expect(connectionAllowed(policies(), me, INTERNET, { port: 443 }), `${at} → internet`).toBe(outbound);
+      }
+      // Each of those reaches what it calls: HTTPS endpoints; wallet-auth its SMTP relay too.
+      expect(connectionAllowed(policies(), server('wallet-auth'), INTERNET, { port: 587 })).toBe(true);
+      expect(connectionAllowed(policies(), server('webhook-dispatcher'), { ip: '10.0.0.5' }, { port: 443 })).toBe(false);
+    });
   });
 });
 

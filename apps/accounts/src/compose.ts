@@ -2,6 +2,7 @@ import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { AccountsConfig } from './service.js';
 import { InternalAccountsService } from './app/internal-accounts.service.js';
 import { LedgerService } from './app/ledger.service.js';
+import { LedgerReconcileWorker } from './app/ledger-reconcile.worker.js';
 import { ExternalAccountsService } from './app/external-accounts.service.js';
 import { DiscoveriesService } from './app/discoveries.service.js';
 import { SANDBOX_DISCOVERIES } from './domain/discoveries.js';
@@ -29,6 +30,8 @@ export interface AccountsGraph extends Composition {
   ledger: LedgerService;
   externalAccounts: ExternalAccountsService;
   discoveries: DiscoveriesService;
+  /** The scheduled reconciliation (absent with LEDGER_RECONCILE_INTERVAL_SECONDS=0). */
+  reconcileWorker?: LedgerReconcileWorker;
 }
 
 /** The composition root of accounts: every object of the service, built once. */
@@ -51,11 +54,16 @@ export function composeAccounts(
   });
   // The receiving institutions: the sandbox's fixed directory; none configured for production yet.
   const discoveries = new DiscoveriesService({ SANDBOX: SANDBOX_DISCOVERIES, PRODUCTION: [] });
+  const reconcileWorker =
+    config.LEDGER_RECONCILE_INTERVAL_SECONDS > 0
+      ? new LedgerReconcileWorker(orm, ledger, logger, config.LEDGER_RECONCILE_INTERVAL_SECONDS * 1000)
+      : undefined;
   return {
     internalAccounts,
     ledger,
     externalAccounts,
     discoveries,
+    ...(reconcileWorker ? { reconcileWorker, workers: [reconcileWorker] } : {}),
     rpc: [accountsRpc({ accounts: internalAccounts, ledger, externalAccounts, discoveries, logger })],
     consumers: [
       new IdentityConsumer({

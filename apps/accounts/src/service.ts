@@ -5,6 +5,13 @@ import { composeAccounts, type AccountsAdapters } from './compose.js';
 
 const config = Type.Object({
   ...grpcClientConfig('identity'),
+  LEDGER_RECONCILE_INTERVAL_SECONDS: Type.Integer({
+    default: 300,
+    minimum: 0,
+    maximum: 86_400,
+    description:
+      'how often every platform ledger is reconciled from its journal (one replica at a time, by advisory lock; findings go to ledger_reconcile_checks_total and the error log); 0 turns the schedule off',
+  }),
 });
 
 /** The validated configuration of accounts. */

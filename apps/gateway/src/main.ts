@@ -2,21 +2,27 @@ import { ConfigError, loadConfig } from '@sluice/config';
 import { createLogger } from '@sluice/logging';
 import { Metrics } from '@sluice/metrics';
 import { Lifecycle } from '@sluice/rpc';
-import { startMetricsEndpoint } from '@sluice/runtime';
+import { startMetricsEndpoint, waitForMigrations } from '@sluice/runtime';
 import { migrate } from '@sluice/store';
 import { composeGateway, openGatewayDatabase, openGatewayResources } from './compose.js';
 import { gatewayConfigSchema } from './config.js';
-import { GATEWAY_SCHEMA } from './store/migrations.js';
+import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
 
 /**
  * The gateway process. `main.ts migrate` only applies the gateway schema's
- * migrations (the Kubernetes migration Job); otherwise it composes the gateway
+ * migrations (the Kubernetes migration Job), `main.ts migrate --wait` only waits
+ * until they are applied (the Deployment's init container); otherwise it composes the gateway
  * (compose.ts) and serves HTTP until SIGTERM/SIGINT, then stops accepting,
  * drains in-flight requests (up to SHUTDOWN_GRACE_MS) and closes the gRPC
  * clients, NATS and the database. Its metrics are served on METRICS_PORT, apart
  * from the public port.
  */
 async function main(): Promise<void> {
+  if (process.argv.includes('migrate') && process.argv.includes('--wait')) {
+    const logger = createLogger('gateway', process.env.LOG_LEVEL ?? 'info');
+    await waitForMigrations({ schema: GATEWAY_SCHEMA, migrations, logger });
+    return;
+  }
   const config = loadConfig(gatewayConfigSchema);
   const logger = createLogger('gateway', config.LOG_LEVEL);
   if (process.argv.includes('migrate')) {

@@ -13,7 +13,7 @@ import {
   type TObject,
 } from '@sluice/config';
 import { createLogger, type Logger } from '@sluice/logging';
-import { openStore, migrate, ensureDatabase, observePool, type MikroORM, type EntitySchema, type Migration } from '@sluice/store';
+import { openStore, migrate, ensureDatabase, observePool, pendingMigrations, type MikroORM, type EntitySchema, type Migration } from '@sluice/store';
 import { Metrics, serveMetrics } from '@sluice/metrics';
 import {
   connectBus,
@@ -274,14 +274,65 @@ export async function startMetricsEndpoint(
   return endpoint.port;
 }
 
+/** How long `migrate --wait` waits for the migration Job (as long as the Job's activeDeadlineSeconds). */
+const MIGRATE_WAIT_MS = 600_000;
+const MIGRATE_POLL_MS = 2_000;
+
+/**
+ * `main.ts migrate --wait`: returns once every one of `migrations` (an app's, in order) is applied to
+ * `schema` (polling, read-only; database errors are retried), or throws after MIGRATE_WAIT_MS. The
+ * Deployments' init container, so a new release's pods start only after its migration Job ran.
+ */
+export async function waitForMigrations(o: {
+  schema: string;
+  migrations: { name: string }[];
+  logger: Logger;
+  /** Read for DATABASE_URL only, so the init container needs no other setting (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}): Promise<void> {
+  const { schema, logger } = o;
+  const databaseUrl = loadConfig(Type.Object({ DATABASE_URL: databaseConfig.DATABASE_URL }), o.env).DATABASE_URL;
+  const names = o.migrations.map((m) => m.name);
+  const deadline = Date.now() + MIGRATE_WAIT_MS;
+  let reported = '';
+  for (;;) {
+    let pending: string[] | undefined;
+    try {
+      pending = await pendingMigrations(databaseUrl, schema, names);
+    } catch (err) {
+      logger.warn({ err: { message: (err as Error).message } }, 'cannot read the applied migrations yet');
+    }
+    if (pending?.length === 0) {
+      logger.info({ schema, migrations: names.length }, 'every migration is applied');
+      return;
+    }
+    if (pending && pending.join() !== reported) {
+      reported = pending.join();
+      logger.info({ schema, pending }, 'waiting for the migration Job');
+    }
+    if (Date.now() > deadline)
+      throw new Error(`migrations still pending after ${MIGRATE_WAIT_MS / 1000} s: ${(pending ?? ['unknown']).join(', ')}`);
+    await new Promise((r) => setTimeout(r, MIGRATE_POLL_MS));
+  }
+}
+
 /**
  * The entry point of a service process. `main.ts migrate` only applies the
- * migrations (the Kubernetes migration Job); otherwise the service runs until
- * SIGTERM/SIGINT.
+ * migrations (the Kubernetes migration Job); `main.ts migrate --wait` only waits
+ * until they are applied (the Deployment's init container); otherwise the service
+ * runs until SIGTERM/SIGINT.
  */
 export async function main<P extends TObject, G extends Composition>(def: ServiceDefinition<P, G>): Promise<void> {
   const bootLogger = createLogger(def.name, process.env.LOG_LEVEL ?? 'info');
   try {
+    if (process.argv.includes('migrate') && process.argv.includes('--wait')) {
+      await waitForMigrations({
+        schema: def.schema,
+        migrations: [EVENT_TABLES_MIGRATION, ...def.migrations],
+        logger: bootLogger,
+      });
+      return;
+    }
     if (process.argv.includes('migrate')) {
       const config = loadServiceConfig(def);
       await ensureDatabase(config.DATABASE_URL);

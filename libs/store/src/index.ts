@@ -108,6 +108,27 @@ export async function migrate(orm: MikroORM, schema: string, logger?: Logger): P
   }
 }
 
+/**
+ * The names among `names` (a service's migrations, in order) not applied yet in `schema`, read
+ * without creating anything (no schema, no migrations table): what a pod's init container polls
+ * until the migration Job has run (`main.mjs migrate --wait`). Migrations the database has and the
+ * list lacks (a newer release's, after a rollback) do not count.
+ */
+export async function pendingMigrations(databaseUrl: string, schema: string, names: string[]): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const table = `${quoteIdent(schema)}.mikro_orm_migrations`;
+    const exists = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table]);
+    if (!exists.rows[0]?.t) return names;
+    const done = await client.query<{ name: string }>(`SELECT name FROM ${table}`);
+    const applied = new Set(done.rows.map((r) => r.name));
+    return names.filter((n) => !applied.has(n));
+  } finally {
+    await client.end();
+  }
+}
+
 /** Creates the database named in `databaseUrl` if it does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);

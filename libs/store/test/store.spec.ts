@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
-import { ensureDatabase, isUniqueViolation, migrate, Migration, openStore, transactional, type MikroORM } from '../src/index.js';
+import {
+  ensureDatabase,
+  isUniqueViolation,
+  migrate,
+  Migration,
+  openStore,
+  pendingMigrations,
+  transactional,
+  type MikroORM,
+} from '../src/index.js';
 import pg from 'pg';
 
 class CreateCounter extends Migration {
@@ -27,7 +36,17 @@ describe('store kit', () => {
   });
 
   it('migrates once when several processes race, into the service schema', async () => {
+    // Before: everything pending, and asking created nothing (no schema).
+    expect(await pendingMigrations(db.url, 'storetest', ['0001_counter'])).toEqual(['0001_counter']);
+    const c0 = new pg.Client({ connectionString: db.url });
+    await c0.connect();
+    const schemas = await c0.query(`SELECT 1 FROM information_schema.schemata WHERE schema_name = 'storetest'`);
+    await c0.end();
+    expect(schemas.rows).toEqual([]);
     const applied = await Promise.all(orms.map((o) => migrate(o, 'storetest')));
+    // After: nothing pending; a migration of a later release is.
+    expect(await pendingMigrations(db.url, 'storetest', ['0001_counter'])).toEqual([]);
+    expect(await pendingMigrations(db.url, 'storetest', ['0001_counter', '0002_next'])).toEqual(['0002_next']);
     expect(applied.flat()).toEqual(['0001_counter']);
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();

@@ -292,10 +292,9 @@ export class LedgerService {
     );
   }
 
-  /** Recomputes the platform's ledger from its journal (read-only). */
-  async reconcile(platformId: string): Promise<ReconcileReport> {
+  /** Recomputes the platform's ledger from its journal (read-only; in `em`'s transaction if given). */
+  async reconcile(platformId: string, em: EntityManager = this.orm.em.fork()): Promise<ReconcileReport> {
     validatePlatformId(platformId);
-    const em = this.orm.em.fork();
     const currencies = await this.ledger.currencyTotals(em, platformId);
     const mismatches = await this.ledger.reconcile(em, platformId);
     const unbalancedEntryIds = await this.ledger.unbalancedEntries(em, platformId);

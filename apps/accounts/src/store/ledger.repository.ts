@@ -227,6 +227,40 @@ export class LedgerRepository {
     }));
   }
 
+  /** The platforms that have ledger accounts (every ledger the scheduled reconciliation checks), in order. */
+  async platformIds(em: EntityManager): Promise<string[]> {
+    const rows = await em.execute<{ platform_id: string }[]>(
+      `SELECT DISTINCT platform_id FROM ledger_accounts ORDER BY platform_id`,
+    );
+    return rows.map((r) => r.platform_id);
+  }
+
+  /**
+   * Takes the scheduled reconciliation's transaction-scoped advisory lock if no other transaction
+   * holds it, and tells whether a sweep is due: none has started within the last `intervalMs`
+   * (database time, so replicas' clocks do not matter). False when another replica holds the lock.
+   */
+  async claimReconcileRun(em: EntityManager, intervalMs: number): Promise<boolean> {
+    const [lock] = await em.execute<{ locked: boolean }[]>(
+      `SELECT pg_try_advisory_xact_lock(hashtext('accounts:ledger-reconcile')) AS locked`,
+    );
+    if (!lock?.locked) return false;
+    const [last] = await em.execute<{ due: boolean }[]>(
+      `SELECT coalesce(max(started_at) <= now() - make_interval(secs => ?), true) AS due FROM ledger_reconcile_runs`,
+      [intervalMs / 1000],
+    );
+    return last!.due;
+  }
+
+  /** Records a finished sweep (started at the transaction's start). */
+  async recordReconcileRun(em: EntityManager, platforms: number, inconsistentPlatformIds: string[]): Promise<void> {
+    await em.execute(
+      `INSERT INTO ledger_reconcile_runs (started_at, finished_at, platforms, inconsistent_platform_ids)
+       VALUES (now(), clock_timestamp(), ?, ?::jsonb)`,
+      [platforms, JSON.stringify(inconsistentPlatformIds)],
+    );
+  }
+
   /**
    * Per currency (of one platform, or all): the sum of all posted balances (credits −
    * debits; internal accounts' running totals, system accounts' derived from their

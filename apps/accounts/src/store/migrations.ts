@@ -171,9 +171,28 @@ class EmbeddedWalletMigration extends Migration {
   }
 }
 
+/**
+ * The scheduled ledger reconciliation's runs (LedgerReconcileWorker): one row per sweep, written by the
+ * one replica that held the sweep's advisory lock, so every replica knows when the last sweep ran and
+ * none starts another before the interval has passed.
+ */
+class LedgerReconcileRunsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE ledger_reconcile_runs (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      started_at timestamptz NOT NULL,
+      finished_at timestamptz NOT NULL,
+      platforms integer NOT NULL CONSTRAINT ledger_reconcile_runs_platforms_nonneg CHECK (platforms >= 0),
+      inconsistent_platform_ids jsonb NOT NULL
+    )`);
+    this.addSql(`CREATE INDEX ledger_reconcile_runs_by_start ON ledger_reconcile_runs (started_at)`);
+  }
+}
+
 /** Migrations of the accounts schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_internal_accounts_and_ledger', class: LedgerMigration },
   { name: '0002_external_accounts', class: ExternalAccountsMigration },
   { name: '0003_embedded_wallet_private_enabled', class: EmbeddedWalletMigration },
+  { name: '0030_ledger_reconcile_runs', class: LedgerReconcileRunsMigration },
 ];

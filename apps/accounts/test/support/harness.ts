@@ -35,13 +35,16 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(label: string, opts: { consume?: boolean } = {}): Promise<Harness> {
+export async function startHarness(
+  label: string,
+  opts: { consume?: boolean; env?: Record<string, string> } = {},
+): Promise<Harness> {
   const services = await startServices(
     label,
     { identity: identityService, accounts: accountsService },
     {
       // 200 concurrent ledger calls queue for 10 connections; on a loaded machine the wait can pass the 10 s default.
-      env: { DATABASE_POOL_MAX: '10', DATABASE_ACQUIRE_TIMEOUT_MS: '60000' },
+      env: { DATABASE_POOL_MAX: '10', DATABASE_ACQUIRE_TIMEOUT_MS: '60000', ...opts.env },
       ...(opts.consume ? {} : { withoutConsumers: ['accounts' as const] }),
     },
   );
