@@ -616,10 +616,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (stopping) throw new StackError('the stack is stopping');
     deliberate.add(old);
     if (balanced && app === 'gateway') balancer?.remove(ports[key]!);
+    const signalledAt = Date.now();
     killGroup(old.proc.pid, signal);
     await old.exited;
+    const stoppedAt = Date.now();
     children.splice(children.indexOf(old), 1);
-    say(`${key} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal}`} on purpose; starting it again`);
+    say(
+      `${key} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal} in ${((stoppedAt - signalledAt) / 1000).toFixed(1)} s`} on purpose; starting it again`,
+    );
     // On the same port: the other apps know it by that address. Whoever took the port
     // meanwhile may give it back (a port probe does at once), so a few tries.
     for (let attempt = 1; ; attempt++) {
@@ -635,6 +639,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       if (outcome === 'ready') {
         watch(c);
         if (balanced && app === 'gateway') balancer?.add(ports[key]!);
+        say(`${key} ready again ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after it stopped`);
         return;
       }
       if (outcome === 'cancelled') {

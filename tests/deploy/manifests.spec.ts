@@ -282,7 +282,10 @@ describe('kubernetes base', () => {
     for (const v of Object.keys(schema.properties).filter((k) => k.endsWith('_GRPC_URL'))) {
       const target = backends.find((b) => grpcUrlVariable(b) === v);
       expect(target, `${v} names a backend`).toBeDefined();
-      expect(env[v], `${app} sets ${v}`).toBe(`${target}:${SERVICE_PORTS[target!]}`);
+      // dns:/// of the target's headless Service: every ready pod's address, balanced by the caller.
+      expect(env[v], `${app} sets ${v}`).toBe(`dns:///${target}:${SERVICE_PORTS[target!]}`);
+      const service = base.resources.find((d) => d.kind === 'Service' && d.metadata.name === target);
+      expect(service?.spec.clusterIP, `${target} Service is headless`).toBe('None');
     }
     if ('WEBHOOK_ALLOW_PRIVATE_TARGETS' in schema.properties)
       expect(env.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe('false');
@@ -600,12 +603,15 @@ describe('kubernetes production properties (example overlay)', () => {
     // for up to SHUTDOWN_GRACE_MS; the kubelet's SIGKILL comes after both.
     const env = containerEnv(serving, overlay);
     const graceMs = Number(env.SHUTDOWN_GRACE_MS ?? (schemas[app].properties.SHUTDOWN_GRACE_MS as { default: number }).default);
+    // The gateway also keeps serving SHUTDOWN_DELAY_MS after SIGTERM (readiness false, connections closing).
+    const delayProp = schemas[app].properties.SHUTDOWN_DELAY_MS as { default: number } | undefined;
+    const delayMs = delayProp ? Number(env.SHUTDOWN_DELAY_MS ?? delayProp.default) : 0;
     expect(graceMs).toBeGreaterThan(0);
     const preStop = serving.lifecycle?.preStop?.exec?.command as string[];
     expect(preStop?.[0]).toBe('sleep');
     const preStopMs = Number(preStop[1]) * 1000;
     expect(preStopMs).toBeGreaterThan(0);
-    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(preStopMs + graceMs);
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(preStopMs + delayMs + graceMs);
     // Readiness notices a pod that stops serving sooner than liveness would restart it; the
     // gateway's readiness (/readyz) also checks its dependencies, its liveness (/healthz) only the process.
     const r = serving.readinessProbe;

@@ -8,17 +8,20 @@ import { performance } from 'node:perf_hooks';
 import { accounts as accountsPb } from '@sluice/contracts';
 import { createRpcClient } from '@sluice/rpc';
 import { dropStreams } from '@sluice/testing';
-import { startStack, TEST_STACK_RATE_LIMITS, type Stack } from '../stack.js';
+import { startStack, TEST_STACK_RATE_LIMITS, type Stack, type StackOptions } from '../stack.js';
 import { formatCredential, generateCredential } from '../lib/credentials.js';
 import { readAnswer } from '../lib/http-answer.js';
 import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
 
-interface HttpResponse {
+export interface HttpResponse {
   status: number;
+  retryAfter?: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read field by field
   json: any;
   text: string;
 }
+
+export type JsonCall = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResponse>;
 
 /** A small keep-alive JSON client (node:http: far less CPU per request than fetch). */
 function jsonClient(baseUrl: string, authorization: string, maxSockets: number) {
@@ -55,10 +58,25 @@ function failure(step: string, r: HttpResponse): string {
   return `${step}:${r.status}${r.json?.code ? ` ${r.json.code}` : ''}`;
 }
 
+/** A webhook the bench's endpoint received. */
+export interface ReceivedWebhook {
+  /** The `webhook-id` header (the same for every retry of one event). */
+  id: string;
+  type: string;
+  /** `data.id` of the payload. */
+  dataId?: string;
+  /** `data.status` of the payload. */
+  status?: string;
+}
+
 export interface GatewaySystem extends BenchSystem {
   stack: Stack;
+  /** The platform's JSON client (keep-alive, the bench's credential). */
+  call: JsonCall;
   /** Webhooks received (when the platform has an endpoint). */
   webhooksReceived(): number;
+  /** Every webhook received, in arrival order (when the platform has an endpoint). */
+  webhooks(): readonly ReceivedWebhook[];
   /** The last log lines of every app. */
   logTails(): Record<string, string[]>;
 }
@@ -75,27 +93,42 @@ export async function startGatewaySystem(o: {
   webhooks: boolean;
   /** DATABASE_POOL_MAX of payments (default: the service's). */
   paymentsPoolMax?: number;
+  /** Processes per app (the stack's `replicas`). */
+  replicas?: number;
+  /** Extra environment per app. */
+  appEnv?: StackOptions['appEnv'];
+  /**
+   * The database and NATS addresses the processes are given, when they differ from the ones
+   * the bench checks through (a forwarder the resilience runs interrupt: tools/lib/balancer.ts).
+   */
+  appDatabaseUrl?: string;
+  appNatsUrl?: string;
+  /** LOG_LEVEL-independent: print the apps' output (default silent). */
+  silent?: boolean;
 }): Promise<GatewaySystem> {
   const credential = generateCredential();
   const stack = await startStack({
-    databaseUrl: o.databaseUrl,
-    natsUrl: o.natsUrl,
+    databaseUrl: o.appDatabaseUrl ?? o.databaseUrl,
+    natsUrl: o.appNatsUrl ?? o.natsUrl,
     prefix: o.prefix,
     freePorts: true,
     gatewayPort: 0,
-    silent: true,
+    silent: o.silent ?? true,
+    ...(o.replicas ? { replicas: o.replicas } : {}),
     localCredentialFile: false,
     credentials: { sandbox: formatCredential(credential) },
     sandboxTimeScale: o.timeScale,
     logLevel: o.logLevel,
     platformName: 'Bench platform',
     appEnv: {
-      gateway: { ...TEST_STACK_RATE_LIMITS },
-      ...(o.paymentsPoolMax ? { payments: { DATABASE_POOL_MAX: String(o.paymentsPoolMax) } } : {}),
+      ...o.appEnv,
+      gateway: { ...TEST_STACK_RATE_LIMITS, ...o.appEnv?.gateway },
+      ...(o.paymentsPoolMax ? { payments: { ...o.appEnv?.payments, DATABASE_POOL_MAX: String(o.paymentsPoolMax) } } : {}),
     },
   });
   let receiver: Server | undefined;
   let received = 0;
+  const webhooks: ReceivedWebhook[] = [];
   const platform = stack.platforms.sandbox!;
   const http = jsonClient(stack.baseUrl, platform.authorization, o.maxClients + 4);
   const ledger = createRpcClient(accountsPb.AccountsServiceClient, stack.grpc.accounts!, {
@@ -112,9 +145,24 @@ export async function startGatewaySystem(o: {
     let webhookEndpoint: string | undefined;
     if (o.webhooks) {
       receiver = createServer((req, res) => {
-        req.resume();
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
           received++;
+          try {
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+              type: string;
+              data?: { id?: string; status?: string };
+            };
+            webhooks.push({
+              id: String(req.headers['webhook-id'] ?? ''),
+              type: body.type,
+              ...(body.data?.id ? { dataId: body.data.id } : {}),
+              ...(body.data?.status ? { status: body.data.status } : {}),
+            });
+          } catch {
+            webhooks.push({ id: String(req.headers['webhook-id'] ?? ''), type: 'unparsable' });
+          }
           res.writeHead(200).end('ok');
         });
       });
@@ -143,7 +191,9 @@ export async function startGatewaySystem(o: {
     databaseUrl: o.databaseUrl,
     databaseName: o.databaseName,
     platformId: platform.platformId,
+    call: http.call,
     webhooksReceived: () => received,
+    webhooks: () => webhooks,
     logTails: () => Object.fromEntries(stack.apps.map((app) => [app, stack.logs(app, 300)])),
     cpuRoots() {
       const roots = new Map<number, string>();

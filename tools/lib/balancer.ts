@@ -1,10 +1,17 @@
 /**
- * The local stand-in for a Kubernetes Service in front of the gateway replicas: a TCP
- * balancer on the public port that hands each new connection to the next replica in
- * rotation (round robin) and pipes the bytes both ways. A replica taken out of rotation
- * (`remove`, as an endpoint leaves a Service when its pod terminates) gets no new
- * connection; the connections it has live on until it closes them, as they would behind
- * kube-proxy. Loopback only; it does not parse HTTP.
+ * A TCP forwarder on loopback, in two roles:
+ *
+ * - the local stand-in for a Kubernetes Service in front of the gateway replicas: each new
+ *   connection goes to the next replica in rotation (round robin) and the bytes are piped
+ *   both ways. A replica taken out of rotation (`remove`, as an endpoint leaves a Service
+ *   when its pod terminates) gets no new connection; the connections it has live on until
+ *   it closes them, as they would behind kube-proxy;
+ * - the network between the services and Postgres or NATS in the resilience tests:
+ *   `interrupt()` cuts every connection and refuses new ones (the server is gone, as in a
+ *   restart of it), `restore()` lets them through again, without touching the real server
+ *   that other test files share.
+ *
+ * It does not parse what it carries.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -14,6 +21,9 @@ export interface Balancer {
   readonly targets: readonly number[];
   add(port: number): void;
   remove(port: number): void;
+  /** Resets every open connection and every new one until `restore()`. */
+  interrupt(): void;
+  restore(): void;
   close(): Promise<void>;
 }
 
@@ -21,11 +31,12 @@ export async function startBalancer(o: { host: string; port: number; targets: nu
   const targets = [...o.targets];
   let next = 0;
   const open = new Set<Socket>();
+  let interrupted = false;
   const server: Server = createServer((client) => {
     open.add(client);
     client.on('close', () => open.delete(client));
-    if (targets.length === 0) {
-      client.destroy();
+    if (targets.length === 0 || interrupted) {
+      client.resetAndDestroy();
       return;
     }
     const port = targets[next++ % targets.length]!;
@@ -54,6 +65,13 @@ export async function startBalancer(o: { host: string; port: number; targets: nu
     remove(port) {
       const i = targets.indexOf(port);
       if (i >= 0) targets.splice(i, 1);
+    },
+    interrupt() {
+      interrupted = true;
+      for (const s of open) s.resetAndDestroy();
+    },
+    restore() {
+      interrupted = false;
     },
     close: () =>
       new Promise<void>((resolve) => {

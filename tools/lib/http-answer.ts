@@ -4,6 +4,8 @@ import type { IncomingMessage } from 'node:http';
 export interface HttpAnswer {
   status: number;
   contentType: string;
+  /** The Retry-After header, when given. */
+  retryAfter?: string;
   text: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field
   json: any;
@@ -21,7 +23,14 @@ export function readAnswer(res: IncomingMessage, resolve: (a: HttpAnswer) => voi
     } catch {
       json = undefined;
     }
-    resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text, json });
+    const retryAfter = res.headers['retry-after'];
+    resolve({
+      status: res.statusCode ?? 0,
+      contentType: String(res.headers['content-type'] ?? ''),
+      ...(retryAfter ? { retryAfter: String(retryAfter) } : {}),
+      text,
+      json,
+    });
   });
   res.on('error', reject);
 }

@@ -104,8 +104,12 @@ export const RECONNECT_BACKOFF = { initialMs: 100, maxMs: 1_000 } as const;
  * flight, so a peer that vanished without closing the connection (a deleted
  * pod, a network partition) is noticed; and up to 3 attempts of a call that
  * failed UNAVAILABLE (50 ms → 500 ms apart). That retry covers a connection that
- * drops under a call; it does not bridge an outage, because a channel in
- * TRANSIENT_FAILURE fails each attempt at once.
+ * drops under a call. And wait-for-ready: a call made while no replica of the
+ * service is connected (one restarting, the other not yet reconnected after its
+ * own restart) waits for one, within its deadline, instead of failing at once —
+ * it has not been sent, so waiting is safe for every call. A service that stays
+ * down therefore costs each call its deadline (the gateway's RPC_DEADLINE_MS,
+ * then 503 with Retry-After), never more.
  *
  * Calls are balanced round robin over every address of the target (`rpcTarget`): the
  * replicas of a service, each with its own connection. A replica that is stopping
@@ -218,7 +222,8 @@ function clientMetrics(metrics: Metrics) {
 
 /** Metadata (request id, platform id, extra) and the deadline of a call (deadline propagation, deadline.ts). */
 function callSetup(callOpts: CallOpts, defaultDeadline: number): { md: Metadata; deadlineAt: number } {
-  const md = new Metadata();
+  // Wait-for-ready (see rpcChannelOptions); grpc-js reads it from the call's metadata options only.
+  const md = new Metadata({ waitForReady: true });
   const ctx = currentContext();
   if (ctx.requestId) md.set(REQUEST_ID_METADATA, ctx.requestId);
   if (ctx.platformId) md.set(PLATFORM_ID_METADATA, ctx.platformId);

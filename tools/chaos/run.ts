@@ -1,0 +1,60 @@
+/**
+ * `npm run chaos -- [--mode kill|rolling|outage|all] [--kills N] [--replicas R] [--clients C]
+ * [--outage-sec S] [--seed S] [--apps a,b]` (not part of `npm test`; short fixed-seed versions are,
+ * tests/e2e/resilience.spec.ts): faults under a payment load against every process started
+ * as `npm start` does, on a fresh database (loopback only, bounded), then the checks of
+ * tools/chaos/scenario.ts. Prints the figures of each mode; exits 1 on any problem.
+ * See docs/reliability.md.
+ */
+import type { AppName } from '../stack.js';
+import { CHAOS_DEFAULTS, formatChaos, runChaos, type ChaosMode } from './scenario.js';
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isSafeInteger(v) || v < 0) {
+    process.stderr.write(`--${name} takes a non-negative integer, got ${process.argv[i + 1]}\n`);
+    process.exit(2);
+  }
+  return v;
+}
+
+const modeArg = process.argv.includes('--mode') ? process.argv[process.argv.indexOf('--mode') + 1] : 'all';
+const modes: ChaosMode[] =
+  modeArg === 'all' ? ['kill', 'rolling', 'outage'] : modeArg === 'kill' || modeArg === 'rolling' || modeArg === 'outage' ? [modeArg] : [];
+if (!modes.length) {
+  process.stderr.write(`--mode takes kill, rolling, outage or all, got ${modeArg}\n`);
+  process.exit(2);
+}
+const seed = option('seed', Date.now() % 2 ** 31);
+const say = (line: string) => process.stdout.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const baseDatabaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
+
+let failed = false;
+for (const mode of modes) {
+  const replicas = option('replicas', mode === 'rolling' ? 2 : 1);
+  const result = await runChaos({
+    ...CHAOS_DEFAULTS,
+    mode,
+    seed,
+    clients: option('clients', CHAOS_DEFAULTS.clients),
+    kills: option('kills', CHAOS_DEFAULTS.kills),
+    replicas,
+    outageSec: option('outage-sec', CHAOS_DEFAULTS.outageSec),
+    baseDatabaseUrl,
+    natsUrl,
+    log: say,
+    verbose: process.argv.includes('--verbose'),
+    ...(process.argv.includes('--apps')
+      ? { only: process.argv[process.argv.indexOf('--apps') + 1]!.split(',') as AppName[] }
+      : {}),
+  });
+  process.stdout.write(`${formatChaos(result)}\n`);
+  if (result.problems.length) {
+    failed = true;
+    say(`FAILED (replay: npm run chaos -- --mode ${mode} --seed ${seed})`);
+  }
+}
+process.exit(failed ? 1 : 0);
