@@ -40,7 +40,7 @@ import {
 } from '../bench/system.js';
 import type { PairOutcome } from '../bench/stats.js';
 import { startBalancer, type Balancer } from '../lib/balancer.js';
-import type { AppName } from '../stack.js';
+import { APPS, type AppName } from '../stack.js';
 
 export type ChaosMode = 'kill' | 'rolling' | 'outage';
 
@@ -155,8 +155,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       ...(pgLink ? { appDatabaseUrl: linked(databaseUrl, pgLink) } : {}),
       ...(natsLink ? { appNatsUrl: linked(o.natsUrl, natsLink) } : {}),
       appEnv: {
+        // Small pools: up to 16 processes share one Postgres (max_connections 100 here) with other runs.
+        ...Object.fromEntries(APPS.map((a) => [a, { DATABASE_POOL_MAX: '4' }])),
+        payments: { DATABASE_POOL_MAX: '6', JOB_CONCURRENCY: '2' },
         // A gateway replica keeps serving a moment after SIGTERM (readiness false, connections closing).
-        gateway: { SHUTDOWN_DELAY_MS: o.mode === 'rolling' ? '1000' : '0' },
+        gateway: { DATABASE_POOL_MAX: '4', SHUTDOWN_DELAY_MS: o.mode === 'rolling' ? '1000' : '0' },
       },
     });
     const sys = system;
