@@ -5,7 +5,7 @@ import { createLogger } from '@sluice/logging';
 import { Metrics, select, sumOf } from '@sluice/metrics';
 import { Type } from '@sinclair/typebox';
 import type { EventContract } from '@sluice/api';
-import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATION, observeOutbox, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
+import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATIONS, observeOutbox, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
 
 /** A contract of the test's own (the kit does not care which catalogue a contract comes from). */
 const THING_HAPPENED: EventContract = {
@@ -27,7 +27,7 @@ describe('outbox → relay → JetStream → consumer', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('events');
-    orm = await openStore({ databaseUrl: db.url, schema: 'evtest', entities: [], migrations: [EVENT_TABLES_MIGRATION] });
+    orm = await openStore({ databaseUrl: db.url, schema: 'evtest', entities: [], migrations: EVENT_TABLES_MIGRATIONS });
     await migrate(orm, 'evtest');
     url = await natsUrl();
     bus = await connectBus(url, 'events-test');
