@@ -126,10 +126,12 @@ export interface Tracing {
 /**
  * Starts tracing for an app when the `OTEL_*` variables ask for it: the Node SDK's tracer provider
  * (AsyncLocalStorage context, W3C trace context propagation, the sampler of `OTEL_TRACES_SAMPLER`),
- * a batch span processor (`OTEL_BSP_*`) and the exporter. When off, the SDK is not even loaded.
+ * a batch span processor (`OTEL_BSP_*`) and the exporter, all configured from `process.env`. When off,
+ * the SDK is not even loaded.
  */
-export async function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
-  const settings = tracingSettings(env);
+export async function startTracing(service: string): Promise<Tracing> {
+  // The SDK's parts read process.env themselves (endpoint, headers, sampler, batch schedule).
+  const settings = tracingSettings(process.env);
   if (settings.exporter === 'none') return { enabled: false, shutdown: async () => undefined };
   const [{ NodeTracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, resources, { OTLPTraceExporter }] =
     await Promise.all([
@@ -152,6 +154,9 @@ export async function startTracing(service: string, env: NodeJS.ProcessEnv = pro
     async shutdown() {
       enabled = false;
       await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
     },
   };
 }
