@@ -187,3 +187,32 @@ describe('outbox → relay → JetStream → consumer', () => {
     expect(ids).not.toContain('Event:bad');
   });
 });
+
+describe('the outbox table on a database created before traces', () => {
+  it('gains its traceparent column from the events kit migration that follows, rows and all', async () => {
+    const db = await createTestDatabase('evtrace');
+    try {
+      // A schema migrated when only the first events migration existed, with an event in its outbox.
+      const before = await openStore({ databaseUrl: db.url, schema: 'evold', entities: [], migrations: EVENT_TABLES_MIGRATIONS.slice(0, 1) });
+      expect(await migrate(before, 'evold')).toEqual(['0000_event_tables']);
+      await before.em.fork().execute(
+        `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES ('Event:old', 's', 'T', 'Platform:x', '{}', now())`,
+      );
+      await before.close(true);
+      const after = await openStore({ databaseUrl: db.url, schema: 'evold', entities: [], migrations: EVENT_TABLES_MIGRATIONS });
+      try {
+        expect(await migrate(after, 'evold')).toEqual(['0000_event_tables_trace']);
+        const rows = await after.em.fork().execute<{ id: string; traceparent: string | null }[]>(`SELECT id, traceparent FROM outbox`);
+        expect(rows).toEqual([{ id: 'Event:old', traceparent: null }]);
+        // Tracing off: a new event is written with no trace context.
+        await transactional(after, (em) => new Outbox('p', 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 1 } }));
+        const added = await after.em.fork().execute<{ traceparent: string | null }[]>(`SELECT traceparent FROM outbox WHERE id <> 'Event:old'`);
+        expect(added).toEqual([{ traceparent: null }]);
+      } finally {
+        await after.close(true);
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+});
