@@ -38,14 +38,20 @@ const CLIENT = 3;
 const PRODUCER = 4;
 const CONSUMER = 5;
 
-type OtlpValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
+type OtlpValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+};
 type OtlpAttribute = { key: string; value: OtlpValue };
 
 function flatten(attrs: OtlpAttribute[] | undefined): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const a of attrs ?? []) {
     const v = a.value;
-    out[a.key] = v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? ''));
+    out[a.key] =
+      v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? ''));
   }
   return out;
 }
@@ -57,14 +63,20 @@ async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).includes('json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !String(req.headers['content-type']).includes('json')
+      ) {
         res.writeHead(404).end();
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
         resourceSpans: {
           resource: { attributes: OtlpAttribute[] };
-          scopeSpans: { spans: (Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: OtlpAttribute[] })[] }[];
+          scopeSpans: {
+            spans: (Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: OtlpAttribute[] })[];
+          }[];
         }[];
       };
       for (const rs of body.resourceSpans) {
@@ -112,7 +124,10 @@ describe('traces of the real processes', () => {
   async function treeOf(requestId: string, name: string): Promise<ReceivedSpan[]> {
     const root = await eventually(
       async () =>
-        otlp.spans.find((s) => s.service === 'gateway' && s.kind === SERVER && s.attributes['sluice.request_id'] === requestId),
+        otlp.spans.find(
+          (s) =>
+            s.service === 'gateway' && s.kind === SERVER && s.attributes['sluice.request_id'] === requestId,
+        ),
       30_000,
     );
     expect(root.name).toBe(name);
@@ -170,13 +185,24 @@ describe('traces of the real processes', () => {
   });
 
   it('one payment is one trace: a single tree from the gateway through payments, accounts, the outbox, NATS and the webhook delivery, SQL without values', async () => {
+    // A health probe makes no trace (the gateway's span for it would be noise every few seconds per pod).
+    expect((await fetch(`${e2e.stack.gatewayUrl}/healthz`)).status).toBe(200);
     const cfg = await api('PATCH', '/config', {
-      body: { webhookEndpoint: hooks.url, supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }] },
+      body: {
+        webhookEndpoint: hooks.url,
+        supportedCurrencies: [{ currencyCode: 'USD' }, { currencyCode: 'EUR' }],
+      },
     });
     expect(cfg.status, cfg.text).toBe(200);
     const customer = async (platformCustomerId: string, currency: string) => {
       const c = await api('POST', '/customers', {
-        body: { customerType: 'INDIVIDUAL', platformCustomerId, fullName: 'Ada Lovelace', region: 'US', currencies: [currency] },
+        body: {
+          customerType: 'INDIVIDUAL',
+          platformCustomerId,
+          fullName: 'Ada Lovelace',
+          region: 'US',
+          currencies: [currency],
+        },
       });
       expect(c.status, c.text).toBe(201);
       const list = await api(
@@ -211,19 +237,27 @@ describe('traces of the real processes', () => {
 
     // The payment's webhooks, as the platform received them: its transaction's, and the payee's balance.
     const paymentHooks = await eventually(async () => {
-      const mine = hooks.received.filter((w) => w.type.startsWith('OUTGOING_PAYMENT.') && w.data.id === transactionId);
+      const mine = hooks.received.filter(
+        (w) => w.type.startsWith('OUTGOING_PAYMENT.') && w.data.id === transactionId,
+      );
       return mine.some((w) => w.type === 'OUTGOING_PAYMENT.COMPLETED') ? mine : undefined;
     }, 30_000);
     const balanceHook = await eventually(
       async () =>
         hooks.received.find(
-          (w) => w.type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED' && w.data.id === eurAccount && w.data.balance.amount === 5_000,
+          (w) =>
+            w.type === 'INTERNAL_ACCOUNT.BALANCE_UPDATED' &&
+            w.data.id === eurAccount &&
+            w.data.balance.amount === 5_000,
         ),
       30_000,
     );
     const webhookId = (w: ReceivedWebhook) => w.headers['webhook-id']!;
     const deliveryOf = (id: string) =>
-      otlp.spans.find((s) => s.service === 'webhook-dispatcher' && s.kind === CLIENT && s.attributes['sluice.webhook_id'] === id);
+      otlp.spans.find(
+        (s) =>
+          s.service === 'webhook-dispatcher' && s.kind === CLIENT && s.attributes['sluice.webhook_id'] === id,
+      );
     // Every webhook's delivery span exported (spans are exported in batches, as they end).
     const deliveries = await eventually(async () => {
       const found = [...paymentHooks, balanceHook].map((w) => deliveryOf(webhookId(w)));
@@ -240,15 +274,22 @@ describe('traces of the real processes', () => {
     const root = trace.find((s) => !s.parentSpanId)!;
     // The payment's webhooks are delivered in the trace of the request that caused them: the execute
     // (the payment COMPLETED, the payee credited), or the quote (the transaction PENDING since then).
-    const inTrace = (spans: ReceivedSpan[], w: ReceivedWebhook) => spans.some((s) => s.spanId === deliveryOf(webhookId(w))!.spanId);
+    const inTrace = (spans: ReceivedSpan[], w: ReceivedWebhook) =>
+      spans.some((s) => s.spanId === deliveryOf(webhookId(w))!.spanId);
     for (const w of [...paymentHooks, balanceHook])
       expect(inTrace(trace, w) || inTrace(quoteTrace, w), `${w.type} delivered in neither trace`).toBe(true);
-    expect(inTrace(trace, paymentHooks.find((w) => w.type === 'OUTGOING_PAYMENT.COMPLETED')!)).toBe(true);
+    expect(
+      inTrace(
+        trace,
+        paymentHooks.find((w) => w.type === 'OUTGOING_PAYMENT.COMPLETED')!,
+      ),
+    ).toBe(true);
     expect(inTrace(trace, balanceHook)).toBe(true);
 
     // Across every service the payment touched, each link of the chain present.
     const services = new Set(trace.map((s) => s.service));
-    for (const app of ['gateway', 'payments', 'accounts', 'webhook-dispatcher']) expect(services, app).toContain(app);
+    for (const app of ['gateway', 'payments', 'accounts', 'webhook-dispatcher'])
+      expect(services, app).toContain(app);
     const has = (service: string, kind: number, name: RegExp) =>
       expect(
         trace.some((s) => s.service === service && s.kind === kind && name.test(s.name)),
@@ -280,6 +321,12 @@ describe('traces of the real processes', () => {
     expect(ofRequest.length).toBeGreaterThan(2);
     expect(new Set(ofRequest.map((s) => s.traceId))).toEqual(new Set([root.traceId]));
 
+    // Spans are exported in the order they end: the probe's, had there been one, would be here by now.
+    expect(otlp.spans.filter((s) => s.attributes['http.route'] === '/healthz')).toEqual([]);
+    expect(
+      otlp.spans.some((s) => s.service === 'gateway' && s.attributes['http.route'] === '/2025-10-13/config'),
+    ).toBe(true);
+
     // Logs: the lines written while serving the request carry its request id and its trace id.
     const tied = logs.filter((l) => l.trace_id === root.traceId);
     expect(tied.length, 'log lines with the trace id').toBeGreaterThan(0);
@@ -290,9 +337,20 @@ describe('traces of the real processes', () => {
     // SQL: spans with the statement text, in every service that wrote, and never a value.
     const sql = trace.filter((s) => s.attributes['db.system.name'] === 'postgresql');
     for (const app of ['payments', 'accounts', 'webhook-dispatcher'])
-      expect(sql.some((s) => s.service === app), `${app} SQL spans`).toBe(true);
+      expect(
+        sql.some((s) => s.service === app),
+        `${app} SQL spans`,
+      ).toBe(true);
     expect(sql.some((s) => /^INSERT INTO outbox /i.test(String(s.attributes['db.query.text'])))).toBe(true);
-    const values = [transactionId, quote.json.id, usdAccount, eurAccount, requestId, 'trace-execute', ...webhookIds];
+    const values = [
+      transactionId,
+      quote.json.id,
+      usdAccount,
+      eurAccount,
+      requestId,
+      'trace-execute',
+      ...webhookIds,
+    ];
     for (const s of sql) {
       const text = String(s.attributes['db.query.text']);
       expect(text.length, s.name).toBeGreaterThan(0);

@@ -43,12 +43,14 @@ export const OTEL_VARIABLES: { name: string; default: string; description: strin
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
     default: '—',
-    description: 'base URL of the OTLP/HTTP receiver (an OpenTelemetry Collector, port 4318); spans go to `<endpoint>/v1/traces`. Setting it turns tracing on.',
+    description:
+      'base URL of the OTLP/HTTP receiver (an OpenTelemetry Collector, port 4318); spans go to `<endpoint>/v1/traces`. Setting it turns tracing on.',
   },
   {
     name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
     default: '—',
-    description: 'full URL for spans, instead of the one derived from `OTEL_EXPORTER_OTLP_ENDPOINT`. Setting it turns tracing on.',
+    description:
+      'full URL for spans, instead of the one derived from `OTEL_EXPORTER_OTLP_ENDPOINT`. Setting it turns tracing on.',
   },
   {
     name: 'OTEL_EXPORTER_OTLP_PROTOCOL',
@@ -59,12 +61,14 @@ export const OTEL_VARIABLES: { name: string; default: string; description: strin
   {
     name: 'OTEL_EXPORTER_OTLP_HEADERS',
     default: '—',
-    description: '`key=value,...` headers sent with every export (e.g. an auth token of the receiver); read by the SDK.',
+    description:
+      '`key=value,...` headers sent with every export (e.g. an auth token of the receiver); read by the SDK.',
   },
   {
     name: 'OTEL_SERVICE_NAME',
     default: 'the app name',
-    description: '`service.name` of the spans; `OTEL_RESOURCE_ATTRIBUTES` (`k=v,...`) adds resource attributes (e.g. `deployment.environment.name`).',
+    description:
+      '`service.name` of the spans; `OTEL_RESOURCE_ATTRIBUTES` (`k=v,...`) adds resource attributes (e.g. `deployment.environment.name`).',
   },
   {
     name: 'OTEL_TRACES_SAMPLER',
@@ -75,7 +79,8 @@ export const OTEL_VARIABLES: { name: string; default: string; description: strin
   {
     name: 'OTEL_BSP_SCHEDULE_DELAY',
     default: '`5000`',
-    description: 'ms between two exports of the batch span processor; `OTEL_BSP_MAX_QUEUE_SIZE` (2048), `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (512) and `OTEL_BSP_EXPORT_TIMEOUT` (30000) likewise; read by the SDK.',
+    description:
+      'ms between two exports of the batch span processor; `OTEL_BSP_MAX_QUEUE_SIZE` (2048), `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (512) and `OTEL_BSP_EXPORT_TIMEOUT` (30000) likewise; read by the SDK.',
   },
   {
     name: 'OTEL_SDK_DISABLED',
@@ -96,13 +101,18 @@ export interface TracingSettings {
 export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSettings {
   const problems: { variable: string; message: string }[] = [];
   const value = (name: string) => (env[name]?.trim() ? env[name]!.trim() : undefined);
-  const requested = value('OTEL_TRACES_EXPORTER')?.split(',').map((s) => s.trim().toLowerCase());
+  const requested = value('OTEL_TRACES_EXPORTER')
+    ?.split(',')
+    .map((s) => s.trim().toLowerCase());
   let exporter: TracingSettings['exporter'] =
     value('OTEL_EXPORTER_OTLP_ENDPOINT') || value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ? 'otlp' : 'none';
   if (requested) {
     const known = requested.filter((e) => e === 'otlp' || e === 'console' || e === 'none');
     if (known.length !== requested.length || requested.length !== 1)
-      problems.push({ variable: 'OTEL_TRACES_EXPORTER', message: `expected one of otlp, console, none (got "${env.OTEL_TRACES_EXPORTER}")` });
+      problems.push({
+        variable: 'OTEL_TRACES_EXPORTER',
+        message: `expected one of otlp, console, none (got "${env.OTEL_TRACES_EXPORTER}")`,
+      });
     else exporter = known[0] as TracingSettings['exporter'];
   }
   for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
@@ -177,7 +187,11 @@ export function startSpan(name: string, opts: SpanOptions = {}): Span | undefine
   if (!enabled) return undefined;
   const parent = opts.parent ?? context.active();
   if (opts.requireParent && !trace.getSpan(parent)) return undefined;
-  return tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes }, parent);
+  return tracer().startSpan(
+    name,
+    { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes },
+    parent,
+  );
 }
 
 /** Runs `fn` with `span` as the active span (just `fn()` without one). */
@@ -207,7 +221,11 @@ export function failSpan(span: Span | undefined, errorType: string): void {
 }
 
 /** Runs async `fn` in a new span, ended when it settles (failed when it throws). */
-export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  opts: SpanOptions,
+  fn: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
   const span = startSpan(name, opts);
   if (!span) return fn(undefined);
   try {
@@ -255,7 +273,10 @@ export function injectTraceContext(set: (key: string, value: string) => void, ct
 /** The context incoming headers or metadata carry (undefined when off or none). */
 export function extractTraceContext(get: (key: string) => string | undefined): Context | undefined {
   if (!enabled) return undefined;
-  const getter: TextMapGetter<undefined> = { get: (_c, k) => get(k), keys: () => ['traceparent', 'tracestate'] };
+  const getter: TextMapGetter<undefined> = {
+    get: (_c, k) => get(k),
+    keys: () => ['traceparent', 'tracestate'],
+  };
   const ctx = propagation.extract(ROOT_CONTEXT, undefined, getter);
   return trace.getSpan(ctx) ? ctx : undefined;
 }

@@ -21,12 +21,22 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
 describe('tracing settings (OTEL_*)', () => {
   it('is off unless an exporter or an OTLP endpoint is asked for; OTEL_SDK_DISABLED wins', () => {
     expect(tracingSettings({})).toEqual({ exporter: 'none' });
-    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual({ exporter: 'otlp' });
-    expect(tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toEqual({ exporter: 'otlp' });
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual({
+      exporter: 'otlp',
+    });
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toEqual({
+      exporter: 'otlp',
+    });
     expect(tracingSettings({ OTEL_TRACES_EXPORTER: 'console' })).toEqual({ exporter: 'console' });
-    expect(tracingSettings({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toEqual({ exporter: 'none' });
-    expect(tracingSettings({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({ exporter: 'none' });
-    expect(tracingSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({ exporter: 'otlp' });
+    expect(
+      tracingSettings({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }),
+    ).toEqual({ exporter: 'none' });
+    expect(tracingSettings({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({
+      exporter: 'none',
+    });
+    expect(
+      tracingSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_EXPORTER: 'otlp' }),
+    ).toEqual({ exporter: 'otlp' });
   });
 
   it('refuses what it cannot honour, naming the variable', () => {
@@ -41,8 +51,12 @@ describe('tracing settings (OTEL_*)', () => {
     };
     expect(problem({ OTEL_TRACES_EXPORTER: 'zipkin' })).toEqual(['OTEL_TRACES_EXPORTER']);
     expect(problem({ OTEL_TRACES_EXPORTER: 'otlp,console' })).toEqual(['OTEL_TRACES_EXPORTER']);
-    expect(problem({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' })).toEqual(['OTEL_EXPORTER_OTLP_PROTOCOL']);
-    expect(problem({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toEqual(['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']);
+    expect(problem({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' })).toEqual([
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+    ]);
+    expect(problem({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toEqual([
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+    ]);
     expect(problem({ OTEL_SDK_DISABLED: 'yes' })).toEqual(['OTEL_SDK_DISABLED']);
   });
 
@@ -55,7 +69,9 @@ describe('tracing settings (OTEL_*)', () => {
     const written: string[] = [];
     injectTraceContext((k) => written.push(k));
     expect(written).toEqual([]);
-    expect(extractTraceContext(() => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01')).toBeUndefined();
+    expect(
+      extractTraceContext(() => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'),
+    ).toBeUndefined();
     expect(await inSpan('x', {}, async (span) => span)).toBeUndefined();
   });
 });
@@ -63,7 +79,12 @@ describe('tracing settings (OTEL_*)', () => {
 describe('tracing on, exporting OTLP/HTTP JSON', () => {
   let server: Server;
   let tracing: Tracing;
-  const bodies: { resourceSpans: { resource: unknown; scopeSpans: { spans: { name: string; traceId: string; spanId: string; parentSpanId?: string }[] }[] }[] }[] = [];
+  const bodies: {
+    resourceSpans: {
+      resource: unknown;
+      scopeSpans: { spans: { name: string; traceId: string; spanId: string; parentSpanId?: string }[] }[];
+    }[];
+  }[] = [];
 
   beforeAll(async () => {
     server = createServer((req, res) => {

@@ -41,6 +41,7 @@ export function enterRequestContext(request: FastifyRequest, ctx: RequestContext
 }
 
 function requestSpan(request: FastifyRequest): Span | undefined {
+  if (request.routeOptions.config?.untraced) return undefined;
   const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
   return startSpan(`${request.method} ${route}`, {
     kind: SpanKind.SERVER,
@@ -54,7 +55,11 @@ function requestSpan(request: FastifyRequest): Span | undefined {
 }
 
 /** Ends the request's server span (if any) with its status code; a 5xx marks it failed. */
-export function endRequestSpan(request: FastifyRequest, statusCode: number, platformId: string | undefined): void {
+export function endRequestSpan(
+  request: FastifyRequest,
+  statusCode: number,
+  platformId: string | undefined,
+): void {
   const span = (request as WithResource)[kSpan];
   if (!span) return;
   if (statusCode >= 500) failSpan(span, String(statusCode));

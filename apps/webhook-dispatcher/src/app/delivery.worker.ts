@@ -130,7 +130,10 @@ export class DeliveryWorker {
     };
     const onError = (err: unknown) => this.o.logger.warn({ err }, 'webhook backlog not measured');
     metrics.scrapedGauge(
-      { name: 'webhook_deliveries_due', help: 'Pending webhook deliveries whose attempt is due or under way' },
+      {
+        name: 'webhook_deliveries_due',
+        help: 'Pending webhook deliveries whose attempt is due or under way',
+      },
       async (g) => g.set((await read()).due),
       onError,
     );

@@ -57,7 +57,8 @@ export class HttpWebhookSender implements WebhookSender {
       attributes: { 'http.request.method': 'POST', 'sluice.webhook_id': webhookId, ...urlAttributes(url) },
     });
     const result = await withSpan(span, () => this.attempt(url, secrets, webhookId, payload));
-    if (!result.ok) failSpan(span, result.status ? String(result.status) : result.timedOut ? 'timeout' : 'network');
+    if (!result.ok)
+      failSpan(span, result.status ? String(result.status) : result.timedOut ? 'timeout' : 'network');
     endSpan(span, undefined, result.status ? { 'http.response.status_code': result.status } : undefined);
     return result;
   }
