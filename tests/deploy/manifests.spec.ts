@@ -22,6 +22,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { TObject } from '@sinclair/typebox';
 import { defaultMetricsPort, loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
+import { tracingSettings } from '@sluice/tracing';
 import { appConfigSchema } from '../../tools/lib/app-config.js';
 import { APPS, grpcUrlVariable, type AppName } from '../../tools/stack.js';
 import { KustomizeError, kustomizeBuild } from './kustomize.js';
@@ -148,7 +149,8 @@ function containerEnv(
 
 /** Validates an environment against a config schema (throws ConfigError naming the variables). */
 function expectValidConfig(schema: TObject, env: Record<string, string>, where: string) {
-  const unknown = Object.keys(env).filter((k) => !(k in schema.properties));
+  // OTEL_* are read by the OpenTelemetry SDK and libs/tracing, not by the app's schema (docs/configuration.md).
+  const unknown = Object.keys(env).filter((k) => !(k in schema.properties) && !k.startsWith('OTEL_'));
   expect(unknown, `${where} sets variables the app does not read`).toEqual([]);
   expect(() => loadConfig(schema, env), where).not.toThrow();
 }
@@ -279,6 +281,10 @@ describe('kubernetes base', () => {
     ).toBeDefined();
     expect(env.NATS_URL, 'NATS_URL').toBeDefined();
     expect(env.MIGRATE_ON_START).toBe('false');
+    // Traces go to the cluster's OpenTelemetry Collector, in the one encoding the apps export.
+    expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector:4318');
+    expect(() => tracingSettings(env)).not.toThrow();
+    expect(tracingSettings(env).exporter).toBe('otlp');
     for (const v of Object.keys(schema.properties).filter((k) => k.endsWith('_GRPC_URL'))) {
       const target = backends.find((b) => grpcUrlVariable(b) === v);
       expect(target, `${v} names a backend`).toBeDefined();

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox';
 import { APPS, type AppName } from '../stack.js';
 import { describeSchema, type ConfigVariable } from './app-config.js';
+import { OTEL_VARIABLES } from '@sluice/tracing';
 
 /** Variables read by `npm start` / `npm test` themselves (not by a service). */
 export const TOOLING_VARIABLES: { name: string; default: string; description: string }[] = [
@@ -143,6 +144,18 @@ export function renderConfigurationDoc(schemas: Partial<Record<AppName, TObject>
     ...table(backendShared),
     '',
   ];
+  out.push(
+    '## Traces (OpenTelemetry, every app)',
+    '',
+    'Read by `@sluice/tracing` and the OpenTelemetry SDK from the environment of every app (not part of the',
+    "apps' schemas: the SDK reads them itself). Tracing is **off** unless `OTEL_TRACES_EXPORTER` or an OTLP",
+    'endpoint asks for it; what is traced is in [operations.md](operations.md#traces).',
+    '',
+    '| Variable | Default | Meaning |',
+    '| --- | --- | --- |',
+    ...OTEL_VARIABLES.map((v) => `| \`${v.name}\` | ${v.default} | ${cell(v.description)} |`),
+    '',
+  );
   for (const app of apps) {
     const own = vars[app].filter(
       (v) => !(sharedNames.has(v.name) && (app !== 'gateway' || !backendOnly.has(v.name))),

@@ -4,6 +4,7 @@ import { Metrics } from '@sluice/metrics';
 import { Lifecycle } from '@sluice/rpc';
 import { startMetricsEndpoint, waitForMigrations } from '@sluice/runtime';
 import { migrate } from '@sluice/store';
+import { startTracing } from '@sluice/tracing';
 import { composeGateway, openGatewayDatabase, openGatewayResources } from './compose.js';
 import { gatewayConfigSchema } from './config.js';
 import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
@@ -12,7 +13,7 @@ import { GATEWAY_SCHEMA, migrations } from './store/migrations.js';
  * The gateway process. `main.ts migrate` only applies the gateway schema's
  * migrations (the Kubernetes migration Job), `main.ts migrate --wait` only waits
  * until they are applied (the Deployment's init container); otherwise it composes the gateway
- * (compose.ts) and serves HTTP until SIGTERM/SIGINT, then stops accepting,
+ * (compose.ts), starts tracing when the `OTEL_*` variables ask for it, and serves HTTP until SIGTERM/SIGINT, then stops accepting,
  * drains in-flight requests (up to SHUTDOWN_GRACE_MS) and closes the gRPC
  * clients, NATS and the database. Its metrics are served on METRICS_PORT, apart
  * from the public port.
@@ -35,6 +36,9 @@ async function main(): Promise<void> {
   const life = new Lifecycle(logger);
   life.installSignalHandlers();
   try {
+    // Registered first, so it closes last (the spans of the draining requests are flushed).
+    const tracing = await startTracing('gateway');
+    life.onShutdown('tracing', () => tracing.shutdown());
     const metrics = new Metrics('gateway');
     const gateway = await composeGateway(await openGatewayResources(config, logger, life, metrics));
     life.onShutdown('http server', () => gateway.close(config.SHUTDOWN_GRACE_MS));

@@ -4,7 +4,7 @@ import { ManualClock, systemClock } from '@sluice/core';
 import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { inheritedDeadline, withDeadline } from '@sluice/rpc';
 import { openStore, transactional, type MikroORM } from '@sluice/store';
-import { EVENT_TABLES_MIGRATION, listenerName } from '@sluice/events';
+import { EVENT_TABLES_MIGRATIONS, listenerName } from '@sluice/events';
 import { startService, type RunningService } from '@sluice/runtime';
 import {
   createTestDatabase,
@@ -34,7 +34,7 @@ async function replicaOrm(): Promise<MikroORM> {
     databaseUrl: db.url,
     schema: 'payments',
     entities: [],
-    migrations: [EVENT_TABLES_MIGRATION, ...migrations],
+    migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],
     poolMax: 5,
   });
   orms.push(orm);

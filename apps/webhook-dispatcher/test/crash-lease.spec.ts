@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, idUuid, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
-import { EVENT_TABLES_MIGRATION } from '@sluice/events';
+import { EVENT_TABLES_MIGRATIONS } from '@sluice/events';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import { DeliveryWorker } from '../src/app/delivery.worker.js';
 import type { WebhookSender, WebhookTargetSource } from '../src/app/ports.js';
@@ -147,7 +147,7 @@ const store = () =>
     databaseUrl: db.url,
     schema: 'webhooks',
     entities: [],
-    migrations: [EVENT_TABLES_MIGRATION, ...migrations],
+    migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],
     poolMax: 3,
   });
 

@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import { withContext, type Logger } from '@sluice/logging';
+import { endSpan, extractTraceContext, SpanKind, startSpan, withSpan } from '@sluice/tracing';
 import type { Counter, Histogram, Metrics } from '@sluice/metrics';
 import type { EventContract, EventData } from '@sluice/api';
 import type { Bus } from './nats.js';
@@ -217,7 +218,19 @@ export class EventConsumer {
       this.count(event.type, 'ignored');
       return;
     }
-    await withContext({ requestId: event.requestId, platformId: event.platformId, eventId: event.id }, async () => {
+    // The producer's trace goes on (the relay's `traceparent` header): the handler runs in a consumer span.
+    const span = startSpan(`process ${m.subject}`, {
+      kind: SpanKind.CONSUMER,
+      parent: extractTraceContext((key) => m.headers?.get(key) || undefined),
+      attributes: {
+        'messaging.system': 'nats',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': m.subject,
+        'messaging.consumer.group.name': this.o.durable,
+        'messaging.message.id': event.id,
+      },
+    });
+    await withContext({ requestId: event.requestId, platformId: event.platformId, eventId: event.id }, () => withSpan(span, async () => {
       const stopTimer = this.metrics?.seconds.startTimer({ consumer: this.o.durable });
       try {
         const outcome = await transactional(this.o.orm, async (em) => {
@@ -232,14 +245,16 @@ export class EventConsumer {
         m.ack();
         stopTimer?.();
         this.count(event.type, outcome);
+        endSpan(span, undefined, { 'sluice.outcome': outcome });
       } catch (err) {
         stopTimer?.();
+        endSpan(span, err);
         this.count(event.type, 'failed');
         const attempt = m.info.deliveryCount;
         this.o.logger.error({ err, type: event.type, attempt }, 'event handling failed; will be redelivered');
         m.nak(Math.min(60_000, 500 * 2 ** Math.min(attempt, 7)));
       }
-    });
+    }));
   }
 
   async stop(): Promise<void> {

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@sluice/store';
 import { Migration } from '@sluice/store';
 import { newId } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
+import { contextOfTraceparent, currentTraceparent, endSpan, injectTraceContext, SpanKind, startSpan, withSpan } from '@sluice/tracing';
 import type { Metrics } from '@sluice/metrics';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
@@ -34,7 +35,24 @@ export class EventTablesMigration extends Migration {
     )`);
   }
 }
-export const EVENT_TABLES_MIGRATION = { name: '0000_event_tables', class: EventTablesMigration };
+const EVENT_TABLES_MIGRATION = { name: '0000_event_tables', class: EventTablesMigration };
+
+/**
+ * The W3C `traceparent` of the span that wrote an outbox row (NULL when tracing is off), so the relay
+ * publishes the event with it as a header and its consumers continue the same trace. A migration of its
+ * own, so databases created before it gain the column.
+ */
+class EventTraceMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE outbox ADD COLUMN IF NOT EXISTS traceparent text`);
+  }
+}
+
+/** The migrations of the outbox and inbox tables, in order: put them first in every service's migrations. */
+export const EVENT_TABLES_MIGRATIONS = [
+  EVENT_TABLES_MIGRATION,
+  { name: '0000_event_tables_trace', class: EventTraceMigration },
+];
 
 /**
  * Writes events to the service's outbox table inside the caller's transaction,
@@ -72,8 +90,16 @@ export class Outbox {
       data: event.data,
     };
     await em.execute(
-      `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES (?, ?, ?, ?, ?::jsonb, ?)`,
-      [envelope.id, subjectFor(this.prefix, this.domain, contract.type), contract.type, event.platformId, toJson(envelope), occurredAt],
+      `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at, traceparent) VALUES (?, ?, ?, ?, ?::jsonb, ?, ?)`,
+      [
+        envelope.id,
+        subjectFor(this.prefix, this.domain, contract.type),
+        contract.type,
+        event.platformId,
+        toJson(envelope),
+        occurredAt,
+        currentTraceparent() ?? null,
+      ],
     );
     // Wakes the relays of this schema when (and only if) the transaction commits.
     const schema = em.config.get('schema');
@@ -145,8 +171,8 @@ export class OutboxRelay {
   async publishBatch(): Promise<number> {
     const em = this.orm.em.fork();
     return em.transactional(async (tem) => {
-      const rows = await tem.execute<{ seq: string; id: string; subject: string; envelope: unknown }[]>(
-        `SELECT seq, id, subject, envelope FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED`,
+      const rows = await tem.execute<{ seq: string; id: string; subject: string; envelope: unknown; traceparent: string | null }[]>(
+        `SELECT seq, id, subject, envelope, traceparent FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED`,
         [this.opts.batchSize ?? 100],
       );
       if (rows.length === 0) return 0;
@@ -157,10 +183,28 @@ export class OutboxRelay {
         const parsed = JSON.parse(envelope) as EventEnvelope;
         if (parsed.requestId) h.set('Sluice-Request-Id', parsed.requestId);
         h.set('Sluice-Event-Type', parsed.type);
+        // The trace of the request that wrote the event goes on: a producer span, whose context the
+        // message carries as its `traceparent` header for the consumers.
+        const parent = contextOfTraceparent(row.traceparent);
+        const span =
+          parent &&
+          startSpan(`send ${row.subject}`, {
+            kind: SpanKind.PRODUCER,
+            parent,
+            attributes: {
+              'messaging.system': 'nats',
+              'messaging.operation.type': 'send',
+              'messaging.destination.name': row.subject,
+              'messaging.message.id': row.id,
+            },
+          });
+        withSpan(span, () => injectTraceContext((key, value) => h.set(key, value)));
         try {
           await this.js.publish(row.subject, envelope, { msgID: row.id, headers: h, timeout: 5000 });
+          endSpan(span);
           done.push(row.seq);
         } catch (err) {
+          endSpan(span, err);
           this.logger.warn({ err, eventId: row.id }, 'publish failed; will retry');
           await tem.execute(`UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?`, [row.seq]);
           break; // keep order: do not publish later events before this one

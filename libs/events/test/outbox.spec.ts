@@ -5,7 +5,7 @@ import { createLogger } from '@sluice/logging';
 import { Metrics, select, sumOf } from '@sluice/metrics';
 import { Type } from '@sinclair/typebox';
 import type { EventContract } from '@sluice/api';
-import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATION, observeOutbox, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
+import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATIONS, observeOutbox, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
 
 /** A contract of the test's own (the kit does not care which catalogue a contract comes from). */
 const THING_HAPPENED: EventContract = {
@@ -27,7 +27,7 @@ describe('outbox → relay → JetStream → consumer', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('events');
-    orm = await openStore({ databaseUrl: db.url, schema: 'evtest', entities: [], migrations: [EVENT_TABLES_MIGRATION] });
+    orm = await openStore({ databaseUrl: db.url, schema: 'evtest', entities: [], migrations: EVENT_TABLES_MIGRATIONS });
     await migrate(orm, 'evtest');
     url = await natsUrl();
     bus = await connectBus(url, 'events-test');
@@ -185,5 +185,34 @@ describe('outbox → relay → JetStream → consumer', () => {
     const ids = inbox.map((r) => r.event_id);
     expect(ids).toContain('Event:good');
     expect(ids).not.toContain('Event:bad');
+  });
+});
+
+describe('the outbox table on a database created before traces', () => {
+  it('gains its traceparent column from the events kit migration that follows, rows and all', async () => {
+    const db = await createTestDatabase('evtrace');
+    try {
+      // A schema migrated when only the first events migration existed, with an event in its outbox.
+      const before = await openStore({ databaseUrl: db.url, schema: 'evold', entities: [], migrations: EVENT_TABLES_MIGRATIONS.slice(0, 1) });
+      expect(await migrate(before, 'evold')).toEqual(['0000_event_tables']);
+      await before.em.fork().execute(
+        `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at) VALUES ('Event:old', 's', 'T', 'Platform:x', '{}', now())`,
+      );
+      await before.close(true);
+      const after = await openStore({ databaseUrl: db.url, schema: 'evold', entities: [], migrations: EVENT_TABLES_MIGRATIONS });
+      try {
+        expect(await migrate(after, 'evold')).toEqual(['0000_event_tables_trace']);
+        const rows = await after.em.fork().execute<{ id: string; traceparent: string | null }[]>(`SELECT id, traceparent FROM outbox`);
+        expect(rows).toEqual([{ id: 'Event:old', traceparent: null }]);
+        // Tracing off: a new event is written with no trace context.
+        await transactional(after, (em) => new Outbox('p', 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 1 } }));
+        const added = await after.em.fork().execute<{ traceparent: string | null }[]>(`SELECT traceparent FROM outbox WHERE id <> 'Event:old'`);
+        expect(added).toEqual([{ traceparent: null }]);
+      } finally {
+        await after.close(true);
+      }
+    } finally {
+      await db.drop();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 
 export type { Logger };
 
@@ -24,7 +25,9 @@ export function currentContext(): RequestContext {
 
 /**
  * JSON logger for a service. Every line carries `service` and, when known,
- * the request id and platform id of the request being served.
+ * the request id and platform id of the request being served, and the
+ * `trace_id`/`span_id` of the active span when tracing is on (@sluice/tracing),
+ * which ties a request id to its trace.
  */
 export function createLogger(service: string, level: LevelWithSilent | string = 'info'): Logger {
   return pino({
@@ -38,9 +41,14 @@ export function createLogger(service: string, level: LevelWithSilent | string = 
     },
     mixin() {
       const ctx = storage.getStore();
-      if (!ctx) return {};
       const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(ctx)) if (v !== undefined) out[k] = v;
+      if (ctx) for (const [k, v] of Object.entries(ctx)) if (v !== undefined) out[k] = v;
+      // Without a registered SDK, the active context is always the empty root: no span, nothing added.
+      const span = trace.getSpan(context.active())?.spanContext();
+      if (span && isSpanContextValid(span)) {
+        out.trace_id = span.traceId;
+        out.span_id = span.spanId;
+      }
       return out;
     },
   });

@@ -10,6 +10,7 @@ import {
   type ChannelCredentials,
 } from '@grpc/grpc-js';
 import { currentContext } from '@sluice/logging';
+import { endSpan, failSpan, injectTraceContext, SpanKind, startSpan, withSpan } from '@sluice/tracing';
 import type { Metrics } from '@sluice/metrics';
 import { status } from '@grpc/grpc-js';
 import { fromServiceError, RpcError } from './errors.js';
@@ -185,8 +186,14 @@ export function createRpcClient<C extends Client>(
       const labels = { grpc_service: grpcService, grpc_method: grpcMethod, grpc_type: 'unary' };
       return (request: unknown, callOpts: CallOpts = {}) =>
         new Promise((resolve, reject) => {
-          const { md, deadlineAt } = callSetup(callOpts, defaultDeadline);
+          // The client span's context goes in the metadata (traceparent), so the server's span is its child.
+          const span = startSpan(`${grpcService}/${grpcMethod}`, {
+            kind: SpanKind.CLIENT,
+            attributes: { 'rpc.system': 'grpc', 'rpc.service': grpcService, 'rpc.method': grpcMethod },
+          });
+          const { md, deadlineAt } = withSpan(span, () => callSetup(callOpts, defaultDeadline));
           if (deadlineAt <= Date.now()) {
+            endSpan(span, { code: 'DEADLINE_EXCEEDED' });
             reject(deadlinePassed());
             return;
           }
@@ -199,7 +206,10 @@ export function createRpcClient<C extends Client>(
             { deadline },
             (err: ServiceError | null, res: unknown) => {
               stop?.();
-              measured?.handled.inc({ ...labels, grpc_code: status[err ? err.code : status.OK] ?? 'UNKNOWN' });
+              const code = err ? err.code : status.OK;
+              measured?.handled.inc({ ...labels, grpc_code: status[code] ?? 'UNKNOWN' });
+              if (err) failSpan(span, status[code] ?? 'UNKNOWN');
+              endSpan(span, undefined, { 'rpc.grpc.status_code': code });
               if (err) reject(fromServiceError(err));
               else resolve(res);
             },
@@ -220,13 +230,14 @@ function clientMetrics(metrics: Metrics) {
   return { handled: total, seconds: duration };
 }
 
-/** Metadata (request id, platform id, extra) and the deadline of a call (deadline propagation, deadline.ts). */
+/** Metadata (request id, platform id, W3C trace context, extra) and the deadline of a call (deadline propagation, deadline.ts). */
 function callSetup(callOpts: CallOpts, defaultDeadline: number): { md: Metadata; deadlineAt: number } {
   // Wait-for-ready (see rpcChannelOptions); grpc-js reads it from the call's metadata options only.
   const md = new Metadata({ waitForReady: true });
   const ctx = currentContext();
   if (ctx.requestId) md.set(REQUEST_ID_METADATA, ctx.requestId);
   if (ctx.platformId) md.set(PLATFORM_ID_METADATA, ctx.platformId);
+  injectTraceContext((key, value) => md.set(key, value));
   for (const [k, v] of Object.entries(callOpts.metadata ?? {})) md.set(k, v);
   // At most the time the caller we serve has left.
   const own = Date.now() + (callOpts.deadlineMs ?? defaultDeadline);

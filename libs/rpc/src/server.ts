@@ -14,6 +14,7 @@ import {
 import { HealthImplementation } from 'grpc-health-check';
 import { randomUUID } from 'node:crypto';
 import { withContext, type Logger } from '@sluice/logging';
+import { endSpan, extractTraceContext, failSpan, SpanKind, startSpan, withSpan } from '@sluice/tracing';
 import type { Metrics } from '@sluice/metrics';
 import { isDomainError } from '@sluice/core';
 import { isDownstreamTransportFailure, toServiceError } from './errors.js';
@@ -85,12 +86,20 @@ export function implement<S>(
       const started = process.hrtime.bigint();
       const callerDeadline = call.getDeadline();
       const deadlineMs = callerDeadline instanceof Date ? callerDeadline.getTime() : callerDeadline;
-      void withContext({ requestId, platformId }, () => withDeadline(deadlineMs, async () => {
+      // The caller's trace continues here (traceparent metadata); the span is active for the handler.
+      const [, grpcService = name, grpcMethod = method] = def.path.split('/');
+      const span = startSpan(def.path.slice(1), {
+        kind: SpanKind.SERVER,
+        parent: extractTraceContext((key) => firstString(call.metadata, key)),
+        attributes: { 'rpc.system': 'grpc', 'rpc.service': grpcService, 'rpc.method': grpcMethod, 'sluice.request_id': requestId },
+      });
+      void withContext({ requestId, platformId }, () => withSpan(span, () => withDeadline(deadlineMs, async () => {
         try {
           // A client-streaming handler reads the call itself (a Readable of the requests).
           const input = def.requestStream ? call : (call as ServerUnaryCall<unknown, unknown>).request;
           const res = await handler(input, { requestId, platformId, metadata: call.metadata });
           logger.debug({ rpc: def.path, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'rpc ok');
+          endSpan(span, undefined, { 'rpc.grpc.status_code': grpcStatus.OK });
           callback(null, res);
         } catch (err) {
           if (isDomainError(err)) {
@@ -100,9 +109,13 @@ export function implement<S>(
           } else {
             logger.error({ rpc: def.path, err }, 'rpc failed');
           }
-          callback(toServiceError(err) as never, null);
+          const failure = toServiceError(err);
+          // An expected refusal (a DomainError: NOT_FOUND, FAILED_PRECONDITION...) is an answer, not a server failure.
+          if (!isDomainError(err)) failSpan(span, grpcStatus[failure.code] ?? 'UNKNOWN');
+          endSpan(span, undefined, { 'rpc.grpc.status_code': failure.code });
+          callback(failure as never, null);
         }
-      }));
+      })));
     };
   }
   if (!name) throw new Error('service name unknown: pass serviceName for a service without methods');

@@ -20,13 +20,14 @@ import {
   ensureStreams,
   Outbox,
   OutboxRelay,
-  EVENT_TABLES_MIGRATION,
+  EVENT_TABLES_MIGRATIONS,
   observeOutbox,
   type Bus,
   type Domain,
   type EventConsumer,
 } from '@sluice/events';
 import { Lifecycle, startRpcServer, type RegisteredService } from '@sluice/rpc';
+import { startTracing } from '@sluice/tracing';
 import { systemClock, type Clock } from '@sluice/core';
 import type { Constructor } from '@mikro-orm/core';
 
@@ -157,7 +158,7 @@ function storeOptions(
     databaseUrl: config.DATABASE_URL,
     schema: def.schema,
     entities: def.entities ?? [],
-    migrations: [EVENT_TABLES_MIGRATION, ...def.migrations],
+    migrations: [...EVENT_TABLES_MIGRATIONS, ...def.migrations],
     poolMax: config.DATABASE_POOL_MAX,
     acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
     logger,
@@ -320,7 +321,8 @@ export async function waitForMigrations(o: {
  * The entry point of a service process. `main.ts migrate` only applies the
  * migrations (the Kubernetes migration Job); `main.ts migrate --wait` only waits
  * until they are applied (the Deployment's init container); otherwise the service
- * runs until SIGTERM/SIGINT.
+ * starts tracing when the `OTEL_*` variables ask for it (@sluice/tracing) and runs
+ * until SIGTERM/SIGINT.
  */
 export async function main<P extends TObject, G extends Composition>(def: ServiceDefinition<P, G>): Promise<void> {
   const bootLogger = createLogger(def.name, process.env.LOG_LEVEL ?? 'info');
@@ -328,7 +330,7 @@ export async function main<P extends TObject, G extends Composition>(def: Servic
     if (process.argv.includes('migrate') && process.argv.includes('--wait')) {
       await waitForMigrations({
         schema: def.schema,
-        migrations: [EVENT_TABLES_MIGRATION, ...def.migrations],
+        migrations: [...EVENT_TABLES_MIGRATIONS, ...def.migrations],
         logger: bootLogger,
       });
       return;
@@ -344,6 +346,9 @@ export async function main<P extends TObject, G extends Composition>(def: Servic
     }
     const life = new Lifecycle(bootLogger);
     life.installSignalHandlers();
+    // Registered first, so it closes last: the spans of the shutdown itself are flushed too.
+    const tracing = await startTracing(def.name);
+    life.onShutdown('tracing', () => tracing.shutdown());
     await startService(def, process.env, { lifecycle: life, metricsEndpoint: true });
   } catch (err) {
     if (err instanceof ConfigError) {

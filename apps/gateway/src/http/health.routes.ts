@@ -50,12 +50,16 @@ export function registerHealthRoutes(
   checks: Record<string, ReadinessCheck>,
   isClosing: () => boolean,
 ): void {
-  app.get('/healthz', { schema: { hide: true, response: { 200: HealthBody } } }, async () => ({
-    status: 'ok',
-  }));
+  app.get(
+    '/healthz',
+    { config: { untraced: true }, schema: { hide: true, response: { 200: HealthBody } } },
+    async () => ({
+      status: 'ok',
+    }),
+  );
   app.get(
     '/readyz',
-    { schema: { hide: true, response: { 200: ReadyBody, 503: ReadyBody } } },
+    { config: { untraced: true }, schema: { hide: true, response: { 200: ReadyBody, 503: ReadyBody } } },
     async (_request, reply) => {
       const results: Record<string, string> = {};
       await Promise.all(

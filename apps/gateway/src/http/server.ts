@@ -25,6 +25,7 @@ import { registerHttpMetrics } from './metrics.hook.js';
 import type { Metrics } from '@sluice/metrics';
 import { registerOpenApi } from './openapi.plugin.js';
 import {
+  endRequestSpan,
   enterRequestContext,
   REQUEST_ID_HEADER,
   requestIdFrom,
@@ -153,6 +154,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
   );
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const platformId = (request.platform as { id?: string } | null)?.id;
+    endRequestSpan(request, reply.statusCode, platformId);
     withContext({ requestId: request.id, platformId }, () =>
       logger.info(
         {

@@ -56,6 +56,8 @@ declare module 'fastify' {
      * that move money declare `permission: 'TRANSACT'`.
      */
     permission?: Permission | Permission[];
+    /** No trace span for the route (health probes: a trace every few seconds per pod is noise). */
+    untraced?: boolean;
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newId, PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
+import { withTraceparent } from '@sluice/tracing';
 import { transactional, type EntityManager } from '@sluice/store';
 import { DELAY_BUCKETS, type Metrics } from '@sluice/metrics';
 import { answerOf } from '../domain/answers.js';
@@ -129,7 +130,10 @@ export class DeliveryWorker {
     };
     const onError = (err: unknown) => this.o.logger.warn({ err }, 'webhook backlog not measured');
     metrics.scrapedGauge(
-      { name: 'webhook_deliveries_due', help: 'Pending webhook deliveries whose attempt is due or under way' },
+      {
+        name: 'webhook_deliveries_due',
+        help: 'Pending webhook deliveries whose attempt is due or under way',
+      },
       async (g) => g.set((await read()).due),
       onError,
     );
@@ -277,6 +281,7 @@ export class DeliveryWorker {
       this.o.logger.info({ platformId, skipped: n, reason }, 'webhooks skipped');
       return;
     }
+    const endpoint = target.endpoint;
     const renew = (em: EntityManager, rest: string[]) =>
       this.o.repo.renewLease(em, {
         platformId,
@@ -305,9 +310,12 @@ export class DeliveryWorker {
         await release();
         return;
       }
-      const result = await this.o.sender.send(target.endpoint, target.secrets, d.webhookId, d.payload);
       const next = ids.slice(i + 1);
-      const recorded = await this.record(d, result, target, (em) => renew(em, next));
+      // The attempt (its HTTP span, the SQL that records it) belongs to the trace of the request that caused the event.
+      const recorded = await withTraceparent(d.traceparent, async () => {
+        const result = await this.o.sender.send(endpoint, target.secrets, d.webhookId, d.payload);
+        return this.record(d, result, target, (em) => renew(em, next));
+      });
       // An endpoint disabled by this attempt takes the rest of the batch with it.
       if (recorded.disabled) return;
       held = recorded.held;

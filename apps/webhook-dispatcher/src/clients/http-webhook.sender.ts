@@ -6,6 +6,7 @@ import { blockedAddressReason, urlHost, webhookUrlProblem } from '../domain/addr
 import { signWebhook } from '../domain/signing.js';
 import type { AttemptResult } from '../domain/delivery.js';
 import type { WebhookSender } from '../app/ports.js';
+import { endSpan, failSpan, SpanKind, startSpan, withSpan } from '@sluice/tracing';
 
 export interface SenderOptions {
   /** Abort an attempt (connect + response) after this long. */
@@ -40,8 +41,29 @@ export class HttpWebhookSender implements WebhookSender {
     this.now = o.now ?? (() => new Date());
   }
 
-  /** POSTs `payload` (exact JSON text) to `url`, signed with `secrets` (current first). */
+  /**
+   * POSTs `payload` (exact JSON text) to `url`, signed with `secrets` (current first). When tracing is
+   * on, the attempt is an HTTP client span of the active trace (the URL without its query, which may
+   * hold a platform's token); the trace context is not sent to the platform, whose systems are not ours.
+   */
   async send(
+    url: string,
+    secrets: readonly string[],
+    webhookId: string,
+    payload: string,
+  ): Promise<AttemptResult> {
+    const span = startSpan('POST', {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': 'POST', 'sluice.webhook_id': webhookId, ...urlAttributes(url) },
+    });
+    const result = await withSpan(span, () => this.attempt(url, secrets, webhookId, payload));
+    if (!result.ok)
+      failSpan(span, result.status ? String(result.status) : result.timedOut ? 'timeout' : 'network');
+    endSpan(span, undefined, result.status ? { 'http.response.status_code': result.status } : undefined);
+    return result;
+  }
+
+  private async attempt(
     url: string,
     secrets: readonly string[],
     webhookId: string,
@@ -189,6 +211,20 @@ export class HttpWebhookSender implements WebhookSender {
       req.on('error', (e) => finish(e));
       req.end(payload);
     });
+  }
+}
+
+/** The span attributes of a webhook URL: no query string, no credentials. */
+function urlAttributes(url: string): Record<string, string | number> {
+  try {
+    const u = new URL(url);
+    return {
+      'url.full': `${u.protocol}//${u.host}${u.pathname}`,
+      'server.address': urlHost(u),
+      ...(u.port ? { 'server.port': Number(u.port) } : {}),
+    };
+  } catch {
+    return {};
   }
 }
 

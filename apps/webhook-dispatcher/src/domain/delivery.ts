@@ -36,6 +36,8 @@ export interface Delivery {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  /** The trace its attempts continue (W3C traceparent of the event's consumer span), when tracing was on. */
+  traceparent: string | null;
 }
 
 /** One HTTP attempt of a delivery. */

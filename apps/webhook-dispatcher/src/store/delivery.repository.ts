@@ -1,5 +1,6 @@
 import { notifyOnCommit } from '@sluice/events';
 import { pgTextArray, type EntityManager } from '@sluice/store';
+import { currentTraceparent } from '@sluice/tracing';
 import type { Delivery, DeliveryAttempt, DeliveryOrigin, DeliveryStatus } from '../domain/delivery.js';
 import type { DeliveryLogQuery } from '../domain/requests.js';
 
@@ -32,6 +33,7 @@ interface DeliveryRow {
   created_at: string;
   updated_at: string;
   completed_at: string | null;
+  traceparent: string | null;
 }
 
 /** A row of `webhook_delivery_attempts`. */
@@ -78,6 +80,7 @@ function toDelivery(r: DeliveryRow): Delivery {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     completedAt: optDate(r.completed_at),
+    traceparent: r.traceparent ?? null,
   };
 }
 
@@ -330,10 +333,10 @@ export class DeliveryRepository {
     },
   ): Promise<boolean> {
     const rows = await em.execute<IdRow[]>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, answered, status, attempt_count, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, ?, 'PENDING', 0, ?, ?, ?)
+      `INSERT INTO webhook_deliveries (id, webhook_id, platform_id, event_id, type, origin, payload, answered, status, attempt_count, next_attempt_at, created_at, updated_at, traceparent)
+       VALUES (?, ?, ?, ?, ?, 'EVENT', ?, ?, 'PENDING', 0, ?, ?, ?, ?)
        ON CONFLICT (webhook_id) DO NOTHING RETURNING id`,
-      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.answered, d.now, d.now, d.now],
+      [d.id, d.webhookId, d.platformId, d.eventId, d.type, d.payload, d.answered, d.now, d.now, d.now, currentTraceparent() ?? null],
     );
     // Wakes the workers of every replica when the transaction commits.
     if (rows.length === 1) notifyOnCommit(em, DELIVERY_QUEUE_CHANNEL);

@@ -106,6 +106,16 @@ class DeliveryLog extends Migration {
   }
 }
 
+/**
+ * The W3C `traceparent` of the event's consumer span (NULL when tracing is off): each HTTP attempt of the
+ * delivery, made later by the worker, continues the trace of the request that caused the event.
+ */
+class DeliveryTrace extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE webhook_deliveries ADD COLUMN traceparent text`);
+  }
+}
+
 /** Migrations of the webhooks schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_webhook_deliveries', class: CreateDeliveries },
@@ -113,4 +123,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0003_webhook_platforms', class: WebhookPlatforms },
   { name: '0004_endpoint_health', class: EndpointHealth },
   { name: '0005_delivery_log', class: DeliveryLog },
+  { name: '0006_delivery_trace', class: DeliveryTrace },
 ];
