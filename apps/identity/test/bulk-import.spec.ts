@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identity } from '@sluice/contracts';
 import { startService } from '@sluice/runtime';
 import { createRpcClient } from '@sluice/rpc';
+import { TEST_MASTER_KEYS } from '@sluice/testing';
 import { identityService } from '../src/index.js';
 import { newPlatform, outbox, startIdentity, type Harness, type IdentityClient, type TestPlatform } from './support/harness.js';
 import { fieldsOf, rejection } from './support/errors.js';
@@ -212,6 +213,7 @@ describe('bulk customer import', () => {
       LOG_LEVEL: 'silent',
       SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
       MIGRATE_ON_START: 'false',
+      ...TEST_MASTER_KEYS,
       BULK_IMPORT_BATCH_SIZE: '7',
       BULK_IMPORT_POLL_MS: '60000',
     });

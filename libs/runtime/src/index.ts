@@ -30,6 +30,8 @@ import { Lifecycle, startRpcServer, type RegisteredService } from '@sluice/rpc';
 import { systemClock, type Clock } from '@sluice/core';
 import type { Constructor } from '@mikro-orm/core';
 
+export * from './secrets.js';
+
 const baseServiceConfig = (name: ServiceName) => ({
   ...commonConfig,
   ...databaseConfig,
@@ -104,7 +106,24 @@ export interface ServiceDefinition<P extends TObject, G extends Composition = Co
   migrations: { name: string; class: Constructor<Migration> }[];
   /** The composition root: builds the whole object graph once from the opened dependencies. */
   compose: (deps: ServiceDeps<ServiceConfig<P>>) => G | Promise<G>;
+  /**
+   * Operator commands besides serving and `migrate` (`main.ts <name>`, e.g. `rewrap`): each runs
+   * once against the service's database (migrated first unless MIGRATE_ON_START=false), prints
+   * its counts as one JSON line and exits (1 when a count named `*.failed` is not 0).
+   */
+  commands?: Record<string, ServiceCommand<ServiceConfig<P>>>;
 }
+
+/** What an operator command receives: the validated config, a logger, the opened store and a clock. */
+export interface CommandDeps<C> {
+  config: C;
+  logger: Logger;
+  orm: MikroORM;
+  clock: Clock;
+}
+
+/** An operator command of a service (see `ServiceDefinition.commands`); answers counts to print. */
+export type ServiceCommand<C> = (deps: CommandDeps<C>) => Promise<Record<string, number>>;
 
 /** Declares a service (an identity function that lets TypeScript infer the config and graph types). */
 export function defineService<P extends TObject, G extends Composition>(
@@ -275,9 +294,34 @@ export async function startMetricsEndpoint(
 }
 
 /**
+ * Runs an operator command of `def` (`ServiceDefinition.commands`) once against the service's
+ * database: migrated first unless MIGRATE_ON_START=false. Answers the command's counts.
+ */
+export async function runServiceCommand<P extends TObject, G extends Composition>(
+  def: ServiceDefinition<P, G>,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { logger?: Logger; clock?: Clock } = {},
+): Promise<Record<string, number>> {
+  const command = def.commands?.[name];
+  if (!command) throw new Error(`${def.name} has no command ${name}`);
+  const config = loadServiceConfig(def, env);
+  const logger = options.logger ?? createLogger(def.name, config.LOG_LEVEL);
+  await ensureDatabase(config.DATABASE_URL);
+  const orm = await openStore(storeOptions(def, config, logger));
+  try {
+    if (config.MIGRATE_ON_START) await migrate(orm, def.schema, logger);
+    return await command({ config, logger, orm, clock: options.clock ?? systemClock });
+  } finally {
+    await orm.close();
+  }
+}
+
+/**
  * The entry point of a service process. `main.ts migrate` only applies the
- * migrations (the Kubernetes migration Job); otherwise the service runs until
- * SIGTERM/SIGINT.
+ * migrations (the Kubernetes migration Job); `main.ts <command>` runs one of the
+ * service's `commands` (e.g. `rewrap`) and prints its counts; otherwise the
+ * service runs until SIGTERM/SIGINT.
  */
 export async function main<P extends TObject, G extends Composition>(def: ServiceDefinition<P, G>): Promise<void> {
   const bootLogger = createLogger(def.name, process.env.LOG_LEVEL ?? 'info');
@@ -290,6 +334,13 @@ export async function main<P extends TObject, G extends Composition>(def: Servic
       bootLogger.info({ applied }, 'migrations done');
       await orm.close();
       return;
+    }
+    const command = process.argv.slice(2).find((a) => def.commands && Object.hasOwn(def.commands, a));
+    if (command) {
+      const counts = await runServiceCommand(def, command, process.env, { logger: bootLogger });
+      process.stdout.write(`${JSON.stringify({ service: def.name, command, ...counts })}\n`);
+      const failed = Object.entries(counts).some(([k, n]) => k.endsWith('.failed') && n > 0);
+      process.exit(failed ? 1 : 0);
     }
     const life = new Lifecycle(bootLogger);
     life.installSignalHandlers();

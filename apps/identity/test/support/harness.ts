@@ -4,7 +4,7 @@ import { common, identity } from '@sluice/contracts';
 import { ManualClock, newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import { TEST_MASTER_KEYS, createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
 import { identityService } from '../../src/index.js';
 
 export type IdentityClient = PromiseClient<identity.IdentityServiceClient>;
@@ -36,6 +36,7 @@ export async function startIdentity(label: string, env: Record<string, string> =
       GRPC_PORT: '0',
       LOG_LEVEL: 'silent',
       SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
+      ...TEST_MASTER_KEYS,
       ...env,
     },
     { clock },
