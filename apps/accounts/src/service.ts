@@ -1,10 +1,13 @@
 import { Type, grpcClientConfig } from '@sluice/config';
-import { defineService, type ServiceConfig } from '@sluice/runtime';
+import { defineService, masterKeyConfig, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
 import { composeAccounts, type AccountsAdapters } from './compose.js';
+import { ACCOUNTS_KEYRING } from './store/sealing.js';
+import { rewrapAccounts } from './store/rewrap.js';
 
 const config = Type.Object({
   ...grpcClientConfig('identity'),
+  ...masterKeyConfig(ACCOUNTS_KEYRING, "external accounts' identifying data (account numbers, IBANs, beneficiaries)"),
 });
 
 /** The validated configuration of accounts. */
@@ -24,6 +27,7 @@ export function defineAccountsService(adapters: AccountsAdapters = {}) {
     config,
     migrations,
     compose: (deps) => composeAccounts(deps, adapters),
+    commands: { rewrap: rewrapAccounts },
   });
 }
 
