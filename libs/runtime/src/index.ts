@@ -244,7 +244,14 @@ export async function startService<P extends TObject, G extends Composition>(
   const life = options.lifecycle ?? new Lifecycle(deps.logger);
   life.onShutdown('database', () => deps.orm.close());
   life.onShutdown('nats', () => deps.bus.close());
-  const graph = await def.compose(deps);
+  let graph: G;
+  try {
+    graph = await def.compose(deps);
+  } catch (err) {
+    // A composition that refuses its config (a malformed master key) leaves nothing open.
+    await life.shutdown();
+    throw err;
+  }
   if (graph.close) life.onShutdown('outbound clients', graph.close);
   const relay = new OutboxRelay(deps.orm, deps.bus.js, deps.logger);
   relay.start();

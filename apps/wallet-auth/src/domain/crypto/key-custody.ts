@@ -29,7 +29,7 @@ export function isValidMnemonic(mnemonic: string): boolean {
 export type { MasterKey, MasterKeyring } from '@sluice/crypto';
 
 /** The master-key variables of wallet-auth and the label of their key ids (fixed: ids are stored in envelopes). */
-const KEYRING_NAMES = {
+export const WALLET_KEYRING = {
   current: 'WALLET_MASTER_KEY',
   retired: 'WALLET_MASTER_KEYS_RETIRED',
   idLabel: 'sluice-wallet-master-key-id:v1',
@@ -37,7 +37,7 @@ const KEYRING_NAMES = {
 
 /** Key id of a master key: `mk_` + first 16 hex chars of SHA-256("sluice-wallet-master-key-id:v1" ‖ key). */
 export function masterKeyId(key: Uint8Array): string {
-  return envelopeMasterKeyId(key, KEYRING_NAMES.idLabel);
+  return envelopeMasterKeyId(key, WALLET_KEYRING.idLabel);
 }
 
 const CUSTODY_CODES: Record<EnvelopeErrorCode, CustodyError['code']> = {
@@ -71,11 +71,11 @@ function custody<T>(fn: () => T, what?: string): T {
  * envelopes sealed before a rotation. Throws CustodyError CUSTODY_CONFIG_INVALID naming the variable.
  */
 export function loadMasterKeyring(current: string, retired?: string): MasterKeyring {
-  return custody(() => loadEnvelopeKeyring(current, retired, KEYRING_NAMES));
+  return custody(() => loadEnvelopeKeyring(current, retired, WALLET_KEYRING));
 }
 
 /** The envelope of a wallet mnemonic in one column: `swc1.<keyId>.<wrapped data key>.<ciphertext>`. */
-const MNEMONIC_SCHEME = { prefix: 'swc1', context: 'sluice:wallet-custody:v1', field: 'mnemonic' };
+export const MNEMONIC_SCHEME = { prefix: 'swc1', context: 'sluice:wallet-custody:v1', field: 'mnemonic' };
 
 /**
  * Seal a mnemonic for storage (envelope encryption). A fresh random 32-byte data key
