@@ -77,7 +77,13 @@ describe('customers at rest', () => {
     const c = await individual(p.id);
     const b = await business(p.id);
     const row = await rawCustomer(c.id);
-    for (const v of [PERSONAL.email, PERSONAL.fullName, PERSONAL.birthDate, PERSONAL.address.line1, 'NW1 5LR'])
+    for (const v of [
+      PERSONAL.email,
+      PERSONAL.fullName,
+      PERSONAL.birthDate,
+      PERSONAL.address.line1,
+      'NW1 5LR',
+    ])
       expect(row).not.toContain(v);
     expect(await rawCustomer(b.id)).not.toContain(TAX_ID);
     expect(await rawCustomer(b.id)).not.toContain('Analytical Engines');
@@ -85,12 +91,20 @@ describe('customers at rest', () => {
       `SELECT email, full_name, birth_date, nationality, address, business_info, personal_data FROM customers WHERE id = $1`,
       [c.id],
     );
-    expect(rows[0]).toMatchObject({ email: null, full_name: null, birth_date: null, address: null, business_info: null });
+    expect(rows[0]).toMatchObject({
+      email: null,
+      full_name: null,
+      birth_date: null,
+      address: null,
+      business_info: null,
+    });
     expect(rows[0].personal_data).toMatch(/^sic1\.mk_[0-9a-f]{16}\./);
 
     const got = (await h.client.getCustomer({ platformId: p.id, customerId: c.id })).customer!;
     expect(got).toMatchObject({ ...PERSONAL, address: expect.objectContaining(PERSONAL.address) });
-    expect((await h.client.getCustomer({ platformId: p.id, customerId: b.id })).customer!.businessInfo).toMatchObject({
+    expect(
+      (await h.client.getCustomer({ platformId: p.id, customerId: b.id })).customer!.businessInfo,
+    ).toMatchObject({
       taxId: TAX_ID,
       legalName: 'Analytical Engines Ltd',
     });
@@ -117,13 +131,16 @@ describe('customers at rest', () => {
     const p = await newPlatform(h.client);
     const a = await individual(p.id);
     const b = await individual(p.id, { fullName: 'Charles Babbage' });
-    const own = (await h.sql.query(`SELECT personal_data FROM customers WHERE id = $1`, [b.id])).rows[0].personal_data;
+    const own = (await h.sql.query(`SELECT personal_data FROM customers WHERE id = $1`, [b.id])).rows[0]
+      .personal_data;
     await h.sql.query(
       `UPDATE customers SET personal_data = (SELECT personal_data FROM customers WHERE id = $1) WHERE id = $2`,
       [a.id, b.id],
     );
     // The row does not open: an internal error (logged), never another customer's data.
-    await expect(h.client.getCustomer({ platformId: p.id, customerId: b.id })).rejects.toMatchObject({ grpcCode: 13 });
+    await expect(h.client.getCustomer({ platformId: p.id, customerId: b.id })).rejects.toMatchObject({
+      grpcCode: 13,
+    });
     const stillA = await h.client.getCustomer({ platformId: p.id, customerId: a.id });
     expect(stillA.customer!.fullName).toBe('Ada Lovelace');
     await h.sql.query(`UPDATE customers SET personal_data = $1 WHERE id = $2`, [own, b.id]);
@@ -139,7 +156,10 @@ describe('webhook signing secrets at rest', () => {
     await h.client.rotateWebhookSigningSecret({ platformId: p.id });
     const target = await h.client.getWebhookTarget({ platformId: p.id });
     expect(target.signingSecrets.length).toBeGreaterThanOrEqual(1);
-    const { rows } = await h.sql.query(`SELECT id, secret FROM webhook_signing_secrets WHERE platform_id = $1`, [p.id]);
+    const { rows } = await h.sql.query(
+      `SELECT id, secret FROM webhook_signing_secrets WHERE platform_id = $1`,
+      [p.id],
+    );
     const dump = JSON.stringify(rows);
     for (const s of target.signingSecrets) {
       expect(s).toMatch(/^whsec_/);
@@ -169,7 +189,11 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       [randomBytes(8).toString('hex'), p.id, legacySecret],
     );
     const before = (await h.client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer!;
-    expect(before).toMatchObject({ fullName: 'Grace Hopper', email: 'grace@example.com', birthDate: '1906-12-09' });
+    expect(before).toMatchObject({
+      fullName: 'Grace Hopper',
+      email: 'grace@example.com',
+      birthDate: '1906-12-09',
+    });
     expect((await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets).toContain(legacySecret);
     const targetBefore = await h.client.getWebhookTarget({ platformId: p.id });
 
@@ -191,9 +215,9 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     expect(counts['customers.sealed']).toBe(1);
     // Every customer was under the old key but the legacy one (sealed): all of them rewrapped.
     expect((counts['customers.rewrapped'] ?? 0) + 1).toBe(all[0].n);
-    expect((counts['webhookSigningSecrets.rewrapped'] ?? 0) + (counts['webhookSigningSecrets.sealed'] ?? 0)).toBe(
-      secrets[0].n,
-    );
+    expect(
+      (counts['webhookSigningSecrets.rewrapped'] ?? 0) + (counts['webhookSigningSecrets.sealed'] ?? 0),
+    ).toBe(secrets[0].n);
     expect(counts['webhookSigningSecrets.sealed']).toBe(1);
     const { rows: keyIds } = await h.sql.query(
       `SELECT personal_data AS s FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets`,
@@ -221,10 +245,12 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     });
     const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${replica.port}`);
     try {
-      expect((await client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer).toEqual(before);
-      expect((await client.getCustomer({ platformId: p.id, customerId: sealedOne.id })).customer!.fullName).toBe(
-        'Ada Lovelace',
+      expect((await client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer).toEqual(
+        before,
       );
+      expect(
+        (await client.getCustomer({ platformId: p.id, customerId: sealedOne.id })).customer!.fullName,
+      ).toBe('Ada Lovelace');
       expect(await client.getWebhookTarget({ platformId: p.id })).toEqual(targetBefore);
       const page = await client.listCustomers({
         platformId: p.id,
@@ -253,7 +279,10 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       [{ IDENTITY_DATA_MASTER_KEY: randomBytes(16).toString('base64') }, 'IDENTITY_DATA_MASTER_KEY'],
       [{ IDENTITY_DATA_MASTER_KEY: 'not base64!' }, 'IDENTITY_DATA_MASTER_KEY'],
       [
-        { IDENTITY_DATA_MASTER_KEY: randomBytes(32).toString('base64'), IDENTITY_DATA_MASTER_KEYS_RETIRED: 'short' },
+        {
+          IDENTITY_DATA_MASTER_KEY: randomBytes(32).toString('base64'),
+          IDENTITY_DATA_MASTER_KEYS_RETIRED: 'short',
+        },
         'IDENTITY_DATA_MASTER_KEYS_RETIRED',
       ],
     ];
