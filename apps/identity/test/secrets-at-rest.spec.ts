@@ -233,16 +233,7 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     });
 
     // The old key removed: a replica with the new key alone reads everything.
-    const replica = await startService(identityService, {
-      DATABASE_URL: h.db.url,
-      NATS_URL: h.natsUrl,
-      EVENT_SUBJECT_PREFIX: h.prefix,
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'silent',
-      SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
-      MIGRATE_ON_START: 'false',
-      IDENTITY_DATA_MASTER_KEY: newKey,
-    });
+    const replica = await startService(identityService, h.replicaEnv({ IDENTITY_DATA_MASTER_KEY: newKey }));
     const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${replica.port}`);
     try {
       expect((await client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer).toEqual(
@@ -266,14 +257,7 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
   });
 
   it('a missing or malformed master key stops the start with a ConfigError naming the variable', async () => {
-    const base = {
-      DATABASE_URL: h.db.url,
-      NATS_URL: h.natsUrl,
-      EVENT_SUBJECT_PREFIX: h.prefix,
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'silent',
-      MIGRATE_ON_START: 'false',
-    };
+    const { IDENTITY_DATA_MASTER_KEY: _key, ...base } = h.replicaEnv();
     const cases: [Record<string, string>, string][] = [
       [{}, 'IDENTITY_DATA_MASTER_KEY'],
       [{ IDENTITY_DATA_MASTER_KEY: randomBytes(16).toString('base64') }, 'IDENTITY_DATA_MASTER_KEY'],
