@@ -89,10 +89,18 @@ export class ExternalAccountRepository {
    * already live for this owner and currency: returns false then. The stored dedupe key is a
    * blind index under the current master key, so concurrent duplicates insert once (ON CONFLICT
    * on the partial unique index); rows written under a retired key or before sealing carry
-   * another form of it, looked for first.
+   * another form of it, looked for first (under advisory locks of the ring's indexes).
    */
   async insert(em: EntityManager, a: ExternalAccountRecord, dedupe: string): Promise<boolean> {
-    const [dedupeKey, ...otherForms] = dedupeKeys(this.keyring, dedupe);
+    const forms = dedupeKeys(this.keyring, dedupe);
+    const [dedupeKey, ...otherForms] = forms;
+    // During a rolling rotation one replica may index under the old key while another indexes under
+    // the new one: both lock every index of the ring (the old key's is common to both), in order, so
+    // the second sees the first's row.
+    await em.execute(
+      `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(?::text[]) AS k ORDER BY k`,
+      [pgTextArray(forms.slice(0, -1))],
+    );
     const earlier = await em.execute<{ id: string }[]>(
       `SELECT id FROM external_accounts WHERE platform_id = ? AND owner = ? AND customer_id IS NOT DISTINCT FROM ?
          AND currency = ? AND dedupe_key = ANY(?::text[]) AND deleted_at IS NULL LIMIT 1`,
