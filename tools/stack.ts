@@ -78,6 +78,17 @@ export const TEST_STACK_RATE_LIMITS: Readonly<Record<string, string>> = Object.f
 /** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */
 const LOCAL_DEV_WALLET_MASTER_KEY = 'W3k8wZn89FXtgLz2jPs+6NxfYiDYVIVhktt5/fJCP2g=';
 const LOCAL_DEV_DOCUMENT_MASTER_KEY = 'q0Bz6m1iTt8cKOZr0xqLkQ4h0sE3w9mX7yQ5wP2aJvU=';
+/**
+ * Local runs only: fixed, publicly known master keys of every service that seals data at rest
+ * (the new ones: base64 sha256 of 'sluice-local-dev-<variable>'), given to a local stack's service unless its
+ * env names another. Production requires each to be set (the services never default them).
+ */
+export const LOCAL_DEV_MASTER_KEYS: Record<string, Record<string, string>> = {
+  'wallet-auth': { WALLET_MASTER_KEY: LOCAL_DEV_WALLET_MASTER_KEY },
+  compliance: { DOCUMENT_MASTER_KEY: LOCAL_DEV_DOCUMENT_MASTER_KEY },
+  identity: { IDENTITY_DATA_MASTER_KEY: '152z9TNFgEhKfhUra8svQgSTc2I1y2y4+7t3rUzHBr4=' },
+  accounts: { ACCOUNT_DATA_MASTER_KEY: 'xodnSI9BF0HPn6I8WbtGeHtwx5ZHTEIwUey0ybJ8+4M=' },
+};
 
 /** Start-up attempts when ports the stack chose are taken by other processes before the apps bind them. */
 const START_ATTEMPTS = 5;
@@ -470,10 +481,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...(metricsPorts[key] === undefined ? {} : { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPorts[key]) }),
       ...opts.appEnv?.[app],
     };
-    // wallet-auth requires a master key; local stacks get a stable, public dev key unless one is given.
-    if (app === 'wallet-auth' && !e.WALLET_MASTER_KEY) e.WALLET_MASTER_KEY = LOCAL_DEV_WALLET_MASTER_KEY;
-    // compliance too (documents at rest).
-    if (app === 'compliance' && !e.DOCUMENT_MASTER_KEY) e.DOCUMENT_MASTER_KEY = LOCAL_DEV_DOCUMENT_MASTER_KEY;
+    // Services sealing data at rest require master keys; local stacks get stable, public dev keys unless given.
+    for (const [variable, key] of Object.entries(LOCAL_DEV_MASTER_KEYS[app] ?? {})) if (!e[variable]) e[variable] = key;
     // Bootstrap secrets are the supervisor's business, not the services'.
     delete e.SANDBOX_PLATFORM_CREDENTIALS;
     delete e.PRODUCTION_PLATFORM_CREDENTIALS;

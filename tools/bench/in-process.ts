@@ -24,6 +24,7 @@ import { createLogger, currentContext, withContext } from '@sluice/logging';
 import { Lifecycle } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
 import { dropStreams } from '@sluice/testing';
+import { LOCAL_DEV_MASTER_KEYS } from '../stack.js';
 // identity
 import { identityService } from '../../apps/identity/src/service.js';
 import type { CustomersService } from '../../apps/identity/src/app/customers.service.js';
@@ -188,6 +189,8 @@ export async function startInProcessSystem(o: {
     EVENT_SUBJECT_PREFIX: o.prefix,
     SANDBOX_TIME_SCALE: String(o.timeScale),
     LOG_LEVEL: o.logLevel,
+    ...LOCAL_DEV_MASTER_KEYS.identity,
+    ...LOCAL_DEV_MASTER_KEYS.accounts,
   };
   const life = new Lifecycle(createLogger('bench-baseline', o.logLevel));
   const close = async () => {

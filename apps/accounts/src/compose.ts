@@ -1,4 +1,4 @@
-import type { Composition, ServiceDeps } from '@sluice/runtime';
+import { keyringFromConfig, type Composition, type ServiceDeps } from '@sluice/runtime';
 import type { AccountsConfig } from './service.js';
 import { InternalAccountsService } from './app/internal-accounts.service.js';
 import { LedgerService } from './app/ledger.service.js';
@@ -15,6 +15,8 @@ import { AccountsPublisher } from './events/accounts.events.js';
 import { accountsRpc } from './rpc/accounts.rpc.js';
 import type { HolderDirectory, PlatformDirectory } from './app/ports.js';
 import { IdentityClient } from './clients/identity.client.js';
+import { ExternalAccountRepository } from './store/external-account.repository.js';
+import { ACCOUNTS_KEYRING } from './store/sealing.js';
 
 /** Adapters a test or the benchmark's one-process baseline may replace (default: identity over gRPC). */
 export interface AccountsAdapters {
@@ -47,11 +49,18 @@ export function composeAccounts(
   const events = new AccountsPublisher(outbox);
   const internalAccounts = new InternalAccountsService(orm, clock, platforms, logger);
   const ledger = new LedgerService(orm, clock, events, metrics);
-  const externalAccounts = new ExternalAccountsService(orm, clock, events, holders, {
-    SANDBOX: new SandboxBeneficiaryVerifier(),
-    // No beneficiary-verification partner yet: production reports UNSUPPORTED.
-    PRODUCTION: new ProductionBeneficiaryVerifier(),
-  });
+  const externalAccounts = new ExternalAccountsService(
+    orm,
+    clock,
+    events,
+    holders,
+    {
+      SANDBOX: new SandboxBeneficiaryVerifier(),
+      // No beneficiary-verification partner yet: production reports UNSUPPORTED.
+      PRODUCTION: new ProductionBeneficiaryVerifier(),
+    },
+    new ExternalAccountRepository(keyringFromConfig(config, ACCOUNTS_KEYRING)),
+  );
   // The receiving institutions: the sandbox's fixed directory; none configured for production yet.
   const discoveries = new DiscoveriesService({ SANDBOX: SANDBOX_DISCOVERIES, PRODUCTION: [] });
   const reconcileWorker =

@@ -1,7 +1,9 @@
 import { Type, grpcClientConfig } from '@sluice/config';
-import { defineService, type ServiceConfig } from '@sluice/runtime';
+import { defineService, masterKeyConfig, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
 import { composeAccounts, type AccountsAdapters } from './compose.js';
+import { ACCOUNTS_KEYRING } from './store/sealing.js';
+import { rewrapAccounts } from './store/rewrap.js';
 
 const config = Type.Object({
   ...grpcClientConfig('identity'),
@@ -12,6 +14,7 @@ const config = Type.Object({
     description:
       'how often every platform ledger is reconciled from its journal (one replica at a time, by advisory lock; findings go to ledger_reconcile_checks_total and the error log); 0 turns the schedule off',
   }),
+  ...masterKeyConfig(ACCOUNTS_KEYRING, "external accounts' identifying data (account numbers, IBANs, beneficiaries)"),
 });
 
 /** The validated configuration of accounts. */
@@ -31,6 +34,7 @@ export function defineAccountsService(adapters: AccountsAdapters = {}) {
     config,
     migrations,
     compose: (deps) => composeAccounts(deps, adapters),
+    commands: { rewrap: rewrapAccounts },
   });
 }
 

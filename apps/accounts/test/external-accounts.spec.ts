@@ -90,12 +90,16 @@ describe('CreateExternalAccount', () => {
       accountInfo: usd('12121212', { paymentRails: ['WIRE'] }),
     });
     expect(account!.accountInfo!.paymentRails).toEqual(['WIRE']);
+    // A row as written then: plaintext columns, not sealed, no paymentRails.
+    const { paymentRails: _rails, ...before } = account!.accountInfo!;
     await h.sql.query(
-      `UPDATE accounts.external_accounts SET account_info = account_info - 'paymentRails' WHERE id = $1`,
-      [account!.id],
+      `UPDATE accounts.external_accounts SET sealed_data = NULL, account_info = $2::jsonb, primary_identifier = $3
+       WHERE id = $1`,
+      [account!.id, JSON.stringify({ ...before, beneficiary: johnDoe }), account!.primaryIdentifier],
     );
     const old = await h.client.getExternalAccount({ platformId, accountId: account!.id });
     expect(old.account!.accountInfo!.paymentRails).toEqual(['ACH', 'WIRE', 'RTP', 'FEDNOW']);
+    expect(old.account!.primaryIdentifier).toBe(account!.primaryIdentifier);
   });
 
   it('normalizes and stores the IBAN, uses the request beneficiary name', async () => {

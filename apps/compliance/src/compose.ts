@@ -1,7 +1,6 @@
 import { implement } from '@sluice/rpc';
 import { compliance } from '@sluice/contracts';
-import { EnvelopeError, loadMasterKeyring } from '@sluice/crypto';
-import type { Composition, ServiceDeps } from '@sluice/runtime';
+import { keyringFromConfig, type Composition, type ServiceDeps } from '@sluice/runtime';
 import type { ComplianceConfig } from './service.js';
 import type { CustomerDirectory, DocumentStore, KycProvider, PlatformDirectory } from './app/ports.js';
 import { BeneficialOwnersService } from './app/beneficial-owners.service.js';
@@ -72,13 +71,7 @@ export function composeCompliance(
   adapters: ComplianceAdapters = {},
 ): ComplianceGraph {
   const { orm, clock, outbox, bus, logger, config: c } = deps;
-  let keyring;
-  try {
-    keyring = loadMasterKeyring(c.DOCUMENT_MASTER_KEY, c.DOCUMENT_MASTER_KEYS_RETIRED, KEYRING_NAMES);
-  } catch (err) {
-    if (err instanceof EnvelopeError) throw new Error(err.message);
-    throw err;
-  }
+  const keyring = keyringFromConfig(c, KEYRING_NAMES);
   // One identity client for both ports (none when a test replaces both).
   const identity =
     adapters.customers && adapters.platforms ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);

@@ -1,21 +1,14 @@
 import { Type, grpcClientConfig, sandboxConfig } from '@sluice/config';
-import { defineService, type ServiceConfig } from '@sluice/runtime';
+import { defineService, masterKeyConfig, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
 import { composeCompliance, type ComplianceAdapters } from './compose.js';
+import { KEYRING_NAMES } from './domain/document-crypto.js';
+import { rewrapCompliance } from './store/rewrap.js';
 
 const config = Type.Object({
   ...grpcClientConfig('identity'),
   SANDBOX_TIME_SCALE: sandboxConfig.SANDBOX_TIME_SCALE,
-  DOCUMENT_MASTER_KEY: Type.String({
-    minLength: 1,
-    description:
-      'base64 32-byte key wrapping the data keys of uploaded documents (required; keep in a secret store)',
-  }),
-  DOCUMENT_MASTER_KEYS_RETIRED: Type.Optional(
-    Type.String({
-      description: 'comma-separated base64 keys that only open documents stored before a rotation',
-    }),
-  ),
+  ...masterKeyConfig(KEYRING_NAMES, 'uploaded documents'),
   DOCUMENT_STORE: Type.Union([Type.Literal('postgres'), Type.Literal('s3')], {
     default: 'postgres',
     description:
@@ -81,6 +74,7 @@ export function defineComplianceService(adapters: ComplianceAdapters = {}) {
     config,
     migrations,
     compose: (deps) => composeCompliance(deps, adapters),
+    commands: { rewrap: rewrapCompliance },
   });
 }
 

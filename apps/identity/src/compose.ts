@@ -1,6 +1,6 @@
 import { implement } from '@sluice/rpc';
 import { identity } from '@sluice/contracts';
-import type { Composition, ServiceDeps } from '@sluice/runtime';
+import { keyringFromConfig, type Composition, type ServiceDeps } from '@sluice/runtime';
 import type { IdentityConfig } from './service.js';
 import { PlatformsService } from './app/platforms.service.js';
 import { ConfigService } from './app/config.service.js';
@@ -20,6 +20,7 @@ import { IdentityPublisher } from './events/identity.events.js';
 import { webhookEndpointConsumer } from './events/webhook-endpoint.consumer.js';
 import { ComplianceConsumer } from './events/compliance.consumer.js';
 import { identityHandlers } from './rpc/identity.rpc.js';
+import { IDENTITY_KEYRING } from './store/sealing.js';
 
 /** The object graph of a running identity service: its use cases. */
 export interface IdentityGraph extends Composition {
@@ -41,12 +42,13 @@ export function composeIdentity({
   config,
   metrics,
 }: ServiceDeps<IdentityConfig>): IdentityGraph {
+  const keyring = keyringFromConfig(config, IDENTITY_KEYRING);
   const store = {
     platforms: new PlatformRepository(),
     configs: new PlatformConfigRepository(),
-    secrets: new WebhookSecretRepository(),
+    secrets: new WebhookSecretRepository(keyring),
     tokens: new TokenRepository(),
-    customers: new CustomerRepository(),
+    customers: new CustomerRepository(keyring),
     invitations: new InvitationRepository(),
     imports: new BulkImportRepository(),
   };

@@ -1,11 +1,14 @@
 import { Type, sandboxConfig } from '@sluice/config';
-import { defineService, type ServiceConfig } from '@sluice/runtime';
+import { defineService, masterKeyConfig, type ServiceConfig } from '@sluice/runtime';
 import { entities } from './store/entities.js';
 import { migrations } from './store/migrations.js';
 import { composeIdentity } from './compose.js';
+import { IDENTITY_KEYRING } from './store/sealing.js';
+import { rewrapIdentity } from './store/rewrap.js';
 
 const config = Type.Object({
   SANDBOX_UMA_DOMAIN: sandboxConfig.SANDBOX_UMA_DOMAIN,
+  ...masterKeyConfig(IDENTITY_KEYRING, "customers' personal data and webhook signing secrets"),
   WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS: Type.Integer({
     default: 86_400,
     minimum: 0,
@@ -40,4 +43,5 @@ export const identityService = defineService({
   entities,
   migrations,
   compose: composeIdentity,
+  commands: { rewrap: rewrapIdentity },
 });

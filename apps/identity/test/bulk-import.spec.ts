@@ -204,17 +204,10 @@ describe('bulk customer import', () => {
   });
 
   it('two replicas import one file together and create each customer exactly once', async () => {
-    const replica = await startService(identityService, {
-      DATABASE_URL: h.db.url,
-      NATS_URL: h.natsUrl,
-      EVENT_SUBJECT_PREFIX: h.prefix,
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'silent',
-      SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
-      MIGRATE_ON_START: 'false',
-      BULK_IMPORT_BATCH_SIZE: '7',
-      BULK_IMPORT_POLL_MS: '60000',
-    });
+    const replica = await startService(
+      identityService,
+      h.replicaEnv({ BULK_IMPORT_BATCH_SIZE: '7', BULK_IMPORT_POLL_MS: '60000' }),
+    );
     const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${replica.port}`);
     try {
       const n = 600;

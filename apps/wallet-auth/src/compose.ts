@@ -1,9 +1,9 @@
 import { createRpcClient, implement } from '@sluice/rpc';
 import { identity, walletAuth } from '@sluice/contracts';
-import type { Composition, ServiceDeps } from '@sluice/runtime';
+import { keyringFromConfig, type Composition, type ServiceDeps } from '@sluice/runtime';
 import type { WalletAuthConfig } from './service.js';
 import { WalletAuthRepository } from './store/wallet-auth.repository.js';
-import { loadMasterKeyring, parseExportSigningKey } from './domain/crypto/index.js';
+import { WALLET_KEYRING, parseExportSigningKey } from './domain/crypto/index.js';
 import { SigningService } from './app/signing.service.js';
 import { CredentialsService } from './app/credentials.service.js';
 import { IdentityPlatformDirectory } from './clients/identity-platforms.client.js';
@@ -20,7 +20,7 @@ export interface WalletAuthGraph extends Composition {
 
 /** The composition root of wallet-auth: every object of the service, built once. */
 export function composeWalletAuth({ logger, orm, clock, config: c }: ServiceDeps<WalletAuthConfig>): WalletAuthGraph {
-  const keyring = loadMasterKeyring(c.WALLET_MASTER_KEY, c.WALLET_MASTER_KEYS_RETIRED);
+  const keyring = keyringFromConfig(c, WALLET_KEYRING);
   const exportSigningKey = c.WALLET_EXPORT_SIGNING_KEY ? parseExportSigningKey(c.WALLET_EXPORT_SIGNING_KEY) : undefined;
   const identityClient = createRpcClient(identity.IdentityServiceClient, c.IDENTITY_GRPC_URL);
   const mailer = createOtpMailer(c.SMTP_URL, c.SMTP_FROM, logger, { production: c.NODE_ENV === 'production' });

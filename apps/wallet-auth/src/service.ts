@@ -1,12 +1,13 @@
 import { Type, grpcClientConfig } from '@sluice/config';
-import { defineService, type ServiceConfig } from '@sluice/runtime';
+import { defineService, masterKeyConfig, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
 import { composeWalletAuth } from './compose.js';
+import { WALLET_KEYRING } from './domain/crypto/key-custody.js';
+import { rewrapWalletKeys } from './store/rewrap.js';
 
 const config = Type.Object({
   ...grpcClientConfig('identity'),
-  WALLET_MASTER_KEY: Type.String({ minLength: 1, description: 'base64 32-byte key sealing wallet mnemonics (required; keep in a secret store)' }),
-  WALLET_MASTER_KEYS_RETIRED: Type.Optional(Type.String({ description: 'comma-separated base64 keys that only open envelopes sealed before a rotation' })),
+  ...masterKeyConfig(WALLET_KEYRING, 'wallet mnemonics'),
   WALLET_EXPORT_SIGNING_KEY: Type.Optional(Type.String({ description: '64-hex P-256 key signing production export bundles; production exports are refused without it' })),
   WALLET_SESSION_TTL_SECONDS: Type.Integer({ default: 900, minimum: 60, maximum: 86400, description: 'lifetime of embedded-wallet sessions' }),
   SMTP_URL: Type.Optional(Type.String({ description: 'nodemailer SMTP URL for OTP emails; unset: a capturing transport (local runs only)' })),
@@ -24,4 +25,5 @@ export const walletAuthService = defineService({
   config,
   migrations,
   compose: composeWalletAuth,
+  commands: { rewrap: rewrapWalletKeys },
 });

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   EnvelopeError,
+  blindIndexes,
+  isSealedValue,
   loadMasterKeyring,
+  openValue,
+  rewrapValue,
+  sealValue,
+  sealedKeyId,
   masterKeyId,
   newDataKey,
   openChunk,
@@ -109,5 +115,56 @@ describe('chunked sealing', () => {
     expect(code(() => openChunk(dk, b.sealed, 'doc', 1, true))).toBe('DECRYPT_FAILED'); // cut after b
     expect(code(() => openChunk(newDataKey(), c.sealed, 'doc', 2, true))).toBe('DECRYPT_FAILED');
     expect(openChunk(dk, c.sealed, 'doc', 2, true).length).toBe(8);
+  });
+});
+
+describe('sealed values', () => {
+  const scheme = { prefix: 'tsv1', context: 'sluice:test:v1', field: 'secret' };
+
+  it('seal one column without the plaintext in it, open only for the same owner, and rewrap on rotation', () => {
+    const old = b64();
+    const ring = loadMasterKeyring(old, undefined, names);
+    const sealed = sealValue(ring, scheme, 'row-1', 'DE89370400440532013000');
+    expect(sealed).not.toContain('DE89370400440532013000');
+    expect(isSealedValue(scheme, sealed)).toBe(true);
+    expect(sealedKeyId(scheme, sealed)).toBe(ring.current.id);
+    expect(openValue(ring, scheme, 'row-1', sealed)).toBe('DE89370400440532013000');
+    expect(code(() => openValue(ring, scheme, 'row-2', sealed))).toBe('DECRYPT_FAILED');
+    expect(code(() => openValue(ring, { ...scheme, field: 'other' }, 'row-1', sealed))).toBe('DECRYPT_FAILED');
+    expect(code(() => openValue(ring, scheme, 'row-1', 'tsv1.x'))).toBe('MALFORMED');
+
+    const rotated = loadMasterKeyring(b64(), old, names);
+    expect(openValue(rotated, scheme, 'row-1', sealed)).toBe('DE89370400440532013000');
+    const re = rewrapValue(rotated, scheme, 'row-1', sealed);
+    expect(sealedKeyId(scheme, re)).toBe(rotated.current.id);
+    expect(re.split('.')[3]).toBe(sealed.split('.')[3]); // the value's ciphertext is kept
+    const withoutOld = { current: rotated.current, retired: [] };
+    expect(openValue(withoutOld, scheme, 'row-1', re)).toBe('DE89370400440532013000');
+    expect(code(() => openValue(withoutOld, scheme, 'row-1', sealed))).toBe('MASTER_KEY_UNKNOWN');
+    expect(code(() => rewrapValue(rotated, scheme, 'row-2', sealed))).toBe('DECRYPT_FAILED');
+  });
+
+  it('blind indexes: equal per key and label, distinct across values, labels and keys', () => {
+    const old = b64();
+    const ring = loadMasterKeyring(old, undefined, names);
+    const [a] = blindIndexes(ring, 'iban', 'DE89370400440532013000');
+    expect(blindIndexes(ring, 'iban', 'DE89370400440532013000')).toEqual([a]);
+    expect(a).not.toContain('DE89370400440532013000');
+    expect(blindIndexes(ring, 'iban', 'DE89370400440532013001')[0]).not.toBe(a);
+    expect(blindIndexes(ring, 'other', 'DE89370400440532013000')[0]).not.toBe(a);
+    const rotated = loadMasterKeyring(b64(), old, names);
+    const both = blindIndexes(rotated, 'iban', 'DE89370400440532013000');
+    expect(both).toHaveLength(2);
+    expect(both[0]).not.toBe(a);
+    expect(both[1]).toBe(a);
+  });
+
+  it('a bad key names its variable', () => {
+    try {
+      loadMasterKeyring(b64(), 'AAAA', names);
+      throw new Error('expected a failure');
+    } catch (e) {
+      expect((e as EnvelopeError).variable).toBe('TEST_MASTER_KEYS_RETIRED');
+    }
   });
 });

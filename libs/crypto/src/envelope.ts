@@ -32,6 +32,8 @@ export class EnvelopeError extends Error {
   constructor(
     readonly code: EnvelopeErrorCode,
     message: string,
+    /** The configuration variable at fault (CONFIG_INVALID). */
+    readonly variable?: string,
   ) {
     super(message);
     this.name = 'EnvelopeError';
@@ -69,6 +71,7 @@ function decodeMasterKey(value: string, variable: string, idLabel: string): Mast
     throw new EnvelopeError(
       'CONFIG_INVALID',
       `${variable} must be 32 bytes encoded in base64 (e.g. \`openssl rand -base64 32\`)`,
+      variable.replace(/\[\d+\]$/, ''),
     );
   return { id: masterKeyId(key, idLabel), key };
 }

@@ -1,3 +1,4 @@
 export * from './envelope.js';
 export * from './chunks.js';
 export * from './compare.js';
+export * from './sealed-value.js';

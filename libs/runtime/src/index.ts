@@ -31,6 +31,8 @@ import { startTracing } from '@sluice/tracing';
 import { systemClock, type Clock } from '@sluice/core';
 import type { Constructor } from '@mikro-orm/core';
 
+export * from './secrets.js';
+
 const baseServiceConfig = (name: ServiceName) => ({
   ...commonConfig,
   ...databaseConfig,
@@ -105,7 +107,24 @@ export interface ServiceDefinition<P extends TObject, G extends Composition = Co
   migrations: { name: string; class: Constructor<Migration> }[];
   /** The composition root: builds the whole object graph once from the opened dependencies. */
   compose: (deps: ServiceDeps<ServiceConfig<P>>) => G | Promise<G>;
+  /**
+   * Operator commands besides serving and `migrate` (`main.ts <name>`, e.g. `rewrap`): each runs
+   * once against the service's database (migrated first unless MIGRATE_ON_START=false), prints
+   * its counts as one JSON line and exits (1 when a count named `*.failed` is not 0).
+   */
+  commands?: Record<string, ServiceCommand<ServiceConfig<P>>>;
 }
+
+/** What an operator command receives: the validated config, a logger, the opened store and a clock. */
+export interface CommandDeps<C> {
+  config: C;
+  logger: Logger;
+  orm: MikroORM;
+  clock: Clock;
+}
+
+/** An operator command of a service (see `ServiceDefinition.commands`); answers counts to print. */
+export type ServiceCommand<C> = (deps: CommandDeps<C>) => Promise<Record<string, number>>;
 
 /** Declares a service (an identity function that lets TypeScript infer the config and graph types). */
 export function defineService<P extends TObject, G extends Composition>(
@@ -226,7 +245,14 @@ export async function startService<P extends TObject, G extends Composition>(
   const life = options.lifecycle ?? new Lifecycle(deps.logger);
   life.onShutdown('database', () => deps.orm.close());
   life.onShutdown('nats', () => deps.bus.close());
-  const graph = await def.compose(deps);
+  let graph: G;
+  try {
+    graph = await def.compose(deps);
+  } catch (err) {
+    // A composition that refuses its config (a malformed master key) leaves nothing open.
+    await life.shutdown();
+    throw err;
+  }
   if (graph.close) life.onShutdown('outbound clients', graph.close);
   const relay = new OutboxRelay(deps.orm, deps.bus.js, deps.logger);
   relay.start();
@@ -318,11 +344,36 @@ export async function waitForMigrations(o: {
 }
 
 /**
+ * Runs an operator command of `def` (`ServiceDefinition.commands`) once against the service's
+ * database: migrated first unless MIGRATE_ON_START=false. Answers the command's counts.
+ */
+export async function runServiceCommand<P extends TObject, G extends Composition>(
+  def: ServiceDefinition<P, G>,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { logger?: Logger; clock?: Clock } = {},
+): Promise<Record<string, number>> {
+  const command = def.commands?.[name];
+  if (!command) throw new Error(`${def.name} has no command ${name}`);
+  const config = loadServiceConfig(def, env);
+  const logger = options.logger ?? createLogger(def.name, config.LOG_LEVEL);
+  await ensureDatabase(config.DATABASE_URL);
+  const orm = await openStore(storeOptions(def, config, logger));
+  try {
+    if (config.MIGRATE_ON_START) await migrate(orm, def.schema, logger);
+    return await command({ config, logger, orm, clock: options.clock ?? systemClock });
+  } finally {
+    await orm.close();
+  }
+}
+
+/**
  * The entry point of a service process. `main.ts migrate` only applies the
  * migrations (the Kubernetes migration Job); `main.ts migrate --wait` only waits
- * until they are applied (the Deployment's init container); otherwise the service
- * starts tracing when the `OTEL_*` variables ask for it (@sluice/tracing) and runs
- * until SIGTERM/SIGINT.
+ * until they are applied (the Deployment's init container); `main.ts <command>`
+ * runs one of the service's `commands` (e.g. `rewrap`) and prints its counts;
+ * otherwise the service starts tracing when the `OTEL_*` variables ask for it
+ * (@sluice/tracing) and runs until SIGTERM/SIGINT.
  */
 export async function main<P extends TObject, G extends Composition>(def: ServiceDefinition<P, G>): Promise<void> {
   const bootLogger = createLogger(def.name, process.env.LOG_LEVEL ?? 'info');
@@ -343,6 +394,13 @@ export async function main<P extends TObject, G extends Composition>(def: Servic
       bootLogger.info({ applied }, 'migrations done');
       await orm.close();
       return;
+    }
+    const command = process.argv.slice(2).find((a) => def.commands && Object.hasOwn(def.commands, a));
+    if (command) {
+      const counts = await runServiceCommand(def, command, process.env, { logger: bootLogger });
+      process.stdout.write(`${JSON.stringify({ service: def.name, command, ...counts })}\n`);
+      const failed = Object.entries(counts).some(([k, n]) => k.endsWith('.failed') && n > 0);
+      process.exit(failed ? 1 : 0);
     }
     const life = new Lifecycle(bootLogger);
     life.installSignalHandlers();

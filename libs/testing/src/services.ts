@@ -66,6 +66,16 @@ export interface ServiceSet<D extends ServiceSetDefinitions> {
   stop(): Promise<void>;
 }
 
+/**
+ * Test-only master keys (public, fixed: several in-process replicas of a service share them) of
+ * the services whose data at rest is sealed, given to every service started here unless `env`
+ * says otherwise. tools/stack.ts gives local stacks their own dev keys the same way.
+ */
+export const TEST_MASTER_KEYS: Record<string, string> = {
+  IDENTITY_DATA_MASTER_KEY: Buffer.alloc(32, 'identity-test-key').toString('base64'),
+  ACCOUNT_DATA_MASTER_KEY: Buffer.alloc(32, 'accounts-test-key').toString('base64'),
+};
+
 /** Where a service's client of a neighbour not started here points: nothing listens there, so a call fails at once. */
 export const NOT_STARTED_ADDRESS = '127.0.0.1:1';
 
@@ -129,6 +139,7 @@ export async function startServices<D extends ServiceSetDefinitions>(
           GRPC_PORT: '0',
           GRPC_HOST: '127.0.0.1',
           LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+          ...TEST_MASTER_KEYS,
           ...neighbours,
           ...options.env,
           ...options.envOf?.[name],

@@ -9,7 +9,7 @@ import {
 } from '../domain/external-account.js';
 import type { BeneficiaryVerifier } from '../domain/beneficiary-verification.js';
 import { validateAccountIds, validateAccountList, type AccountListRequest } from '../domain/validation.js';
-import { ExternalAccountRepository } from '../store/external-account.repository.js';
+import type { ExternalAccountRepository } from '../store/external-account.repository.js';
 import { keysetPage } from './page.js';
 import type { AccountEvents, HolderDirectory } from './ports.js';
 
@@ -21,7 +21,7 @@ export class ExternalAccountsService {
     private readonly events: AccountEvents,
     private readonly holders: HolderDirectory,
     private readonly verifiers: Record<Environment, BeneficiaryVerifier>,
-    private readonly repo = new ExternalAccountRepository(),
+    private readonly repo: ExternalAccountRepository,
   ) {}
 
   /**

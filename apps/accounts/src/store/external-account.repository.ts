@@ -1,12 +1,14 @@
-import type { EntityManager } from '@sluice/store';
+import type { MasterKeyring } from '@sluice/crypto';
+import { fromJson, pgTextArray, type EntityManager } from '@sluice/store';
 import { paymentRailsOf, type CursorPosition, type Environment } from '@sluice/core';
 import type { AccountListFilter, Owner } from '../domain/internal-account.js';
 import type { ExternalAccountInfo, ExternalAccountRecord } from '../domain/external-account.js';
 import { type BeneficiaryVerificationStatus, type ExternalAccountStatus } from '@sluice/core';
+import { dedupeKeys, openAccountData, sealAccountData } from './sealing.js';
 
-/** External accounts (raw SQL: partial unique indexes decide duplicates; soft delete). */
+/** External accounts (raw SQL: partial unique indexes decide duplicates; soft delete; identifying data sealed, sealing.ts). */
 
-const COLUMNS = `id, platform_id, owner, customer_id, currency, status, account_info, primary_identifier,
+const COLUMNS = `id, platform_id, owner, customer_id, currency, status, sealed_data, account_info, primary_identifier,
   platform_account_id, default_uma_deposit, verification_status, verified_full_name, environment, created_at, updated_at`;
 
 interface Row {
@@ -16,8 +18,11 @@ interface Row {
   customer_id: string | null;
   currency: string;
   status: ExternalAccountStatus;
-  account_info: ExternalAccountInfo | string;
-  primary_identifier: string;
+  /** The account's identifying data sealed (sealing.ts); null on rows written before sealing. */
+  sealed_data: string | null;
+  /** Rows written before sealing only (null once sealed). */
+  account_info: ExternalAccountInfo | string | null;
+  primary_identifier: string | null;
   platform_account_id: string | null;
   default_uma_deposit: boolean;
   verification_status: BeneficiaryVerificationStatus;
@@ -31,13 +36,33 @@ interface Row {
  * The stored accountInfo; accounts stored before payment rails were recorded (the five bank
  * variants of then, each with one set of fields) get every rail of their type.
  */
-function accountInfoOf(r: Row): ExternalAccountInfo {
-  const info: ExternalAccountInfo = typeof r.account_info === 'string' ? JSON.parse(r.account_info) : r.account_info;
+function withRails(info: ExternalAccountInfo): ExternalAccountInfo {
   const rails = paymentRailsOf(info.accountType);
   return info.paymentRails === undefined && rails.length ? { ...info, paymentRails: [...rails] } : info;
 }
 
-function toRecord(r: Row): ExternalAccountRecord {
+/** The identifying data of a row: opened when sealed, read from its plaintext columns when written before. */
+function identifyingData(
+  r: Row,
+  keyring: MasterKeyring,
+): Pick<ExternalAccountRecord, 'accountInfo' | 'primaryIdentifier' | 'verifiedFullName'> {
+  if (r.sealed_data) {
+    const d = openAccountData(keyring, r.id, r.sealed_data);
+    return {
+      accountInfo: d.accountInfo,
+      primaryIdentifier: d.primaryIdentifier,
+      ...(d.verifiedFullName ? { verifiedFullName: d.verifiedFullName } : {}),
+    };
+  }
+  return {
+    accountInfo: fromJson(r.account_info as ExternalAccountInfo | string),
+    primaryIdentifier: r.primary_identifier ?? '',
+    ...(r.verified_full_name ? { verifiedFullName: r.verified_full_name } : {}),
+  };
+}
+
+function toRecord(r: Row, keyring: MasterKeyring): ExternalAccountRecord {
+  const { accountInfo, ...identifying } = identifyingData(r, keyring);
   return {
     id: r.id,
     platformId: r.platform_id,
@@ -45,12 +70,11 @@ function toRecord(r: Row): ExternalAccountRecord {
     ...(r.customer_id ? { customerId: r.customer_id } : {}),
     currency: r.currency,
     status: r.status,
-    accountInfo: accountInfoOf(r),
-    primaryIdentifier: r.primary_identifier,
+    accountInfo: withRails(accountInfo),
+    ...identifying,
     ...(r.platform_account_id ? { platformAccountId: r.platform_account_id } : {}),
     defaultUmaDepositAccount: r.default_uma_deposit,
     beneficiaryVerificationStatus: r.verification_status,
-    ...(r.verified_full_name ? { verifiedFullName: r.verified_full_name } : {}),
     environment: r.environment,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -58,17 +82,42 @@ function toRecord(r: Row): ExternalAccountRecord {
 }
 
 export class ExternalAccountRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
   /**
-   * Inserts the account unless the same account (dedupe key) is already live for
-   * this owner and currency: returns false then (ON CONFLICT on the partial unique
-   * index, so concurrent duplicates insert once).
+   * Inserts the account, its identifying data sealed, unless the same account (dedupe key) is
+   * already live for this owner and currency: returns false then. The stored dedupe key is a
+   * blind index under the current master key, so concurrent duplicates insert once (ON CONFLICT
+   * on the partial unique index); rows written under a retired key or before sealing carry
+   * another form of it, looked for first (under advisory locks of the ring's indexes).
    */
-  async insert(em: EntityManager, a: ExternalAccountRecord, dedupeKey: string): Promise<boolean> {
+  async insert(em: EntityManager, a: ExternalAccountRecord, dedupe: string): Promise<boolean> {
+    const forms = dedupeKeys(this.keyring, dedupe);
+    const [dedupeKey, ...otherForms] = forms;
+    // During a rolling rotation one replica may index under the old key while another indexes under
+    // the new one: both lock every index of the ring (the old key's is common to both), in order, so
+    // the second sees the first's row.
+    await em.execute(
+      `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(?::text[]) AS k ORDER BY k`,
+      [pgTextArray(forms.slice(0, -1))],
+    );
+    const earlier = await em.execute<{ id: string }[]>(
+      `SELECT id FROM external_accounts WHERE platform_id = ? AND owner = ? AND customer_id IS NOT DISTINCT FROM ?
+         AND currency = ? AND dedupe_key = ANY(?::text[]) AND deleted_at IS NULL LIMIT 1`,
+      [a.platformId, a.owner, a.customerId ?? null, a.currency, pgTextArray(otherForms)],
+    );
+    if (earlier.length) return false;
+    const sealed = sealAccountData(this.keyring, a.id, {
+      accountInfo: a.accountInfo,
+      primaryIdentifier: a.primaryIdentifier,
+      ...(a.verifiedFullName ? { verifiedFullName: a.verifiedFullName } : {}),
+      dedupe,
+    });
     const rows = await em.execute<{ id: string }[]>(
-      `INSERT INTO external_accounts (id, platform_id, owner, customer_id, currency, account_type, account_info,
-         primary_identifier, dedupe_key, platform_account_id, default_uma_deposit, status, verification_status,
-         verified_full_name, environment, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO external_accounts (id, platform_id, owner, customer_id, currency, account_type, sealed_data,
+         dedupe_key, platform_account_id, default_uma_deposit, status, verification_status,
+         environment, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (platform_id, owner, customer_id, currency, dedupe_key) WHERE deleted_at IS NULL DO NOTHING
        RETURNING id`,
       [
@@ -78,14 +127,12 @@ export class ExternalAccountRepository {
         a.customerId ?? null,
         a.currency,
         a.accountInfo.accountType,
-        JSON.stringify(a.accountInfo),
-        a.primaryIdentifier,
+        sealed,
         dedupeKey,
         a.platformAccountId ?? null,
         a.defaultUmaDepositAccount,
         a.status,
         a.beneficiaryVerificationStatus,
-        a.verifiedFullName ?? null,
         a.environment,
         a.createdAt,
         a.updatedAt,
@@ -121,7 +168,7 @@ export class ExternalAccountRepository {
       `SELECT ${COLUMNS} FROM external_accounts WHERE platform_id = ? AND id = ? AND deleted_at IS NULL`,
       [platformId, id],
     );
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? toRecord(rows[0], this.keyring) : undefined;
   }
 
   /** Soft-deletes a live account; returns it as it was, or undefined when there was none. */
@@ -137,7 +184,7 @@ export class ExternalAccountRepository {
        RETURNING ${COLUMNS}`,
       [now, now, platformId, id],
     );
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? toRecord(rows[0], this.keyring) : undefined;
   }
 
   /** A page of live accounts (oldest first, keyset after `after`), `limit + 1` rows, and the total count. */
@@ -171,6 +218,6 @@ export class ExternalAccountRepository {
       `SELECT ${COLUMNS} FROM external_accounts WHERE ${pageWhere.join(' AND ')} ORDER BY created_at, id LIMIT ?`,
       [...pageParams, limit + 1],
     );
-    return { rows: rows.map(toRecord), total: Number(count[0]?.n ?? 0) };
+    return { rows: rows.map((r) => toRecord(r, this.keyring)), total: Number(count[0]?.n ?? 0) };
   }
 }

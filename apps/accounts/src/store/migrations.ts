@@ -172,6 +172,20 @@ class EmbeddedWalletMigration extends Migration {
 }
 
 /**
+ * External accounts at rest (issue 17): what identifies an account is sealed in `sealed_data`
+ * (envelope encryption, store/sealing.ts) and `dedupe_key` becomes a blind index. SQL has no
+ * key: rows written before keep their plaintext columns (read as they are) until `main.ts rewrap`
+ * seals them, hence those columns become nullable.
+ */
+class SealedExternalAccountsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE external_accounts ADD COLUMN sealed_data text,
+      ALTER COLUMN account_info DROP NOT NULL, ALTER COLUMN primary_identifier DROP NOT NULL,
+      ADD CONSTRAINT external_accounts_sealed_or_plain CHECK (sealed_data IS NOT NULL OR account_info IS NOT NULL)`);
+  }
+}
+
+/**
  * The scheduled ledger reconciliation's runs (LedgerReconcileWorker): one row per sweep, written by the
  * one replica that held the sweep's advisory lock, so every replica knows when the last sweep ran and
  * none starts another before the interval has passed.
@@ -194,5 +208,6 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_internal_accounts_and_ledger', class: LedgerMigration },
   { name: '0002_external_accounts', class: ExternalAccountsMigration },
   { name: '0003_embedded_wallet_private_enabled', class: EmbeddedWalletMigration },
+  { name: '0010_sealed_external_accounts', class: SealedExternalAccountsMigration },
   { name: '0030_ledger_reconcile_runs', class: LedgerReconcileRunsMigration },
 ];

@@ -18,6 +18,8 @@ export interface Harness {
   client: PromiseClient<pb.AccountsServiceClient>;
   identity: PromiseClient<identity.IdentityServiceClient>;
   running: RunningService<AccountsConfig, AccountsGraph>;
+  /** host:port of the identity service started beside accounts. */
+  identityAddress: string;
   db: TestDatabase;
   /** Direct access to the test database (accounts' tables are in schema `accounts`, identity's in `identity`). */
   sql: pg.Pool;
@@ -58,6 +60,7 @@ export async function startHarness(
     client,
     identity: identityClient,
     running: services.running.accounts,
+    identityAddress: services.address('identity'),
     db: services.db,
     sql: services.sql,
     prefix: services.prefix,

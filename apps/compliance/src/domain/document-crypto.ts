@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   newDataKey,
   openChunk,
+  rewrapDataKey,
   sealChunks,
   unwrapDataKey,
   wrapDataKey,
@@ -90,6 +91,11 @@ export function newBlobKey(
 ): { dataKey: Buffer; wrapped: WrappedDataKey } {
   const dataKey = newDataKey();
   return { dataKey, wrapped: wrapDataKey(keyring, dataKey, dekAad(blobId)) };
+}
+
+/** A blob's data key rewrapped under the current master key (rotation); its chunks are kept as they are. */
+export function rewrapBlobKey(keyring: MasterKeyring, blobId: string, wrapped: WrappedDataKey): WrappedDataKey {
+  return rewrapDataKey(keyring, wrapped, dekAad(blobId));
 }
 
 /** Seals a blob's plaintext chunk by chunk. */

@@ -8,6 +8,7 @@ import {
   SMALL_JPEG,
   SMALL_PDF,
   SMALL_PNG,
+  TEST_MASTER_KEYS,
   createTestDatabase,
   dropStreams,
   natsUrl,
@@ -54,7 +55,7 @@ export async function startCompliance(
     GRPC_PORT: '0',
     LOG_LEVEL: 'silent',
   };
-  const id = await startService(identityService, { ...common, SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test' });
+  const id = await startService(identityService, { ...common, ...TEST_MASTER_KEYS, SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test' });
   const env = {
     ...common,
     IDENTITY_GRPC_URL: `127.0.0.1:${id.port}`,

@@ -2,7 +2,8 @@ import { LockMode } from '@mikro-orm/core';
 import { isId, type CursorPosition, type Page } from '@sluice/core';
 import { isUniqueViolation, type EntityManager } from '@sluice/store';
 import type { Customer, CustomerFilter } from '../domain/customer.js';
-import { CustomerEntity } from './entities.js';
+import type { MasterKeyring } from '@sluice/crypto';
+import { CustomerEntity, type CustomerRecord } from './entities.js';
 import { customerFromRow, customerToRow } from './mappers.js';
 import { afterCursor, between, pageOf } from './keyset.js';
 
@@ -16,8 +17,12 @@ const UNIQUE_INDEXES: Record<CustomerUniqueKey, string> = {
   UMA_ADDRESS: 'customers_uma_address',
 };
 
-/** The `customers` table. Deleting is soft: the row keeps `deleted_at`. */
+/** The `customers` table (personal fields sealed under `keyring`). Deleting is soft: the row keeps `deleted_at`. */
 export class CustomerRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
+  private readonly fromRow = (r: CustomerRecord): Customer => customerFromRow(r, this.keyring);
+
   /** A customer of the platform, deleted ones included (a malformed id finds none). `forUpdate` locks its row. */
   async find(
     em: EntityManager,
@@ -31,7 +36,7 @@ export class CustomerRepository {
       { id: customerId, platformId },
       o.forUpdate ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
     );
-    return row ? customerFromRow(row) : undefined;
+    return row ? this.fromRow(row) : undefined;
   }
 
   /** The customer a request with this Idempotency-Key created. */
@@ -41,7 +46,7 @@ export class CustomerRepository {
     requestKey: string,
   ): Promise<Customer | undefined> {
     const row = await em.findOne(CustomerEntity, { platformId, requestKey });
-    return row ? customerFromRow(row) : undefined;
+    return row ? this.fromRow(row) : undefined;
   }
 
   /** The platform's live customer with this platformCustomerId. */
@@ -51,7 +56,7 @@ export class CustomerRepository {
     platformCustomerId: string,
   ): Promise<Customer | undefined> {
     const row = await em.findOne(CustomerEntity, { platformId, platformCustomerId, deletedAt: null });
-    return row ? customerFromRow(row) : undefined;
+    return row ? this.fromRow(row) : undefined;
   }
 
   /** The platform's live customers with these platformCustomerIds, by platformCustomerId. */
@@ -66,7 +71,7 @@ export class CustomerRepository {
       platformCustomerId: { $in: platformCustomerIds },
       deletedAt: null,
     });
-    return new Map(rows.map((r) => [r.platformCustomerId, customerFromRow(r)]));
+    return new Map(rows.map((r) => [r.platformCustomerId, this.fromRow(r)]));
   }
 
   /** The platform's live customer with this (normalized) UMA address. */
@@ -76,19 +81,19 @@ export class CustomerRepository {
     umaAddress: string,
   ): Promise<Customer | undefined> {
     const row = await em.findOne(CustomerEntity, { platformId, umaAddress, deletedAt: null });
-    return row ? customerFromRow(row) : undefined;
+    return row ? this.fromRow(row) : undefined;
   }
 
   /** Inserts the customer; a taken unique value fails the flush (see `uniqueKeyViolated`). */
   async insert(em: EntityManager, customer: Customer, requestKey?: string): Promise<void> {
-    em.create(CustomerEntity, customerToRow(customer, requestKey ?? null));
+    em.create(CustomerEntity, customerToRow(customer, this.keyring, requestKey ?? null));
     await em.flush();
   }
 
   /** Writes the customer over its row (the creating request's key stays). */
   async update(em: EntityManager, customer: Customer): Promise<void> {
     const row = await em.findOneOrFail(CustomerEntity, { id: customer.id });
-    const { requestKey: _kept, ...changes } = customerToRow(customer);
+    const { requestKey: _kept, ...changes } = customerToRow(customer, this.keyring);
     Object.assign(row, changes);
     await em.flush();
   }
@@ -120,7 +125,7 @@ export class CustomerRepository {
         limit: size + 1,
       }),
     ]);
-    return pageOf(rows, size, total, customerFromRow);
+    return pageOf(rows, size, total, this.fromRow);
   }
 
   /** The unique key a failed write collided with, if that is why it failed. */

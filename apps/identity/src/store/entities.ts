@@ -81,6 +81,7 @@ export const PlatformConfigEntity = new EntitySchema<PlatformConfigRecord>({
 export class WebhookSecretRecord {
   id!: string;
   platformId!: string;
+  /** Sealed (sealing.ts); `whsec_...` as is on rows written before sealing. */
   secret!: string;
   createdAt!: Date;
   expiresAt?: Date | null;
@@ -143,6 +144,8 @@ export class CustomerRecord {
   address?: PostalAddress | null;
   /** jsonb, as validated by the domain. */
   businessInfo?: BusinessInfo | null;
+  /** The personal fields sealed (sealing.ts); null on rows written before sealing. */
+  personalData?: string | null;
   createdAt!: Date;
   updatedAt!: Date;
   deletedAt?: Date | null;
@@ -168,6 +171,7 @@ export const CustomerEntity = new EntitySchema<CustomerRecord>({
     nationality: { type: 'string', nullable: true },
     address: { type: 'json', nullable: true },
     businessInfo: { type: 'json', nullable: true },
+    personalData: { type: 'text', nullable: true },
     createdAt: { type: 'datetime' },
     updatedAt: { type: 'datetime' },
     deletedAt: { type: 'datetime', nullable: true },

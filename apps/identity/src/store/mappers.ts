@@ -1,3 +1,4 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import type { Customer } from '../domain/customer.js';
 import type { CurrencyConfig, PlatformSettings } from '../domain/platform-config.js';
 import type { Platform, PlatformConfig, StoredToken } from '../domain/platform.js';
@@ -10,6 +11,14 @@ import type {
   PlatformRecord,
   WebhookSecretRecord,
 } from './entities.js';
+import {
+  openPersonalData,
+  openWebhookSecret,
+  personalDataOf,
+  sealPersonalData,
+  sealWebhookSecret,
+  type PersonalData,
+} from './sealing.js';
 
 /**
  * One mapper per table, between its row (`entities.ts`) and the domain: `<x>FromRow`
@@ -103,12 +112,28 @@ export function platformConfigToRow(c: PlatformConfig): PlatformConfigRecord {
 
 // webhook_signing_secrets
 
-export function signingSecretFromRow(r: WebhookSecretRecord): SigningSecret {
-  return { secret: r.secret, createdAt: r.createdAt, ...(r.expiresAt ? { expiresAt: r.expiresAt } : {}) };
+export function signingSecretFromRow(r: WebhookSecretRecord, keyring: MasterKeyring): SigningSecret {
+  return {
+    secret: openWebhookSecret(keyring, r.platformId, r.id, r.secret),
+    createdAt: r.createdAt,
+    ...(r.expiresAt ? { expiresAt: r.expiresAt } : {}),
+  };
 }
 
-export function signingSecretToRow(id: string, platformId: string, s: SigningSecret): WebhookSecretRecord {
-  return { id, platformId, secret: s.secret, createdAt: s.createdAt, expiresAt: s.expiresAt ?? null };
+/** The row of a signing secret: the secret sealed, bound to the platform and the row. */
+export function signingSecretToRow(
+  id: string,
+  platformId: string,
+  s: SigningSecret,
+  keyring: MasterKeyring,
+): WebhookSecretRecord {
+  return {
+    id,
+    platformId,
+    secret: sealWebhookSecret(keyring, platformId, id, s.secret),
+    createdAt: s.createdAt,
+    expiresAt: s.expiresAt ?? null,
+  };
 }
 
 // api_tokens
@@ -141,7 +166,11 @@ export function tokenToRow(t: StoredToken): ApiTokenRecord {
 
 // customers
 
-export function customerFromRow(r: CustomerRecord): Customer {
+/**
+ * A customer from its row: the personal fields opened from `personal_data`, or read from their
+ * own columns on a row written before sealing (the `rewrap` command seals those).
+ */
+export function customerFromRow(r: CustomerRecord, keyring: MasterKeyring): Customer {
   const c: Customer = {
     id: r.id,
     platformId: r.platformId,
@@ -154,18 +183,30 @@ export function customerFromRow(r: CustomerRecord): Customer {
     updatedAt: r.updatedAt,
   };
   if (r.region) c.region = r.region;
-  if (r.email) c.email = r.email;
-  if (r.fullName) c.fullName = r.fullName;
-  if (r.birthDate) c.birthDate = r.birthDate;
-  if (r.nationality) c.nationality = r.nationality;
-  if (r.address) c.address = r.address;
-  if (r.businessInfo) c.businessInfo = r.businessInfo;
   if (r.deletedAt) c.deletedAt = r.deletedAt;
-  return c;
+  const personal = r.personalData ? openPersonalData(keyring, r.id, r.personalData) : legacyPersonalData(r);
+  return { ...c, ...personalDataOf(personal) };
 }
 
-/** The row of a customer; `requestKey` is the Idempotency-Key of the request that created it. */
-export function customerToRow(c: Customer, requestKey: string | null = null): CustomerRecord {
+/** The personal fields of a row written before sealing (their own plaintext columns). */
+export function legacyPersonalData(
+  r: Pick<CustomerRecord, 'email' | 'fullName' | 'birthDate' | 'nationality' | 'address' | 'businessInfo'>,
+): PersonalData {
+  return {
+    ...(r.email ? { email: r.email } : {}),
+    ...(r.fullName ? { fullName: r.fullName } : {}),
+    ...(r.birthDate ? { birthDate: r.birthDate } : {}),
+    ...(r.nationality ? { nationality: r.nationality } : {}),
+    ...(r.address ? { address: r.address } : {}),
+    ...(r.businessInfo ? { businessInfo: r.businessInfo } : {}),
+  };
+}
+
+/**
+ * The row of a customer, its personal fields sealed in `personal_data` (their own columns stay
+ * null); `requestKey` is the Idempotency-Key of the request that created it.
+ */
+export function customerToRow(c: Customer, keyring: MasterKeyring, requestKey: string | null = null): CustomerRecord {
   return {
     id: c.id,
     platformId: c.platformId,
@@ -173,14 +214,15 @@ export function customerToRow(c: Customer, requestKey: string | null = null): Cu
     customerType: c.customerType,
     region: c.region ?? null,
     currencies: [...c.currencies],
-    email: c.email ?? null,
+    email: null,
     umaAddress: c.umaAddress,
     verificationStatus: c.verificationStatus,
-    fullName: c.fullName ?? null,
-    birthDate: c.birthDate ?? null,
-    nationality: c.nationality ?? null,
-    address: c.address ? { ...c.address } : null,
-    businessInfo: c.businessInfo ? { ...c.businessInfo } : null,
+    fullName: null,
+    birthDate: null,
+    nationality: null,
+    address: null,
+    businessInfo: null,
+    personalData: sealPersonalData(keyring, c.id, c),
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
     deletedAt: c.deletedAt ?? null,

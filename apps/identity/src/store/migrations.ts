@@ -184,10 +184,23 @@ class BulkImportsMigration extends Migration {
 }
 
 /** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
+/**
+ * Personal data at rest (issue 17): a customer's personal fields are sealed together in
+ * `personal_data` (envelope encryption, store/sealing.ts) and their own columns stay null;
+ * webhook signing secrets are sealed in place. SQL has no key, so rows written before stay as
+ * they are here: they are read as they are, and `main.ts rewrap` seals them.
+ */
+class SealedPersonalDataMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE customers ADD COLUMN personal_data text`);
+  }
+}
+
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
   { name: '0030_webhook_endpoint_disabled', class: WebhookEndpointDisabledMigration },
   { name: '0040_kyc_link_url_template', class: KycLinkUrlTemplateMigration },
   { name: '0051_invitations', class: InvitationsMigration },
   { name: '0055_bulk_imports', class: BulkImportsMigration },
+  { name: '0060_sealed_personal_data', class: SealedPersonalDataMigration },
 ];

@@ -4,7 +4,14 @@ import { common, identity } from '@sluice/contracts';
 import { ManualClock, newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startService } from '@sluice/runtime';
-import { createTestDatabase, dropStreams, natsUrl, testPrefix, type TestDatabase } from '@sluice/testing';
+import {
+  TEST_MASTER_KEYS,
+  createTestDatabase,
+  dropStreams,
+  natsUrl,
+  testPrefix,
+  type TestDatabase,
+} from '@sluice/testing';
 import { identityService } from '../../src/index.js';
 
 export type IdentityClient = PromiseClient<identity.IdentityServiceClient>;
@@ -18,6 +25,8 @@ export interface Harness {
   natsUrl: string;
   /** host:port of the service's gRPC server. */
   identityAddress: string;
+  /** The environment of another replica on the same database and prefix (migrations already applied), with `env` over it. */
+  replicaEnv(env?: Record<string, string>): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -27,19 +36,16 @@ export async function startIdentity(label: string, env: Record<string, string> =
   const prefix = testPrefix(label);
   const nats = await natsUrl();
   const clock = new ManualClock('2026-01-10T12:00:00.000Z');
-  const svc = await startService(
-    identityService,
-    {
-      DATABASE_URL: db.url,
-      NATS_URL: nats,
-      EVENT_SUBJECT_PREFIX: prefix,
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'silent',
-      SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
-      ...env,
-    },
-    { clock },
-  );
+  const base = {
+    DATABASE_URL: db.url,
+    NATS_URL: nats,
+    EVENT_SUBJECT_PREFIX: prefix,
+    GRPC_PORT: '0',
+    LOG_LEVEL: 'silent',
+    SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
+    ...TEST_MASTER_KEYS,
+  };
+  const svc = await startService(identityService, { ...base, ...env }, { clock });
   const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${svc.port}`);
   const sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
@@ -52,6 +58,7 @@ export async function startIdentity(label: string, env: Record<string, string> =
     prefix,
     natsUrl: nats,
     identityAddress: `127.0.0.1:${svc.port}`,
+    replicaEnv: (extra = {}) => ({ ...base, MIGRATE_ON_START: 'false', ...extra }),
     async stop() {
       client.close();
       await sql.end();

@@ -1,0 +1,75 @@
+import {
+  isSealedValue,
+  openValue,
+  sealValue,
+  type MasterKeyring,
+  type SealedValueScheme,
+} from '@sluice/crypto';
+import type { PostalAddress } from '@sluice/core';
+import type { BusinessInfo } from '../domain/customer.js';
+
+/**
+ * Identity's secrets and personal data at rest, sealed with the envelope kit of `@sluice/crypto`
+ * under identity's master keyring: each customer's personal fields in one column
+ * (`customers.personal_data`, bound to the customer id) and each webhook signing secret
+ * (`webhook_signing_secrets.secret`, bound to the platform and the row). Rows written before
+ * sealing (plaintext) are still read, and the `rewrap` command seals them.
+ */
+export const IDENTITY_KEYRING = {
+  current: 'IDENTITY_DATA_MASTER_KEY',
+  retired: 'IDENTITY_DATA_MASTER_KEYS_RETIRED',
+  idLabel: 'sluice-identity-data-master-key-id:v1',
+};
+
+export const CUSTOMER_SCHEME: SealedValueScheme = {
+  prefix: 'sic1',
+  context: 'sluice:identity-customer:v1',
+  field: 'personal-data',
+};
+
+export const WEBHOOK_SECRET_SCHEME: SealedValueScheme = {
+  prefix: 'siw1',
+  context: 'sluice:identity-webhook-secret:v1',
+  field: 'signing-secret',
+};
+
+/** A customer's personal fields: what is sealed (everything else of a customer is filtered on or public). */
+export interface PersonalData {
+  email?: string;
+  fullName?: string;
+  birthDate?: string;
+  nationality?: string;
+  address?: PostalAddress;
+  businessInfo?: BusinessInfo;
+}
+
+const PERSONAL_FIELDS = ['email', 'fullName', 'birthDate', 'nationality', 'address', 'businessInfo'] as const;
+
+/** The personal fields of a customer (absent ones left out). */
+export function personalDataOf(c: PersonalData): PersonalData {
+  const p: Record<string, unknown> = {};
+  for (const f of PERSONAL_FIELDS) if (c[f] !== undefined && c[f] !== null) p[f] = c[f];
+  return p as PersonalData;
+}
+
+export function sealPersonalData(keyring: MasterKeyring, customerId: string, c: PersonalData): string {
+  return sealValue(keyring, CUSTOMER_SCHEME, customerId, JSON.stringify(personalDataOf(c)));
+}
+
+export function openPersonalData(keyring: MasterKeyring, customerId: string, sealed: string): PersonalData {
+  return JSON.parse(openValue(keyring, CUSTOMER_SCHEME, customerId, sealed)) as PersonalData;
+}
+
+/** The owner a webhook signing secret is bound to: its platform and its row. */
+export const webhookSecretOwner = (platformId: string, rowId: string) => `${platformId}|${rowId}`;
+
+export function sealWebhookSecret(keyring: MasterKeyring, platformId: string, rowId: string, secret: string): string {
+  return sealValue(keyring, WEBHOOK_SECRET_SCHEME, webhookSecretOwner(platformId, rowId), secret);
+}
+
+/** The secret of a row: opened when sealed, as stored when written before sealing (`whsec_...`). */
+export function openWebhookSecret(keyring: MasterKeyring, platformId: string, rowId: string, stored: string): string {
+  return isSealedValue(WEBHOOK_SECRET_SCHEME, stored)
+    ? openValue(keyring, WEBHOOK_SECRET_SCHEME, webhookSecretOwner(platformId, rowId), stored)
+    : stored;
+}

@@ -1,0 +1,287 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { identity } from '@sluice/contracts';
+import { ConfigError } from '@sluice/config';
+import { loadMasterKeyring } from '@sluice/crypto';
+import { createRpcClient } from '@sluice/rpc';
+import { runServiceCommand, startService } from '@sluice/runtime';
+import { TEST_MASTER_KEYS } from '@sluice/testing';
+import { identityService } from '../src/index.js';
+import { IDENTITY_KEYRING } from '../src/store/sealing.js';
+import { newPlatform, startIdentity, type Harness } from './support/harness.js';
+
+/**
+ * Customers' personal data and webhook signing secrets at rest (issue 17): sealed in their rows,
+ * bound to them, readable across a master-key rotation, moved to the new key by `rewrap`.
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startIdentity('secretsatrest');
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const PERSONAL = {
+  email: 'ada.lovelace@example.com',
+  fullName: 'Ada Lovelace',
+  birthDate: '1985-12-10',
+  nationality: 'GB',
+  address: { line1: '12 Marylebone Road', city: 'London', postalCode: 'NW1 5LR', country: 'GB' },
+};
+const TAX_ID = '98-7654321';
+
+async function individual(platformId: string, over: Partial<typeof PERSONAL> = {}) {
+  const r = await h.client.createCustomer({
+    platformId,
+    customerType: identity.CustomerType.INDIVIDUAL,
+    platformCustomerId: `pii-${randomBytes(4).toString('hex')}`,
+    region: 'GB',
+    currencies: [],
+    ...PERSONAL,
+    ...over,
+  });
+  return r.customer!;
+}
+
+async function business(platformId: string) {
+  const r = await h.client.createCustomer({
+    platformId,
+    customerType: identity.CustomerType.BUSINESS,
+    platformCustomerId: `biz-${randomBytes(4).toString('hex')}`,
+    region: 'US',
+    currencies: [],
+    businessInfo: {
+      legalName: 'Analytical Engines Ltd',
+      country: 'US',
+      taxId: TAX_ID,
+      registrationNumber: '7731',
+      countriesOfOperation: ['US'],
+      expectedRecipientJurisdictions: [],
+    },
+  });
+  return r.customer!;
+}
+
+/** Every column of the customer's row as text, as a stolen dump would hold it. */
+async function rawCustomer(id: string): Promise<string> {
+  const r = await h.sql.query(`SELECT c::text AS row, personal_data FROM customers c WHERE id = $1`, [id]);
+  return r.rows[0].row as string;
+}
+
+const keyIdOf = (sealed: string) => sealed.split('.')[1];
+
+describe('customers at rest', () => {
+  it('the row holds none of the personal data, and the API answers all of it', async () => {
+    const p = await newPlatform(h.client);
+    const c = await individual(p.id);
+    const b = await business(p.id);
+    const row = await rawCustomer(c.id);
+    for (const v of [
+      PERSONAL.email,
+      PERSONAL.fullName,
+      PERSONAL.birthDate,
+      PERSONAL.address.line1,
+      'NW1 5LR',
+    ])
+      expect(row).not.toContain(v);
+    expect(await rawCustomer(b.id)).not.toContain(TAX_ID);
+    expect(await rawCustomer(b.id)).not.toContain('Analytical Engines');
+    const { rows } = await h.sql.query(
+      `SELECT email, full_name, birth_date, nationality, address, business_info, personal_data FROM customers WHERE id = $1`,
+      [c.id],
+    );
+    expect(rows[0]).toMatchObject({
+      email: null,
+      full_name: null,
+      birth_date: null,
+      address: null,
+      business_info: null,
+    });
+    expect(rows[0].personal_data).toMatch(/^sic1\.mk_[0-9a-f]{16}\./);
+
+    const got = (await h.client.getCustomer({ platformId: p.id, customerId: c.id })).customer!;
+    expect(got).toMatchObject({ ...PERSONAL, address: expect.objectContaining(PERSONAL.address) });
+    expect(
+      (await h.client.getCustomer({ platformId: p.id, customerId: b.id })).customer!.businessInfo,
+    ).toMatchObject({
+      taxId: TAX_ID,
+      legalName: 'Analytical Engines Ltd',
+    });
+    // Filters on what is not sealed keep working.
+    const listed = await h.client.listCustomers({
+      platformId: p.id,
+      customerType: identity.CustomerType.UNSPECIFIED,
+      umaAddress: c.umaAddress,
+      isIncludingDeleted: false,
+    });
+    expect(listed.customers.map((x) => x.email)).toEqual([PERSONAL.email]);
+    // An update reseals.
+    const updated = await h.client.updateCustomer({
+      platformId: p.id,
+      customerId: c.id,
+      customerType: identity.CustomerType.INDIVIDUAL,
+      email: 'ada@example.org',
+    });
+    expect(updated.customer!.email).toBe('ada@example.org');
+    expect(await rawCustomer(c.id)).not.toContain('ada@example.org');
+  });
+
+  it("a sealed value moved to another customer's row does not open there", async () => {
+    const p = await newPlatform(h.client);
+    const a = await individual(p.id);
+    const b = await individual(p.id, { fullName: 'Charles Babbage' });
+    const own = (await h.sql.query(`SELECT personal_data FROM customers WHERE id = $1`, [b.id])).rows[0]
+      .personal_data;
+    await h.sql.query(
+      `UPDATE customers SET personal_data = (SELECT personal_data FROM customers WHERE id = $1) WHERE id = $2`,
+      [a.id, b.id],
+    );
+    // The row does not open: an internal error (logged), never another customer's data.
+    await expect(h.client.getCustomer({ platformId: p.id, customerId: b.id })).rejects.toMatchObject({
+      grpcCode: 13,
+    });
+    const stillA = await h.client.getCustomer({ platformId: p.id, customerId: a.id });
+    expect(stillA.customer!.fullName).toBe('Ada Lovelace');
+    await h.sql.query(`UPDATE customers SET personal_data = $1 WHERE id = $2`, [own, b.id]);
+    expect((await h.client.getCustomer({ platformId: p.id, customerId: b.id })).customer!.fullName).toBe(
+      'Charles Babbage',
+    );
+  });
+});
+
+describe('webhook signing secrets at rest', () => {
+  it('are sealed in their rows, bound to them, and still sign (GetWebhookTarget answers them)', async () => {
+    const p = await newPlatform(h.client);
+    await h.client.rotateWebhookSigningSecret({ platformId: p.id });
+    const target = await h.client.getWebhookTarget({ platformId: p.id });
+    expect(target.signingSecrets.length).toBeGreaterThanOrEqual(1);
+    const { rows } = await h.sql.query(
+      `SELECT id, secret FROM webhook_signing_secrets WHERE platform_id = $1`,
+      [p.id],
+    );
+    const dump = JSON.stringify(rows);
+    for (const s of target.signingSecrets) {
+      expect(s).toMatch(/^whsec_/);
+      expect(dump).not.toContain(s);
+      expect(dump).not.toContain(s.slice('whsec_'.length));
+    }
+    for (const r of rows) expect(r.secret).toMatch(/^siw1\./);
+  });
+});
+
+describe('rotation: rewrap, legacy rows, and key configuration', () => {
+  it('reads rows written before sealing; after a rotation everything reads, rewrap moves every row to the new key and the old key can go', async () => {
+    const p = await newPlatform(h.client);
+    const sealedOne = await individual(p.id);
+    const legacy = await individual(p.id, { fullName: 'Grace Hopper', email: 'grace@example.com' });
+    // A customer and a secret as written before sealing: plaintext columns.
+    await h.sql.query(
+      `UPDATE customers SET personal_data = NULL, email = 'grace@example.com', full_name = 'Grace Hopper',
+         birth_date = '1906-12-09', nationality = 'US', address = '{"line1":"1 Navy Way","postalCode":"20001","country":"US"}'
+       WHERE id = $1`,
+      [legacy.id],
+    );
+    const legacySecret = `whsec_${randomBytes(32).toString('base64')}`;
+    await h.sql.query(
+      `INSERT INTO webhook_signing_secrets (id, platform_id, secret, created_at, expires_at)
+       VALUES ($1, $2, $3, now(), now() + interval '1 hour')`,
+      [randomBytes(8).toString('hex'), p.id, legacySecret],
+    );
+    const before = (await h.client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer!;
+    expect(before).toMatchObject({
+      fullName: 'Grace Hopper',
+      email: 'grace@example.com',
+      birthDate: '1906-12-09',
+    });
+    expect((await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets).toContain(legacySecret);
+    const targetBefore = await h.client.getWebhookTarget({ platformId: p.id });
+
+    // Rotation: a new current key, the old one retired; the command runs beside the running service.
+    const oldKey = TEST_MASTER_KEYS.IDENTITY_DATA_MASTER_KEY!;
+    const newKey = randomBytes(32).toString('base64');
+    const newId = loadMasterKeyring(newKey, undefined, IDENTITY_KEYRING).current.id;
+    const env = {
+      DATABASE_URL: h.db.url,
+      LOG_LEVEL: 'silent',
+      IDENTITY_DATA_MASTER_KEY: newKey,
+      IDENTITY_DATA_MASTER_KEYS_RETIRED: oldKey,
+    };
+    const counts = await runServiceCommand(identityService, 'rewrap', env);
+    const { rows: all } = await h.sql.query(`SELECT count(*)::int AS n FROM customers`);
+    const { rows: secrets } = await h.sql.query(`SELECT count(*)::int AS n FROM webhook_signing_secrets`);
+    expect(counts['customers.failed']).toBe(0);
+    expect(counts['webhookSigningSecrets.failed']).toBe(0);
+    expect(counts['customers.sealed']).toBe(1);
+    // Every customer was under the old key but the legacy one (sealed): all of them rewrapped.
+    expect((counts['customers.rewrapped'] ?? 0) + 1).toBe(all[0].n);
+    expect(
+      (counts['webhookSigningSecrets.rewrapped'] ?? 0) + (counts['webhookSigningSecrets.sealed'] ?? 0),
+    ).toBe(secrets[0].n);
+    expect(counts['webhookSigningSecrets.sealed']).toBe(1);
+    const { rows: keyIds } = await h.sql.query(
+      `SELECT personal_data AS s FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets`,
+    );
+    expect(new Set(keyIds.map((r) => keyIdOf(r.s)))).toEqual(new Set([newId]));
+    const legacyRow = await rawCustomer(legacy.id);
+    expect(legacyRow).not.toContain('Grace Hopper');
+    expect(legacyRow).not.toContain('grace@example.com');
+    // Run again: nothing left to do (idempotent).
+    expect(await runServiceCommand(identityService, 'rewrap', env)).toEqual({
+      'customers.failed': 0,
+      'webhookSigningSecrets.failed': 0,
+    });
+
+    // The old key removed: a replica with the new key alone reads everything.
+    const replica = await startService(identityService, h.replicaEnv({ IDENTITY_DATA_MASTER_KEY: newKey }));
+    const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${replica.port}`);
+    try {
+      expect((await client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer).toEqual(
+        before,
+      );
+      expect(
+        (await client.getCustomer({ platformId: p.id, customerId: sealedOne.id })).customer!.fullName,
+      ).toBe('Ada Lovelace');
+      expect(await client.getWebhookTarget({ platformId: p.id })).toEqual(targetBefore);
+      const page = await client.listCustomers({
+        platformId: p.id,
+        customerType: identity.CustomerType.UNSPECIFIED,
+        isIncludingDeleted: false,
+        page: { limit: 100 },
+      });
+      expect(page.customers.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      client.close();
+      await replica.stop();
+    }
+  });
+
+  it('a missing or malformed master key stops the start with a ConfigError naming the variable', async () => {
+    const { IDENTITY_DATA_MASTER_KEY: _key, ...base } = h.replicaEnv();
+    const cases: [Record<string, string>, string][] = [
+      [{}, 'IDENTITY_DATA_MASTER_KEY'],
+      [{ IDENTITY_DATA_MASTER_KEY: randomBytes(16).toString('base64') }, 'IDENTITY_DATA_MASTER_KEY'],
+      [{ IDENTITY_DATA_MASTER_KEY: 'not base64!' }, 'IDENTITY_DATA_MASTER_KEY'],
+      [
+        {
+          IDENTITY_DATA_MASTER_KEY: randomBytes(32).toString('base64'),
+          IDENTITY_DATA_MASTER_KEYS_RETIRED: 'short',
+        },
+        'IDENTITY_DATA_MASTER_KEYS_RETIRED',
+      ],
+    ];
+    for (const [env, variable] of cases) {
+      const err = await startService(identityService, { ...base, ...env }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems.map((x) => x.variable)).toEqual([variable]);
+      const cmd = await runServiceCommand(identityService, 'rewrap', { ...base, ...env }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(cmd).toBeInstanceOf(ConfigError);
+    }
+  });
+});

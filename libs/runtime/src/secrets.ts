@@ -1,0 +1,102 @@
+import { ConfigError, Type } from '@sluice/config';
+import { EnvelopeError, loadMasterKeyring, type KeyringNames, type MasterKeyring } from '@sluice/crypto';
+import type { Logger } from '@sluice/logging';
+import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+
+/**
+ * The two variables of a service's master keyring (envelope encryption at rest): `<names.current>`
+ * (required, base64 of 32 bytes) and `<names.retired>` (optional, comma-separated), described once
+ * for the configuration document.
+ */
+export function masterKeyConfig(names: KeyringNames, protects: string) {
+  return {
+    [names.current]: Type.String({
+      minLength: 1,
+      description: `base64 32-byte master key wrapping the data keys of ${protects} (required; keep in a secret store; rotate with the \`rewrap\` command)`,
+    }),
+    [names.retired]: Type.Optional(
+      Type.String({
+        description: `comma-separated base64 keys that only open ${protects} sealed before a rotation (drop one once \`rewrap\` moved every row off it)`,
+      }),
+    ),
+  };
+}
+
+/**
+ * A service's keyring from its configuration; a key that is not 32 bytes of base64 is a
+ * ConfigError naming the variable (the process stops with exit code 78, like any bad variable).
+ */
+export function keyringFromConfig(config: object, names: KeyringNames): MasterKeyring {
+  const env = config as Record<string, unknown>;
+  const current = env[names.current];
+  const retired = env[names.retired];
+  try {
+    return loadMasterKeyring(
+      typeof current === 'string' ? current : '',
+      typeof retired === 'string' ? retired : undefined,
+      names,
+    );
+  } catch (err) {
+    if (err instanceof EnvelopeError && err.code === 'CONFIG_INVALID')
+      throw new ConfigError([
+        { variable: err.variable ?? names.current, message: err.message.replace(/^\S+ /, '') },
+      ]);
+    throw err;
+  }
+}
+
+/** One table whose sealed rows a rewrap visits (see `rewrapRows`). */
+export interface RewrapJob<R> {
+  /** What the rows are, the prefix of their counts (`customers`). */
+  name: string;
+  /**
+   * Up to `limit` rows with an id after `afterId` (id order) that still need work: sealed under
+   * another key than the current one, or legacy plaintext. Lock them (FOR UPDATE SKIP LOCKED):
+   * another replica running the command at once takes other rows.
+   */
+  next(em: EntityManager, afterId: string, limit: number): Promise<R[]>;
+  idOf(row: R): string;
+  /** Rewrites one row under the current key; answers what it did (`rewrapped`, `sealed`). */
+  apply(em: EntityManager, row: R): Promise<string>;
+}
+
+/**
+ * Moves every row of `jobs` to the current master key, `batch` rows per transaction. Resumable
+ * and idempotent: what is done is in the rows themselves (a row under the current key is not
+ * selected again), so an interrupted run is simply run again. A row that does not open (its key
+ * is not configured, or it was tampered with) is counted as `failed`, logged by id and left as
+ * it is. Answers counts by `<job>.<outcome>`.
+ */
+export async function rewrapRows(
+  orm: MikroORM,
+  jobs: RewrapJob<unknown>[],
+  o: { batch: number; logger: Logger },
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  const add = (k: string) => (counts[k] = (counts[k] ?? 0) + 1);
+  for (const job of jobs) {
+    counts[`${job.name}.failed`] = 0;
+    let afterId = '';
+    for (;;) {
+      const done = await transactional(orm, async (em) => {
+        const rows = await job.next(em, afterId, o.batch);
+        const outcomes: string[] = [];
+        for (const row of rows) {
+          try {
+            outcomes.push(await job.apply(em, row));
+          } catch (err) {
+            if (!(err instanceof EnvelopeError)) throw err;
+            outcomes.push('failed');
+            o.logger.error({ id: job.idOf(row), code: err.code }, `${job.name}: a row does not open; left as it is`);
+          }
+        }
+        return { last: rows.length ? job.idOf(rows[rows.length - 1]) : undefined, outcomes };
+      });
+      done.outcomes.forEach((x) => add(`${job.name}.${x}`));
+      if (!done.last) break;
+      afterId = done.last;
+      o.logger.info({ job: job.name, afterId, counts }, 'rewrap progress');
+    }
+  }
+  return counts;
+}
