@@ -100,12 +100,19 @@ export class QuotePaymentsService {
   /**
    * Drives a claimed payment forward (idempotent, safe to run concurrently): a
    * transaction past PENDING, or whose quote is not claimed yet (an unfunded
-   * real-time-funding quote), is returned as it is.
+   * real-time-funding quote), is returned as it is. `claimed`: the quote and its
+   * transaction as the caller's claim just committed them (not read again; every
+   * write below re-checks the status under the row lock).
    */
-  async submit(platformId: string, transactionId: string, environment: Environment): Promise<Transaction> {
-    const t = await this.deps.transactions.get(platformId, transactionId);
+  async submit(
+    platformId: string,
+    transactionId: string,
+    environment: Environment,
+    claimed?: { quote: Quote; transaction: Transaction },
+  ): Promise<Transaction> {
+    const t = claimed?.transaction ?? (await this.deps.transactions.get(platformId, transactionId));
     if (t.status !== 'PENDING' || !t.quoteId) return t;
-    const q = await this.deps.quotes.get(this.orm.em.fork(), platformId, t.quoteId);
+    const q = claimed?.quote ?? (await this.deps.quotes.get(this.orm.em.fork(), platformId, t.quoteId));
     if (!q || q.status === 'PENDING' || q.status === 'EXPIRED') return t;
     const ids = quoteLedgerIds(q.id);
     const funding = fundingOf(q);
