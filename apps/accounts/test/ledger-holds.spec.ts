@@ -14,7 +14,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-
 interface Setup {
   platformId: string;
   /** Customer USD account funded with 10_000. */
@@ -231,6 +230,115 @@ describe('holds', () => {
     expect(after.entries).toBe(afterPost.entries + 1);
     expect(after.events).toBe(afterPost.events);
     expect((await internalAccount(h, s.platformId, s.accountId)).balance!.amount).toBe(9_000n);
+    await expectConsistent(s.platformId);
+  });
+
+  it('PostHold with an entry records both in one transaction: both or neither, a retry replays both', async () => {
+    const s = await setup();
+    const CLEARING = { systemAccount: pb.SystemAccount.CLEARING };
+    const holdId = `quote:${newId('JournalEntry')}`;
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId,
+      accountId: s.accountId,
+      amount: 4_000n,
+      currency: 'USD',
+      counterAccount: CLEARING,
+    });
+    const captureId = `capture:${holdId}`;
+    // What payments' capture does: CLEARING pays the payee what the post of the hold brings in.
+    const entry = {
+      entryId: captureId,
+      kind: 'QUOTE_CAPTURE',
+      lines: [
+        { account: CLEARING, currency: 'USD', amount: -4_000n },
+        { account: { internalAccountId: s.platformAccountId }, currency: 'USD', amount: 4_000n },
+      ],
+    };
+    const postId = `post:${holdId}`;
+    const before = await counts(s.platformId);
+    const pending = async () =>
+      (await h.client.getHold({ platformId: s.platformId, holdId })).hold!.status === pb.HoldStatus.PENDING;
+
+    // A bad entry names its field under `entry`; nothing is recorded.
+    const bad = await rejection(() =>
+      h.client.postHold({
+        platformId: s.platformId,
+        holdId,
+        postId,
+        entry: { ...entry, lines: entry.lines.slice(0, 1) },
+      }),
+    );
+    expect([bad.code, bad.details]).toEqual([
+      'INVALID_INPUT',
+      {
+        errors: [
+          { field: 'entry.lines', message: 'needs at least two lines' },
+          { field: 'entry.lines', message: 'do not sum to zero in USD' },
+        ],
+      },
+    ]);
+    // The entry refused (its id taken by another entry): the hold is not posted either.
+    await h.client.postTransfer({
+      platformId: s.platformId,
+      entryId: `taken:${holdId}`,
+      lines: [
+        { account: SETTLEMENT, currency: 'USD', amount: -1n },
+        { account: { internalAccountId: s.platformAccountId }, currency: 'USD', amount: 1n },
+      ],
+    });
+    const afterTaken = await counts(s.platformId);
+    const refused = await rejection(() =>
+      h.client.postHold({
+        platformId: s.platformId,
+        holdId,
+        postId,
+        entry: { ...entry, entryId: `taken:${holdId}` },
+      }),
+    );
+    expect(refused.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    expect(await counts(s.platformId)).toEqual(afterTaken);
+    expect(afterTaken.entries).toBe(before.entries + 1);
+    expect(await pending()).toBe(true);
+
+    const posted = await h.client.postHold({ platformId: s.platformId, holdId, postId, entry });
+    expect(posted.replayed).toBe(false);
+    expect(posted.hold).toMatchObject({
+      status: pb.HoldStatus.POSTED,
+      postedAmount: 4_000n,
+      resolutionId: postId,
+    });
+    expect(posted.account!.balance!.amount).toBe(6_000n);
+    expect((await internalAccount(h, s.platformId, s.platformAccountId)).balance!.amount).toBe(4_001n);
+    const afterPost = await counts(s.platformId);
+    expect(afterPost.entries).toBe(afterTaken.entries + 2);
+    const again = await h.client.postHold({ platformId: s.platformId, holdId, postId, entry });
+    expect([again.replayed, again.hold]).toEqual([true, posted.hold]);
+    expect(await counts(s.platformId)).toEqual(afterPost);
+
+    // The post refused (the hold was voided): the entry is not recorded either.
+    const voidedId = newId('JournalEntry');
+    await h.client.placeHold({
+      platformId: s.platformId,
+      holdId: voidedId,
+      accountId: s.accountId,
+      amount: 1_000n,
+      currency: 'USD',
+      counterAccount: CLEARING,
+    });
+    await h.client.voidHold({ platformId: s.platformId, holdId: voidedId, voidId: `void:${voidedId}` });
+    const afterVoid = await counts(s.platformId);
+    const late = await rejection(() =>
+      h.client.postHold({
+        platformId: s.platformId,
+        holdId: voidedId,
+        postId: `post:${voidedId}`,
+        entry: { ...entry, entryId: `capture:${voidedId}` },
+      }),
+    );
+    expect(late.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    expect(await counts(s.platformId)).toEqual(afterVoid);
+    expect((await internalAccount(h, s.platformId, s.platformAccountId)).balance!.amount).toBe(4_001n);
     await expectConsistent(s.platformId);
   });
 

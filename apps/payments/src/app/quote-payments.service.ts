@@ -313,17 +313,29 @@ export class QuotePaymentsService {
    * so the payment fails with the hold voided (`CaptureRefused`). Between the two calls CLEARING is
    * short by T (system accounts have no running totals to guard); both ids are fixed, so a re-run
    * job or request completes the pair.
+   *
+   * An internal-account payer's pair is first asked of the ledger as one call and one transaction
+   * (PostHold with the capture entry: both or neither). Only when that is refused for good are the
+   * two steps taken one by one as above, which tells a refused capture from a refused post.
    */
   private async capture(q: Quote, funding: QuoteFunding, payee: QuotePayee): Promise<void> {
     const ids = quoteLedgerIds(q.id);
+    const entry = {
+      entryId: ids.capture,
+      lines: quoteEntries.capture(q.amounts, payee),
+      kind: 'QUOTE_CAPTURE',
+      ...(q.description ? { description: q.description } : {}),
+    };
+    if (funding.kind === 'ACCOUNT') {
+      try {
+        await this.deps.ledger.postHold({ platformId: q.platformId, holdId: ids.hold, postId: ids.post, entry });
+        return;
+      } catch (err) {
+        if (!isPermanentRefusal(err)) throw err;
+      }
+    }
     try {
-      await this.deps.ledger.postEntry({
-        platformId: q.platformId,
-        entryId: ids.capture,
-        lines: quoteEntries.capture(q.amounts, payee),
-        kind: 'QUOTE_CAPTURE',
-        ...(q.description ? { description: q.description } : {}),
-      });
+      await this.deps.ledger.postEntry({ platformId: q.platformId, ...entry });
     } catch (err) {
       if (isPermanentRefusal(err)) throw new CaptureRefused(err);
       throw err;
