@@ -75,6 +75,8 @@ export async function startGatewaySystem(o: {
   webhooks: boolean;
   /** DATABASE_POOL_MAX of payments (default: the service's). */
   paymentsPoolMax?: number;
+  /** Environment of every app (the transaction counter of --by-process). */
+  env?: Record<string, string>;
 }): Promise<GatewaySystem> {
   const credential = generateCredential();
   const stack = await startStack({
@@ -89,6 +91,7 @@ export async function startGatewaySystem(o: {
     sandboxTimeScale: o.timeScale,
     logLevel: o.logLevel,
     platformName: 'Bench platform',
+    ...(o.env ? { env: o.env } : {}),
     appEnv: {
       gateway: { ...TEST_STACK_RATE_LIMITS },
       ...(o.paymentsPoolMax ? { payments: { DATABASE_POOL_MAX: String(o.paymentsPoolMax) } } : {}),
