@@ -105,6 +105,8 @@ export async function startGatewaySystem(o: {
   appNatsUrl?: string;
   /** LOG_LEVEL-independent: print the apps' output (default silent). */
   silent?: boolean;
+  /** Environment of every app (the transaction counter of --by-process). */
+  env?: Record<string, string>;
 }): Promise<GatewaySystem> {
   const credential = generateCredential();
   const stack = await startStack({
@@ -120,6 +122,7 @@ export async function startGatewaySystem(o: {
     sandboxTimeScale: o.timeScale,
     logLevel: o.logLevel,
     platformName: 'Bench platform',
+    ...(o.env ? { env: o.env } : {}),
     appEnv: {
       ...o.appEnv,
       gateway: { ...TEST_STACK_RATE_LIMITS, ...o.appEnv?.gateway },

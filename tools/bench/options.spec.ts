@@ -37,6 +37,24 @@ describe('bench options', () => {
     });
   });
 
+  it('--quick is the one-minute check: gateway, spread, N = 8, 10 s, transactions by process; flags still win', () => {
+    expect(parseOptions(['--quick'])).toMatchObject({
+      concurrency: [8],
+      durationSec: 10,
+      warmupSec: 2,
+      systems: ['gateway'],
+      scenarios: ['spread'],
+      byProcess: true,
+      quick: true,
+    });
+    expect(parseOptions(['--quick', '--concurrency', '32'], { BENCH_SCENARIOS: 'hot' })).toMatchObject({
+      concurrency: [32],
+      scenarios: ['hot'],
+      systems: ['gateway'],
+    });
+    expect(parseOptions([]).byProcess).toBe(false);
+  });
+
   it('refuses what it cannot use', () => {
     expect(() => parseOptions(['--concurrency', '0'])).toThrow(OptionsError);
     expect(() => parseOptions(['--concurrency', '1.5'])).toThrow(OptionsError);

@@ -32,8 +32,18 @@ export interface BenchOptions {
   out?: string;
   /** Free text stored with the results: the conditions of the run. */
   note?: string;
+  /**
+   * Count every stack process's database transactions (tools/bench/transaction-counter.cjs, loaded
+   * into the apps) and print them per completion by process. On with --quick.
+   */
+  byProcess: boolean;
+  /** --quick: the one-minute regression check (gateway, spread, N = 8, 10 s; transactions by process). */
+  quick: boolean;
   help: boolean;
 }
+
+/** What --quick measures unless a flag says otherwise: about a minute in all. */
+export const QUICK = { concurrency: '8', duration: '10', warmup: '2', only: 'gateway', scenarios: 'spread' };
 
 export const USAGE = `npm run bench [-- options]
 
@@ -58,6 +68,11 @@ export const USAGE = `npm run bench [-- options]
   --payments-pool-max <n>  DATABASE_POOL_MAX of payments (default: the service's) (BENCH_PAYMENTS_POOL_MAX)
   --out <file>             JSON output (default bench-results/bench-<timestamp>.json) (BENCH_OUT)
   --note "<text>"          conditions of the run, stored in the JSON (BENCH_NOTE)
+  --by-process             count each app's database transactions (a pg hook loaded into the apps)
+                           and print them per completion by process (BENCH_BY_PROCESS)
+  --quick                  the one-minute regression check: --only gateway --scenarios spread
+                           --concurrency 8 --duration 10 --warmup 2 --by-process (flags given
+                           override these); prints CPU ms and database transactions per pair
 
 DATABASE_URL (a fresh database is created next to it) and NATS_URL as for npm start.
 `;
@@ -79,9 +94,11 @@ const FLAGS: Record<string, string> = {
   'payments-pool-max': 'BENCH_PAYMENTS_POOL_MAX',
   out: 'BENCH_OUT',
   note: 'BENCH_NOTE',
+  'by-process': 'BENCH_BY_PROCESS',
+  quick: '',
   help: '',
 };
-const BOOLEAN = new Set(['webhooks', 'help']);
+const BOOLEAN = new Set(['webhooks', 'by-process', 'quick', 'help']);
 
 export class OptionsError extends Error {
   override name = 'OptionsError';
@@ -127,6 +144,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
     else if (i + 1 < argv.length) given[name] = argv[++i]!;
     else throw new OptionsError(`--${name} needs a value`);
   }
+  const bool = (name: string) => /^(1|true|yes)$/i.test(given[name] ?? '');
+  const quick = bool('quick');
+  if (quick) for (const [name, value] of Object.entries(QUICK)) given[name] ??= value;
   const concurrency = (given.concurrency ?? '1,8,32')
     .split(',')
     .map((s) => s.trim())
@@ -142,7 +162,6 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const amount = positive('amount', given.amount ?? '200', true);
   if (amount < 119) throw new OptionsError('--amount: at least 119 cents, or the EUR side is below 1.00 EUR');
   const timeScale = positive('time-scale', given['time-scale'] ?? '0.01', false);
-  const bool = (name: string) => /^(1|true|yes)$/i.test(given[name] ?? '');
   return {
     concurrency: [...new Set(concurrency)].sort((a, b) => a - b),
     durationSec,
@@ -166,6 +185,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = {
       : {}),
     ...(given.out ? { out: given.out } : {}),
     ...(given.note ? { note: given.note } : {}),
+    byProcess: quick || bool('by-process'),
+    quick,
     help: bool('help'),
   };
 }

@@ -4,6 +4,7 @@ import type { Scenario } from './options.js';
 import type { PgbenchResult } from './pgbench.js';
 import { ratio, type CaseMetrics } from './stats.js';
 import type { Settlement } from './system.js';
+import type { TransactionsByProcess } from './transactions.js';
 
 /** One case of one system (gateway or baseline). */
 export interface SystemCase {
@@ -20,6 +21,8 @@ export interface SystemCase {
   /** Backends of the case's database, sampled 4×/s: on average how many were active, and how many waited on a lock. */
   backendsActiveAvg?: number;
   backendsWaitingOnLockAvg?: number;
+  /** --by-process: the window's database transactions per completion, by process (counted in each app). */
+  transactionsByProcess?: TransactionsByProcess;
 }
 
 /** CPU rows that are not the system under test (other people's work on a shared machine). */
@@ -208,4 +211,41 @@ export function formatCpu(cases: readonly SystemCase[], idle?: IdleSample): stri
   const rows = sorted.map(([label]) => [label, ...measured.map((c) => cell(c.cpu.byProcess[label] ?? 0, 0))]);
   rows.push(['machine busy (all cores)', ...measured.map((c) => cell(c.cpu.machineBusyPct, 0))]);
   return table(['% of one core', ...measured.map((c) => c.label)], rows);
+}
+
+/**
+ * --by-process: database transactions per completion by process (rows) and case (columns), then,
+ * per case, the transactions by their first statement.
+ */
+export function formatTransactionsByProcess(cases: readonly SystemCase[]): string {
+  const counted = cases.filter((c) => c.transactionsByProcess);
+  if (!counted.length) return '(not counted)';
+  const labels = new Map<string, number>();
+  for (const c of counted)
+    for (const [k, v] of Object.entries(c.transactionsByProcess!.byProcess))
+      labels.set(k, Math.max(labels.get(k) ?? 0, v));
+  const sorted = [...labels.entries()].filter(([, max]) => max >= 0.05).sort((a, b) => b[1] - a[1]);
+  const rows = sorted.map(([label]) => [
+    label,
+    ...counted.map((c) => cell(c.transactionsByProcess!.byProcess[label] ?? 0, 2)),
+  ]);
+  rows.push([
+    'all processes',
+    ...counted.map((c) =>
+      cell(
+        Object.values(c.transactionsByProcess!.byProcess).reduce((a, b) => a + b, 0),
+        2,
+      ),
+    ),
+  ]);
+  const out = [table(['transactions per pair', ...counted.map(caseLabel)], rows)];
+  for (const c of counted) {
+    out.push('');
+    out.push(`${caseLabel(c)}: transactions per pair by their first statement`);
+    const rows = c.transactionsByProcess!.byStatement;
+    const width = Math.max(0, ...rows.map((r) => r.process.length));
+    for (const r of rows)
+      out.push(`${cell(r.perCompletion, 2).padStart(6)}  ${r.process.padEnd(width)}  ${r.statement}`);
+  }
+  return out.join('\n');
 }

@@ -9,9 +9,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DEFAULTS, runLimited } from '../stack.js';
@@ -24,13 +24,23 @@ import { OptionsError, parseOptions, USAGE, type BenchOptions } from './options.
 import { pgbenchInit, pgbenchRun, type PgbenchResult } from './pgbench.js';
 import {
   buildRows,
+  cell,
+  cpuMsPerCompletion,
   formatCpu,
   formatDetails,
   formatSummary,
+  formatTransactionsByProcess,
   type IdleSample,
   type SystemCase,
 } from './report.js';
 import { aggregate, type PairOutcome } from './stats.js';
+import {
+  counterEnv,
+  perCompletion,
+  readCounts,
+  type ProcessCounts,
+  type TransactionsByProcess,
+} from './transactions.js';
 import {
   awaitSettlement,
   checkMoney,
@@ -68,6 +78,8 @@ function cleanUp(): Promise<void> {
 
 /** How long the system is watched at rest before the first case. */
 const IDLE_MS = 5_000;
+/** --by-process: after a case has settled, how long its last events take to be relayed and handled. */
+const COUNT_SETTLE_MS = 1_500;
 
 interface SystemRun {
   idle?: IdleSample;
@@ -102,6 +114,10 @@ async function measureSystem(
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   cleanups.push(() => pool.end());
   let system: BenchSystem;
+  // --by-process: each app counts its own transactions into this directory (tools/bench/transactions.ts).
+  const countsDir =
+    kind === 'gateway' && opts.byProcess ? join(os.tmpdir(), `sluice-bench-tx-${tag}`) : undefined;
+  if (countsDir) cleanups.push(async () => rmSync(countsDir, { recursive: true, force: true }));
   if (kind === 'gateway') {
     say('gateway: starting every app as its own process (tools/stack.ts)');
     system = await startGatewaySystem({
@@ -115,6 +131,7 @@ async function measureSystem(
       maxClients,
       webhooks: opts.webhooks,
       ...(opts.paymentsPoolMax ? { paymentsPoolMax: opts.paymentsPoolMax } : {}),
+      ...(countsDir ? { env: counterEnv(countsDir) } : {}),
     });
   } else {
     say('baseline: opening identity, accounts and payments stores in this process');
@@ -151,12 +168,21 @@ async function measureSystem(
   say(`${kind}: ready in ${out.setupSec.toFixed(1)} s with ${payers.length} funded accounts`);
 
   // At rest: what the pollers (scheduler, outbox relays, consumers) cost without load.
+  let idleCounts:
+    | { before: Map<string, ProcessCounts>; at: number; after?: Map<string, ProcessCounts>; seconds?: number }
+    | undefined;
   {
     const sampler = new CpuSampler(system.cpuRoots(), databaseName);
     const n0 = await commitCount(pool, databaseName);
+    if (countsDir) idleCounts = { before: readCounts(countsDir), at: Date.now() };
     sampler.start();
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const cpu = sampler.stop();
+    if (idleCounts)
+      Object.assign(idleCounts, {
+        after: readCounts(countsDir!),
+        seconds: (Date.now() - idleCounts.at) / 1000,
+      });
     const n1 = await commitCount(pool, databaseName);
     out.idle = { seconds: cpu.seconds, cpu, dbTransactionsPerSec: (n1 - n0) / cpu.seconds };
     say(
@@ -183,6 +209,9 @@ async function measureSystem(
     let commits0: Promise<number | undefined> | undefined;
     let commits1: Promise<number | undefined> | undefined;
     let cpu: ReturnType<CpuSampler['stop']> | undefined;
+    // --by-process: from before the load until the case's payments are settled and their events handled.
+    const counts0 = countsDir ? readCounts(countsDir) : undefined;
+    const countedFrom = Date.now();
     const backends: { active: number; waiting: number }[] = [];
     let backendsTimer: NodeJS.Timeout | undefined;
     const pick = (client: number) => payer.get(scenario === 'hot' ? 0 : client + 1)!;
@@ -221,12 +250,28 @@ async function measureSystem(
     const [c0, c1] = [await commits0, await commits1];
     const dbTx = c0 !== undefined && c1 !== undefined ? c1 - c0 : undefined;
     const settlement = await awaitSettlement(pool, since, loadEnded, opts.settleTimeoutSec * 1000);
+    let transactionsByProcess: TransactionsByProcess | undefined;
+    if (countsDir && counts0) {
+      // The relays and consumers finish a settled payment's events within moments; then the counters flush.
+      await new Promise((r) => setTimeout(r, COUNT_SETTLE_MS));
+      const executed = run.outcomes.filter((o) => o.ok).length;
+      const seconds = (Date.now() - countedFrom) / 1000;
+      transactionsByProcess = perCompletion(counts0, readCounts(countsDir), executed, {
+        ...(idleCounts?.after
+          ? {
+              idle: { before: idleCounts.before, after: idleCounts.after, seconds: idleCounts.seconds! },
+              seconds,
+            }
+          : {}),
+      });
+    }
     const c: SystemCase = {
       scenario,
       clients,
       metrics,
       settlement,
       ...(cpu ? { cpu } : {}),
+      ...(transactionsByProcess ? { transactionsByProcess } : {}),
       ...(backends.length
         ? {
             backendsActiveAvg: backends.reduce((a, b) => a + b.active, 0) / backends.length,
@@ -485,7 +530,24 @@ async function main(): Promise<number> {
       `${kind}: CPU per process during the measured window (% of one core; ${machine.cpus} cores = ${machine.cpus * 100})`,
     );
     print(formatCpu(r.cases, r.idle));
+    if (r.cases.some((c) => c.transactionsByProcess)) {
+      print('');
+      print(
+        `${kind}: database transactions per executed pair by process — all of a case's pairs (warm-up included), ` +
+          'from before its load until they are settled and their events handled, net of what each process does at rest ' +
+          '(counted in each app: tools/bench/transaction-counter.mjs)',
+      );
+      print(formatTransactionsByProcess(r.cases));
+    }
   }
+  if (opts.quick)
+    for (const c of runs.gateway?.cases ?? [])
+      print(
+        `\nquick (${c.scenario} N=${c.clients}, load average ${machine.loadAverageAtStart.join(' ')} at start): ` +
+          `${cell(cpuMsPerCompletion(c), 1)} ms of CPU and ${cell(c.dbTransactionsPerCompletion, 1)} database ` +
+          `transactions (${cell(c.dbTransactionsPerCompletionNet, 1)} net of idle) per pair, ` +
+          `${cell(c.metrics.completionsPerSec, 1)} pairs/s`,
+      );
   print('');
   print(`Results: ${relative(process.cwd(), outFile) || outFile}`);
   if (logs && Object.values(logs).some((l) => l.length))

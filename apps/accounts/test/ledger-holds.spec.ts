@@ -14,7 +14,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-
 interface Setup {
   platformId: string;
   /** Customer USD account funded with 10_000. */
@@ -599,18 +598,23 @@ describe('the CLEARING system account', () => {
     return BigInt(r.rows[0].b);
   }
 
-  it('a hold towards CLEARING is posted into it, another is voided; the ledger reconciles', async () => {
-    const s = await setup();
-    const holdId = `quote:${newId('JournalEntry')}`;
-    const placed = await h.client.placeHold({
+  /** A hold of `amount` USD on the setup's customer account towards CLEARING (how payments holds a quote's funds). */
+  function clearingHold(s: Setup, holdId: string, amount: bigint, kind?: string) {
+    return h.client.placeHold({
       platformId: s.platformId,
       holdId,
       accountId: s.accountId,
-      amount: 4_000n,
+      amount,
       currency: 'USD',
       counterAccount: CLEARING,
-      kind: 'QUOTE_EXECUTION',
+      ...(kind ? { kind } : {}),
     });
+  }
+
+  it('a hold towards CLEARING is posted into it, another is voided; the ledger reconciles', async () => {
+    const s = await setup();
+    const holdId = `quote:${newId('JournalEntry')}`;
+    const placed = await clearingHold(s, holdId, 4_000n, 'QUOTE_EXECUTION');
     expect(placed.hold).toMatchObject({
       counterAccount: CLEARING,
       amount: 4_000n,
@@ -644,14 +648,7 @@ describe('the CLEARING system account', () => {
     expect(await systemBalance(s.platformId, 'clearing', 'USD')).toBe(3_000n);
 
     const voidedId = newId('JournalEntry');
-    await h.client.placeHold({
-      platformId: s.platformId,
-      holdId: voidedId,
-      accountId: s.accountId,
-      amount: 2_000n,
-      currency: 'USD',
-      counterAccount: CLEARING,
-    });
+    await clearingHold(s, voidedId, 2_000n);
     const voided = await h.client.voidHold({
       platformId: s.platformId,
       holdId: voidedId,
@@ -670,6 +667,100 @@ describe('the CLEARING system account', () => {
       pendingCredits: 0n,
       accountCount: 4,
     });
+    await expectConsistent(s.platformId);
+  });
+
+  it('PostHold with an entry records both in one transaction: both or neither, a retry replays both', async () => {
+    const s = await setup();
+    const holdId = `quote:${newId('JournalEntry')}`;
+    await clearingHold(s, holdId, 4_000n);
+    const captureId = `capture:${holdId}`;
+    // What payments' capture does: CLEARING pays the payee what the post of the hold brings in.
+    const entry = {
+      entryId: captureId,
+      kind: 'QUOTE_CAPTURE',
+      lines: [
+        { account: CLEARING, currency: 'USD', amount: -4_000n },
+        { account: { internalAccountId: s.platformAccountId }, currency: 'USD', amount: 4_000n },
+      ],
+    };
+    const postId = `post:${holdId}`;
+    const before = await counts(s.platformId);
+    const pending = async () =>
+      (await h.client.getHold({ platformId: s.platformId, holdId })).hold!.status === pb.HoldStatus.PENDING;
+
+    // A bad entry names its field under `entry`; nothing is recorded.
+    const bad = await rejection(() =>
+      h.client.postHold({
+        platformId: s.platformId,
+        holdId,
+        postId,
+        entry: { ...entry, lines: entry.lines.slice(0, 1) },
+      }),
+    );
+    expect([bad.code, bad.details]).toEqual([
+      'INVALID_INPUT',
+      {
+        errors: [
+          { field: 'entry.lines', message: 'needs at least two lines' },
+          { field: 'entry.lines', message: 'do not sum to zero in USD' },
+        ],
+      },
+    ]);
+    // The entry refused (its id taken by another entry): the hold is not posted either.
+    await h.client.postTransfer({
+      platformId: s.platformId,
+      entryId: `taken:${holdId}`,
+      lines: [
+        { account: SETTLEMENT, currency: 'USD', amount: -1n },
+        { account: { internalAccountId: s.platformAccountId }, currency: 'USD', amount: 1n },
+      ],
+    });
+    const afterTaken = await counts(s.platformId);
+    const refused = await rejection(() =>
+      h.client.postHold({
+        platformId: s.platformId,
+        holdId,
+        postId,
+        entry: { ...entry, entryId: `taken:${holdId}` },
+      }),
+    );
+    expect(refused.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    expect(await counts(s.platformId)).toEqual(afterTaken);
+    expect(afterTaken.entries).toBe(before.entries + 1);
+    expect(await pending()).toBe(true);
+
+    const posted = await h.client.postHold({ platformId: s.platformId, holdId, postId, entry });
+    expect(posted.replayed).toBe(false);
+    expect(posted.hold).toMatchObject({
+      status: pb.HoldStatus.POSTED,
+      postedAmount: 4_000n,
+      resolutionId: postId,
+    });
+    expect(posted.account!.balance!.amount).toBe(6_000n);
+    expect((await internalAccount(h, s.platformId, s.platformAccountId)).balance!.amount).toBe(4_001n);
+    const afterPost = await counts(s.platformId);
+    expect(afterPost.entries).toBe(afterTaken.entries + 2);
+    const again = await h.client.postHold({ platformId: s.platformId, holdId, postId, entry });
+    expect([again.replayed, again.hold]).toEqual([true, posted.hold]);
+    expect(await counts(s.platformId)).toEqual(afterPost);
+
+    // The post refused (the hold was voided): the entry is not recorded either.
+    const voidedId = newId('JournalEntry');
+    await clearingHold(s, voidedId, 1_000n);
+    await h.client.voidHold({ platformId: s.platformId, holdId: voidedId, voidId: `void:${voidedId}` });
+    const afterVoid = await counts(s.platformId);
+    const late = await rejection(() =>
+      h.client.postHold({
+        platformId: s.platformId,
+        holdId: voidedId,
+        postId: `post:${voidedId}`,
+        entry: { ...entry, entryId: `capture:${voidedId}` },
+      }),
+    );
+    expect(late.code).toBe('JOURNAL_ENTRY_CONFLICT');
+    expect(await counts(s.platformId)).toEqual(afterVoid);
+    expect((await internalAccount(h, s.platformId, s.platformAccountId)).balance!.amount).toBe(4_001n);
     await expectConsistent(s.platformId);
   });
 

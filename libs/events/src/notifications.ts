@@ -132,11 +132,18 @@ export class PgNotifications {
       connectionString: this.o.connectionString,
       application_name: listenerName(this.o.channels),
     });
-    client.on('notification', (n) => this.o.onNotify(n.channel));
+    // Postgres also delivers a NOTIFY to the session that sent it. This process woke its own
+    // listeners when it committed (before sending it), so its own echo would only wake them again
+    // for a pass that finds nothing: notifications from this connection's backend are skipped.
+    let self: number | undefined;
+    client.on('notification', (n) => {
+      if (n.processId !== self) this.o.onNotify(n.channel);
+    });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
+      self = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       for (const ch of this.o.channels) await client.query(`LISTEN "${ch.replace(/"/g, '""')}"`);
     } catch (err) {
       this.lost(client, err);

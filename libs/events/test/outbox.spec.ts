@@ -5,7 +5,8 @@ import { createLogger } from '@sluice/logging';
 import { Metrics, select, sumOf } from '@sluice/metrics';
 import { Type } from '@sinclair/typebox';
 import type { EventContract } from '@sluice/api';
-import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATIONS, observeOutbox, on, Outbox, OutboxRelay, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
+import { connectBus, ensureStreams, EventConsumer, EVENT_TABLES_MIGRATIONS, notifyOnCommit, observeOutbox, on, Outbox, OutboxRelay, PgNotifications, streamName, subjectFor, type Bus, type EventEnvelope } from '../src/index.js';
+import pg from 'pg';
 
 /** A contract of the test's own (the kit does not care which catalogue a contract comes from). */
 const THING_HAPPENED: EventContract = {
@@ -137,6 +138,29 @@ describe('outbox → relay → JetStream → consumer', () => {
       await eventually(async () => (await bus.jsm.streams.info(stream)).state.messages === before + 1, 20_000);
     } finally {
       await relay.stop();
+    }
+  });
+
+  it('a commit wakes this process once and every other listener once: its own NOTIFY does not come back to it', async () => {
+    const channel = `evtest_echo_${Date.now()}`;
+    const woken = { here: 0, replica: 0 };
+    const here = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => woken.here++, orm });
+    const replica = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => woken.replica++ });
+    await Promise.all([here.start(), replica.start()]);
+    const marker = new pg.Client({ connectionString: db.url });
+    await marker.connect();
+    try {
+      await transactional(orm, async (em) => notifyOnCommit(em, channel));
+      expect(woken.here, 'woken at once by its own commit').toBe(1);
+      await eventually(async () => woken.replica === 1);
+      // A NOTIFY from elsewhere, queued after this process's own: once it has arrived, the echo (had
+      // it been delivered) would have arrived before it.
+      await marker.query('SELECT pg_notify($1, $2)', [channel, '']);
+      await eventually(async () => woken.replica === 2 && woken.here === 2);
+      expect(woken).toEqual({ here: 2, replica: 2 });
+    } finally {
+      await marker.end();
+      await Promise.all([here.stop(), replica.stop()]);
     }
   });
 

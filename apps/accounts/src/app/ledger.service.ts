@@ -27,10 +27,12 @@ import {
   validatePlatformId,
   validatePostHold,
   validateSandboxFund,
+  validateHoldPostEntry,
   validateTransfer,
   validateVoidHold,
   type PlaceHoldRequest,
   type TransferRequest,
+  type ValidTransfer,
 } from '../domain/validation.js';
 import { InternalAccountRepository } from '../store/internal-account.repository.js';
 import { LedgerRepository, type TotalsMismatch } from '../store/ledger.repository.js';
@@ -228,15 +230,22 @@ export class LedgerService {
     );
   }
 
-  /** Posts `amount` (default: all) of a hold; resolves it once (another resolution id is a conflict). */
+  /**
+   * Posts `amount` (default: all) of a hold; resolves it once (another resolution id is a conflict).
+   * `entry`: a posted entry (PostTransfer's rules) recorded first in the same transaction, so both
+   * commit together or neither does.
+   */
   async postHold(o: {
     platformId: string;
     holdId: string;
     postId: string;
     amount?: bigint;
+    entry?: Omit<TransferRequest, 'platformId'>;
   }): Promise<HoldResult> {
     validatePostHold(o);
-    return this.resolveHold(o.platformId, o.holdId, o.postId, (hold) => {
+    const entry = o.entry && validateHoldPostEntry({ ...o.entry, platformId: o.platformId });
+    const before = entry && ((em: EntityManager) => this.recordTransfer(em, entry));
+    return this.resolveHold(o.platformId, o.holdId, o.postId, before, (hold) => {
       const amount = o.amount ?? hold.amount;
       if (amount > hold.amount)
         throw invalidInput([
@@ -249,7 +258,9 @@ export class LedgerService {
   /** Voids a hold: releases it, nothing moves; resolves it once. */
   async voidHold(o: { platformId: string; holdId: string; voidId: string }): Promise<HoldResult> {
     validateVoidHold(o);
-    return this.resolveHold(o.platformId, o.holdId, o.voidId, (hold) => voidHoldEntry(hold, o.voidId));
+    return this.resolveHold(o.platformId, o.holdId, o.voidId, undefined, (hold) =>
+      voidHoldEntry(hold, o.voidId),
+    );
   }
 
   /** The hold and its state; HOLD_NOT_FOUND when the platform has no hold with this id. */
@@ -265,31 +276,32 @@ export class LedgerService {
    */
   async postTransfer(request: TransferRequest): Promise<TransferResult> {
     const o = validateTransfer(request);
-    return withLedgerErrors(() =>
-      transactional(this.orm, async (em) => {
-        const lines: JournalLine[] = [];
-        for (const [i, l] of o.lines.entries())
-          lines.push({
-            accountId: await this.resolveAccount(em, o.platformId, l.account, l.currency, `lines[${i}]`),
-            currency: l.currency,
-            amount: l.amount,
-          });
-        const { applied } = await this.recordIn(em, {
-          id: o.entryId,
-          platformId: o.platformId,
-          kind: o.kind,
-          phase: 'POSTED',
-          lines,
-          ...(o.description !== undefined ? { description: o.description } : {}),
-        });
-        const accounts: InternalAccountRecord[] = [];
-        for (const l of lines) {
-          if (!isId(l.accountId, 'InternalAccount')) continue;
-          accounts.push((await this.accounts.get(em, o.platformId, l.accountId))!);
-        }
-        return { entryId: o.entryId, replayed: !applied, accounts };
-      }),
-    );
+    return withLedgerErrors(() => transactional(this.orm, (em) => this.recordTransfer(em, o)));
+  }
+
+  /** A posted transfer entry in the caller's transaction (PostTransfer, or before a hold's post). */
+  private async recordTransfer(em: EntityManager, o: ValidTransfer): Promise<TransferResult> {
+    const lines: JournalLine[] = [];
+    for (const [i, l] of o.lines.entries())
+      lines.push({
+        accountId: await this.resolveAccount(em, o.platformId, l.account, l.currency, `lines[${i}]`),
+        currency: l.currency,
+        amount: l.amount,
+      });
+    const { applied } = await this.recordIn(em, {
+      id: o.entryId,
+      platformId: o.platformId,
+      kind: o.kind,
+      phase: 'POSTED',
+      lines,
+      ...(o.description !== undefined ? { description: o.description } : {}),
+    });
+    const accounts: InternalAccountRecord[] = [];
+    for (const l of lines) {
+      if (!isId(l.accountId, 'InternalAccount')) continue;
+      accounts.push((await this.accounts.get(em, o.platformId, l.accountId))!);
+    }
+    return { entryId: o.entryId, replayed: !applied, accounts };
   }
 
   /** Recomputes the platform's ledger from its journal (read-only; in `em`'s transaction if given). */
@@ -310,10 +322,12 @@ export class LedgerService {
     platformId: string,
     holdId: string,
     resolutionId: string,
+    before: ((em: EntityManager) => Promise<unknown>) | undefined,
     build: (hold: Hold) => JournalEntry,
   ): Promise<HoldResult> {
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
+        await before?.(em);
         const hold = await this.loadHold(em, platformId, holdId);
         // Fast path of the database's guarantee (unique pending_entry_id), with a clearer message.
         if (hold.resolutionId !== undefined && hold.resolutionId !== resolutionId)

@@ -1,4 +1,14 @@
-import { EXTERNAL_ACCOUNT_CURRENCIES, FieldErrors, isCurrencyCode, isId, MAX_AMOUNT, type Environment } from '@sluice/core';
+import {
+  EXTERNAL_ACCOUNT_CURRENCIES,
+  FieldErrors,
+  invalidInput,
+  isCurrencyCode,
+  isDomainError,
+  isId,
+  MAX_AMOUNT,
+  type Environment,
+  type FieldError,
+} from '@sluice/core';
 import {
   ENTRY_ID_PATTERN,
   KIND_PATTERN,
@@ -7,7 +17,14 @@ import {
   unbalancedCurrencies,
   type LedgerAccountRef,
 } from './ledger.js';
-import { isInternalAccountType, normalizeCurrencies, type AccountFilter, type AccountListFilter, type AccountOwner, type Owner } from './internal-account.js';
+import {
+  isInternalAccountType,
+  normalizeCurrencies,
+  type AccountFilter,
+  type AccountListFilter,
+  type AccountOwner,
+  type Owner,
+} from './internal-account.js';
 
 /**
  * The meaning of accounts' requests, checked before any work: every use case
@@ -34,7 +51,8 @@ export class Checks extends FieldErrors {
 
   /** A currency Sluice knows; `external`: or one an external account may hold (KES, VND, ...). */
   currency(field: string, value: unknown, external = false): this {
-    const known = isCurrencyCode(value) || (external && EXTERNAL_ACCOUNT_CURRENCIES.includes(value as string));
+    const known =
+      isCurrencyCode(value) || (external && EXTERNAL_ACCOUNT_CURRENCIES.includes(value as string));
     if (value !== undefined && value !== null && value !== '' && !known)
       this.add(field, `unknown currency ${JSON.stringify(value)}`);
     return this;
@@ -365,4 +383,17 @@ export function validateTransfer(r: TransferRequest): ValidTransfer {
     kind: r.kind || 'TRANSFER',
     ...(r.description ? { description: r.description } : {}),
   };
+}
+
+/** PostHold's `entry`: PostTransfer's rules, its fields named under `entry.` (the platform is the hold's). */
+export function validateHoldPostEntry(r: TransferRequest): ValidTransfer {
+  try {
+    return validateTransfer(r);
+  } catch (err) {
+    const errors = isDomainError(err) ? (err.details?.errors as FieldError[] | undefined) : undefined;
+    if (!errors) throw err;
+    throw invalidInput(
+      errors.map((e) => ({ ...e, field: e.field === 'platformId' ? e.field : `entry.${e.field}` })),
+    );
+  }
 }

@@ -74,6 +74,14 @@ function holdResponse(r: HoldResult): pb.PlaceHoldResponse {
   return { hold: holdToPb(r.hold), account: toPb(r.account), replayed: r.replayed };
 }
 
+/** A transfer's lines as the app takes them. */
+function linesFromPb(lines: pb.LedgerLine[]) {
+  return lines.map((l) => {
+    const account = refFromPb(l.account);
+    return { ...(account ? { account } : {}), currency: l.currency, amount: l.amount };
+  });
+}
+
 /** The ledger RPC handlers: translate proto <-> app types and call LedgerService. */
 export function ledgerHandlers(ledger: LedgerService): LedgerHandlers {
   return {
@@ -94,7 +102,22 @@ export function ledgerHandlers(ledger: LedgerService): LedgerHandlers {
     },
 
     async postHold(req) {
-      return holdResponse(await ledger.postHold(req));
+      const { entry, ...hold } = req;
+      return holdResponse(
+        await ledger.postHold({
+          ...hold,
+          ...(entry
+            ? {
+                entry: {
+                  entryId: entry.entryId,
+                  lines: linesFromPb(entry.lines),
+                  ...(entry.kind !== undefined ? { kind: entry.kind } : {}),
+                  ...(entry.description !== undefined ? { description: entry.description } : {}),
+                },
+              }
+            : {}),
+        }),
+      );
     },
 
     async voidHold(req) {
@@ -109,10 +132,7 @@ export function ledgerHandlers(ledger: LedgerService): LedgerHandlers {
       const r = await ledger.postTransfer({
         platformId: req.platformId,
         entryId: req.entryId,
-        lines: req.lines.map((l) => {
-          const account = refFromPb(l.account);
-          return { ...(account ? { account } : {}), currency: l.currency, amount: l.amount };
-        }),
+        lines: linesFromPb(req.lines),
         ...(req.kind !== undefined ? { kind: req.kind } : {}),
         ...(req.description !== undefined ? { description: req.description } : {}),
       });

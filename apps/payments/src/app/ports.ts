@@ -62,7 +62,16 @@ export interface Ledger {
     kind: string;
     description?: string;
   }): Promise<void>;
-  postHold(h: { platformId: string; holdId: string; postId: string }): Promise<void>;
+  /**
+   * Posts the hold in full; with `entry`, that posted entry (postEntry's rules) is recorded first in
+   * the same ledger transaction: both or neither.
+   */
+  postHold(h: {
+    platformId: string;
+    holdId: string;
+    postId: string;
+    entry?: { entryId: string; lines: LedgerLine[]; kind: string; description?: string };
+  }): Promise<void>;
   voidHold(h: { platformId: string; holdId: string; voidId: string }): Promise<void>;
   /** Immediate credit of the internal account from the settlement account (money from outside). */
   creditFromOutside(c: {

@@ -71,7 +71,7 @@ export class QuoteCreationService {
   private async createPending(req: CreateQuoteRequest): Promise<Quote> {
     const payer = await this.deps.parties.payer(req);
     checkImmediateExecution(req, payer.embeddedWallet);
-    const { destination, lookup, counterpartyInformation } = await this.deps.parties.payee(req, payer);
+    const { destination, lookup, counterpartyInformation, counterpartyIdentifier } = await this.deps.parties.payee(req, payer);
     if (lookup) checkPayerData(lookup, req.senderCustomerInfo);
     const from = payer.endpoint.currency;
     const to = destination.currency;
@@ -124,10 +124,10 @@ export class QuoteCreationService {
     }
     // The quote's OUTGOING transaction exists from now on, PENDING ("quote has been created"): it is
     // the one the execution (or the funds arriving) carries forward, and it EXPIREs with the quote.
-    const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
-      this.deps.parties.counterpartyOf(req.platformId, destination),
-      payer.customer?.platformCustomerId ?? this.deps.parties.platformCustomerId(req.platformId, payer.customer?.customerId),
-    ]);
+    // The destination was read (and checked usable) by payee() just now: its identifier comes from that read.
+    const platformCustomerId =
+      payer.customer?.platformCustomerId ??
+      (await this.deps.parties.platformCustomerId(req.platformId, payer.customer?.customerId));
     const transaction = quoteTransaction(quote, {
       id: newId('Transaction'),
       reference: newReference((n) => randomBytes(n)),

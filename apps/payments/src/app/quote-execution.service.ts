@@ -100,10 +100,12 @@ export class QuoteExecutionService {
         ),
       };
     }
-    // The destination is read again (a deleted or deactivated account is not paid), with the customer's id.
+    // The destination is read again (a deleted or deactivated account is not paid). The customer's
+    // platformCustomerId is needed only by a quote made before quotes carried their transaction (which
+    // recorded it at creation).
     const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
       this.deps.parties.counterpartyOf(platformId, q.destination),
-      this.deps.parties.platformCustomerId(platformId, q.customerId),
+      q.transactionId ? undefined : this.deps.parties.platformCustomerId(platformId, q.customerId),
     ]);
     const customer =
       q.customerId && platformCustomerId ? { customerId: q.customerId, platformCustomerId } : undefined;
@@ -160,7 +162,7 @@ export class QuoteExecutionService {
       await this.deps.quotePayments.scheduleSubmit(em, pending, environment);
       // Claimed: the expiry job has nothing left to do.
       await this.deps.scheduler.complete(em, jobIds.quoteExpire(q.id));
-      return won;
+      return { quote: won, transaction: pending };
     });
     if (!claimed) {
       const cur = (await this.deps.quotes.get(this.orm.em.fork(), platformId, quoteId))!;
@@ -170,7 +172,8 @@ export class QuoteExecutionService {
       await this.deps.expiry.expire(cur.id);
       throw quoteExpired(cur);
     }
-    await this.handOff(platformId, transactionId, environment, quoteId);
+    // The claim's own rows as committed: the hand-off need not read them again.
+    await this.handOff(platformId, transactionId, environment, quoteId, claimed);
     return { quote: await this.deps.expiry.read(platformId, quoteId) };
   }
 
@@ -225,9 +228,10 @@ export class QuoteExecutionService {
     transactionId: string,
     environment: Environment,
     quoteId: string,
+    claimed?: { quote: Quote; transaction: Transaction },
   ): Promise<void> {
     try {
-      await this.deps.quotePayments.submit(platformId, transactionId, environment);
+      await this.deps.quotePayments.submit(platformId, transactionId, environment, claimed);
     } catch (err) {
       // The transaction exists and its submit safety-net job retries the hand-off.
       this.deps.logger.warn(

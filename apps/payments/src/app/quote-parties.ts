@@ -24,6 +24,8 @@ export interface QuotePayee {
   /** The receiver lookup the quote refers to (UMA addresses need one). */
   lookup?: ReceiverLookup;
   counterpartyInformation: Record<string, string>;
+  /** What the rail pays to (counterpartyOf), from the read that checked the destination. */
+  counterpartyIdentifier?: string;
 }
 
 /**
@@ -95,6 +97,7 @@ export class QuoteParties {
         destination: { kind: 'UMA_ADDRESS', umaAddress: lookup.receiverUmaAddress!, currency },
         lookup,
         counterpartyInformation: lookup.counterpartyName ? { FULL_NAME: lookup.counterpartyName } : {},
+        counterpartyIdentifier: lookup.receiverUmaAddress!,
       };
     }
     let lookup: ReceiverLookup | undefined;
@@ -136,6 +139,7 @@ export class QuoteParties {
       destination: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency, ...(rail ? { paymentRail: rail } : {}) },
       ...(lookup ? { lookup } : {}),
       counterpartyInformation: {},
+      counterpartyIdentifier: account.primaryIdentifier,
     };
   }
 

@@ -100,12 +100,19 @@ export class QuotePaymentsService {
   /**
    * Drives a claimed payment forward (idempotent, safe to run concurrently): a
    * transaction past PENDING, or whose quote is not claimed yet (an unfunded
-   * real-time-funding quote), is returned as it is.
+   * real-time-funding quote), is returned as it is. `claimed`: the quote and its
+   * transaction as the caller's claim just committed them (not read again; every
+   * write below re-checks the status under the row lock).
    */
-  async submit(platformId: string, transactionId: string, environment: Environment): Promise<Transaction> {
-    const t = await this.deps.transactions.get(platformId, transactionId);
+  async submit(
+    platformId: string,
+    transactionId: string,
+    environment: Environment,
+    claimed?: { quote: Quote; transaction: Transaction },
+  ): Promise<Transaction> {
+    const t = claimed?.transaction ?? (await this.deps.transactions.get(platformId, transactionId));
     if (t.status !== 'PENDING' || !t.quoteId) return t;
-    const q = await this.deps.quotes.get(this.orm.em.fork(), platformId, t.quoteId);
+    const q = claimed?.quote ?? (await this.deps.quotes.get(this.orm.em.fork(), platformId, t.quoteId));
     if (!q || q.status === 'PENDING' || q.status === 'EXPIRED') return t;
     const ids = quoteLedgerIds(q.id);
     const funding = fundingOf(q);
@@ -306,17 +313,29 @@ export class QuotePaymentsService {
    * so the payment fails with the hold voided (`CaptureRefused`). Between the two calls CLEARING is
    * short by T (system accounts have no running totals to guard); both ids are fixed, so a re-run
    * job or request completes the pair.
+   *
+   * An internal-account payer's pair is first asked of the ledger as one call and one transaction
+   * (PostHold with the capture entry: both or neither). Only when that is refused for good are the
+   * two steps taken one by one as above, which tells a refused capture from a refused post.
    */
   private async capture(q: Quote, funding: QuoteFunding, payee: QuotePayee): Promise<void> {
     const ids = quoteLedgerIds(q.id);
+    const entry = {
+      entryId: ids.capture,
+      lines: quoteEntries.capture(q.amounts, payee),
+      kind: 'QUOTE_CAPTURE',
+      ...(q.description ? { description: q.description } : {}),
+    };
+    if (funding.kind === 'ACCOUNT') {
+      try {
+        await this.deps.ledger.postHold({ platformId: q.platformId, holdId: ids.hold, postId: ids.post, entry });
+        return;
+      } catch (err) {
+        if (!isPermanentRefusal(err)) throw err;
+      }
+    }
     try {
-      await this.deps.ledger.postEntry({
-        platformId: q.platformId,
-        entryId: ids.capture,
-        lines: quoteEntries.capture(q.amounts, payee),
-        kind: 'QUOTE_CAPTURE',
-        ...(q.description ? { description: q.description } : {}),
-      });
+      await this.deps.ledger.postEntry({ platformId: q.platformId, ...entry });
     } catch (err) {
       if (isPermanentRefusal(err)) throw new CaptureRefused(err);
       throw err;

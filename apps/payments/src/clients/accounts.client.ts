@@ -1,7 +1,7 @@
 import { accounts } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import type { AccountsPort, ExternalAccountInfo, InternalAccountInfo, Ledger } from '../app/ports.js';
-import type { LedgerAccountRef, SystemAccount } from '../domain/quote-ledger.js';
+import type { LedgerAccountRef, LedgerLine, SystemAccount } from '../domain/quote-ledger.js';
 
 const STATUS: Record<string, ExternalAccountInfo['status']> = {
   [accounts.ExternalAccountStatus.ACTIVE]: 'ACTIVE',
@@ -28,6 +28,10 @@ const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
 /** A ledger account reference as the accounts proto's LedgerAccountRef. */
 function refToPb(r: LedgerAccountRef): accounts.LedgerAccountRef {
   return 'internalAccountId' in r ? { internalAccountId: r.internalAccountId } : { systemAccount: SYSTEM[r.system] };
+}
+
+function linesToPb(lines: readonly LedgerLine[]): accounts.LedgerLine[] {
+  return lines.map((l) => ({ account: refToPb(l.account), currency: l.currency, amount: l.amount }));
 }
 
 function internalAccount(a: accounts.InternalAccount): InternalAccountInfo {
@@ -93,8 +97,20 @@ export class AccountsClient implements AccountsPort, Ledger {
     });
   }
 
-  async postHold(h: Parameters<Ledger['postHold']>[0]): Promise<void> {
-    await this.client.postHold(h);
+  async postHold({ entry, ...h }: Parameters<Ledger['postHold']>[0]): Promise<void> {
+    await this.client.postHold({
+      ...h,
+      ...(entry
+        ? {
+            entry: {
+              entryId: entry.entryId,
+              lines: linesToPb(entry.lines),
+              kind: entry.kind,
+              ...(entry.description ? { description: entry.description } : {}),
+            },
+          }
+        : {}),
+    });
   }
 
   async voidHold(h: Parameters<Ledger['voidHold']>[0]): Promise<void> {
@@ -118,7 +134,7 @@ export class AccountsClient implements AccountsPort, Ledger {
     await this.client.postTransfer({
       platformId: e.platformId,
       entryId: e.entryId,
-      lines: e.lines.map((l) => ({ account: refToPb(l.account), currency: l.currency, amount: l.amount })),
+      lines: linesToPb(e.lines),
       kind: e.kind,
       ...(e.description ? { description: e.description } : {}),
     });
