@@ -8,17 +8,7 @@
  */
 import type { AppName } from '../stack.js';
 import { CHAOS_DEFAULTS, formatChaos, runChaos, type ChaosMode } from './scenario.js';
-
-function option(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isSafeInteger(v) || v < 0) {
-    process.stderr.write(`--${name} takes a non-negative integer, got ${process.argv[i + 1]}\n`);
-    process.exit(2);
-  }
-  return v;
-}
+import { intOption } from '../lib/cli.js';
 
 const modeArg = process.argv.includes('--mode') ? process.argv[process.argv.indexOf('--mode') + 1] : 'all';
 const modes: ChaosMode[] =
@@ -27,22 +17,22 @@ if (!modes.length) {
   process.stderr.write(`--mode takes kill, rolling, outage or all, got ${modeArg}\n`);
   process.exit(2);
 }
-const seed = option('seed', Date.now() % 2 ** 31);
+const seed = intOption('seed', Date.now() % 2 ** 31);
 const say = (line: string) => process.stdout.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const baseDatabaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
 
 let failed = false;
 for (const mode of modes) {
-  const replicas = option('replicas', mode === 'rolling' ? 2 : 1);
+  const replicas = intOption('replicas', mode === 'rolling' ? 2 : 1);
   const result = await runChaos({
     ...CHAOS_DEFAULTS,
     mode,
     seed,
-    clients: option('clients', CHAOS_DEFAULTS.clients),
-    kills: option('kills', CHAOS_DEFAULTS.kills),
+    clients: intOption('clients', CHAOS_DEFAULTS.clients),
+    kills: intOption('kills', CHAOS_DEFAULTS.kills),
     replicas,
-    outageSec: option('outage-sec', CHAOS_DEFAULTS.outageSec),
+    outageSec: intOption('outage-sec', CHAOS_DEFAULTS.outageSec),
     baseDatabaseUrl,
     natsUrl,
     log: say,

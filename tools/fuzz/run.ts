@@ -11,20 +11,10 @@ import pg from 'pg';
 import { gatewayConfigSchema } from '../../apps/gateway/src/index.js';
 import { startFreshStack } from '../lib/fresh-stack.js';
 import { formatReport, runFuzz } from './fuzz.js';
+import { intOption } from '../lib/cli.js';
 
-function option(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isSafeInteger(v) || v < 0) {
-    process.stderr.write(`--${name} takes a non-negative integer, got ${process.argv[i + 1]}\n`);
-    process.exit(2);
-  }
-  return v;
-}
-
-const count = option('count', 10_000);
-const seed = option('seed', Date.now() % 2 ** 31);
+const count = intOption('count', 10_000);
+const seed = intOption('seed', Date.now() % 2 ** 31);
 const keepGoing = process.argv.includes('--keep-going');
 const say = (line: string) => process.stdout.write(`[fuzz ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 

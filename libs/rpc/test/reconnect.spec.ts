@@ -19,10 +19,7 @@
  * a wide margin; the timings are printed, not asserted.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { status } from '@grpc/grpc-js';
 import { createLogger } from '@sluice/logging';
 import {
@@ -34,8 +31,8 @@ import {
   type RpcServer,
 } from '../src/index.js';
 import { EchoClient, EchoService } from './fixtures/echo-service.js';
+import { freePort, spawnEchoServer } from './fixtures/echo-process.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const logger = createLogger('rpc-reconnect-test', 'silent');
 /** Long enough for grpc-js' default backoff to reach ~4–6 s (attempts at ~0, 1, 2.6, 5.2, 9.3 s …). */
 const OUTAGE_MS = 8_000;
@@ -50,45 +47,6 @@ const MAX_FAILED_CALLS_AFTER_RESTART = 15;
 type Echo = { text?: string; pid?: number };
 type EchoRpc = { echo(req: Echo, opts?: { deadlineMs?: number }): Promise<Echo>; close(): void };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** The echo server as its own process; resolves once it serves. */
-function spawnServer(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(here, 'fixtures', 'echo-server.ts'), String(port)],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`echo server did not start: ${output}`)), 60_000);
-    const onData = (b: Buffer) => {
-      output += b.toString();
-      if (output.includes(`ready ${port}`)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`echo server exited (${signal ?? code}): ${output}`));
-    });
-  });
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('rpc client reconnect', () => {
@@ -99,7 +57,7 @@ describe('rpc client reconnect', () => {
 
   it('uses a server restarted on the same port within a bounded number of calls, whatever the outage lasted', async () => {
     const port = await freePort();
-    const first = await spawnServer(port);
+    const first = await spawnEchoServer(port);
     cleanup.push(() => first.exitCode === null && first.signalCode === null && first.kill('SIGKILL'));
     const client = createRpcClient(EchoClient as never, `127.0.0.1:${port}`, {
       defaultDeadlineMs: 2_000,

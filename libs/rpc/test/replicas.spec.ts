@@ -8,32 +8,17 @@
  * Real servers in this process (the drain case) and in their own processes (the kill case).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { status } from '@grpc/grpc-js';
 import { createLogger } from '@sluice/logging';
 import { isDependencyUnavailable } from '@sluice/core';
 import { createRpcClient, implement, RpcError, rpcTarget, startRpcServer, type RpcServer } from '../src/index.js';
 import { EchoClient, EchoService } from './fixtures/echo-service.js';
+import { freePort, spawnEchoServer } from './fixtures/echo-process.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const logger = createLogger('rpc-replicas-test', 'silent');
 type Echo = { text?: string; pid?: number };
 type EchoRpc = { echo(req: Echo, opts?: { deadlineMs?: number }): Promise<Echo>; close(): void };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** An in-process echo replica answering with its own marker (in `pid`). */
 async function replica(marker: number, handler?: () => Promise<Echo>): Promise<RpcServer> {
@@ -48,25 +33,6 @@ async function replica(marker: number, handler?: () => Promise<Echo>): Promise<R
         logger,
       ),
     ],
-  });
-}
-
-function spawnServer(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures', 'echo-server.ts'), String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`echo server did not start: ${output}`)), 60_000);
-    const onData = (b: Buffer) => {
-      output += b.toString();
-      if (output.includes(`ready ${port}`)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
   });
 }
 
@@ -136,8 +102,8 @@ describe('rpc replicas', () => {
 
   it('loses no call when a replica process is killed while another serves', async () => {
     const [p1, p2] = [await freePort(), await freePort()];
-    const first = await spawnServer(p1);
-    const second = await spawnServer(p2);
+    const first = await spawnEchoServer(p1);
+    const second = await spawnEchoServer(p2);
     cleanup.push(
       () => first.exitCode === null && first.kill('SIGKILL'),
       () => second.exitCode === null && second.kill('SIGKILL'),
