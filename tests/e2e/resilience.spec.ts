@@ -38,6 +38,10 @@ describe('resilience under load (short versions of npm run chaos)', () => {
     expect(r.firstAttemptFailures).toBe(0);
     expect(r.payments).toBeGreaterThan(0);
     expect(r.webhooks.missing).toBe(0);
+    // Both replicas of each service on the payment path served calls since their restart (round robin).
+    // (The gateways are restarted last; a client's kept-alive connections may all be on one by then.)
+    for (const app of ['payments', 'accounts', 'identity'])
+      for (const unit of [app, `${app}#2`]) expect(r.spread[unit], `${unit} served calls`).toBeGreaterThan(0);
   });
 
   it('keeps money, events and idempotency whole through SIGKILLs of random processes', { timeout: 900_000 }, async () => {

@@ -28,6 +28,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { dropStreams } from '@sluice/testing';
+import { parseExposition, sumOf } from '@sluice/metrics';
 import { startGatewaySystem, type GatewaySystem, type HttpResponse } from '../bench/gateway.js';
 import {
   awaitSettlement,
@@ -107,6 +108,8 @@ export interface ChaosResult {
   money: MoneyCheck;
   webhooks: { expected: number; received: number; duplicates: number; missing: number };
   idempotency: { replayed: number; differing: string[] };
+  /** Calls served per process since its last start: gRPC calls of a backend, HTTP requests of a gateway. */
+  spread: Record<string, number>;
   problems: string[];
 }
 
@@ -402,6 +405,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       if (r.status !== 200 || r.text !== text) differing.push(`${key}: ${r.status} ${r.text.slice(0, 100)}`);
     }
 
+    // How the calls spread over the processes (each process's own /metrics; restarted processes count
+    // from their restart): gRPC calls served per backend process, HTTP requests per gateway process.
+    const spread: Record<string, number> = {};
+    for (const [unit, url] of Object.entries(sys.stack.metricsByProcess)) {
+      const text = await fetch(url).then((r) => r.text(), () => '');
+      const samples = parseExposition(text);
+      spread[unit] = unit.startsWith('gateway')
+        ? sumOf(samples, 'http_server_requests_total')
+        : sumOf(samples, 'grpc_server_handled_total');
+    }
+
     const problems = [
       ...money.problems,
       ...(settlement.timedOut ? [`payments still in flight: ${JSON.stringify(settlement.statuses)}`] : []),
@@ -433,6 +447,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       money,
       webhooks,
       idempotency: { replayed: sample.length, differing },
+      spread,
       problems,
     };
   } finally {
@@ -457,6 +472,7 @@ export function formatChaos(r: ChaosResult): string {
     `  money: ${r.money.ok ? 'reconciled' : 'PROBLEMS'}; ReconcileLedger ${r.money.reconcile.consistent ? 'consistent' : 'INCONSISTENT'}${r.money.warnings.length ? `; ${r.money.warnings.join('; ')}` : ''}`,
     `  webhooks: ${r.webhooks.expected} payments completed, ${r.webhooks.missing} without their webhook; ${r.webhooks.received} distinct webhook-ids received, ${r.webhooks.duplicates} redeliveries`,
     `  Idempotency-Keys replayed: ${r.idempotency.replayed}, answered differently: ${r.idempotency.differing.length}`,
+    `  calls served per process (since its last start): ${Object.entries(r.spread).map(([u, n]) => `${u} ${n}`).join(', ')}`,
     r.problems.length ? `  PROBLEMS:\n${r.problems.map((p) => `    - ${p}`).join('\n')}` : '  no problem found',
   ];
   return lines.join('\n');
