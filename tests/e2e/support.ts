@@ -214,6 +214,8 @@ export async function startE2eStack(
         ...(credentials.production ? { production: asString(credentials.production) } : {}),
       },
       logLevel: 'warn',
+      // E2E_REPLICAS=2 runs every file against two processes of every app (callers balance over them).
+      ...(process.env.E2E_REPLICAS ? { replicas: Number(process.env.E2E_REPLICAS) } : {}),
       ...opts,
       // Limits no ordinary e2e file reaches (the limiter has its own tests: apps/gateway/test/rate-limit.spec.ts).
       appEnv: { ...opts.appEnv, gateway: { ...TEST_STACK_RATE_LIMITS, ...opts.appEnv?.gateway } },
