@@ -387,7 +387,8 @@ export async function main<P extends TObject, G extends Composition>(def: Servic
       return;
     }
     if (process.argv.includes('migrate')) {
-      const config = loadServiceConfig(def);
+      // The database settings only: a migration Job holds no service secret (master keys, tokens).
+      const config = loadConfig(Type.Object({ ...commonConfig, ...databaseConfig }), process.env);
       await ensureDatabase(config.DATABASE_URL);
       const orm = await openStore(storeOptions(def, config, bootLogger));
       const applied = await migrate(orm, def.schema, bootLogger);
