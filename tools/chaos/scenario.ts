@@ -232,6 +232,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     };
 
     const pair = async (payer: Payer, client: number, seq: number) => {
+      // With a key, as a careful client sends it: a create whose answer was lost to a crash is
+      // retried into the same quote, not a second one left to expire.
       const q = await request(
         'POST',
         '/quotes',
@@ -241,7 +243,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           lockedCurrencySide: 'SENDING',
           lockedCurrencyAmount: 200,
         },
-        {},
+        { 'idempotency-key': `chaos-quote-${client}-${seq}` },
       );
       const now = performance.now();
       if (q.status !== 201) {
