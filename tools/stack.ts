@@ -73,6 +73,8 @@ export const TEST_STACK_RATE_LIMITS: Readonly<Record<string, string>> = Object.f
   RATE_LIMIT_PER_AGENT: '100000000',
   RATE_LIMIT_PER_ADDRESS: '100000000',
   RATE_LIMIT_AUTH_FAILURES: '100000000',
+  // The concurrency tests open hundreds of connections from one address (fetch pools per request).
+  MAX_CONNECTIONS_PER_CLIENT: '100000',
 });
 
 /** Local runs only: a fixed, publicly known wallet master key (base64 sha256 of 'sluice-local-dev-wallet-master-key'), so a local database's sealed wallets stay readable across restarts. Never use it in production. */

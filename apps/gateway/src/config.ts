@@ -142,6 +142,13 @@ export const gatewayConfigSchema = Type.Object({
     description:
       'requests one source address may make per window to the routes that take no credentials (device-code status and redeem, the OpenAPI document and docs page; not /healthz, /readyz) (429 above; 0: no limit)',
   }),
+  MAX_CONNECTIONS_PER_CLIENT: Type.Integer({
+    default: 256,
+    minimum: 0,
+    maximum: 1_000_000,
+    description:
+      'open connections one peer address may hold; each request on a connection beyond it is 429 TOO_MANY_CONNECTIONS and the connection is closed (the TCP peer: behind a load balancer set it above the balancer\'s pool, or 0, off)',
+  }),
   RATE_LIMIT_AUTH_FAILURES: Type.Integer({
     default: 20,
     minimum: 0,

@@ -24,7 +24,7 @@ function defaultErrors(method: string): Record<string, string> {
     '414': `A path segment of the URL is longer than ${MAX_PATH_SEGMENT_LENGTH} characters (\`URI_TOO_LONG\`)`,
     '415': 'Request body is not JSON, or is encoded (`UNSUPPORTED_MEDIA_TYPE`)',
     '429':
-      'Too many requests (`RATE_LIMITED`, with `Retry-After` in seconds): a rate limit per API token, per agent token, per address, or on failed authentications; counted answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`',
+      'Too many requests (`RATE_LIMITED`, with `Retry-After` in seconds): a rate limit per API token, per agent token, per address, or on failed authentications; counted answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`. Or `TOO_MANY_CONNECTIONS`: the client holds more open connections than the gateway allows (the connection is closed after the answer)',
     '431': `Request line and headers together exceed ${MAX_HEADER_BYTES} bytes (\`REQUEST_HEADERS_TOO_LARGE\`)`,
     '500': 'Internal error (`INTERNAL_ERROR`); details are never exposed',
     '503': 'A dependency is unavailable; retry later',

@@ -38,6 +38,7 @@ import { createValidatorCompiler } from './validator.compiler.js';
 import type { IdempotencyStore } from '../store/idempotency.repository.js';
 import type { RateLimitStore } from '../store/rate-limit.repository.js';
 import { registerRateLimits } from './rate-limit.hook.js';
+import { limitConnectionsPerClient } from './connection-limit.js';
 
 /** What the HTTP app is built from (the composition root makes every part). */
 export interface HttpAppParts {
@@ -169,6 +170,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
     done();
   });
   if (parts.metrics) registerHttpMetrics(app, parts.metrics);
+  limitConnectionsPerClient(app, { perClient: config.MAX_CONNECTIONS_PER_CLIENT, logger });
   if (parts.rateLimits)
     registerRateLimits(app, {
       store: parts.rateLimits,
