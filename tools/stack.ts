@@ -12,6 +12,7 @@
  * Except one killed on purpose by `stack.restart(app)` (crash-recovery tests), which is respawned.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -349,6 +350,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   /** Gateway replicas are reached through a TCP balancer on the gateway port (tools/lib/balancer.ts). */
   const balanced = apps.includes('gateway') && replicas.gateway > 1;
   let balancer: Balancer | undefined;
+  /** The list-cursor key the gateway replicas of this stack share. */
+  const stackCursorKey = randomBytes(32).toString('base64');
   const width = Math.max(...units.map((u) => u.key.length), 'stack'.length);
 
   const say = (line: string) => {
@@ -485,6 +488,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     };
     // Services sealing data at rest require master keys; local stacks get stable, public dev keys unless given.
     for (const [variable, key] of Object.entries(LOCAL_DEV_MASTER_KEYS[app] ?? {})) if (!e[variable]) e[variable] = key;
+    // Gateway replicas must accept each other's list cursors: one key for all of them (in production
+    // CURSOR_SIGNING_KEY is required; a lone local gateway makes a random one).
+    if (app === 'gateway' && balanced && !e.CURSOR_SIGNING_KEY) e.CURSOR_SIGNING_KEY = stackCursorKey;
     // Bootstrap secrets are the supervisor's business, not the services'.
     delete e.SANDBOX_PLATFORM_CREDENTIALS;
     delete e.PRODUCTION_PLATFORM_CREDENTIALS;
