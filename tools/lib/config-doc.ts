@@ -28,6 +28,12 @@ export const TOOLING_VARIABLES: { name: string; default: string; description: st
   },
   { name: 'GATEWAY_PORT', default: '8080', description: 'gateway HTTP port.' },
   {
+    name: 'STACK_REPLICAS',
+    default: '1',
+    description:
+      "processes per app (1–16). With 2 or more, each backend's `<SERVICE>_GRPC_URL` lists every replica (`ip:port,ip:port`, balanced round robin by the callers), the replicas after the first take free ports, and the gateway port is served by a TCP balancer that spreads connections over the gateway replicas (the local stand-in for a Kubernetes Service); the gateway replicas then share one `CURSOR_SIGNING_KEY` (random per start unless set), so a list cursor from one works on the other.",
+  },
+  {
     name: 'SANDBOX_PLATFORM_CREDENTIALS',
     default: '—',
     description:
