@@ -626,13 +626,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     children.splice(children.indexOf(c), 1);
   };
 
+  /** Whether `app`'s processes sit in the balancer's rotation (gateway replicas behind the balancer). */
+  const inRotation = (app: AppName) => balanced && app === 'gateway';
   const restart = async (app: AppName, signal: NodeJS.Signals = 'SIGKILL', replica = 1): Promise<void> => {
     const key = unitKey(app, replica);
     const old = children.find((c) => c.unit === key && !c.exit);
     if (!old?.proc.pid) throw new StackError(`${key} is not running`);
     if (stopping) throw new StackError('the stack is stopping');
     deliberate.add(old);
-    if (balanced && app === 'gateway') balancer?.remove(ports[key]!);
+    if (inRotation(app)) balancer?.remove(ports[key]!);
     const signalledAt = Date.now();
     killGroup(old.proc.pid, signal);
     await old.exited;
@@ -655,7 +657,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
       if (outcome === 'ready') {
         watch(c);
-        if (balanced && app === 'gateway') balancer?.add(ports[key]!);
+        if (inRotation(app)) balancer?.add(ports[key]!);
         say(`${key} ready again ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after it stopped`);
         return;
       }
@@ -774,16 +776,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     checkAborted();
     opts.signal?.removeEventListener('abort', onAbort);
     started = true;
+    const metricsByProcess: Record<string, string> = Object.fromEntries(
+      units.flatMap((u) => (metricsPorts[u.key] ? [[u.key, `http://127.0.0.1:${metricsPorts[u.key]}/metrics`]] : [])),
+    );
     return {
       baseUrl: `${gatewayUrl}${basePath}`,
       gatewayUrl,
       grpc,
-      metrics: Object.fromEntries(
-        apps.flatMap((a) => (metricsPorts[a] ? [[a, `http://127.0.0.1:${metricsPorts[a]}/metrics`]] : [])),
-      ),
-      metricsByProcess: Object.fromEntries(
-        units.flatMap((u) => (metricsPorts[u.key] ? [[u.key, `http://127.0.0.1:${metricsPorts[u.key]}/metrics`]] : [])),
-      ),
+      metrics: Object.fromEntries(Object.entries(metricsByProcess).filter(([key]) => apps.includes(key as AppName))),
+      metricsByProcess,
       replicas,
       apps,
       databaseUrl,

@@ -10,16 +10,11 @@ import { createRpcClient } from '@sluice/rpc';
 import { dropStreams } from '@sluice/testing';
 import { startStack, TEST_STACK_RATE_LIMITS, type Stack, type StackOptions } from '../stack.js';
 import { formatCredential, generateCredential } from '../lib/credentials.js';
-import { readAnswer } from '../lib/http-answer.js';
+import { readAnswer, type HttpAnswer } from '../lib/http-answer.js';
 import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
 
-export interface HttpResponse {
-  status: number;
-  retryAfter?: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read field by field
-  json: any;
-  text: string;
-}
+/** What the JSON client answers: the one reader's answer (tools/lib/http-answer.ts). */
+export type HttpResponse = HttpAnswer;
 
 export type JsonCall = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResponse>;
 

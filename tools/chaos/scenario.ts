@@ -113,7 +113,8 @@ export interface ChaosResult {
   problems: string[];
 }
 
-const IN_FLIGHT_ANSWER = new Set([409]);
+/** A path with its ids replaced (`/quotes/{id}/execute`), for the report. */
+const routeOf = (path: string) => path.replace(/[0-9a-f-]{36}|Quote:[^/]+/g, '{id}');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs one scenario on a fresh database and prefix, and tears everything down. */
@@ -195,7 +196,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       const t0 = Date.now();
       for (let attempt = 1; ; attempt++) {
         let r: HttpResponse | 'network' | 'timeout';
-        const sent = Date.now();
         try {
           r = await Promise.race([
             sys.call(method, path, body, headers),
@@ -208,7 +208,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         if (attempt === 1) firstAttempts[label] = (firstAttempts[label] ?? 0) + 1;
         if (attempt === 1 && (typeof r === 'string' || r.status >= 500) && failuresSeen.length < 20)
           failuresSeen.push(
-            `${method} ${path.replace(/[0-9a-f-]{36}|Quote:[^/]+/g, '{id}')} ${label}${typeof r === 'string' ? '' : ` ${r.json?.code ?? ''}`} during ${currentFault || 'no fault'} (+${Date.now() - faultStartedAt} ms)`,
+            `${method} ${routeOf(path)} ${label}${typeof r === 'string' ? '' : ` ${r.json?.code ?? ''}`} during ${currentFault || 'no fault'} (+${Date.now() - faultStartedAt} ms)`,
           );
         if (outageOpen) {
           duringOutage[label] = (duringOutage[label] ?? 0) + 1;
@@ -218,7 +218,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           else if (r !== 'network' && r.status === 503 && !r.retryAfter)
             badOutageAnswers.push(`${method} ${path}: 503 without Retry-After`);
         }
-        const transient = typeof r === 'string' || r.status >= 500 || IN_FLIGHT_ANSWER.has(r.status);
+        // 409: the key's first request is still in flight (or its crashed gateway's lease has not run out).
+        const transient = typeof r === 'string' || r.status >= 500 || r.status === 409;
         if (!transient) {
           if (attempt > 1) firstAttemptFailures++;
           return r as HttpResponse;
@@ -228,11 +229,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           firstAttemptFailures++;
           if (givenUp.length < 10)
             givenUp.push(
-              `${method} ${path.replace(/[0-9a-f-]{36}|Quote:[^/]+/g, '{id}')} ${label}${typeof r === 'string' ? '' : ` ${r.json?.code ?? ''}`} after ${attempt} attempts`,
+              `${method} ${routeOf(path)} ${label}${typeof r === 'string' ? '' : ` ${r.json?.code ?? ''}`} after ${attempt} attempts`,
             );
-          return typeof r === 'string' ? { status: 0, text: r, json: undefined } : r;
+          return typeof r === 'string' ? { status: 0, contentType: '', text: r, json: undefined } : r;
         }
-        await sleep(Math.min(1000, 50 * attempt) + (Date.now() - sent > 1000 ? 0 : 50));
+        await sleep(Math.min(1000, 50 * attempt));
       }
     };
 

@@ -95,9 +95,13 @@ export const metricsConfig = (app: AppName) => ({
 export type GrpcUrlVariable<S extends ServiceName> = `${Uppercase<KebabToSnake<S>>}_GRPC_URL`;
 type KebabToSnake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${KebabToSnake<B>}` : S;
 
-/** A gRPC target: `host:port`, `dns:[//authority]/name:port`, `ipv4:`/`ipv6:`/`unix:` targets, or a list `ip:port,ip:port`. */
+/**
+ * A gRPC target: `host:port`, `dns:[//authority]/name:port`, `ipv4:`/`ipv6:`/`unix:` targets, or a
+ * list of replica addresses as IP literals of one family (`ip:port,ip:port`, `[::1]:p,[::1]:q`: the
+ * only lists grpc-js balances without a resolver; `rpcTarget` of @sluice/rpc turns them into one).
+ */
 export const GRPC_TARGET_PATTERN =
-  '^(?:(?:dns:(?://[^/\\s]*)?/)?[^\\s,/]+:[0-9]{1,5}|(?:ipv4|ipv6|unix|unix-abstract|vsock):\\S+|[^\\s,]+:[0-9]{1,5}(?:,[^\\s,]+:[0-9]{1,5})+)$';
+  '^(?:(?:dns:(?://[^/\\s]*)?/)?[^\\s,/]+:[0-9]{1,5}|(?:ipv4|ipv6|unix|unix-abstract|vsock):\\S+|[0-9]{1,3}(?:\\.[0-9]{1,3}){3}:[0-9]{1,5}(?:,[0-9]{1,3}(?:\\.[0-9]{1,3}){3}:[0-9]{1,5})+|\\[[0-9a-fA-F:.]+\\]:[0-9]{1,5}(?:,\\[[0-9a-fA-F:.]+\\]:[0-9]{1,5})+)$';
 
 /** `<SERVICE>_GRPC_URL` variable for a service a process calls (typed: `grpcClientConfig('identity').IDENTITY_GRPC_URL`). */
 export const grpcClientConfig = <S extends ServiceName>(service: S) =>

@@ -54,13 +54,13 @@ export function toServiceError(err: unknown): Partial<ServiceError> & { code: st
     const passed = DOWNSTREAM_PASS_THROUGH.get(err.grpcCode);
     if (passed) return { code: err.grpcCode, details: passed };
   }
-  if (!isDomainError(err) && isDependencyUnavailable(err)) return { code: status.UNAVAILABLE, details: DEPENDENCY_UNAVAILABLE };
   if (isDomainError(err)) {
     const body = boundedErrorBody(err.code, err.message, err.details ?? {});
     const md = new Metadata();
     md.set(ERROR_METADATA_KEY, Buffer.from(JSON.stringify(body)));
     return { code: KIND_TO_STATUS[err.kind], details: body.message, metadata: md };
   }
+  if (isDependencyUnavailable(err)) return { code: status.UNAVAILABLE, details: DEPENDENCY_UNAVAILABLE };
   return { code: status.INTERNAL, details: 'Internal error' };
 }
 
