@@ -4,6 +4,7 @@ import { createLogger } from '@sluice/logging';
 import { migrate, openStore, type MikroORM } from '@sluice/store';
 import { createTestDatabase, type TestDatabase } from '@sluice/testing';
 import { GATEWAY_SCHEMA, migrations } from '../src/store/migrations.js';
+import { PostgresIdempotencyStore, type StoredResponse } from '../src/store/idempotency.repository.js';
 import tokensRoutes from '../src/routes/tokens.routes.js';
 import { basic, startIdentity, type IdentityHarness } from './support/identity.js';
 import { testRoutes, type TestRouteState } from './support/test-routes.js';
@@ -306,6 +307,90 @@ describe('Idempotency-Key on a real route (POST /tokens, identity behind it)', (
     expect(b.headers['idempotent-replayed']).toBeUndefined();
     expect(b.json().id).not.toBe(a.json().id);
     expect(await tokensOf(platformB)).toEqual([...beforeB, b.json().id].sort());
+  });
+});
+
+/**
+ * The real Postgres store whose writes of an outcome fail while `down` is set, as they do while
+ * the database is unreachable (the claim went through before the outage began).
+ */
+class OutageStore extends PostgresIdempotencyStore {
+  down = false;
+  failedWrites = 0;
+  private check(): void {
+    if (this.down) {
+      this.failedWrites++;
+      throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    }
+  }
+  override async complete(platformId: string, key: string, owner: string, res: StoredResponse): Promise<void> {
+    this.check();
+    return super.complete(platformId, key, owner, res);
+  }
+  override async release(platformId: string, key: string, owner: string): Promise<void> {
+    this.check();
+    return super.release(platformId, key, owner);
+  }
+}
+
+describe('Idempotency-Key when its outcome cannot be recorded (the database went away mid-request)', () => {
+  let store: OutageStore;
+  let g: Harness;
+  beforeAll(async () => {
+    store = new OutageStore(orm, { ttlMs: 86_400_000, leaseMs: 60_000 });
+    g = await startGateway(idp.address, { test: testRoutes(state) }, {}, { orm, idempotencyStore: store });
+  });
+  afterAll(async () => {
+    store.down = false;
+    await g?.close();
+  });
+  const send = (url: string, payload: unknown, key: string) =>
+    g.app.inject({ method: 'POST', url: `${API}${url}`, headers: { ...authA, 'idempotency-key': key }, payload: payload as never });
+  const until = async (what: () => Promise<boolean>) => {
+    for (let i = 0; i < 100 && !(await what()); i++) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  it('the unrecorded answer does not go out: 503 with Retry-After, 409 while it is unrecorded, then the first answer replayed', async () => {
+    const key = `k-${newId('Request')}`;
+    const calls = state.widgetCalls;
+    store.down = true;
+    const first = await send('/widgets', widget, key);
+    expect(first.statusCode).toBe(503);
+    expect(first.headers['retry-after']).toBe('1');
+    expect(first.headers.location).toBeUndefined();
+    expect(first.json()).toEqual({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The service is temporarily unavailable; retry later',
+    });
+    expect(state.widgetCalls).toBe(calls + 1); // the operation ran
+    const meanwhile = await send('/widgets', widget, key);
+    expect(meanwhile.statusCode).toBe(409);
+    expect(meanwhile.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_PROGRESS' });
+    expect(store.failedWrites).toBeGreaterThanOrEqual(1);
+    store.down = false;
+    await until(async () => (await row(key))?.state === 'COMPLETED');
+    expect(await row(key)).toEqual({ state: 'COMPLETED', response_status: 201 });
+    const replay = await send('/widgets', widget, key);
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toMatchObject({ ...widget, call: calls + 1 });
+    expect(state.widgetCalls).toBe(calls + 1); // and ran once
+  });
+
+  it('a release that failed is retried: the key is free as soon as the database is back, not after the lease', async () => {
+    const key = `k-${newId('Request')}`;
+    state.flakyCalls = 0;
+    store.down = true;
+    const first = await send('/flaky', {}, key);
+    expect(first.statusCode).toBe(503);
+    expect(await row(key)).toMatchObject({ state: 'IN_PROGRESS' });
+    store.down = false;
+    await until(async () => (await row(key)) === undefined);
+    expect(await row(key)).toBeUndefined();
+    const retry = await send('/flaky', {}, key);
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json()).toEqual({ call: 2 });
   });
 });
 

@@ -8,7 +8,7 @@ import {
   type RequestFingerprint,
 } from '../domain/idempotency.js';
 import type { IdempotencyStore } from '../store/idempotency.repository.js';
-import { HttpError } from './error-mapping.js';
+import { genericError, HttpError } from './error-mapping.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -22,7 +22,18 @@ interface State {
   key: string;
   request: RequestFingerprint;
   claimed: boolean;
+  /** When the claim was taken (ms): its lease runs out `leaseMs` later. */
+  claimedAt: number;
   finished: boolean;
+}
+
+/** How a claimed key's outcome is retried when the store could not record it at once. */
+export interface IdempotencyRecording {
+  /** The claim's lease (IDEMPOTENCY_LEASE_MS): after it another request may take the key over, so retrying stops. */
+  leaseMs: number;
+  /** First pause between retries; doubles up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
 }
 
 type WithState = FastifyRequest & { [kState]?: State };
@@ -46,8 +57,48 @@ function idempotencyScope(request: FastifyRequest): string {
  *   releases the claim (5xx, 429, 400 and the rest of isReplayable) so the same key can be retried.
  * A process that dies mid-request leaves a claim that expires after
  * IDEMPOTENCY_LEASE_MS; then a retry with the same request takes it over.
+ *
+ * When the store cannot record the outcome (the database is unreachable at that moment), a key
+ * must still never be answered two ways: a response that is not stored does not go out. The
+ * client gets 503 SERVICE_UNAVAILABLE with `Retry-After` instead, and this process keeps trying to
+ * store the real response in the background until the claim's lease runs out. Its retries meanwhile
+ * get 409 IDEMPOTENCY_KEY_IN_PROGRESS, then the stored response once it is recorded. Only if this
+ * process dies before that does the lease run out and a retry run the operation again (services
+ * execute each operation once, so that retry answers with the state the first run left). A release
+ * that fails is retried the same way, so the key is free again as soon as the database is back
+ * instead of after the lease. Closing the app waits for these retries (each ends by its lease).
  */
-export function registerIdempotency(scope: FastifyInstance, store: IdempotencyStore, logger: Logger): void {
+export function registerIdempotency(
+  scope: FastifyInstance,
+  store: IdempotencyStore,
+  logger: Logger,
+  recording: IdempotencyRecording,
+): void {
+  const backoffMs = recording.backoffMs ?? 100;
+  const maxBackoffMs = recording.maxBackoffMs ?? 2_000;
+  const pending = new Set<Promise<void>>();
+  /** Retries `write` until it succeeds or `deadline` (ms) passes. */
+  const retryInBackground = (what: string, key: string, deadline: number, write: () => Promise<void>) => {
+    const run = (async () => {
+      for (let pause = backoffMs; Date.now() + pause < deadline; pause = Math.min(maxBackoffMs, pause * 2)) {
+        await new Promise((r) => setTimeout(r, pause));
+        try {
+          await write();
+          logger.info({ idempotencyKey: key }, `Idempotency-Key ${what} recorded after a retry`);
+          return;
+        } catch {
+          // still unreachable: the next pause
+        }
+      }
+      logger.error({ idempotencyKey: key }, `could not record the Idempotency-Key ${what} before its lease ran out`);
+    })();
+    pending.add(run);
+    void run.finally(() => pending.delete(run));
+  };
+  scope.addHook('onClose', async () => {
+    await Promise.all([...pending]);
+  });
+
   scope.addHook('preValidation', async (request: FastifyRequest) => {
     // Unauthenticated routes (device-code redeem) have no caller to scope a key to.
     if (request.method !== 'POST' || request.routeOptions.config.auth === 'none') return;
@@ -60,6 +111,7 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
       key,
       request: fingerprint(request.method, request.url, request.body),
       claimed: false,
+      claimedAt: 0,
       finished: false,
     };
   });
@@ -81,6 +133,7 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
     switch (outcome.kind) {
       case 'claimed':
         state.claimed = true;
+        state.claimedAt = Date.now();
         return;
       case 'replay':
         reply.code(outcome.status).headers({ ...outcome.headers, [REPLAYED_HEADER]: 'true' });
@@ -113,24 +166,36 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
     const status = reply.statusCode;
     const storable =
       payload === null || payload === undefined || typeof payload === 'string' || Buffer.isBuffer(payload);
-    try {
-      if (isReplayable(status) && storable) {
-        const headers: Record<string, string> = {};
-        for (const h of KEPT_HEADERS) {
-          const v = reply.getHeader(h);
-          if (v !== undefined) headers[h] = String(v);
-        }
-        await store.complete(idempotencyScope(request), state.key, request.id, {
-          status,
-          headers,
-          body: payload === null || payload === undefined ? '' : payload.toString(),
-        });
-      } else {
-        await store.release(idempotencyScope(request), state.key, request.id);
+    const scopeId = idempotencyScope(request);
+    const deadline = state.claimedAt + recording.leaseMs;
+    if (isReplayable(status) && storable) {
+      const headers: Record<string, string> = {};
+      for (const h of KEPT_HEADERS) {
+        const v = reply.getHeader(h);
+        if (v !== undefined) headers[h] = String(v);
       }
+      const response = { status, headers, body: payload === null || payload === undefined ? '' : payload.toString() };
+      const write = () => store.complete(scopeId, state.key, request.id, response);
+      try {
+        await write();
+        return payload;
+      } catch (err) {
+        // The operation happened but its answer is not stored: it must not go out, or a replay
+        // could answer otherwise. 503 now; the stored answer replays once the background write lands.
+        logger.error({ err, status }, 'could not record the Idempotency-Key response; answering 503 and retrying');
+        retryInBackground('response', state.key, deadline, write);
+        const body = genericError(503);
+        reply.code(503).header('retry-after', '1').header('content-type', 'application/json; charset=utf-8');
+        reply.removeHeader('location');
+        return JSON.stringify(body);
+      }
+    }
+    const release = () => store.release(scopeId, state.key, request.id);
+    try {
+      await release();
     } catch (err) {
-      // The operation happened; the response still goes out. The claim expires after the lease.
-      logger.error({ err, status }, 'could not record the Idempotency-Key outcome');
+      logger.error({ err, status }, 'could not release an Idempotency-Key; retrying');
+      retryInBackground('release', state.key, deadline, release);
     }
     return payload;
   });
@@ -140,8 +205,10 @@ export function registerIdempotency(scope: FastifyInstance, store: IdempotencySt
     const state = (request as WithState)[kState];
     if (!state?.claimed || state.finished) return;
     state.finished = true;
-    await store
-      .release(idempotencyScope(request), state.key, request.id)
-      .catch((err: unknown) => logger.error({ err }, 'could not release an Idempotency-Key'));
+    const release = () => store.release(idempotencyScope(request), state.key, request.id);
+    await release().catch((err: unknown) => {
+      logger.error({ err }, 'could not release an Idempotency-Key; retrying');
+      retryInBackground('release', state.key, state.claimedAt + recording.leaseMs, release);
+    });
   });
 }

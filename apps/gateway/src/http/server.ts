@@ -255,7 +255,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
         },
       );
       refuseUnexpectedBodies(api);
-      registerIdempotency(api, idempotencyStore, logger);
+      registerIdempotency(api, idempotencyStore, logger, { leaseMs: config.IDEMPOTENCY_LEASE_MS });
       registerCursors(api, cursors);
       for (const [name, module] of Object.entries(parts.routes)) {
         await api.register(async (scope) => {
