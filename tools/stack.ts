@@ -37,7 +37,7 @@ import {
 } from './lib/bootstrap.js';
 import { safeUrl } from './lib/preflight.js';
 import { isPortFree, listenerOf, pickFreePort } from './lib/ports.js';
-import { startBalancer, type Balancer } from './lib/balancer.js';
+import { startBalancer, type Balancer } from '@sluice/testing';
 
 /** The REST API version segment every public path starts with. */
 export const API_VERSION = '2025-10-13';
@@ -347,7 +347,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   );
   type Unit = (typeof units)[number];
   const unitOf = (key: string): Unit => units.find((u) => u.key === key)!;
-  /** Gateway replicas are reached through a TCP balancer on the gateway port (tools/lib/balancer.ts). */
+  /** Gateway replicas are reached through a TCP balancer on the gateway port (libs/testing/src/balancer.ts). */
   const balanced = apps.includes('gateway') && replicas.gateway > 1;
   let balancer: Balancer | undefined;
   /** The list-cursor key the gateway replicas of this stack share. */

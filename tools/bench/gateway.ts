@@ -94,7 +94,7 @@ export async function startGatewaySystem(o: {
   appEnv?: StackOptions['appEnv'];
   /**
    * The database and NATS addresses the processes are given, when they differ from the ones
-   * the bench checks through (a forwarder the resilience runs interrupt: tools/lib/balancer.ts).
+   * the bench checks through (a forwarder the resilience runs interrupt: libs/testing/src/balancer.ts).
    */
   appDatabaseUrl?: string;
   appNatsUrl?: string;

@@ -27,7 +27,7 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { performance } from 'node:perf_hooks';
-import { dropStreams } from '@sluice/testing';
+import { dropStreams, startBalancer, type Balancer } from '@sluice/testing';
 import { parseExposition, sumOf } from '@sluice/metrics';
 import { startGatewaySystem, type GatewaySystem, type HttpResponse } from '../bench/gateway.js';
 import {
@@ -40,7 +40,6 @@ import {
   type Settlement,
 } from '../bench/system.js';
 import type { PairOutcome } from '../bench/stats.js';
-import { startBalancer, type Balancer } from '../lib/balancer.js';
 import { APPS, type AppName } from '../stack.js';
 
 export type ChaosMode = 'kill' | 'rolling' | 'outage';

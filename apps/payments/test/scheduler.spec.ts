@@ -12,6 +12,7 @@ import {
   eventually,
   natsUrl,
   queriesDuring,
+  startBalancer,
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
@@ -224,6 +225,60 @@ describe('JobScheduler', () => {
     ).rows[0];
     expect(row).toMatchObject({ attempts: 3, last_error: 'boom 3' });
     expect(row.failed_at).not.toBeNull();
+  });
+
+  it('a failure it could not record (the database went away) is recorded once the database is back: the job reruns after its retry pause, not its lease', async () => {
+    // The replica reaches Postgres through a forwarder that can cut it off (as a Postgres restart does).
+    const target = new URL(db.url);
+    const link = await startBalancer({ host: '127.0.0.1', port: 0, targets: [Number(target.port || 5432)] });
+    const viaLink = new URL(db.url);
+    viaLink.host = `127.0.0.1:${link.port}`;
+    const orm = await openStore({
+      databaseUrl: viaLink.toString(),
+      schema: 'payments',
+      entities: [],
+      migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],
+      poolMax: 2,
+    });
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    let calls = 0;
+    const s = new JobScheduler(orm, clock, { retryBaseMs: 1_000, leaseMs: 600_000, logger }).registerLeased(
+      'outage',
+      async () => {
+        calls++;
+        // The job's call fails because the database went away meanwhile, and so does the write of its failure.
+        if (calls === 1) link.interrupt();
+        throw new Error(`call failed ${calls}`);
+      },
+    );
+    try {
+      await s.schedule({ kind: 'outage', id: 'outage:1' });
+      const ran = s.runDue();
+      await ran;
+      const held = (
+        await sql.query(`SELECT locked_until, last_error FROM payments.scheduled_jobs WHERE id = 'outage:1'`)
+      ).rows[0];
+      // still under its ten-minute lease, its failure unrecorded
+      expect(held).toEqual({ locked_until: new Date(clock.now().getTime() + 600_000), last_error: null });
+      link.restore();
+      await eventually(async () => {
+        const r = (
+          await sql.query(`SELECT locked_until, last_error, run_at FROM payments.scheduled_jobs WHERE id = 'outage:1'`)
+        ).rows[0];
+        expect(r.locked_until).toBeNull();
+        expect(r.last_error).toBe('call failed 1');
+        expect(new Date(r.run_at).getTime()).toBe(clock.now().getTime() + 1_000);
+        return true;
+      }, 5_000);
+      clock.advance(1_000);
+      await s.runDue();
+      expect(calls).toBe(2);
+    } finally {
+      link.restore();
+      await s.stop();
+      await orm.close();
+      await link.close();
+    }
   });
 
   it('survives a restart: a job scheduled by one instance is run by a new one started later, via the poll loop', async () => {

@@ -3,7 +3,7 @@ import { ManualClock, idUuid, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { EVENT_TABLES_MIGRATIONS } from '@sluice/events';
-import { createTestDatabase, type TestDatabase } from '@sluice/testing';
+import { createTestDatabase, eventually, startBalancer, type TestDatabase } from '@sluice/testing';
 import { DeliveryWorker } from '../src/app/delivery.worker.js';
 import type { WebhookSender, WebhookTargetSource } from '../src/app/ports.js';
 import { HttpWebhookSender } from '../src/clients/http-webhook.sender.js';
@@ -258,5 +258,55 @@ describe('delivery leases', () => {
     expect((await rowsOf(platformId)).map((r) => [r.status, r.attempt_count, r.lease_owner])).toEqual(
       webhookIds.map(() => ['DELIVERED', 1, null]),
     );
+  });
+  it('a lane whose record failed (the database went away mid-attempt) gives its webhooks back once the database is back, not a lease later', async () => {
+    const t0 = Date.parse('2026-03-01T12:00:00.000Z');
+    const clock = new ManualClock(t0);
+    const platformId = newId('Platform');
+    endpoints.set(platformId, receiver.url('/outage'));
+    const webhookIds = await pending(platformId, 3, new Date(t0 - 60_000));
+    // This worker reaches Postgres through a forwarder that can cut it off (as a Postgres restart does).
+    const link = await startBalancer({ host: '127.0.0.1', port: 0, targets: [Number(new URL(db.url).port || 5432)] });
+    const viaLink = new URL(db.url);
+    viaLink.host = `127.0.0.1:${link.port}`;
+    const orm = await openStore({
+      databaseUrl: viaLink.toString(),
+      schema: 'webhooks',
+      entities: [],
+      migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],
+      poolMax: 2,
+    });
+    const sender = new HeldSender();
+    const w = worker(orm, clock, sender, 'cut-off', 1);
+    try {
+      expect(await w.claimOnce()).toBe(3);
+      const first = await sender.attempt(w, 1);
+      expect(first.webhookId).toBe(webhookIds[0]);
+      // The endpoint answers, but the database is gone before the attempt is recorded: the lane fails.
+      link.interrupt();
+      first.answer(true);
+      await w.idle();
+      expect((await rowsOf(platformId)).map((r) => [r.status, r.lease_owner])).toEqual(
+        webhookIds.map(() => ['PENDING', 'cut-off']),
+      );
+      link.restore();
+      // Given back within the retry pauses, due 5 s (targetRetryMs) later, not after the 31 s lease.
+      await eventually(async () => (await rowsOf(platformId)).every((r) => r.lease_owner === null), 5_000);
+      const rows = await ormB.em
+        .fork()
+        .execute<{ next_attempt_at: string; attempt_count: number }[]>(
+          'SELECT next_attempt_at, attempt_count FROM webhook_deliveries WHERE platform_id = ? ORDER BY seq',
+          [platformId],
+        );
+      expect(rows.map((r) => [Date.parse(r.next_attempt_at) - t0, r.attempt_count])).toEqual(
+        webhookIds.map(() => [5_000, 0]),
+      );
+    } finally {
+      link.restore();
+      sender.close();
+      await w.stop();
+      await orm.close();
+      await link.close();
+    }
   });
 });

@@ -12,3 +12,4 @@ export * from './fields.js';
 export * from './external-accounts.js';
 export * from './wallet-addresses.js';
 export * from './unavailable.js';
+export * from './lease-writes.js';

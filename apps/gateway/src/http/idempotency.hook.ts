@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, invalidInput } from '@sluice/core';
+import { DomainError, invalidInput, LeaseWrites } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import {
   fingerprint,
@@ -31,7 +31,7 @@ interface State {
 export interface IdempotencyRecording {
   /** The claim's lease (IDEMPOTENCY_LEASE_MS): after it another request may take the key over, so retrying stops. */
   leaseMs: number;
-  /** First pause between retries; doubles up to `maxBackoffMs`. */
+  /** First pause between retries (default 100 ms); doubles up to `maxBackoffMs` (default 2 s). */
   backoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -74,30 +74,15 @@ export function registerIdempotency(
   logger: Logger,
   recording: IdempotencyRecording,
 ): void {
-  const backoffMs = recording.backoffMs ?? 100;
-  const maxBackoffMs = recording.maxBackoffMs ?? 2_000;
-  const pending = new Set<Promise<void>>();
-  /** Retries `write` until it succeeds or `deadline` (ms) passes. */
-  const retryInBackground = (what: string, key: string, deadline: number, write: () => Promise<void>) => {
-    const run = (async () => {
-      for (let pause = backoffMs; Date.now() + pause < deadline; pause = Math.min(maxBackoffMs, pause * 2)) {
-        await new Promise((r) => setTimeout(r, pause));
-        try {
-          await write();
-          logger.info({ idempotencyKey: key }, `Idempotency-Key ${what} recorded after a retry`);
-          return;
-        } catch {
-          // still unreachable: the next pause
-        }
-      }
-      logger.error({ idempotencyKey: key }, `could not record the Idempotency-Key ${what} before its lease ran out`);
-    })();
-    pending.add(run);
-    void run.finally(() => pending.delete(run));
-  };
-  scope.addHook('onClose', async () => {
-    await Promise.all([...pending]);
-  });
+  const writes = new LeaseWrites(recording);
+  /** Retries `write` until it lands or the claim's lease ends (`deadline`). */
+  const retryInBackground = (what: string, key: string, deadline: number, write: () => Promise<void>) =>
+    void writes.retry(write, deadline).then((landed) =>
+      landed
+        ? logger.info({ idempotencyKey: key }, `Idempotency-Key ${what} recorded after a retry`)
+        : logger.error({ idempotencyKey: key }, `could not record the Idempotency-Key ${what} before its lease ran out`),
+    );
+  scope.addHook('onClose', () => writes.drain());
 
   scope.addHook('preValidation', async (request: FastifyRequest) => {
     // Unauthenticated routes (device-code redeem) have no caller to scope a key to.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
-import type { Clock } from '@sluice/core';
+import { LeaseWrites, type Clock } from '@sluice/core';
 import { NotifiedLoop } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import { DELAY_BUCKETS, type Metrics } from '@sluice/metrics';
@@ -185,6 +185,11 @@ export class JobScheduler implements Worker {
   /** The earliest retry a failed job of the current pass was given (the loop wakes for it). */
   private retryAt: number | undefined;
   private readonly metrics: ReturnType<typeof schedulerMetrics> | undefined;
+  /**
+   * A failure whose record could not be written (the database went away) is written again until
+   * the job's lease ends, so the job runs again after its retry pause instead of after the lease.
+   */
+  private readonly failureWrites = new LeaseWrites();
 
   constructor(
     private readonly orm: MikroORM,
@@ -327,12 +332,13 @@ export class JobScheduler implements Worker {
       [now, kindsJson, now, this.batchSize, new Date(now.getTime() + this.leaseMs), token, kindsJson],
     );
     const rows = result.filter((r): r is JobRow & { next_at: Date | string | null } => r.id != null);
+    const leaseEnd = Date.now() + this.leaseMs;
     const nextAt = result[0]?.next_at ? new Date(result[0].next_at).getTime() : undefined;
     // At most `concurrency` at once: the claimed rest waits its turn under its lease.
     let done = 0;
     let next = 0;
     const lane = async () => {
-      while (next < rows.length) if (await this.runOne(rows[next++]!)) done++;
+      while (next < rows.length) if (await this.runOne(rows[next++]!, leaseEnd)) done++;
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
     return { claimed: rows.length, done, nextAt };
@@ -356,18 +362,18 @@ export class JobScheduler implements Worker {
     );
   }
 
-  private async runOne(row: JobRow): Promise<boolean> {
+  private async runOne(row: JobRow, leaseEnd: number): Promise<boolean> {
     const kind = { kind: row.kind };
     this.metrics?.delay.observe(kind, Math.max(0, this.clock.now().getTime() - new Date(row.run_at).getTime()) / 1000);
     const stopTimer = this.metrics?.duration.startTimer(kind);
-    const done = await this.attempt(row);
+    const done = await this.attempt(row, leaseEnd);
     stopTimer?.();
     this.metrics?.jobs.inc({ ...kind, outcome: done });
     return done === 'done';
   }
 
   /** Runs a claimed job: `done`, `lost` (its lease was taken over), or failed (`retry`, `dead`). */
-  private async attempt(row: JobRow): Promise<'done' | 'lost' | 'retry' | 'dead'> {
+  private async attempt(row: JobRow, leaseEnd: number): Promise<'done' | 'lost' | 'retry' | 'dead'> {
     const registered = this.handlers.get(row.kind);
     try {
       if (!registered) throw new Error(`no handler for job kind ${row.kind}`);
@@ -398,9 +404,8 @@ export class JobScheduler implements Worker {
         { job: row.id, kind: row.kind, attempt: row.attempts, err },
         dead ? 'job dead' : 'job failed, will retry',
       );
-      await this.orm.em
-        .fork()
-        .execute(
+      const record = () =>
+        this.orm.em.fork().execute(
           `UPDATE scheduled_jobs SET locked_until = NULL, locked_by = NULL, last_error = ?, run_at = ?, failed_at = ?
            WHERE id = ? AND locked_by = ? AND done_at IS NULL`,
           [
@@ -410,8 +415,14 @@ export class JobScheduler implements Worker {
             row.id,
             row.locked_by,
           ],
-        )
-        .catch((e: unknown) => this.logger?.error({ job: row.id, err: e }, 'could not record job failure'));
+        );
+      await record().catch((e: unknown) => {
+        this.logger?.error({ job: row.id, err: e }, 'could not record job failure; retrying until its lease ends');
+        void this.failureWrites.retry(record, leaseEnd).then((landed) => {
+          if (!landed) this.logger?.error({ job: row.id }, 'job failure not recorded; it runs again after its lease');
+          else this.loop.nudge(); // a pass now sees the job's retry time and wakes for it
+        });
+      });
       return dead ? 'dead' : 'retry';
     }
   }
@@ -435,6 +446,7 @@ export class JobScheduler implements Worker {
 
   async stop(): Promise<void> {
     await this.loop.stop();
+    await this.failureWrites.drain();
   }
 
   /** True while it receives the notifications of new jobs (and so does not poll). */

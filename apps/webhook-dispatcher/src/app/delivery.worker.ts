@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { newId, PollLoop } from '@sluice/core';
+import { LeaseWrites, newId, PollLoop } from '@sluice/core';
 import { withContext } from '@sluice/logging';
 import { withTraceparent } from '@sluice/tracing';
 import { transactional, type EntityManager } from '@sluice/store';
@@ -85,7 +85,10 @@ function deliveryMetrics(metrics: Metrics) {
  * successful renewal, so it ends (HTTP timeout) before its lease does, and no
  * other worker can attempt the same webhook meanwhile. A lane that finds a
  * delivery no longer held (it stalled past its lease and the platform was
- * taken over) stops and gives back the rest.
+ * taken over) stops and gives back the rest. A lane that fails (the database went away while it
+ * recorded an attempt) gives back what it still holds, due after `targetRetryMs`, retrying that
+ * write until the lease would have ended: the platform's webhooks go out again seconds after the
+ * database is back, not a lease later (the failed attempt's webhook may go twice: at least once).
  */
 export class DeliveryWorker {
   private readonly loop: PollLoop;
@@ -99,6 +102,8 @@ export class DeliveryWorker {
   /** Wakes the loop when the next delivery falls due (between notifications and safety polls). */
   private dueTimer: NodeJS.Timeout | undefined;
   private readonly metrics: ReturnType<typeof deliveryMetrics> | undefined;
+  /** Releases of a failed lane's deliveries that could not be written at once (the database went away). */
+  private readonly releases = new LeaseWrites();
 
   constructor(private readonly o: DeliveryWorkerOptions) {
     this.owner = o.owner ?? `worker:${randomUUID()}`;
@@ -161,6 +166,7 @@ export class DeliveryWorker {
     clearTimeout(this.dueTimer);
     await this.loop.stop();
     await this.idle();
+    await this.releases.drain();
   }
 
   /** Waits for the lanes started so far to finish. */
@@ -188,8 +194,12 @@ export class DeliveryWorker {
       byPlatform.set(d.platformId, list);
     }
     for (const [platformId, deliveries] of byPlatform) {
+      const leaseEnd = Date.now() + this.leaseMs;
       const lane: Promise<void> = withContext({ platformId }, () => this.runLane(platformId, deliveries))
-        .catch((err) => this.o.logger.error({ err, platformId }, 'webhook lane failed'))
+        .catch((err) => {
+          this.o.logger.error({ err, platformId }, 'webhook lane failed; giving its deliveries back');
+          this.giveBack(deliveries.map((d) => d.id), leaseEnd);
+        })
         .finally(() => {
           this.lanes.delete(lane);
           this.loop.nudge();
@@ -197,6 +207,26 @@ export class DeliveryWorker {
       this.lanes.add(lane);
     }
     return claimed.length;
+  }
+
+  /**
+   * Gives a failed lane's deliveries back (those it still holds; recorded ones are not leased), due
+   * after `targetRetryMs`, retried until the lease would have ended (`leaseEnd`, wall clock).
+   */
+  private giveBack(ids: string[], leaseEnd: number): void {
+    const release = () =>
+      transactional(this.o.orm, (em) => {
+        const now = this.o.clock.now();
+        return this.o.repo.release(em, ids, this.owner, now, new Date(now.getTime() + (this.o.targetRetryMs ?? 5000)));
+      });
+    void release().then(
+      () => this.loop.nudge(),
+      () =>
+        void this.releases.retry(release, leaseEnd).then((landed) => {
+          if (landed) this.loop.nudge();
+          else this.o.logger.error({ deliveries: ids.length }, 'failed lane not given back; its leases run out');
+        }),
+    );
   }
 
   /** Deletes finished deliveries past the retention period, in batches; returns how many. */
