@@ -20,8 +20,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { TObject } from '@sinclair/typebox';
-import { defaultMetricsPort, loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
+import { Type, type TObject } from '@sinclair/typebox';
+import { commonConfig, databaseConfig, defaultMetricsPort, loadConfig, SERVICE_PORTS, type ServiceName } from '@sluice/config';
 import { tracingSettings } from '@sluice/tracing';
 import { appConfigSchema } from '../../tools/lib/app-config.js';
 import { APPS, grpcUrlVariable, type AppName } from '../../tools/stack.js';
@@ -148,11 +148,15 @@ function containerEnv(
 }
 
 /** Validates an environment against a config schema (throws ConfigError naming the variables). */
-function expectValidConfig(schema: TObject, env: Record<string, string>, where: string) {
+/** What `main.mjs migrate` reads (libs/runtime): the database settings alone. */
+const MIGRATE_SCHEMA = Type.Object({ ...commonConfig, ...databaseConfig });
+
+/** Every variable is one the app reads, and `loads` (the app's schema, or what its command reads) accepts them. */
+function expectValidConfig(schema: TObject, env: Record<string, string>, where: string, loads: TObject = schema) {
   // OTEL_* are read by the OpenTelemetry SDK and libs/tracing, not by the app's schema (docs/configuration.md).
   const unknown = Object.keys(env).filter((k) => !(k in schema.properties) && !k.startsWith('OTEL_'));
   expect(unknown, `${where} sets variables the app does not read`).toEqual([]);
-  expect(() => loadConfig(schema, env), where).not.toThrow();
+  expect(() => loadConfig(loads, env), where).not.toThrow();
 }
 
 const schemas = {} as Record<AppName, TObject>;
@@ -200,6 +204,11 @@ describe('kubernetes base', () => {
     const migrate = job!.spec.template.spec.containers[0];
     expect(migrate.image).toBe(`sluice/${app}`);
     expect(migrate.command).toEqual(['node', 'main.mjs', 'migrate']);
+    // `migrate` reads only the database settings: the Job is given no other secret (no master key).
+    const secrets = (migrate.env ?? [])
+      .filter((e: { valueFrom?: { secretKeyRef?: unknown } }) => e.valueFrom?.secretKeyRef)
+      .map((e: { name: string }) => e.name);
+    expect(secrets).toEqual(['DATABASE_URL']);
     // The Service selects the serving pods only, never the Job's.
     const podLabels = dep!.spec.template.metadata.labels;
     for (const [k2, v] of Object.entries(svc!.spec.selector)) expect(podLabels[k2]).toBe(v);
@@ -272,7 +281,7 @@ describe('kubernetes base', () => {
     const job = find(base.resources, 'Job', `${app}-migrate`)!;
     const env = containerEnv(dep.spec.template.spec.containers[0], base);
     expectValidConfig(schema, env, `Deployment ${app}`);
-    expectValidConfig(schema, containerEnv(job.spec.template.spec.containers[0], base), `Job ${app}-migrate`);
+    expectValidConfig(schema, containerEnv(job.spec.template.spec.containers[0], base), `Job ${app}-migrate`, MIGRATE_SCHEMA);
     // Everything that must not be left to its local default in a cluster is set.
     expect(env.DATABASE_URL, 'DATABASE_URL').toBeDefined();
     expect(
