@@ -31,7 +31,7 @@ export const TOOLING_VARIABLES: { name: string; default: string; description: st
     name: 'STACK_REPLICAS',
     default: '1',
     description:
-      "processes per app (1–16). With 2 or more, each backend's `<SERVICE>_GRPC_URL` lists every replica (`ip:port,ip:port`, balanced round robin by the callers), the replicas after the first take free ports, and the gateway port is served by a TCP balancer that spreads connections over the gateway replicas (the local stand-in for a Kubernetes Service); the gateway replicas then share one `CURSOR_SIGNING_KEY` (random per start unless set), so a list cursor from one works on the other.",
+      "processes per app (1–16). With 2 or more, each backend's `<SERVICE>_GRPC_URL` lists every replica (`ip:port,ip:port`, balanced round robin by the callers), the replicas after the first take free ports, and the gateway port is served by a TCP balancer that spreads connections over the gateway replicas (the local stand-in for a Kubernetes Service); the gateway replicas then share one `CURSOR_SIGNING_KEY` (random per start unless set), so a list cursor from one works on the other; and the replicas of an app share one process's connections (`DATABASE_POOL_MAX` of each is 10 ÷ replicas, at least 4, unless set; payments' `JOB_CONCURRENCY` follows), so the stack fits the same Postgres.",
   },
   {
     name: 'SANDBOX_PLATFORM_CREDENTIALS',
