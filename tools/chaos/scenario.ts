@@ -236,8 +236,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           else if (r !== 'network' && r.status === 503 && !r.retryAfter)
             badOutageAnswers.push(`${method} ${path}: 503 without Retry-After`);
         }
-        // 409: the key's first request is still in flight (or its crashed gateway's lease has not run out).
-        const transient = typeof r === 'string' || r.status >= 500 || r.status === 409;
+        // 409 IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still in flight (or its crashed
+        // gateway's lease has not run out). Another 409 (QUOTE_EXPIRED, ...) is a final answer.
+        const transient =
+          typeof r === 'string' || r.status >= 500 || (r.status === 409 && r.json?.code === 'IDEMPOTENCY_KEY_IN_PROGRESS');
         if (!transient) {
           if (attempt > 1) firstAttemptFailures++;
           const final = r as HttpResponse;
@@ -528,7 +530,7 @@ function formatMixed(m: MixedFigures): string[] {
     `  customers: ${m.customers.attempted} created (${m.customers.created} answered 201); duplicated platformCustomerIds ${m.customers.duplicates}, without their accounts ${m.customers.withoutAccounts}`,
     `  transfers: ${m.transfers.attempted} sent, ${m.transfers.accepted} accepted; afterwards ${JSON.stringify(m.transfers.statuses)}`,
     `  signed wallet actions: ${w.signed.attempted} attempted, ${w.signed.accepted} accepted (${JSON.stringify(w.byKind)}), refused ${JSON.stringify(w.signed.refused)}; ` +
-      `${w.lostAndRestarted} consumed by a lost attempt and started again`,
+      `${w.lostAndRestarted} consumed by a lost attempt and started again; quotes expired before their execute: ${w.expiredBeforeExecuted}`,
     `  signed replays: ${w.replays.sent} sent, ${w.replays.refused} refused as reused, ${w.replays.sameExecution} answered the same execution, ${w.replays.acceptedTwice} accepted twice`,
     `  signing requests (wallet_auth): ${Object.entries(w.requests).map(([a, n]) => `${a} ${n.consumed}/${n.issued} consumed`).join(', ') || 'none'}; sessions ${w.sessions}`,
   ];
