@@ -1,8 +1,10 @@
 /**
- * The short, fixed-seed versions of `npm run chaos` (tools/chaos/): faults under a payment load
- * on the real processes, then the checks that matter — every accepted payment terminal, the
- * money reconciled against what clients were answered, every completed payment's webhook
- * delivered, every executed Idempotency-Key answering the same on replay.
+ * The short, fixed-seed versions of `npm run chaos` (tools/chaos/): faults under a mixed load
+ * (3 payers; one client each of customers, transfers and an embedded wallet's signed actions)
+ * on the real processes, then the checks that matter — every accepted payment and transfer
+ * terminal, the money reconciled against what clients were answered, every completed payment's
+ * webhook delivered, every Idempotency-Key answering the same on replay, each customer once,
+ * no signing request accepted twice.
  *
  * - rolling: two processes of every app, each restarted gracefully (SIGTERM) one at a time
  *   under load, as a Kubernetes rollout does: not one request may fail, even once;
@@ -27,6 +29,11 @@ async function run(o: Partial<ChaosOptions> & Pick<ChaosOptions, 'mode'>) {
     ...o,
   });
   process.stdout.write(`${formatChaos(result)}\n`);
+  // The mixed load ran too, and a replayed stamp was never accepted a second time.
+  expect(result.mixed.customers.created).toBeGreaterThan(0);
+  expect(result.mixed.transfers.accepted).toBeGreaterThan(0);
+  expect(result.mixed.wallet.signed.accepted).toBeGreaterThan(0);
+  expect(result.mixed.wallet.replays.acceptedTwice).toBe(0);
   return result;
 }
 

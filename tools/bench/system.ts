@@ -59,6 +59,24 @@ export function eurAccountInfo(index: number) {
   };
 }
 
+/**
+ * A USD external account of payer `index` (the chaos transfers' destination): its account
+ * number ends in 789, which the sandbox rail completes (docs/payments.md; 00x fail, 1xx pick
+ * the beneficiary verification).
+ */
+export function usdAccountInfo(index: number) {
+  return {
+    accountType: 'USD_ACCOUNT' as const,
+    accountNumber: `5550${String(index).padStart(4, '0')}789`,
+    routingNumber: '021000021',
+    beneficiary: {
+      beneficiaryType: 'INDIVIDUAL' as const,
+      fullName: `Bench Payee ${index}`,
+      address: { line1: '1 Main St', postalCode: '94105', country: 'US' },
+    },
+  };
+}
+
 export function databaseUrlFor(baseUrl: string, name: string): string {
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;
@@ -201,10 +219,10 @@ function perAccount(kind: string, items: string[]): string[] {
  * The money after the run, from the ledger and from payments, against what
  * the clients saw: every executed quote COMPLETED, no payment failed or left
  * in flight, each account's balance = funding − Σ sent of its COMPLETED
- * transactions = funding − Σ totalSendingAmount the clients were answered
- * (plus the executes answered with an error that went through anyway, which
- * are reported as a warning), no pending debits left, and ReconcileLedger
- * consistent.
+ * transactions = funding − Σ totalSendingAmount (for a transfer, which has
+ * no quote, its sent amount) the clients were answered (plus the executes
+ * answered with an error that went through anyway, which are reported as a
+ * warning), no pending debits left, and ReconcileLedger consistent.
  */
 export async function checkMoney(
   pool: pg.Pool,
@@ -214,7 +232,8 @@ export async function checkMoney(
 ): Promise<MoneyCheck> {
   const problems: string[] = [];
   const warnings: string[] = [];
-  const executed = outcomes.filter((o) => o.ok).map((o) => o.quoteId!);
+  // Transfers (no quote) count in what the clients were answered, not here.
+  const executed = outcomes.filter((o) => o.ok && o.quoteId).map((o) => o.quoteId!);
   const clientSent = sentByPayer(outcomes);
   const quotes = await pool.query<{ status: string; n: string }>(
     `SELECT status, count(*) AS n FROM payments.quotes WHERE id = ANY($1::text[]) GROUP BY status`,

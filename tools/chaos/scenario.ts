@@ -3,10 +3,17 @@
  * afterwards. One scenario runner for `npm run chaos` and for the short fixed-seed versions
  * in `npm test` (tests/e2e/resilience.spec.ts).
  *
- * The load: `clients` platform clients, each paying from its own funded account in a closed
- * loop (POST /quotes then POST /quotes/{id}/execute with an Idempotency-Key), as the benchmark
- * does (tools/bench/gateway.ts), and behaving as a platform's client should: a 5xx or a
- * broken connection is retried (an execute with the same key) until the answer is final.
+ * The load, every client behaving as a platform's client should: a 5xx, a 409 (key in flight)
+ * or a broken connection is retried (the same request, the same Idempotency-Key) until the
+ * answer is final.
+ * - `clients` payers, each paying from its own funded account in a closed loop (POST /quotes
+ *   then POST /quotes/{id}/execute, each with an Idempotency-Key), as the benchmark does
+ *   (tools/bench/gateway.ts);
+ * - `mixed` clients of each other kind (tools/chaos/mixed.ts): customers (POST /customers);
+ *   transfers (POST /transfer-out from a funded USD account of their own to a USD external
+ *   account); an embedded wallet's signed actions (a real session key, `@sluice/wallet-client`
+ *   stamps): its setting (PATCH /internal-accounts/{id}), a quote from it executed with a stamp,
+ *   a session refresh every third round, each accepted stamp replayed once more.
  *
  * The faults (`mode`):
  * - `kill`: SIGKILL a random process (every app, the gateway and the dispatcher included)
@@ -18,11 +25,16 @@
  *   the outage is a success or a 503 with Retry-After, never a 500 or a hang, and the
  *   services recover by themselves.
  *
- * Afterwards: every accepted payment reaches a terminal state and the money reconciles
- * (the benchmark's money check: balances = funding − completed payments = what clients were
- * answered, no hold left, ReconcileLedger consistent); every completed payment's
+ * Afterwards: every accepted payment and transfer reaches a terminal state and the money
+ * reconciles (the benchmark's money check over the payers, the transfer accounts and the
+ * wallets: balances = funding − completed payments and transfers = what clients were answered,
+ * no hold left, ReconcileLedger consistent); every completed outgoing transaction's
  * OUTGOING_PAYMENT webhook arrived at least once (duplicates counted, deduplicated by
- * `webhook-id`); a sample of executed Idempotency-Keys replayed gives the same answer.
+ * `webhook-id`); a sample of the Idempotency-Keys answered 2xx (every kind) replayed gives the
+ * same answer; each customer exists once per platformCustomerId, as answered, with its
+ * accounts; each transfer key made one transaction; no signing request was accepted twice
+ * (every accepted request id consumed, every replayed stamp refused or answering the same
+ * execution, one transaction per wallet quote, one session per consumed refresh).
  */
 import fc from 'fast-check';
 import pg from 'pg';
@@ -41,6 +53,7 @@ import {
 } from '../bench/system.js';
 import type { PairOutcome } from '../bench/stats.js';
 import { APPS, type AppName } from '../stack.js';
+import { mixedLoad, type MixedFigures } from './mixed.js';
 
 export type ChaosMode = 'kill' | 'rolling' | 'outage';
 
@@ -48,6 +61,8 @@ export interface ChaosOptions {
   mode: ChaosMode;
   /** Concurrent clients (each with its own payer). */
   clients: number;
+  /** Clients of each other kind beside them (customers, transfers, a wallet's signed actions: tools/chaos/mixed.ts); 0 for payments only. */
+  mixed: number;
   /** kill: how many SIGKILLs. */
   kills: number;
   /** kill: the pause before each kill is drawn from [min, max] ms. */
@@ -73,6 +88,7 @@ export interface ChaosOptions {
 
 export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'mode' | 'baseDatabaseUrl' | 'natsUrl' | 'log'> = {
   clients: 4,
+  mixed: 1,
   kills: 50,
   killGapMs: [200, 1500],
   replicas: 1,
@@ -106,6 +122,8 @@ export interface ChaosResult {
   settlement: Settlement;
   money: MoneyCheck;
   webhooks: { expected: number; received: number; duplicates: number; missing: number };
+  /** The mixed load's figures and checks (customers, transfers, signed wallet actions). */
+  mixed: MixedFigures;
   idempotency: { replayed: number; differing: string[] };
   /** Calls served per process since its last start: gRPC calls of a backend, HTTP requests of a gateway. */
   spread: Record<string, number>;
@@ -151,7 +169,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       prefix,
       timeScale: o.timeScale,
       logLevel: 'warn',
-      maxClients: o.clients,
+      maxClients: o.clients + 3 * o.mixed,
       webhooks: true,
       replicas: o.replicas,
       silent: !o.verbose,
@@ -182,7 +200,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     let firstAttemptFailures = 0;
     let failed = 0;
     const outcomes: PairOutcome[] = [];
-    const executed = new Map<string, string>(); // Idempotency-Key → the 200 body
+    /** Idempotency-Key → the request and its final 2xx answer (not a 202 challenge), for the replays. */
+    const answered = new Map<string, { method: string; path: string; body: unknown; text: string }>();
 
     /** One request, retried (same method, path, body and headers) until final; records every answer. */
     const request = async (
@@ -217,11 +236,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           else if (r !== 'network' && r.status === 503 && !r.retryAfter)
             badOutageAnswers.push(`${method} ${path}: 503 without Retry-After`);
         }
-        // 409: the key's first request is still in flight (or its crashed gateway's lease has not run out).
-        const transient = typeof r === 'string' || r.status >= 500 || r.status === 409;
+        // 409 IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still in flight (or its crashed
+        // gateway's lease has not run out). Another 409 (QUOTE_EXPIRED, ...) is a final answer.
+        const transient =
+          typeof r === 'string' || r.status >= 500 || (r.status === 409 && r.json?.code === 'IDEMPOTENCY_KEY_IN_PROGRESS');
         if (!transient) {
           if (attempt > 1) firstAttemptFailures++;
-          return r as HttpResponse;
+          const final = r as HttpResponse;
+          const key = headers['idempotency-key'];
+          if (key && method === 'POST' && final.status >= 200 && final.status < 300 && final.status !== 202)
+            answered.set(key, { method, path, body, text: final.text });
+          return final;
         }
         if (Date.now() - t0 > o.retryBudgetMs) {
           failed++;
@@ -271,7 +296,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         });
         return;
       }
-      executed.set(key, e.text);
       outcomes.push({
         ok: true,
         payer: payer.index,
@@ -282,13 +306,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       });
     };
 
+    const mixed = mixedLoad({ pool, request, mixed: o.mixed, outcomes });
+    const moneyPayers = [...payers, ...(await mixed.setup())];
+
     // The load runs until the faults are over (and a moment after, so recovery is exercised).
     let loadDone = false;
-    const load = Promise.all(
-      payers.map(async (payer, client) => {
+    const load = Promise.all([
+      ...payers.map(async (payer, client) => {
         for (let seq = 0; !loadDone; seq++) await pair(payer, client, seq);
       }),
-    );
+      ...mixed.loops(() => loadDone),
+    ]);
     const faults: string[] = [];
     const faulted = (apps: readonly AppName[]) => apps.filter((a) => !o.only || o.only.includes(a));
     await sleep(1500);
@@ -347,10 +375,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     loadDone = true;
     await load;
     const loadEnded = Date.now();
-    o.log(`faults over (${faults.length}); ${outcomes.length} payments attempted; waiting for settlement`);
+    o.log(`faults over (${faults.length}); ${outcomes.length} payments and transfers attempted; waiting for settlement`);
 
     const settlement = await awaitSettlement(pool, since, loadEnded, 120_000);
-    const money = await checkMoney(pool, sys, payers, outcomes);
+    const money = await checkMoney(pool, sys, moneyPayers, outcomes);
+    const mixedCheck = await mixed.check(sys.platformId);
 
     // Every completed payment's terminal webhook, at least once.
     const completed = await pool.query<{ id: string }>(
@@ -401,15 +430,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       missing: missing.length,
     };
 
-    // Replays: an executed key answers as it did the first time (a sample, at most 200).
+    // Replays: a key answered 2xx answers as it did the first time (a sample of every kind, at most 200;
+    // a signed request's key is replayed without its signature headers: the gateway's record answers).
     const differing: string[] = [];
-    const sample = [...executed.entries()].filter((_, i) => i % Math.max(1, Math.ceil(executed.size / 200)) === 0);
-    for (const [key, text] of sample) {
-      const quoteId = (JSON.parse(text) as { id: string }).id;
-      const r = await sys.call('POST', `/quotes/${encodeURIComponent(quoteId)}/execute`, undefined, {
-        'idempotency-key': key,
-      });
-      if (r.status !== 200 || r.text !== text) differing.push(`${key}: ${r.status} ${r.text.slice(0, 100)}`);
+    const sample = [...answered.entries()].filter((_, i) => i % Math.max(1, Math.ceil(answered.size / 200)) === 0);
+    for (const [key, a] of sample) {
+      const r = await sys.call(a.method, a.path, a.body, { 'idempotency-key': key });
+      if (r.text !== a.text) differing.push(`${key} (${a.method} ${routeOf(a.path)}): ${r.status} ${r.text.slice(0, 100)}`);
     }
 
     // How the calls spread over the processes (each process's own /metrics; restarted processes count
@@ -433,6 +460,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         ? [`${missing.length} completed payments never had their OUTGOING_PAYMENT.COMPLETED webhook${whereMissing}`]
         : []),
       ...differing.map((d) => `Idempotency-Key answered differently on replay: ${d}`),
+      ...mixedCheck.problems,
       ...badOutageAnswers.slice(0, 10),
       ...(failed ? [`${failed} requests still failing after ${o.retryBudgetMs} ms of retries: ${givenUp.join('; ')}`] : []),
       ...(o.mode === 'rolling' && firstAttemptFailures
@@ -456,6 +484,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       settlement,
       money,
       webhooks,
+      mixed: mixedCheck.figures,
       idempotency: { replayed: sample.length, differing },
       spread,
       problems,
@@ -481,6 +510,7 @@ export function formatChaos(r: ChaosResult): string {
     `  payments executed: ${r.payments}; after the load: ${JSON.stringify(r.settlement.statuses)}, drained in ${r.settlement.drainSec.toFixed(1)} s`,
     `  money: ${r.money.ok ? 'reconciled' : 'PROBLEMS'}; ReconcileLedger ${r.money.reconcile.consistent ? 'consistent' : 'INCONSISTENT'}${r.money.warnings.length ? `; ${r.money.warnings.join('; ')}` : ''}`,
     `  webhooks: ${r.webhooks.expected} payments completed, ${r.webhooks.missing} without their webhook; ${r.webhooks.received} distinct webhook-ids received, ${r.webhooks.duplicates} redeliveries`,
+    ...formatMixed(r.mixed),
     `  Idempotency-Keys replayed: ${r.idempotency.replayed}, answered differently: ${r.idempotency.differing.length}`,
     `  calls served per process (since its last start): ${Object.entries(r.spread).map(([u, n]) => `${u} ${n}`).join(', ')}`,
     r.problems.length ? `  PROBLEMS:\n${r.problems.map((p) => `    - ${p}`).join('\n')}` : '  no problem found',
@@ -492,4 +522,16 @@ function summarizeFaults(faults: readonly string[]): string {
   const by = new Map<string, number>();
   for (const f of faults) by.set(f, (by.get(f) ?? 0) + 1);
   return [...by.entries()].map(([f, n]) => (n > 1 ? `${f} ×${n}` : f)).join(', ');
+}
+
+function formatMixed(m: MixedFigures): string[] {
+  const w = m.wallet;
+  return [
+    `  customers: ${m.customers.attempted} created (${m.customers.created} answered 201); duplicated platformCustomerIds ${m.customers.duplicates}, without their accounts ${m.customers.withoutAccounts}`,
+    `  transfers: ${m.transfers.attempted} sent, ${m.transfers.accepted} accepted; afterwards ${JSON.stringify(m.transfers.statuses)}`,
+    `  signed wallet actions: ${w.signed.attempted} attempted, ${w.signed.accepted} accepted (${JSON.stringify(w.byKind)}), refused ${JSON.stringify(w.signed.refused)}; ` +
+      `${w.lostAndRestarted} consumed by a lost attempt and started again; quotes expired before their execute: ${w.expiredBeforeExecuted}`,
+    `  signed replays: ${w.replays.sent} sent, ${w.replays.refused} refused as reused, ${w.replays.sameExecution} answered the same execution, ${w.replays.acceptedTwice} accepted twice`,
+    `  signing requests (wallet_auth): ${Object.entries(w.requests).map(([a, n]) => `${a} ${n.consumed}/${n.issued} consumed`).join(', ') || 'none'}; sessions ${w.sessions}`,
+  ];
 }
