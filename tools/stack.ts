@@ -91,6 +91,7 @@ export const LOCAL_DEV_MASTER_KEYS: Record<string, Record<string, string>> = {
   compliance: { DOCUMENT_MASTER_KEY: LOCAL_DEV_DOCUMENT_MASTER_KEY },
   identity: { IDENTITY_DATA_MASTER_KEY: '152z9TNFgEhKfhUra8svQgSTc2I1y2y4+7t3rUzHBr4=' },
   accounts: { ACCOUNT_DATA_MASTER_KEY: 'xodnSI9BF0HPn6I8WbtGeHtwx5ZHTEIwUey0ybJ8+4M=' },
+  payments: { PAYMENTS_DATA_MASTER_KEY: 'vUT4XWmDcY+zgPQjP7v7qglBCMFQuNk9qr/Vcv3pKNA=' },
 };
 
 /** Start-up attempts when ports the stack chose are taken by other processes before the apps bind them. */

@@ -1,18 +1,21 @@
 /**
  * End to end: secrets and personal data at rest through the real processes (issue 17). A customer,
- * an external account and a webhook endpoint made over the public API work as before (GET answers
- * every field, deliveries verify with the secret GET /config shows), while their rows — read raw,
- * as a stolen dump would hold them — contain none of the personal data, account numbers or signing
- * secrets. `main.ts rewrap` runs as its own process and prints its counts.
+ * an external account, a beneficial owner and its document, a bulk import, a receiver lookup and a
+ * webhook endpoint made over the public API work as before (GET answers every field, deliveries
+ * verify with the secret GET /config shows), while their rows — read raw, as a stolen dump would
+ * hold them — contain none of the personal data, account numbers or signing secrets.
+ * `main.ts rewrap` runs as its own process and prints its counts.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { eventually } from '@sluice/testing';
+import { SMALL_PDF, eventually, multipartForm, sendStreaming } from '@sluice/testing';
 import { LOCAL_DEV_MASTER_KEYS } from '../../tools/stack.js';
 import {
   apiClient,
+  basic,
   newCredential,
   startE2eStack,
   startWebhookReceiver,
@@ -102,6 +105,109 @@ describe('secrets and personal data at rest through the real processes', () => {
       expect(accountRow).not.toContain(v);
   });
 
+  it('a beneficial owner and its document answer every field; their rows hold none of them', async () => {
+    const biz = await api('POST', '/customers', {
+      body: {
+        customerType: 'BUSINESS',
+        businessInfo: { legalName: 'Langley Aeronautics', country: 'US', registrationNumber: 'REG-417', entityType: 'LLC' },
+        address: { line1: '1 Market St', postalCode: '94105', country: 'US' },
+      },
+    });
+    expect(biz.status, biz.text).toBe(201);
+    const personalInfo = {
+      firstName: 'Mary',
+      lastName: 'Winston Jackson',
+      birthDate: '1921-04-09',
+      nationality: 'US',
+      email: 'mary.jackson@example.com',
+      phoneNumber: '+17575550123',
+      address: { line1: '77 Hampton Roads Ave', postalCode: '23661', country: 'US' },
+      idType: 'SSN',
+      identifier: '219-09-9999',
+    };
+    const o = await api('POST', '/beneficial-owners', {
+      body: { customerId: biz.json.id, roles: ['UBO'], ownershipPercentage: 40, personalInfo },
+    });
+    expect(o.status, o.text).toBe(201);
+    const got = await api('GET', `/beneficial-owners/${o.json.id}`);
+    expect(got.json.personalInfo).toMatchObject({ ...personalInfo, address: expect.objectContaining(personalInfo.address) });
+    const ownerRow = await dump('compliance.beneficial_owners', 'id = $1', [o.json.id]);
+    for (const v of ['Winston Jackson', personalInfo.email, personalInfo.phoneNumber, personalInfo.birthDate, personalInfo.identifier, '77 Hampton'])
+      expect(ownerRow).not.toContain(v);
+
+    const form = multipartForm(
+      { documentType: 'PASSPORT', country: 'US', documentHolder: o.json.id, documentNumber: 'P0419217' },
+      { name: 'mary-jackson-passport.pdf', pieces: [SMALL_PDF] },
+    );
+    const d = await sendStreaming(`${e2e.stack.baseUrl}/documents`, 'POST', form.body, {
+      authorization: basic(sandbox),
+      ...form.headers,
+    });
+    expect(d.status, d.body.toString()).toBe(201);
+    const doc = JSON.parse(d.body.toString('utf8'));
+    expect((await api('GET', `/documents/${doc.id}`)).json).toMatchObject({
+      fileName: 'mary-jackson-passport.pdf',
+      documentNumber: 'P0419217',
+    });
+    const docRow = await dump('compliance.documents', 'id = $1', [doc.id]);
+    for (const v of ['mary-jackson', 'P0419217']) expect(docRow).not.toContain(v);
+  });
+
+  it("a bulk import's rows wait sealed and are erased once imported; the customers answer every field", async () => {
+    const platformId = (
+      await e2e.db().query(`SELECT platform_id FROM identity.api_tokens WHERE id = $1`, [sandbox.tokenId])
+    ).rows[0].platform_id as string;
+    // The import worker share-locks the platform's config: holding it keeps the rows waiting.
+    const blocker = new pg.Client({ connectionString: e2e.stack.databaseUrl });
+    await blocker.connect();
+    const form = new FormData();
+    form.append(
+      'file',
+      new Blob(
+        [
+          'platformCustomerId,customerType,fullName,birthDate,addressLine1,city,state,postalCode,country\n' +
+            'bulk-dorothy,INDIVIDUAL,Dorothy Vaughan,1910-09-20,42 Langley Boulevard,Hampton,VA,23665,US\n',
+        ],
+        { type: 'text/csv' },
+      ),
+      'people.csv',
+    );
+    let jobId: string;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM identity.platform_configs WHERE platform_id = $1 FOR UPDATE`, [platformId]);
+      const job = await api('POST', '/customers/bulk/csv', { form });
+      expect(job.status, job.text).toBe(202);
+      jobId = job.json.jobId;
+      expect(jobId).toMatch(/^Job:/);
+      const rows = await dump('identity.bulk_import_rows', 'job_id = $1', [jobId]);
+      expect(rows).toMatch(/sib1\./);
+      for (const v of ['Dorothy Vaughan', '1910-09-20', '42 Langley']) expect(rows).not.toContain(v);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+    await eventually(async () => {
+      const r = await api('GET', `/customers/bulk/jobs/${jobId}`);
+      expect(r.json.status).toBe('COMPLETED');
+      return r.json;
+    }, 60_000);
+    const listed = await api('GET', '/customers?platformCustomerId=bulk-dorothy');
+    expect(listed.json.data[0]).toMatchObject({ fullName: 'Dorothy Vaughan', birthDate: '1910-09-20' });
+    expect(
+      (await e2e.db().query(`SELECT record, sealed_record FROM identity.bulk_import_rows WHERE job_id = $1`, [jobId]))
+        .rows,
+    ).toEqual([{ record: null, sealed_record: null }]);
+  });
+
+  it("a receiver lookup's row holds the receiver's name sealed", async () => {
+    const l = await api('GET', `/receiver/uma/${encodeURIComponent('$success.usd@sandbox.sluice.local')}`);
+    expect(l.status, l.text).toBe(200);
+    const row = await dump('payments.receiver_lookups', 'id = $1', [l.json.lookupId]);
+    expect(row).toMatch(/spn1\./);
+    expect(row).not.toContain('Sluice Sandbox UMA'); // the name the sandbox counterparty answers
+  });
+
   it('the webhook endpoint signs every delivery with the secret GET /config shows; the stored secrets are sealed', async () => {
     const cfg = await api('PATCH', '/config', {
       body: { webhookEndpoint: receiver.url, supportedCurrencies: [{ currencyCode: 'USD' }] },
@@ -123,14 +229,16 @@ describe('secrets and personal data at rest through the real processes', () => {
   });
 
   it('`main.ts rewrap` runs as its own process: nothing to move under the same key, counts printed', async () => {
-    for (const [app, keys, jobs] of [
-      ['identity', LOCAL_DEV_MASTER_KEYS.identity, ['customers', 'webhookSigningSecrets']],
+    // The four commands at once: each starts a process (tsx), which is most of the time.
+    const commands = [
+      ['identity', LOCAL_DEV_MASTER_KEYS.identity, ['customers', 'webhookSigningSecrets', 'bulkImportRows']],
       ['accounts', LOCAL_DEV_MASTER_KEYS.accounts, ['externalAccounts']],
-    ] as const) {
-      const { stdout } = await run(
-        process.execPath,
-        ['--import', 'tsx', `apps/${app}/src/main.ts`, 'rewrap'],
-        {
+      ['compliance', LOCAL_DEV_MASTER_KEYS.compliance, ['documents', 'beneficialOwners', 'verifications']],
+      ['payments', LOCAL_DEV_MASTER_KEYS.payments, ['receiverLookups']],
+    ] as const;
+    const outputs = await Promise.all(
+      commands.map(([app, keys]) =>
+        run(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`, 'rewrap'], {
           env: {
             PATH: process.env.PATH,
             DATABASE_URL: e2e.stack.databaseUrl,
@@ -138,14 +246,16 @@ describe('secrets and personal data at rest through the real processes', () => {
             MIGRATE_ON_START: 'false',
             ...keys,
           },
-        },
-      );
-      const counts = JSON.parse(stdout.trim().split('\n').at(-1)!);
+        }),
+      ),
+    );
+    commands.forEach(([app, , jobs], i) => {
+      const counts = JSON.parse(outputs[i]!.stdout.trim().split('\n').at(-1)!);
       expect(counts).toEqual({
         service: app,
         command: 'rewrap',
         ...Object.fromEntries(jobs.map((j) => [`${j}.failed`, 0])),
       });
-    }
+    });
   });
 });

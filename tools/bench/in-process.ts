@@ -191,6 +191,7 @@ export async function startInProcessSystem(o: {
     LOG_LEVEL: o.logLevel,
     ...LOCAL_DEV_MASTER_KEYS.identity,
     ...LOCAL_DEV_MASTER_KEYS.accounts,
+    ...LOCAL_DEV_MASTER_KEYS.payments,
   };
   const life = new Lifecycle(createLogger('bench-baseline', o.logLevel));
   const close = async () => {

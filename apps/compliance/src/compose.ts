@@ -83,9 +83,9 @@ export function composeCompliance(
     PRODUCTION: new ProductionKycProvider(c.PRODUCTION_KYC_RECHECK_MS),
   };
   const repos = {
-    owners: new BeneficialOwnerRepository(),
-    documents: new DocumentRepository(),
-    verifications: new VerificationRepository(),
+    owners: new BeneficialOwnerRepository(keyring),
+    documents: new DocumentRepository(keyring),
+    verifications: new VerificationRepository(keyring),
   };
   const events = new CompliancePublisher(outbox);
   const owners = new BeneficialOwnersService(orm, clock, repos.owners, customers, providers, logger);

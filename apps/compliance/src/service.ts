@@ -8,7 +8,10 @@ import { rewrapCompliance } from './store/rewrap.js';
 const config = Type.Object({
   ...grpcClientConfig('identity'),
   SANDBOX_TIME_SCALE: sandboxConfig.SANDBOX_TIME_SCALE,
-  ...masterKeyConfig(KEYRING_NAMES, 'uploaded documents'),
+  ...masterKeyConfig(
+    KEYRING_NAMES,
+    "uploaded documents and compliance's personal data (beneficial owners, document numbers and file names, screened names)",
+  ),
   DOCUMENT_STORE: Type.Union([Type.Literal('postgres'), Type.Literal('s3')], {
     default: 'postgres',
     description:

@@ -50,7 +50,7 @@ export function composeIdentity({
     tokens: new TokenRepository(),
     customers: new CustomerRepository(keyring),
     invitations: new InvitationRepository(),
-    imports: new BulkImportRepository(),
+    imports: new BulkImportRepository(keyring),
   };
   const events = new IdentityPublisher(outbox);
   const customers = new CustomersService(orm, clock, store, events, config.SANDBOX_UMA_DOMAIN);

@@ -1,18 +1,20 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identity } from '@sluice/contracts';
 import { ConfigError } from '@sluice/config';
 import { loadMasterKeyring } from '@sluice/crypto';
 import { createRpcClient } from '@sluice/rpc';
 import { runServiceCommand, startService } from '@sluice/runtime';
-import { TEST_MASTER_KEYS } from '@sluice/testing';
+import { TEST_MASTER_KEYS, eventually } from '@sluice/testing';
 import { identityService } from '../src/index.js';
-import { IDENTITY_KEYRING } from '../src/store/sealing.js';
+import { IDENTITY_KEYRING, openImportRow, sealImportRow } from '../src/store/sealing.js';
 import { newPlatform, startIdentity, type Harness } from './support/harness.js';
 
 /**
- * Customers' personal data and webhook signing secrets at rest (issue 17): sealed in their rows,
- * bound to them, readable across a master-key rotation, moved to the new key by `rewrap`.
+ * Customers' personal data, webhook signing secrets and bulk import rows at rest (issue 17):
+ * sealed in their rows, bound to them, readable across a master-key rotation, moved to the new key
+ * by `rewrap`.
  */
 let h: Harness;
 beforeAll(async () => {
@@ -170,6 +172,69 @@ describe('webhook signing secrets at rest', () => {
   });
 });
 
+/** Streams a CSV file to ImportCustomersCsv in one piece. */
+async function importCsv(platformId: string, csv: string) {
+  const call = h.client.importCustomersCsv();
+  await call.write({ header: { platformId, fileName: 'people.csv' } });
+  await call.write({ chunk: Buffer.from(csv, 'utf8') });
+  await call.write({ trailer: { sizeBytes: BigInt(Buffer.byteLength(csv)) } });
+  return (await call.end()).job!;
+}
+
+const IMPORTED = {
+  fullName: 'Dorothy Vaughan',
+  birthDate: '1910-09-20',
+  line1: '42 Langley Boulevard',
+  postalCode: '23665',
+};
+const IMPORT_CSV = `platformCustomerId,customerType,fullName,birthDate,addressLine1,city,state,postalCode,country
+imp-dv,INDIVIDUAL,${IMPORTED.fullName},${IMPORTED.birthDate},${IMPORTED.line1},Hampton,VA,${IMPORTED.postalCode},US
+`;
+
+describe('bulk import rows at rest', () => {
+  it('a row waits to be processed sealed, its customer is created with every field, and processing erases it', async () => {
+    const p = await newPlatform(h.client);
+    // The import worker takes a share lock on the platform's config: holding it keeps the row waiting.
+    const blocker = new pg.Client({ connectionString: h.db.url });
+    await blocker.connect();
+    let job: Awaited<ReturnType<typeof importCsv>>;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM identity.platform_configs WHERE platform_id = $1 FOR UPDATE`, [p.id]);
+      job = await importCsv(p.id, IMPORT_CSV);
+      const { rows } = await h.sql.query(
+        `SELECT b::text AS row, record, sealed_record FROM bulk_import_rows b WHERE job_id = $1`,
+        [job.id],
+      );
+      expect(rows).toHaveLength(1);
+      for (const v of Object.values(IMPORTED)) expect(rows[0].row).not.toContain(v);
+      expect(rows[0].record).toBeNull();
+      expect(rows[0].sealed_record).toMatch(/^sib1\.mk_[0-9a-f]{16}\./);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+    await eventually(async () => {
+      const j = (await h.client.getBulkImportJob({ platformId: p.id, jobId: job.id })).job!;
+      return j.status === identity.BulkImportJobStatus.COMPLETED ? j : undefined;
+    });
+    const listed = await h.client.listCustomers(
+      identity.ListCustomersRequest.fromPartial({ platformId: p.id, platformCustomerId: 'imp-dv' }),
+    );
+    expect(listed.customers).toHaveLength(1);
+    expect(listed.customers[0]).toMatchObject({
+      fullName: IMPORTED.fullName,
+      birthDate: IMPORTED.birthDate,
+      address: expect.objectContaining({ line1: IMPORTED.line1, postalCode: IMPORTED.postalCode }),
+    });
+    const { rows: after } = await h.sql.query(
+      `SELECT outcome, record, sealed_record FROM bulk_import_rows WHERE job_id = $1`,
+      [job.id],
+    );
+    expect(after).toEqual([{ outcome: 'CREATED', record: null, sealed_record: null }]);
+  });
+});
+
 describe('rotation: rewrap, legacy rows, and key configuration', () => {
   it('reads rows written before sealing; after a rotation everything reads, rewrap moves every row to the new key and the old key can go', async () => {
     const p = await newPlatform(h.client);
@@ -187,6 +252,21 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       `INSERT INTO webhook_signing_secrets (id, platform_id, secret, created_at, expires_at)
        VALUES ($1, $2, $3, now(), now() + interval '1 hour')`,
       [randomBytes(8).toString('hex'), p.id, legacySecret],
+    );
+    // Two rows of an import waiting to be processed: one stored before sealing, one sealed under the
+    // old key. Their job says it is done, so the worker leaves them waiting while rewrap runs.
+    const oldRing = loadMasterKeyring(TEST_MASTER_KEYS.IDENTITY_DATA_MASTER_KEY!, undefined, IDENTITY_KEYRING);
+    const jobId = `Job:${randomBytes(8).toString('hex')}`;
+    const waiting = { 1: { platformCustomerId: 'imp-legacy', fullName: 'Mary Jackson' }, 2: { fullName: 'Annie Easley' } };
+    await h.sql.query(
+      `INSERT INTO bulk_import_jobs (id, platform_id, status, file_name, total, created_at, updated_at, completed_at)
+       VALUES ($1, $2, 'COMPLETED', 'old.csv', 2, now(), now(), now())`,
+      [jobId, p.id],
+    );
+    await h.sql.query(
+      `INSERT INTO bulk_import_rows (job_id, row_number, line, record, sealed_record)
+       VALUES ($1, 1, 2, $2::jsonb, NULL), ($1, 2, 3, NULL, $3)`,
+      [jobId, JSON.stringify(waiting[1]), sealImportRow(oldRing, jobId, 2, waiting[2])],
     );
     const before = (await h.client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer!;
     expect(before).toMatchObject({
@@ -219,6 +299,22 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       (counts['webhookSigningSecrets.rewrapped'] ?? 0) + (counts['webhookSigningSecrets.sealed'] ?? 0),
     ).toBe(secrets[0].n);
     expect(counts['webhookSigningSecrets.sealed']).toBe(1);
+    expect(counts['bulkImportRows.failed']).toBe(0);
+    expect(counts['bulkImportRows.sealed']).toBe(1);
+    expect(counts['bulkImportRows.rewrapped']).toBe(1);
+    const { rows: importRows } = await h.sql.query(
+      `SELECT row_number, record, sealed_record FROM bulk_import_rows WHERE job_id = $1 ORDER BY row_number`,
+      [jobId],
+    );
+    const newRing = loadMasterKeyring(newKey, undefined, IDENTITY_KEYRING);
+    for (const r of importRows) {
+      expect(r.record).toBeNull();
+      expect(keyIdOf(r.sealed_record)).toBe(newId);
+      expect(openImportRow(newRing, jobId, r.row_number, r.sealed_record)).toEqual(
+        waiting[r.row_number as 1 | 2],
+      );
+    }
+    expect(JSON.stringify(importRows)).not.toContain('Mary Jackson');
     const { rows: keyIds } = await h.sql.query(
       `SELECT personal_data AS s FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets`,
     );
@@ -230,6 +326,7 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     expect(await runServiceCommand(identityService, 'rewrap', env)).toEqual({
       'customers.failed': 0,
       'webhookSigningSecrets.failed': 0,
+      'bulkImportRows.failed': 0,
     });
 
     // The old key removed: a replica with the new key alone reads everything.

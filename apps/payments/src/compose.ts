@@ -1,5 +1,5 @@
 import type { Environment } from '@sluice/core';
-import type { Composition, ServiceDeps, Worker } from '@sluice/runtime';
+import { keyringFromConfig, type Composition, type ServiceDeps, type Worker } from '@sluice/runtime';
 import type { PaymentsConfig } from './service.js';
 import type {
   AccountsPort,
@@ -57,6 +57,7 @@ import { IncomingApprovalRepository } from './store/incoming-approval.repository
 import { JobScheduler, maxJobConcurrency } from './store/job-scheduler.js';
 import { QuoteRepository } from './store/quote.repository.js';
 import { ReceiverLookupRepository } from './store/receiver-lookup.repository.js';
+import { PAYMENTS_KEYRING } from './store/sealing.js';
 import { TransactionRepository } from './store/transaction.repository.js';
 
 /**
@@ -109,6 +110,7 @@ export function composePayments(
       `JOB_CONCURRENCY=${c.JOB_CONCURRENCY} needs DATABASE_POOL_MAX of at least ${3 * c.JOB_CONCURRENCY} (it is ${c.DATABASE_POOL_MAX})`,
     );
   }
+  const keyring = keyringFromConfig(c, PAYMENTS_KEYRING);
 
   // Outbound clients: one per remote service, opened only where no adapter replaces every port it serves.
   const accountsClient =
@@ -176,7 +178,7 @@ export function composePayments(
     accounts,
     rates,
     counterparties,
-    lookups: new ReceiverLookupRepository(),
+    lookups: new ReceiverLookupRepository(keyring),
     ttlMs: c.LOOKUP_TTL_SECONDS * 1000,
   });
   const transfers = new TransfersService(orm, clock, {

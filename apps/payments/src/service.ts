@@ -1,6 +1,8 @@
 import { Type, grpcClientConfig, sandboxConfig } from '@sluice/config';
-import { defineService, type ServiceConfig } from '@sluice/runtime';
+import { defineService, masterKeyConfig, type ServiceConfig } from '@sluice/runtime';
 import { migrations } from './store/migrations.js';
+import { rewrapPayments } from './store/rewrap.js';
+import { PAYMENTS_KEYRING } from './store/sealing.js';
 import { composePayments, type PaymentsAdapters } from './compose.js';
 
 const config = Type.Object({
@@ -9,6 +11,7 @@ const config = Type.Object({
   ...grpcClientConfig('accounts'),
   ...grpcClientConfig('identity'),
   ...grpcClientConfig('wallet-auth'),
+  ...masterKeyConfig(PAYMENTS_KEYRING, "receivers' names that counterparties answer to receiver lookups"),
   JOB_POLL_MS: Type.Integer({
     default: 10_000,
     minimum: 10,
@@ -69,6 +72,7 @@ export function definePaymentsService(adapters: PaymentsAdapters = {}) {
     config,
     migrations,
     compose: (deps) => composePayments(deps, adapters),
+    commands: { rewrap: rewrapPayments },
   });
 }
 

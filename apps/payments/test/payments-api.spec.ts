@@ -1,9 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
+import { ConfigError } from '@sluice/config';
 import { common, payments as pb } from '@sluice/contracts';
 import { ManualClock, newId } from '@sluice/core';
-import type { PromiseClient } from '@sluice/rpc';
-import { rejection, type World, type WorldPlatform } from '@sluice/testing';
+import { loadMasterKeyring } from '@sluice/crypto';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import { runServiceCommand, startService } from '@sluice/runtime';
+import { TEST_MASTER_KEYS, rejection, type World, type WorldPlatform } from '@sluice/testing';
+import { paymentsService } from '../src/index.js';
+import { PAYMENTS_KEYRING } from '../src/store/sealing.js';
 import { accountInfoFor, startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
@@ -379,6 +385,113 @@ describe('ListUmaProviders', () => {
     ] as const) {
       const e = await rejection(list(req));
       expect(e, field).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field }] } });
+    }
+  });
+});
+
+describe('receiver lookups at rest (issue 17)', () => {
+  const NAME = 'Sluice Sandbox UMA'; // what the sandbox counterparty answers as the receiver's name
+  const rowOf = async (id: string) =>
+    (await sql.query(`SELECT t::text AS row, t.* FROM payments.receiver_lookups t WHERE id = $1`, [id])).rows[0];
+
+  it('the counterparty name is sealed in the row, bound to it, and GetReceiverLookup answers it', async () => {
+    const { lookup: l } = await lookup(`$success.usd@${DOMAIN}`);
+    expect(l!.counterpartyName).toBe(NAME);
+    const row = await rowOf(l!.id);
+    expect(row.row).not.toContain(NAME);
+    expect(row.counterparty_name).toBeNull();
+    expect(row.sealed_counterparty_name).toMatch(/^spn1\.mk_[0-9a-f]{16}\./);
+    const got = await client.getReceiverLookup({ platformId, lookupId: l!.id, includeExpired: false });
+    expect(got.lookup).toEqual(l);
+
+    // Moved to another lookup's row, it does not open there (an internal error, never the other name).
+    const { lookup: other } = await lookup(`$success.eur@${DOMAIN}`);
+    const own = (await rowOf(other!.id)).sealed_counterparty_name;
+    await sql.query(`UPDATE payments.receiver_lookups SET sealed_counterparty_name = $1 WHERE id = $2`, [
+      row.sealed_counterparty_name,
+      other!.id,
+    ]);
+    await expect(client.getReceiverLookup({ platformId, lookupId: other!.id, includeExpired: false })).rejects.toMatchObject({ grpcCode: 13 });
+    await sql.query(`UPDATE payments.receiver_lookups SET sealed_counterparty_name = $1 WHERE id = $2`, [own, other!.id]);
+    expect((await client.getReceiverLookup({ platformId, lookupId: other!.id, includeExpired: false })).lookup!.counterpartyName).toBe(NAME);
+  });
+
+  it('reads a name written before sealing; rewrap seals it and moves every name to a new key, and the old key can go', async () => {
+    const { lookup: sealedOne } = await lookup(`$success.mxn@${DOMAIN}`);
+    const { lookup: legacy } = await lookup(`$pending.long.usd@${DOMAIN}`);
+    await sql.query(
+      `UPDATE payments.receiver_lookups SET sealed_counterparty_name = NULL, counterparty_name = 'Grace Hopper' WHERE id = $1`,
+      [legacy!.id],
+    );
+    const legacyBefore = (await client.getReceiverLookup({ platformId, lookupId: legacy!.id, includeExpired: false })).lookup!;
+    expect(legacyBefore.counterpartyName).toBe('Grace Hopper');
+
+    const oldKey = TEST_MASTER_KEYS.PAYMENTS_DATA_MASTER_KEY!;
+    const newKey = randomBytes(32).toString('base64');
+    const newId_ = loadMasterKeyring(newKey, undefined, PAYMENTS_KEYRING).current.id;
+    const env = {
+      DATABASE_URL: stack.services.db.url,
+      LOG_LEVEL: 'silent',
+      PAYMENTS_DATA_MASTER_KEY: newKey,
+      PAYMENTS_DATA_MASTER_KEYS_RETIRED: oldKey,
+    };
+    const { rows: named } = await sql.query(
+      `SELECT count(*)::int AS n FROM payments.receiver_lookups
+       WHERE sealed_counterparty_name IS NOT NULL OR counterparty_name IS NOT NULL`,
+    );
+    expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
+      'receiverLookups.failed': 0,
+      'receiverLookups.rewrapped': named[0].n - 1,
+      'receiverLookups.sealed': 1,
+    });
+    expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({ 'receiverLookups.failed': 0 });
+    const { rows: keys } = await sql.query(
+      `SELECT DISTINCT split_part(sealed_counterparty_name, '.', 2) AS k FROM payments.receiver_lookups
+       WHERE sealed_counterparty_name IS NOT NULL`,
+    );
+    expect(keys.map((r) => r.k)).toEqual([newId_]);
+    expect((await rowOf(legacy!.id)).row).not.toContain('Grace Hopper');
+    expect((await rowOf(legacy!.id)).counterparty_name).toBeNull();
+
+    // A replica with the new key alone reads every name.
+    const replica = await startService(
+      paymentsService,
+      {
+        DATABASE_URL: stack.services.db.url,
+        NATS_URL: stack.services.natsUrl,
+        EVENT_SUBJECT_PREFIX: stack.services.prefix,
+        GRPC_PORT: '0',
+        LOG_LEVEL: 'silent',
+        MIGRATE_ON_START: 'false',
+        SANDBOX_UMA_DOMAIN: DOMAIN,
+        PAYMENTS_DATA_MASTER_KEY: newKey,
+      },
+      { clock, consume: false },
+    );
+    const c2 = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${replica.port}`);
+    try {
+      expect((await c2.getReceiverLookup({ platformId, lookupId: legacy!.id, includeExpired: false })).lookup).toEqual(legacyBefore);
+      expect((await c2.getReceiverLookup({ platformId, lookupId: sealedOne!.id, includeExpired: false })).lookup).toEqual(sealedOne);
+    } finally {
+      c2.close();
+      await replica.stop();
+    }
+  });
+
+  it('a missing or malformed PAYMENTS_DATA_MASTER_KEY stops the start and rewrap with a ConfigError naming it', async () => {
+    const base = { DATABASE_URL: stack.services.db.url, LOG_LEVEL: 'silent', GRPC_PORT: '0', MIGRATE_ON_START: 'false' };
+    for (const env of [{}, { PAYMENTS_DATA_MASTER_KEY: randomBytes(16).toString('base64') }]) {
+      for (const attempt of [
+        () => startService(paymentsService, { ...base, ...env }),
+        () => runServiceCommand(paymentsService, 'rewrap', { ...base, ...env }),
+      ]) {
+        const err = await (attempt() as Promise<unknown>).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(ConfigError);
+        expect((err as ConfigError).problems.map((x) => x.variable)).toEqual(['PAYMENTS_DATA_MASTER_KEY']);
+      }
     }
   });
 });

@@ -7,6 +7,7 @@ import { openStore, transactional, type MikroORM } from '@sluice/store';
 import { EVENT_TABLES_MIGRATIONS, listenerName } from '@sluice/events';
 import { startService, type RunningService } from '@sluice/runtime';
 import {
+  TEST_MASTER_KEYS,
   createTestDatabase,
   dropStreams,
   eventually,
@@ -51,6 +52,7 @@ beforeAll(async () => {
     EVENT_SUBJECT_PREFIX: prefix,
     GRPC_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...TEST_MASTER_KEYS,
   })) as never;
   sql = new pg.Pool({ connectionString: db.url, max: 4 });
   await sql.query(

@@ -74,6 +74,7 @@ export interface ServiceSet<D extends ServiceSetDefinitions> {
 export const TEST_MASTER_KEYS: Record<string, string> = {
   IDENTITY_DATA_MASTER_KEY: Buffer.alloc(32, 'identity-test-key').toString('base64'),
   ACCOUNT_DATA_MASTER_KEY: Buffer.alloc(32, 'accounts-test-key').toString('base64'),
+  PAYMENTS_DATA_MASTER_KEY: Buffer.alloc(32, 'payments-test-key').toString('base64'),
 };
 
 /** Where a service's client of a neighbour not started here points: nothing listens there, so a call fails at once. */

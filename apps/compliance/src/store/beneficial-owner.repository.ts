@@ -1,3 +1,4 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import type { CursorPosition, Environment, Page } from '@sluice/core';
 import type {
@@ -6,12 +7,16 @@ import type {
   KycStatus,
   PersonalInfo,
 } from '../domain/beneficial-owner.js';
+import { openPersonalInfo, sealPersonalInfo } from './sealing.js';
 import { announceDue, date, fromJson, keysetPage, optDate } from './sql.js';
 
-/** Beneficial owners (exact SQL). */
+/**
+ * Beneficial owners (exact SQL). The personal info is sealed in `personal_data` (store/sealing.ts);
+ * `personal_info` holds it in plain text only in rows written before sealing, until `rewrap`.
+ */
 
-const COLUMNS = `id, platform_id, customer_id, roles, ownership_percentage, personal_info, kyc_status, environment,
-  kyc_due_at, created_at, updated_at`;
+const COLUMNS = `id, platform_id, customer_id, roles, ownership_percentage, personal_data, personal_info, kyc_status,
+  environment, kyc_due_at, created_at, updated_at`;
 
 interface Row {
   id: string;
@@ -19,7 +24,8 @@ interface Row {
   customer_id: string;
   roles: BeneficialOwnerRole[];
   ownership_percentage: number;
-  personal_info: PersonalInfo | string;
+  personal_data: string | null;
+  personal_info: PersonalInfo | string | null;
   kyc_status: KycStatus;
   environment: Environment;
   kyc_due_at: Date | string | null;
@@ -27,14 +33,16 @@ interface Row {
   updated_at: Date | string;
 }
 
-function toOwner(r: Row): BeneficialOwner {
+function toOwner(r: Row, keyring: MasterKeyring): BeneficialOwner {
   const o: BeneficialOwner = {
     id: r.id,
     platformId: r.platform_id,
     customerId: r.customer_id,
     roles: [...r.roles],
     ownershipPercentage: r.ownership_percentage,
-    personalInfo: fromJson(r.personal_info),
+    personalInfo: r.personal_data
+      ? openPersonalInfo(keyring, r.id, r.personal_data)
+      : fromJson<PersonalInfo>(r.personal_info as PersonalInfo | string),
     kycStatus: r.kyc_status,
     environment: r.environment,
     createdAt: date(r.created_at),
@@ -46,16 +54,20 @@ function toOwner(r: Row): BeneficialOwner {
 }
 
 export class BeneficialOwnerRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
+  private readonly toOwner = (r: Row): BeneficialOwner => toOwner(r, this.keyring);
+
   async insert(em: EntityManager, o: BeneficialOwner): Promise<void> {
     await em.execute(
-      `INSERT INTO beneficial_owners (${COLUMNS}) VALUES (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?, ?, ?, ?)`,
+      `INSERT INTO beneficial_owners (${COLUMNS}) VALUES (?, ?, ?, ?::text[], ?, ?, NULL, ?, ?, ?, ?, ?)`,
       [
         o.id,
         o.platformId,
         o.customerId,
         `{${o.roles.join(',')}}`,
         o.ownershipPercentage,
-        JSON.stringify(o.personalInfo),
+        sealPersonalInfo(this.keyring, o.id, o.personalInfo),
         o.kycStatus,
         o.environment,
         o.kycDueAt ?? null,
@@ -68,12 +80,12 @@ export class BeneficialOwnerRepository {
 
   async update(em: EntityManager, o: BeneficialOwner): Promise<void> {
     await em.execute(
-      `UPDATE beneficial_owners SET roles = ?::text[], ownership_percentage = ?, personal_info = ?::jsonb, kyc_status = ?,
-         environment = ?, kyc_due_at = ?, updated_at = ? WHERE id = ?`,
+      `UPDATE beneficial_owners SET roles = ?::text[], ownership_percentage = ?, personal_data = ?, personal_info = NULL,
+         kyc_status = ?, environment = ?, kyc_due_at = ?, updated_at = ? WHERE id = ?`,
       [
         `{${o.roles.join(',')}}`,
         o.ownershipPercentage,
-        JSON.stringify(o.personalInfo),
+        sealPersonalInfo(this.keyring, o.id, o.personalInfo),
         o.kycStatus,
         o.environment,
         o.kycDueAt ?? null,
@@ -94,7 +106,7 @@ export class BeneficialOwnerRepository {
       `SELECT ${COLUMNS} FROM beneficial_owners WHERE platform_id = ? AND id = ?${lock ? ' FOR UPDATE' : ''}`,
       [platformId, id],
     );
-    return rows[0] ? toOwner(rows[0]) : undefined;
+    return rows[0] ? this.toOwner(rows[0]) : undefined;
   }
 
   /**
@@ -113,7 +125,7 @@ export class BeneficialOwnerRepository {
       `SELECT ${COLUMNS} FROM beneficial_owners WHERE platform_id = ? AND customer_id = ? ORDER BY created_at, id`,
       [platformId, customerId],
     );
-    return rows.map(toOwner);
+    return rows.map(this.toOwner);
   }
 
   list(
@@ -131,7 +143,7 @@ export class BeneficialOwnerRepository {
       order: 'ASC',
       size,
       after,
-      map: toOwner,
+      map: this.toOwner,
     });
   }
 

@@ -1,12 +1,19 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import type { CursorPosition, Page } from '@sluice/core';
 import type { DocumentContentType, DocumentRecord, DocumentSide, DocumentType } from '../domain/document.js';
+import { openDocumentDetails, sealDocumentDetails } from './sealing.js';
 import { date, keysetPage } from './sql.js';
 
-/** Document metadata and the key of its encrypted file (exact SQL; the chunks are in the DocumentStore). */
+/**
+ * Document metadata and the key of its encrypted file (exact SQL; the chunks are in the
+ * DocumentStore). The file name and document number are sealed in `sealed_details`
+ * (store/sealing.ts); `file_name` and `document_number` hold them in plain text only in rows
+ * written before sealing, until `rewrap`.
+ */
 
-const COLUMNS = `id, platform_id, document_holder, customer_id, document_type, country, file_name, side, document_number,
-  blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, created_at, updated_at`;
+const COLUMNS = `id, platform_id, document_holder, customer_id, document_type, country, sealed_details, file_name, side,
+  document_number, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, created_at, updated_at`;
 
 interface Row {
   id: string;
@@ -15,7 +22,8 @@ interface Row {
   customer_id: string;
   document_type: DocumentType;
   country: string;
-  file_name: string;
+  sealed_details: string | null;
+  file_name: string | null;
   side: DocumentSide | null;
   document_number: string | null;
   blob_id: string;
@@ -29,7 +37,10 @@ interface Row {
   updated_at: Date | string;
 }
 
-function toDocument(r: Row): DocumentRecord {
+function toDocument(r: Row, keyring: MasterKeyring): DocumentRecord {
+  const details = r.sealed_details
+    ? openDocumentDetails(keyring, r.id, r.sealed_details)
+    : { fileName: r.file_name ?? '', ...(r.document_number !== null ? { documentNumber: r.document_number } : {}) };
   return {
     id: r.id,
     platformId: r.platform_id,
@@ -37,9 +48,9 @@ function toDocument(r: Row): DocumentRecord {
     customerId: r.customer_id,
     documentType: r.document_type,
     country: r.country,
-    fileName: r.file_name,
+    fileName: details.fileName,
     ...(r.side ? { side: r.side } : {}),
-    ...(r.document_number !== null ? { documentNumber: r.document_number } : {}),
+    ...(details.documentNumber !== undefined ? { documentNumber: details.documentNumber } : {}),
     file: {
       blobId: r.blob_id,
       contentType: r.content_type,
@@ -54,13 +65,13 @@ function toDocument(r: Row): DocumentRecord {
   };
 }
 
-function values(d: DocumentRecord): unknown[] {
+/** The values after the holder columns; the file name and document number sealed (their own columns null). */
+function values(d: DocumentRecord, keyring: MasterKeyring): unknown[] {
   return [
     d.documentType,
     d.country,
-    d.fileName,
+    sealDocumentDetails(keyring, d.id, d),
     d.side ?? null,
-    d.documentNumber ?? null,
     d.file.blobId,
     d.file.contentType,
     d.file.sizeBytes,
@@ -73,22 +84,27 @@ function values(d: DocumentRecord): unknown[] {
 }
 
 export class DocumentRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
+  private readonly toDocument = (r: Row): DocumentRecord => toDocument(r, this.keyring);
+
   async insert(em: EntityManager, d: DocumentRecord): Promise<void> {
     await em.execute(
-      `INSERT INTO documents (id, platform_id, document_holder, customer_id, created_at, document_type, country, file_name,
-         side, document_number, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [d.id, d.platformId, d.documentHolder, d.customerId, d.createdAt, ...values(d)],
+      `INSERT INTO documents (id, platform_id, document_holder, customer_id, created_at, document_type, country,
+         sealed_details, side, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [d.id, d.platformId, d.documentHolder, d.customerId, d.createdAt, ...values(d, this.keyring)],
     );
   }
 
   /** Replaces the metadata and file of a document (the holder stays). */
   async replace(em: EntityManager, d: DocumentRecord): Promise<void> {
     await em.execute(
-      `UPDATE documents SET document_type = ?, country = ?, file_name = ?, side = ?, document_number = ?, blob_id = ?,
-         content_type = ?, size_bytes = ?, sha256 = ?, chunk_count = ?, key_id = ?, wrapped_key = ?, updated_at = ?
+      `UPDATE documents SET document_type = ?, country = ?, sealed_details = ?, file_name = NULL, document_number = NULL,
+         side = ?, blob_id = ?, content_type = ?, size_bytes = ?, sha256 = ?, chunk_count = ?, key_id = ?, wrapped_key = ?,
+         updated_at = ?
        WHERE id = ?`,
-      [...values(d), d.id],
+      [...values(d, this.keyring), d.id],
     );
   }
 
@@ -106,7 +122,7 @@ export class DocumentRepository {
       `SELECT ${COLUMNS} FROM documents WHERE platform_id = ? AND id = ?${lock ? ' FOR UPDATE' : ''}`,
       [platformId, id],
     );
-    return rows[0] ? toDocument(rows[0]) : undefined;
+    return rows[0] ? this.toDocument(rows[0]) : undefined;
   }
 
   /** Holder and type of every document of a customer and of its beneficial owners. */
@@ -137,7 +153,7 @@ export class DocumentRepository {
       order: 'DESC',
       size,
       after,
-      map: toDocument,
+      map: this.toDocument,
     });
   }
 }

@@ -97,7 +97,26 @@ class ComplianceTables extends Migration {
   }
 }
 
+/**
+ * Personal data at rest (issue 17): a beneficial owner's personal info is sealed in
+ * `personal_data`, a document's file name and number in `sealed_details`, a verification's
+ * screened subject in `sealed_subject` (envelope encryption under DOCUMENT_MASTER_KEY,
+ * store/sealing.ts); their plaintext columns stay null. SQL has no key: rows written before keep
+ * their plaintext columns (read as they are) until `main.ts rewrap` seals them, hence those
+ * columns become nullable.
+ */
+class SealedPersonalDataMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE beneficial_owners ADD COLUMN personal_data text, ALTER COLUMN personal_info DROP NOT NULL,
+      ADD CONSTRAINT beneficial_owners_sealed_or_plain CHECK (personal_data IS NOT NULL OR personal_info IS NOT NULL)`);
+    this.addSql(`ALTER TABLE documents ADD COLUMN sealed_details text, ALTER COLUMN file_name DROP NOT NULL,
+      ADD CONSTRAINT documents_sealed_or_plain CHECK (sealed_details IS NOT NULL OR file_name IS NOT NULL)`);
+    this.addSql(`ALTER TABLE verifications ADD COLUMN sealed_subject text`);
+  }
+}
+
 /** Migrations of the compliance schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_compliance_tables', class: ComplianceTables },
+  { name: '0010_sealed_personal_data', class: SealedPersonalDataMigration },
 ];

@@ -1,3 +1,4 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import type { CursorPosition, Environment, Page } from '@sluice/core';
 import type {
@@ -6,12 +7,17 @@ import type {
   VerificationError,
   VerificationStatus,
 } from '../domain/verification.js';
+import { openSubject, sealSubject } from './sealing.js';
 import { announceDue, date, fromJson, keysetPage, optDate } from './sql.js';
 
-/** Verifications (exact SQL). */
+/**
+ * Verifications (exact SQL). The screened subject (a full name or a registration number) is
+ * sealed in `sealed_subject` (store/sealing.ts); `subject` holds it in plain text only in rows
+ * written before sealing, until `rewrap`.
+ */
 
-const COLUMNS = `id, platform_id, customer_id, customer_type, environment, status, errors, subject, decision_due_at, decided_status,
-  created_at, updated_at`;
+const COLUMNS = `id, platform_id, customer_id, customer_type, environment, status, errors, sealed_subject, subject,
+  decision_due_at, decided_status, created_at, updated_at`;
 
 interface Row {
   id: string;
@@ -21,6 +27,7 @@ interface Row {
   environment: Environment;
   status: VerificationStatus;
   errors: VerificationError[] | string;
+  sealed_subject: string | null;
   subject: string | null;
   decision_due_at: Date | string | null;
   decided_status: VerificationStatus | null;
@@ -28,7 +35,7 @@ interface Row {
   updated_at: Date | string;
 }
 
-function toVerification(r: Row): Verification {
+function toVerification(r: Row, keyring: MasterKeyring): Verification {
   const v: Verification = {
     id: r.id,
     platformId: r.platform_id,
@@ -40,7 +47,8 @@ function toVerification(r: Row): Verification {
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
   };
-  if (r.subject !== null) v.subject = r.subject;
+  if (r.sealed_subject !== null) v.subject = openSubject(keyring, r.id, r.sealed_subject);
+  else if (r.subject !== null) v.subject = r.subject;
   const due = optDate(r.decision_due_at);
   if (due) v.decisionDueAt = due;
   if (r.decided_status !== null) v.decidedStatus = r.decided_status;
@@ -53,9 +61,17 @@ export interface VerificationFilter {
 }
 
 export class VerificationRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
+  private readonly toVerification = (r: Row): Verification => toVerification(r, this.keyring);
+
+  private sealed(v: Verification): string | null {
+    return v.subject !== undefined ? sealSubject(this.keyring, v.id, v.subject) : null;
+  }
+
   async insert(em: EntityManager, v: Verification): Promise<void> {
     await em.execute(
-      `INSERT INTO verifications (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?)`,
+      `INSERT INTO verifications (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?, NULL, ?, ?, ?, ?)`,
       [
         v.id,
         v.platformId,
@@ -64,7 +80,7 @@ export class VerificationRepository {
         v.environment,
         v.status,
         JSON.stringify(v.errors),
-        v.subject ?? null,
+        this.sealed(v),
         v.decisionDueAt ?? null,
         v.decidedStatus ?? null,
         v.createdAt,
@@ -76,13 +92,13 @@ export class VerificationRepository {
 
   async update(em: EntityManager, v: Verification): Promise<void> {
     await em.execute(
-      `UPDATE verifications SET status = ?, errors = ?::jsonb, subject = ?, environment = ?, decision_due_at = ?,
-         decided_status = ?, updated_at = ?
+      `UPDATE verifications SET status = ?, errors = ?::jsonb, sealed_subject = ?, subject = NULL, environment = ?,
+         decision_due_at = ?, decided_status = ?, updated_at = ?
        WHERE id = ?`,
       [
         v.status,
         JSON.stringify(v.errors),
-        v.subject ?? null,
+        this.sealed(v),
         v.environment,
         v.decisionDueAt ?? null,
         v.decidedStatus ?? null,
@@ -103,7 +119,7 @@ export class VerificationRepository {
       `SELECT ${COLUMNS} FROM verifications WHERE platform_id = ? AND id = ?${lock ? ' FOR UPDATE' : ''}`,
       [platformId, id],
     );
-    return rows[0] ? toVerification(rows[0]) : undefined;
+    return rows[0] ? this.toVerification(rows[0]) : undefined;
   }
 
   /**
@@ -123,7 +139,7 @@ export class VerificationRepository {
        ORDER BY created_at DESC, id DESC LIMIT 1`,
       [platformId, customerId],
     );
-    return rows[0] ? toVerification(rows[0]) : undefined;
+    return rows[0] ? this.toVerification(rows[0]) : undefined;
   }
 
   /** True when a verification of the customer is under way (IN_PROGRESS or PENDING_MANUAL_REVIEW). */
@@ -161,7 +177,7 @@ export class VerificationRepository {
       order: 'DESC',
       size,
       after,
-      map: toVerification,
+      map: this.toVerification,
     });
   }
 

@@ -1,6 +1,8 @@
 import { isId } from '@sluice/core';
+import type { MasterKeyring } from '@sluice/crypto';
 import { fromJson, optDate, pgTextArray, type EntityManager } from '@sluice/store';
 import type { BulkImportJob, BulkImportStatus, ImportRow, ImportRowError } from '../domain/bulk-import.js';
+import { openImportRow, sealImportRow } from './sealing.js';
 
 /** A row of `bulk_import_jobs` as Postgres returns it. */
 interface JobRow {
@@ -41,10 +43,13 @@ export type RowOutcome =
 
 /**
  * The `bulk_import_jobs` and `bulk_import_rows` tables (exact SQL). A row holds the customer's
- * values until it is processed; then only its outcome is kept (the values live on in the
- * customer it created, or nowhere).
+ * values, sealed under `keyring` (`sealed_record`, store/sealing.ts), until it is processed; then
+ * only its outcome is kept (the values live on in the customer it created, or nowhere). `record`
+ * holds them in plain text only in rows stored before sealing, until processed or `rewrap`.
  */
 export class BulkImportRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
   async insertJob(
     em: EntityManager,
     j: { id: string; platformId: string; fileName: string; now: Date },
@@ -60,14 +65,14 @@ export class BulkImportRepository {
   async insertRows(em: EntityManager, jobId: string, rows: readonly ImportRow[]): Promise<void> {
     if (rows.length === 0) return;
     await em.execute(
-      `INSERT INTO bulk_import_rows (job_id, row_number, line, record, extra_values)
-       SELECT ?, r, l, v::jsonb, nullif(e, 0)
+      `INSERT INTO bulk_import_rows (job_id, row_number, line, sealed_record, extra_values)
+       SELECT ?, r, l, v, nullif(e, 0)
        FROM unnest(?::int[], ?::int[], ?::text[], ?::int[]) AS t(r, l, v, e)`,
       [
         jobId,
         `{${rows.map((r) => r.row).join(',')}}`,
         `{${rows.map((r) => r.line).join(',')}}`,
-        pgTextArray(rows.map((r) => JSON.stringify(r.values))),
+        pgTextArray(rows.map((r) => sealImportRow(this.keyring, jobId, r.row, r.values))),
         `{${rows.map((r) => r.extraValues ?? 0).join(',')}}`,
       ],
     );
@@ -108,16 +113,24 @@ export class BulkImportRepository {
   /** The next unprocessed rows of a job, in row order. */
   async pendingRows(em: EntityManager, jobId: string, limit: number): Promise<ImportRow[]> {
     const rows = await em.execute<
-      { row_number: number; line: number; record: ImportRow['values'] | string; extra_values: number | null }[]
+      {
+        row_number: number;
+        line: number;
+        sealed_record: string | null;
+        record: ImportRow['values'] | string | null;
+        extra_values: number | null;
+      }[]
     >(
-      `SELECT row_number, line, record, extra_values FROM bulk_import_rows
+      `SELECT row_number, line, sealed_record, record, extra_values FROM bulk_import_rows
        WHERE job_id = ? AND outcome IS NULL ORDER BY row_number LIMIT ?`,
       [jobId, limit],
     );
     return rows.map((r) => ({
       row: r.row_number,
       line: r.line,
-      values: fromJson(r.record),
+      values: r.sealed_record
+        ? openImportRow(this.keyring, jobId, r.row_number, r.sealed_record)
+        : fromJson<ImportRow['values']>(r.record!),
       ...(r.extra_values ? { extraValues: r.extra_values } : {}),
     }));
   }
@@ -126,7 +139,8 @@ export class BulkImportRepository {
   async recordOutcomes(em: EntityManager, jobId: string, outcomes: readonly RowOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
     await em.execute(
-      `UPDATE bulk_import_rows AS b SET outcome = t.o, customer_id = t.c, error = t.e::jsonb, record = NULL
+      `UPDATE bulk_import_rows AS b SET outcome = t.o, customer_id = t.c, error = t.e::jsonb, record = NULL,
+         sealed_record = NULL
        FROM unnest(?::int[], ?::text[], ?::text[], ?::text[]) AS t(r, o, c, e)
        WHERE b.job_id = ? AND b.row_number = t.r AND b.outcome IS NULL`,
       [

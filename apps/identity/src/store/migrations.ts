@@ -183,7 +183,6 @@ class BulkImportsMigration extends Migration {
   }
 }
 
-/** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 /**
  * Personal data at rest (issue 17): a customer's personal fields are sealed together in
  * `personal_data` (envelope encryption, store/sealing.ts) and their own columns stay null;
@@ -196,6 +195,21 @@ class SealedPersonalDataMigration extends Migration {
   }
 }
 
+/**
+ * Bulk import rows at rest (issue 17): a row's values wait to be processed sealed in
+ * `sealed_record` (envelope encryption, store/sealing.ts), `record` stays null, and processing
+ * clears both. SQL has no key: rows stored before keep `record` (read as they are) until they are
+ * processed or `main.ts rewrap` seals them.
+ */
+class SealedBulkImportRowsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE bulk_import_rows ADD COLUMN sealed_record text, DROP CONSTRAINT bulk_import_rows_check,
+      ADD CONSTRAINT bulk_import_rows_values_until_processed
+        CHECK ((outcome IS NULL) = (record IS NOT NULL OR sealed_record IS NOT NULL))`);
+  }
+}
+
+/** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
   { name: '0030_webhook_endpoint_disabled', class: WebhookEndpointDisabledMigration },
@@ -203,4 +217,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0051_invitations', class: InvitationsMigration },
   { name: '0055_bulk_imports', class: BulkImportsMigration },
   { name: '0060_sealed_personal_data', class: SealedPersonalDataMigration },
+  { name: '0070_sealed_bulk_import_rows', class: SealedBulkImportRowsMigration },
 ];

@@ -1,11 +1,16 @@
 import { isSealedValue, rewrapValue, type MasterKeyring } from '@sluice/crypto';
 import { keyringFromConfig, rewrapRows, type CommandDeps, type RewrapJob } from '@sluice/runtime';
+import { fromJson } from '@sluice/store';
 import type { CustomerRecord } from './entities.js';
 import { legacyPersonalData } from './mappers.js';
+import type { ImportRow } from '../domain/bulk-import.js';
 import {
+  BULK_IMPORT_ROW_SCHEME,
   CUSTOMER_SCHEME,
   IDENTITY_KEYRING,
   WEBHOOK_SECRET_SCHEME,
+  importRowOwner,
+  sealImportRow,
   sealPersonalData,
   sealWebhookSecret,
   webhookSecretOwner,
@@ -93,15 +98,58 @@ function webhookSecretsJob(keyring: MasterKeyring): RewrapJob<SecretRow> {
   };
 }
 
+interface ImportRowRow {
+  /** `<job id>|<row number, 10 digits>`: the rows' order for the batches. */
+  id: string;
+  job_id: string;
+  row_number: number;
+  sealed_record: string | null;
+  record: ImportRow['values'] | string | null;
+}
+
+/**
+ * Bulk import rows still waiting to be processed (a processed row holds no values): sealed under
+ * another master key, or stored before sealing (sealed now, `record` cleared).
+ */
+function importRowsJob(keyring: MasterKeyring): RewrapJob<ImportRowRow> {
+  const id = `job_id || '|' || lpad(row_number::text, 10, '0')`;
+  return {
+    name: 'bulkImportRows',
+    next: (em, afterId, limit) =>
+      em.execute<ImportRowRow[]>(
+        `SELECT ${id} AS id, job_id, row_number, sealed_record, record FROM bulk_import_rows
+         WHERE ${id} > ? AND outcome IS NULL AND (sealed_record IS NULL OR split_part(sealed_record, '.', 2) <> ?)
+         ORDER BY ${id} LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [afterId, keyring.current.id, limit],
+      ),
+    idOf: (r) => r.id,
+    async apply(em, r) {
+      const sealed = r.sealed_record
+        ? rewrapValue(keyring, BULK_IMPORT_ROW_SCHEME, importRowOwner(r.job_id, r.row_number), r.sealed_record)
+        : sealImportRow(keyring, r.job_id, r.row_number, fromJson<ImportRow['values']>(r.record!));
+      await em.execute(`UPDATE bulk_import_rows SET sealed_record = ?, record = NULL WHERE job_id = ? AND row_number = ?`, [
+        sealed,
+        r.job_id,
+        r.row_number,
+      ]);
+      return r.sealed_record ? 'rewrapped' : 'sealed';
+    },
+  };
+}
+
 /** Rows per transaction of `rewrap`. */
 export const REWRAP_BATCH = 500;
 
 /**
- * `main.ts rewrap`: moves every sealed customer and webhook signing secret to the current master
- * key (IDENTITY_DATA_MASTER_KEY) and seals the rows written before sealing. Once it reports no
+ * `main.ts rewrap`: moves every sealed customer, webhook signing secret and waiting bulk import
+ * row to the current master key (IDENTITY_DATA_MASTER_KEY) and seals the rows written before
+ * sealing. Once it reports no
  * failure, the retired keys (IDENTITY_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
 export function rewrapIdentity({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
   const keyring = keyringFromConfig(config, IDENTITY_KEYRING);
-  return rewrapRows(orm, [customersJob(keyring), webhookSecretsJob(keyring)], { batch: REWRAP_BATCH, logger });
+  return rewrapRows(orm, [customersJob(keyring), webhookSecretsJob(keyring), importRowsJob(keyring)], {
+    batch: REWRAP_BATCH,
+    logger,
+  });
 }

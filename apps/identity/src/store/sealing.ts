@@ -6,14 +6,17 @@ import {
   type SealedValueScheme,
 } from '@sluice/crypto';
 import type { PostalAddress } from '@sluice/core';
+import type { ImportRow } from '../domain/bulk-import.js';
 import type { BusinessInfo } from '../domain/customer.js';
 
 /**
  * Identity's secrets and personal data at rest, sealed with the envelope kit of `@sluice/crypto`
  * under identity's master keyring: each customer's personal fields in one column
  * (`customers.personal_data`, bound to the customer id) and each webhook signing secret
- * (`webhook_signing_secrets.secret`, bound to the platform and the row). Rows written before
- * sealing (plaintext) are still read, and the `rewrap` command seals them.
+ * (`webhook_signing_secrets.secret`, bound to the platform and the row), and the values of a bulk
+ * import's row while it waits to be processed (`bulk_import_rows.sealed_record`, bound to the job
+ * and the row number; erased once the row is processed). Rows written before sealing (plaintext)
+ * are still read, and the `rewrap` command seals them.
  */
 export const IDENTITY_KEYRING = {
   current: 'IDENTITY_DATA_MASTER_KEY',
@@ -31,6 +34,12 @@ export const WEBHOOK_SECRET_SCHEME: SealedValueScheme = {
   prefix: 'siw1',
   context: 'sluice:identity-webhook-secret:v1',
   field: 'signing-secret',
+};
+
+export const BULK_IMPORT_ROW_SCHEME: SealedValueScheme = {
+  prefix: 'sib1',
+  context: 'sluice:identity-bulk-import-row:v1',
+  field: 'record',
 };
 
 /** A customer's personal fields: what is sealed (everything else of a customer is filtered on or public). */
@@ -72,4 +81,15 @@ export function openWebhookSecret(keyring: MasterKeyring, platformId: string, ro
   return isSealedValue(WEBHOOK_SECRET_SCHEME, stored)
     ? openValue(keyring, WEBHOOK_SECRET_SCHEME, webhookSecretOwner(platformId, rowId), stored)
     : stored;
+}
+
+/** The owner a bulk import row's values are bound to: its job and its row number. */
+export const importRowOwner = (jobId: string, row: number) => `${jobId}|${row}`;
+
+export function sealImportRow(keyring: MasterKeyring, jobId: string, row: number, values: ImportRow['values']): string {
+  return sealValue(keyring, BULK_IMPORT_ROW_SCHEME, importRowOwner(jobId, row), JSON.stringify(values));
+}
+
+export function openImportRow(keyring: MasterKeyring, jobId: string, row: number, sealed: string): ImportRow['values'] {
+  return JSON.parse(openValue(keyring, BULK_IMPORT_ROW_SCHEME, importRowOwner(jobId, row), sealed)) as ImportRow['values'];
 }

@@ -232,6 +232,19 @@ class TransactionAgentMigration extends Migration {
   }
 }
 
+/**
+ * Personal data at rest (issue 17): a receiver lookup's counterparty name (a person's name) is
+ * sealed in `sealed_counterparty_name` (envelope encryption under PAYMENTS_DATA_MASTER_KEY,
+ * store/sealing.ts) and `counterparty_name` stays null. SQL has no key: rows written before keep
+ * `counterparty_name` (read as it is) until `main.ts rewrap` seals them, or the lookup is purged
+ * (a day after it expired).
+ */
+class SealedCounterpartyNamesMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE receiver_lookups ADD COLUMN sealed_counterparty_name text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -245,4 +258,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0009_transaction_payment_rail', class: TransactionPaymentRailMigration },
   { name: '0020_transaction_agent', class: TransactionAgentMigration },
   { name: '0030_incoming_approval_webhook_error', class: IncomingApprovalWebhookErrorMigration },
+  { name: '0040_sealed_counterparty_names', class: SealedCounterpartyNamesMigration },
 ];

@@ -1,6 +1,8 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import type { CurrencyPreference, ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { PayerDataField, SandboxReceiverBehavior } from '../domain/uma.js';
+import { openCounterpartyName, sealCounterpartyName } from './sealing.js';
 import { fromJson, insertRow } from './sql.js';
 
 /** A row of `payments.receiver_lookups`. */
@@ -16,6 +18,8 @@ interface ReceiverLookupRow {
   supported_currencies: StoredPreference[] | string;
   required_payer_data_fields: PayerDataField[] | string;
   sandbox_behavior: SandboxReceiverBehavior | null;
+  /** Sealed (store/sealing.ts); `counterparty_name` holds the name in plain text only in rows written before. */
+  sealed_counterparty_name: string | null;
   counterparty_name: string | null;
   created_at: Date | string;
   expires_at: Date | string;
@@ -31,8 +35,8 @@ interface StoredPreference {
 
 const JSONB = new Set(['supported_currencies', 'required_payer_data_fields']);
 
-/** The one mapper of `payments.receiver_lookups`: ReceiverLookup ↔ ReceiverLookupRow. */
-const receiverLookupRow = {
+/** The one mapper of `payments.receiver_lookups`: ReceiverLookup ↔ ReceiverLookupRow (the name sealed under `keyring`). */
+const receiverLookupRow = (keyring: MasterKeyring) => ({
   to(l: ReceiverLookup): ReceiverLookupRow {
     const prefs: StoredPreference[] = l.supportedCurrencies.map((p) => ({
       currency: p.currency,
@@ -52,13 +56,18 @@ const receiverLookupRow = {
       supported_currencies: JSON.stringify(prefs),
       required_payer_data_fields: JSON.stringify(l.requiredPayerDataFields),
       sandbox_behavior: l.sandboxBehavior ?? null,
-      counterparty_name: l.counterpartyName ?? null,
+      sealed_counterparty_name:
+        l.counterpartyName !== undefined ? sealCounterpartyName(keyring, l.id, l.counterpartyName) : null,
+      counterparty_name: null,
       created_at: l.createdAt,
       expires_at: l.expiresAt,
     };
   },
 
   from(r: ReceiverLookupRow): ReceiverLookup {
+    const counterpartyName = r.sealed_counterparty_name
+      ? openCounterpartyName(keyring, r.id, r.sealed_counterparty_name)
+      : r.counterparty_name;
     return {
       id: r.id,
       platformId: r.platform_id,
@@ -78,17 +87,23 @@ const receiverLookupRow = {
       ),
       requiredPayerDataFields: fromJson(r.required_payer_data_fields),
       ...(r.sandbox_behavior ? { sandboxBehavior: r.sandbox_behavior } : {}),
-      ...(r.counterparty_name ? { counterpartyName: r.counterparty_name } : {}),
+      ...(counterpartyName ? { counterpartyName } : {}),
       createdAt: new Date(r.created_at),
       expiresAt: new Date(r.expires_at),
     };
   },
-};
+});
 
 /** Receiver lookups in `payments.receiver_lookups`. */
 export class ReceiverLookupRepository {
+  private readonly rows: ReturnType<typeof receiverLookupRow>;
+
+  constructor(keyring: MasterKeyring) {
+    this.rows = receiverLookupRow(keyring);
+  }
+
   async insert(em: EntityManager, l: ReceiverLookup): Promise<void> {
-    await em.execute(...insertRow('receiver_lookups', receiverLookupRow.to(l), JSONB));
+    await em.execute(...insertRow('receiver_lookups', this.rows.to(l), JSONB));
   }
 
   /** The platform's lookup, or undefined (also for another platform's id). */
@@ -97,7 +112,7 @@ export class ReceiverLookupRepository {
       `SELECT * FROM receiver_lookups WHERE id = ? AND platform_id = ?`,
       [id, platformId],
     );
-    return rows[0] ? receiverLookupRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
   /** Deletes lookups that expired before `before`; returns how many. */
