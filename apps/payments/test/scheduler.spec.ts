@@ -13,7 +13,7 @@ import {
   eventually,
   natsUrl,
   queriesDuring,
-  startBalancer,
+  cuttableLink,
   testPrefix,
   type TestDatabase,
 } from '@sluice/testing';
@@ -231,12 +231,9 @@ describe('JobScheduler', () => {
 
   it('a failure it could not record (the database went away) is recorded once the database is back: the job reruns after its retry pause, not its lease', async () => {
     // The replica reaches Postgres through a forwarder that can cut it off (as a Postgres restart does).
-    const target = new URL(db.url);
-    const link = await startBalancer({ host: '127.0.0.1', port: 0, targets: [Number(target.port || 5432)] });
-    const viaLink = new URL(db.url);
-    viaLink.host = `127.0.0.1:${link.port}`;
+    const { url: viaLink, link } = await cuttableLink(db.url, 5432);
     const orm = await openStore({
-      databaseUrl: viaLink.toString(),
+      databaseUrl: viaLink,
       schema: 'payments',
       entities: [],
       migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],

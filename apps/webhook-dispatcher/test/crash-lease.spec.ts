@@ -3,7 +3,7 @@ import { ManualClock, idUuid, newId } from '@sluice/core';
 import { createLogger } from '@sluice/logging';
 import { migrate, openStore, transactional, type MikroORM } from '@sluice/store';
 import { EVENT_TABLES_MIGRATIONS } from '@sluice/events';
-import { createTestDatabase, eventually, startBalancer, type TestDatabase } from '@sluice/testing';
+import { createTestDatabase, cuttableLink, eventually, type TestDatabase } from '@sluice/testing';
 import { DeliveryWorker } from '../src/app/delivery.worker.js';
 import type { WebhookSender, WebhookTargetSource } from '../src/app/ports.js';
 import { HttpWebhookSender } from '../src/clients/http-webhook.sender.js';
@@ -266,11 +266,9 @@ describe('delivery leases', () => {
     endpoints.set(platformId, receiver.url('/outage'));
     const webhookIds = await pending(platformId, 3, new Date(t0 - 60_000));
     // This worker reaches Postgres through a forwarder that can cut it off (as a Postgres restart does).
-    const link = await startBalancer({ host: '127.0.0.1', port: 0, targets: [Number(new URL(db.url).port || 5432)] });
-    const viaLink = new URL(db.url);
-    viaLink.host = `127.0.0.1:${link.port}`;
+    const { url: viaLink, link } = await cuttableLink(db.url, 5432);
     const orm = await openStore({
-      databaseUrl: viaLink.toString(),
+      databaseUrl: viaLink,
       schema: 'webhooks',
       entities: [],
       migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],

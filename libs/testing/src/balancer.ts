@@ -80,3 +80,16 @@ export async function startBalancer(o: { host: string; port: number; targets: nu
       }),
   };
 }
+
+/**
+ * The link between one client and the server at `url` (a loopback Postgres or NATS URL): a
+ * forwarder in front of the server's port, and `url` rewritten to reach the server through it, so
+ * a test can cut that client off (`link.interrupt()`) without touching the shared server.
+ */
+export async function cuttableLink(url: string, defaultPort: number): Promise<{ url: string; link: Balancer }> {
+  const u = new URL(url);
+  const link = await startBalancer({ host: '127.0.0.1', port: 0, targets: [Number(u.port || defaultPort)] });
+  u.hostname = '127.0.0.1';
+  u.port = String(link.port);
+  return { url: u.toString(), link };
+}

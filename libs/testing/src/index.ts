@@ -192,4 +192,4 @@ export async function rejection(call: Promise<unknown> | (() => Promise<unknown>
   }
   throw new Error('expected the call to fail');
 }
-export { startBalancer, type Balancer } from './balancer.js';
+export { cuttableLink, startBalancer, type Balancer } from './balancer.js';
