@@ -1,6 +1,6 @@
 /**
  * `npm run chaos -- [--mode kill|rolling|outage|all] [--kills N] [--replicas R] [--clients C]
- * [--outage-sec S] [--mixed M] [--seed S] [--apps a,b]` (not part of `npm test`; short fixed-seed versions are,
+ * [--outage-sec S] [--mixed M] [--seed S] [--apps a,b] [--restarts-per-app N]` (not part of `npm test`; short fixed-seed versions are,
  * tests/e2e/resilience.spec.ts): faults under a mixed load (payments; `--mixed` clients each of
  * customers, transfers and signed wallet actions, default 1, 0 for payments only) against every process started
  * as `npm start` does, on a fresh database (loopback only, bounded), then the checks of
@@ -34,6 +34,7 @@ for (const mode of modes) {
     mixed: intOption('mixed', CHAOS_DEFAULTS.mixed),
     kills: intOption('kills', CHAOS_DEFAULTS.kills),
     replicas,
+    ...(process.argv.includes('--restarts-per-app') ? { restartsPerApp: intOption('restarts-per-app', 1) } : {}),
     outageSec: intOption('outage-sec', CHAOS_DEFAULTS.outageSec),
     baseDatabaseUrl,
     natsUrl,

@@ -69,6 +69,8 @@ export interface ChaosOptions {
   killGapMs: [number, number];
   /** Processes per app (rolling needs 2 or more). */
   replicas: number;
+  /** rolling: how many replicas of each app are restarted, one at a time (default every one). */
+  restartsPerApp?: number;
   /** outage: seconds Postgres, then NATS, stay unreachable. */
   outageSec: number;
   seed: number;
@@ -343,7 +345,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       }
     } else if (o.mode === 'rolling') {
       for (const app of faulted(sys.stack.apps)) {
-        for (let replica = 1; replica <= sys.stack.replicas[app]; replica++) {
+        const restarts = Math.min(sys.stack.replicas[app], o.restartsPerApp ?? Infinity);
+        for (let replica = 1; replica <= restarts; replica++) {
           const label = `${app}${replica > 1 ? `#${replica}` : ''}`;
           o.log(`rolling restart: ${label}`);
           faults.push(`${label} SIGTERM`);
