@@ -1,12 +1,23 @@
 /**
  * `npm run migrate`: applies every app's pending migrations, each as its own
- * `main.ts migrate` process (what the Kubernetes migration Jobs run), against
+ * `main.mjs migrate` process from its bundle (what the Kubernetes migration Jobs run; tools/stack.ts
+ * `buildApps`, or the source under tsx with SLUICE_FROM_SOURCE=1), against
  * DATABASE_URL (created when missing). `npm start` does this itself.
  *   npm run migrate                 every app
  *   npm run migrate -- identity     only the named apps
  */
 import { ensureDatabase } from '@sluice/store';
-import { APPS, DEFAULTS, discoverApps, runLimited, spawnAppProcess, type AppName } from './stack.js';
+import { rmSync } from 'node:fs';
+import {
+  APPS,
+  DEFAULTS,
+  buildApps,
+  discoverApps,
+  runBundlesByDefault,
+  runLimited,
+  spawnAppProcess,
+  type AppName,
+} from './stack.js';
 import { safeUrl } from './lib/preflight.js';
 
 const databaseUrl = process.env.DATABASE_URL || DEFAULTS.databaseUrl;
@@ -26,9 +37,11 @@ try {
   process.stderr.write(`Postgres is not reachable at ${safeUrl(databaseUrl)}: ${(err as Error).message}\n`);
   process.exit(1);
 }
+const bundles = runBundlesByDefault() ? await buildApps(apps) : undefined;
 const failed: string[] = [];
 await runLimited(apps, 4, async (app) => {
   const p = spawnAppProcess({
+    ...(bundles ? { bundles } : {}),
     app,
     args: ['migrate'],
     env: { ...process.env, DATABASE_URL: databaseUrl },
@@ -39,6 +52,7 @@ await runLimited(apps, 4, async (app) => {
   const e = await p.exited;
   if (e.code !== 0) failed.push(`${app} (${e.signal ?? `exit ${e.code}`})`);
 });
+if (bundles) rmSync(bundles, { recursive: true, force: true });
 if (failed.length) {
   process.stderr.write(`migrations failed: ${failed.join(', ')}\n`);
   process.exit(1);

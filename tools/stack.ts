@@ -8,12 +8,17 @@
  *   grpc.health.v1 SERVING and the gateway answers GET /healthz → platform
  *   credentials bootstrapped through identity EnsurePlatformCredential.
  *
+ * The apps run as the image runs them: each bundled by tools/build-app.mjs (unminified, into
+ * tmp/stack-builds/<run>/, about a second for all of them) and started as `node main.mjs`, so a
+ * start or a restart does not transpile TypeScript (`fromSource`, or SLUICE_FROM_SOURCE=1, runs
+ * `node --import tsx apps/<app>/src/main.ts` instead).
+ *
  * A child that exits while the stack runs stops the others and fails the stack.
  * Except one killed on purpose by `stack.restart(app)` (crash-recovery tests), which is respawned.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +43,7 @@ import {
 import { safeUrl } from './lib/preflight.js';
 import { isPortFree, listenerOf, pickFreePort } from './lib/ports.js';
 import { startBalancer, type Balancer } from '@sluice/testing';
+import { buildApp } from './build-app.mjs';
 
 /** The REST API version segment every public path starts with. */
 export const API_VERSION = '2025-10-13';
@@ -119,9 +125,40 @@ export function discoverApps(root = ROOT): AppName[] {
   return APPS.filter((a) => present.has(a));
 }
 
+/** Where `buildApps` puts each run's bundles (inside the repository: the bundles import its node_modules). */
+export const STACK_BUILDS_DIR = join('tmp', 'stack-builds');
+
+/**
+ * Bundles `apps` for one run (tools/build-app.mjs, unminified) into a directory of their own under
+ * tmp/stack-builds/, so runs side by side never read each other's half-written files; resolves to
+ * that directory (remove it when the run ends). Directories of runs older than a day are removed.
+ */
+export async function buildApps(apps: readonly AppName[], root = ROOT): Promise<string> {
+  const base = join(root, STACK_BUILDS_DIR);
+  if (existsSync(base))
+    for (const d of readdirSync(base)) {
+      const dir = join(base, d);
+      try {
+        if (Date.now() - statSync(dir).mtimeMs > 86_400_000) rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // another run removed it
+      }
+    }
+  const dir = join(base, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  await Promise.all(apps.map((app) => buildApp(app, { root, outdir: join(dir, app), minify: false })));
+  return dir;
+}
+
+/** True unless SLUICE_FROM_SOURCE asks for the TypeScript sources under tsx. */
+export function runBundlesByDefault(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !['1', 'true'].includes((env.SLUICE_FROM_SOURCE ?? '').toLowerCase());
+}
+
 export interface StackOptions {
   /** Repository root (default: the parent of tools/). */
   root?: string;
+  /** Run `apps/<app>/src/main.ts` under tsx instead of the bundles (default: SLUICE_FROM_SOURCE). */
+  fromSource?: boolean;
   /** Default: DATABASE_URL or postgres://postgres@127.0.0.1:5432/sluice (created when missing). */
   databaseUrl?: string;
   /** Default: NATS_URL or nats://127.0.0.1:4222. */
@@ -238,7 +275,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** A running app process (`node --import tsx apps/<app>/src/main.ts ...`). */
+/** A running app process (`node <bundles>/<app>/main.mjs ...` or `node --import tsx apps/<app>/src/main.ts ...`). */
 export interface AppProcess {
   app: AppName;
   /** The app and, from the second replica on, its number: `identity`, `identity#2`. */
@@ -252,11 +289,14 @@ export interface AppProcess {
 type Child = AppProcess;
 
 /**
- * Starts `apps/<app>/src/main.ts` (plus args) in its own process group, its output
- * lines prefixed with `[label]` (colored when asked) and kept in a ring buffer.
+ * Starts `<bundles>/<app>/main.mjs` (built by `buildApps`), or without `bundles` the app's
+ * TypeScript source under tsx, plus args, in its own process group, its output lines prefixed
+ * with `[label]` (colored when asked) and kept in a ring buffer.
  */
 export function spawnAppProcess(o: {
   root?: string;
+  /** The directory `buildApps` returned; without it the source runs under tsx. */
+  bundles?: string;
   app: AppName;
   args?: string[];
   env: NodeJS.ProcessEnv;
@@ -273,7 +313,9 @@ export function spawnAppProcess(o: {
   const err = o.stderr ?? process.stderr;
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', join('apps', o.app, 'src', 'main.ts'), ...(o.args ?? [])],
+    o.bundles
+      ? ['--enable-source-maps', join(o.bundles, o.app, 'main.mjs'), ...(o.args ?? [])]
+      : ['--import', 'tsx', join('apps', o.app, 'src', 'main.ts'), ...(o.args ?? [])],
     {
       cwd: o.root ?? ROOT,
       env: o.env,
@@ -513,9 +555,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let resolveFailed!: (e: AppExit) => void;
   const failed = new Promise<AppExit>((r) => (resolveFailed = r));
 
+  const fromSource = opts.fromSource ?? !runBundlesByDefault(env);
+  let bundles: string | undefined;
   const spawnApp = (key: string, args: string[], role: 'run' | 'migrate'): Child =>
     spawnAppProcess({
       root,
+      ...(bundles ? { bundles } : {}),
       app: unitOf(key).app,
       unit: key,
       args,
@@ -554,6 +599,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await Promise.all(running.filter((c) => c.app !== 'gateway').map(stopChild));
       await balancer?.close();
       process.off('exit', killAllSync);
+      if (bundles) rmSync(bundles, { recursive: true, force: true });
       for (const c of running) {
         if (c.exit && c.exit.code !== 0 && c.exit.code !== null)
           say(`${c.unit} exited with code ${c.exit.code} while stopping`);
@@ -692,6 +738,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   try {
+    // 0. The bundles (beside the database and streams: esbuild works in its own process).
+    const built = fromSource
+      ? Promise.resolve(undefined)
+      : (async () => {
+          const t = Date.now();
+          const dir = await buildApps(apps, root);
+          say(`${apps.length} apps bundled in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+          return dir;
+        })();
+    built.catch(() => {}); // awaited below; a failure there is the start-up's
     // 1. Database and streams.
     say(`database ${safeUrl(databaseUrl)}, NATS ${safeUrl(natsUrl)}, subject prefix "${prefix}"`);
     await ensureDatabase(databaseUrl);
@@ -701,6 +757,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     } finally {
       await bus.close();
     }
+    bundles = await built;
 
     checkAborted();
     // 2. Migrations, as separate one-shot processes (the same entry point the Kubernetes Jobs run).
