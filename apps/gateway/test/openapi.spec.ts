@@ -107,6 +107,14 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.paths).some((p) => /openapi|docs|healthz|readyz/.test(p))).toBe(false);
   });
 
+  it('every route schema compiles: validators and response serializers (compiled on first use otherwise)', () => {
+    // A broken schema would otherwise surface as an error at its route's first request.
+    let compiled = 0;
+    expect(() => (compiled = h.app.gateway.compileSchemas())).not.toThrow();
+    // At least a response serializer per route, and validators besides.
+    expect(compiled).toBeGreaterThan(h.app.gateway.apiRoutes.length * 2);
+  });
+
   it('every operation is well formed (responses, parameters, unique operationId)', () => {
     const ids = new Set<string>();
     for (const [path, item] of Object.entries(doc.paths as Json)) {

@@ -35,6 +35,7 @@ import { SchemaRegistry } from './route-schema.normalizer.js';
 import { parseAllowedOrigins, registerSecurity, SecurityHeaders } from './security.plugin.js';
 import { requiredPermissions, type GatewayClients, type RouteModule } from './types.js';
 import { createValidatorCompiler } from './validator.compiler.js';
+import { serializersCompiledOnFirstUse } from './lazy-schemas.js';
 import type { IdempotencyStore } from '../store/idempotency.repository.js';
 import type { RateLimitStore } from '../store/rate-limit.repository.js';
 import { registerRateLimits } from './rate-limit.hook.js';
@@ -71,6 +72,12 @@ export interface GatewayInternals {
   idempotencyStore: IdempotencyStore;
   /** Method and full URL of every documented API route. */
   apiRoutes: { method: string; url: string }[];
+  /**
+   * Compiles every route's validators and response serializers now (they compile on first use:
+   * lazy-schemas.ts); throws what a broken schema would have thrown at its first request.
+   * Returns how many there are.
+   */
+  compileSchemas(): number;
 }
 
 declare module 'fastify' {
@@ -103,8 +110,11 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
   const securityHeaders = new SecurityHeaders(config.HSTS_MAX_AGE_SECONDS);
   const allowedOrigins = parseAllowedOrigins(config.CORS_ALLOWED_ORIGINS);
 
+  // Validators and serializers compile on a route's first use, not at start-up (lazy-schemas.ts).
+  const deferred: Array<() => void> = [];
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    schemaController: { compilersFactory: { buildSerializer: serializersCompiledOnFirstUse(deferred) } },
     // One line per request is logged by the onResponse hook below, with the platform id.
     logController: new LogController({ disableRequestLogging: true }),
     // Request id: the client's X-Request-Id when well-formed, else a new UUID.
@@ -123,7 +133,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
 
   // First, so every answer carries the security headers (and CORS, when configured).
   await registerSecurity(app, { headers: securityHeaders, allowedOrigins });
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(createValidatorCompiler(deferred));
   // A reply without a response schema is JSON.stringify'd: int64 values from gRPC (bigint) would crash it.
   app.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const responses = request.routeOptions.schema?.response as Record<string, unknown> | undefined;
@@ -139,6 +149,10 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
     ...(parts.agentAuthenticator ? { agentCredentialCache: parts.agentAuthenticator.cache } : {}),
     idempotencyStore,
     apiRoutes,
+    compileSchemas: () => {
+      for (const compile of deferred) compile();
+      return deferred.length;
+    },
   });
   app.decorateRequest('platform', null as never);
   app.decorateRequest('agent', null);
