@@ -1,7 +1,7 @@
 /**
  * End to end: secrets and personal data at rest through the real processes (issue 17). A customer,
- * an external account, a beneficial owner and its document, a bulk import, a receiver lookup and a
- * webhook endpoint made over the public API work as before (GET answers every field, deliveries
+ * an external account, a beneficial owner and its document, a bulk import, a receiver lookup, a quote
+ * made from it and its transaction, and a webhook endpoint made over the public API work as before (GET answers every field, deliveries
  * verify with the secret GET /config shows), while their rows — read raw, as a stolen dump would
  * hold them — contain none of the personal data, account numbers or signing secrets.
  * `main.ts rewrap` runs as its own process and prints its counts.
@@ -208,6 +208,50 @@ describe('secrets and personal data at rest through the real processes', () => {
     expect(row).not.toContain('Sluice Sandbox UMA'); // the name the sandbox counterparty answers
   });
 
+  it("a quote made from the lookup and its transaction answer the receiver's name; their rows hold it sealed", async () => {
+    const NAME = 'Sluice Sandbox UMA';
+    const address = '$success.eur@sandbox.sluice.local';
+    const c = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'payer-1', region: 'US', currencies: ['USD'] },
+    });
+    expect(c.status, c.text).toBe(201);
+    const accounts = await api('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(c.json.id)}&currency=USD`);
+    const source = accounts.json.data[0].id as string;
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(source)}/fund`, { body: { amount: 10_000 } });
+    expect(fund.status, fund.text).toBe(200);
+    const l = await api('GET', `/receiver/uma/${encodeURIComponent(address)}`);
+    expect(l.status, l.text).toBe(200);
+    const q = await api('POST', '/quotes', {
+      body: {
+        lookupId: l.json.lookupId,
+        source: { sourceType: 'ACCOUNT', accountId: source },
+        destination: { destinationType: 'UMA_ADDRESS', umaAddress: address },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 2_000,
+        senderCustomerInfo: { FULL_NAME: 'Dorothy Vaughan' },
+      },
+    });
+    expect(q.status, q.text).toBe(201);
+    expect(q.json.counterpartyInformation).toEqual({ FULL_NAME: NAME });
+    const executed = await api('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`);
+    expect(executed.status, executed.text).toBe(200);
+    const transactionId = executed.json.transactionId as string;
+    const t = await api('GET', `/transactions/${encodeURIComponent(transactionId)}`);
+    expect(t.status, t.text).toBe(200);
+    expect(t.json.counterpartyInformation).toEqual({ FULL_NAME: NAME });
+    expect((await api('GET', `/quotes/${encodeURIComponent(q.json.id)}`)).json.counterpartyInformation).toEqual({
+      FULL_NAME: NAME,
+    });
+    for (const [table, id] of [
+      ['payments.quotes', q.json.id],
+      ['payments.transactions', transactionId],
+    ]) {
+      const row = await dump(table!, 'id = $1', [id]);
+      expect(row).toMatch(/spc1\./);
+      expect(row).not.toContain(NAME);
+    }
+  });
+
   it('the webhook endpoint signs every delivery with the secret GET /config shows; the stored secrets are sealed', async () => {
     const cfg = await api('PATCH', '/config', {
       body: { webhookEndpoint: receiver.url, supportedCurrencies: [{ currencyCode: 'USD' }] },
@@ -234,7 +278,7 @@ describe('secrets and personal data at rest through the real processes', () => {
       ['identity', LOCAL_DEV_MASTER_KEYS.identity, ['customers', 'webhookSigningSecrets', 'bulkImportRows']],
       ['accounts', LOCAL_DEV_MASTER_KEYS.accounts, ['externalAccounts']],
       ['compliance', LOCAL_DEV_MASTER_KEYS.compliance, ['documents', 'beneficialOwners', 'verifications']],
-      ['payments', LOCAL_DEV_MASTER_KEYS.payments, ['receiverLookups']],
+      ['payments', LOCAL_DEV_MASTER_KEYS.payments, ['receiverLookups', 'quotes', 'transactions']],
     ] as const;
     const outputs = await Promise.all(
       commands.map(([app, keys]) =>

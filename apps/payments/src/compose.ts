@@ -156,8 +156,8 @@ export function composePayments(
   const fees = new SandboxFeeSchedule();
 
   // Storage, the scheduler and the transaction lifecycle every use case shares.
-  const transactionRepository = new TransactionRepository();
-  const quoteRepository = new QuoteRepository();
+  const transactionRepository = new TransactionRepository(keyring);
+  const quoteRepository = new QuoteRepository(keyring);
   const scheduler = new JobScheduler(orm, clock, {
     timeScale: c.SANDBOX_TIME_SCALE,
     pollMs: c.JOB_POLL_MS,

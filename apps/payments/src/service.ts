@@ -11,7 +11,10 @@ const config = Type.Object({
   ...grpcClientConfig('accounts'),
   ...grpcClientConfig('identity'),
   ...grpcClientConfig('wallet-auth'),
-  ...masterKeyConfig(PAYMENTS_KEYRING, "receivers' names that counterparties answer to receiver lookups"),
+  ...masterKeyConfig(
+    PAYMENTS_KEYRING,
+    "receivers' names that counterparties answer to receiver lookups, and the counterpartyInformation of quotes and transactions",
+  ),
   JOB_POLL_MS: Type.Integer({
     default: 10_000,
     minimum: 10,

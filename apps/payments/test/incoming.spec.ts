@@ -131,6 +131,15 @@ describe('SandboxReceiveUma below the approval threshold', () => {
       gridApiVariableFeeAmount: 0n,
     });
     expect(t!.rateDetails).toBeUndefined();
+    // The sender's address in counterpartyInformation is sealed at rest (issue 17), answered as it was.
+    expect(t!.counterpartyInformation).toEqual({ senderUmaAddress: SENDER });
+    const { rows: stored } = await sql.query(
+      `SELECT counterparty_information, sealed_counterparty_information FROM payments.transactions WHERE id = $1`,
+      [t!.id],
+    );
+    expect(stored[0].counterparty_information).toEqual({});
+    expect(stored[0].sealed_counterparty_information).toMatch(/^spc1\./);
+    expect((await client.getTransaction({ platformId, transactionId: t!.id })).transaction).toEqual(t);
     expect((await balance(usdAccount)) - before).toBe(1234n);
     const events = await eventsOf(t!.id);
     expect(events.map((e) => e.type)).toEqual(['INCOMING_PAYMENT.COMPLETED']);

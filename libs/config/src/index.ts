@@ -47,6 +47,17 @@ export const natsConfig = {
   }),
 };
 
+/** The outbox every backend service publishes its events through (libs/events). */
+export const outboxConfig = {
+  OUTBOX_RETENTION_SECONDS: Type.Integer({
+    default: 86_400,
+    minimum: 60,
+    maximum: 31_536_000,
+    description:
+      "how long an event stays in the service's `outbox` table after it was published to JetStream; the relay then deletes it (looked for once a minute, 1000 rows per statement). An unpublished event is never deleted. JetStream keeps events up to its stream max age (14 days) whatever this is",
+  }),
+};
+
 export const grpcServerConfig = (defaultPort: number) => ({
   GRPC_HOST: Type.String({ default: '127.0.0.1', description: 'address the gRPC server binds' }),
   GRPC_PORT: Type.Integer({ default: defaultPort, minimum: 0, maximum: 65535, description: 'gRPC port (0 picks a free one)' }),

@@ -3,7 +3,7 @@ import { Migration } from '@sluice/store';
 import { newId } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
 import { contextOfTraceparent, currentTraceparent, endSpan, injectTraceContext, SpanKind, startSpan, withSpan } from '@sluice/tracing';
-import type { Metrics } from '@sluice/metrics';
+import type { Counter, Metrics } from '@sluice/metrics';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EventContract, EventData } from '@sluice/api';
@@ -48,11 +48,28 @@ class EventTraceMigration extends Migration {
   }
 }
 
+/**
+ * Published rows are deleted after the retention (`OutboxRelay.prune`): this index finds them
+ * without reading the table, and finds none as cheaply. Partial (published rows only), since the
+ * unpublished ones have their own index. Built in the migrations' transaction: on an outbox that
+ * grew for long before this release it reads the whole table once, and the service's writes wait
+ * for it meanwhile (seconds per million rows).
+ */
+class EventPublishedIndexMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE INDEX IF NOT EXISTS outbox_published ON outbox (published_at) WHERE published_at IS NOT NULL`);
+  }
+}
+
 /** The migrations of the outbox and inbox tables, in order: put them first in every service's migrations. */
 export const EVENT_TABLES_MIGRATIONS = [
   EVENT_TABLES_MIGRATION,
   { name: '0000_event_tables_trace', class: EventTraceMigration },
+  { name: '0000_event_tables_published_index', class: EventPublishedIndexMigration },
 ];
+
+/** Published outbox rows deleted per statement (one transaction each) when they are pruned. */
+export const OUTBOX_PRUNE_BATCH = 1000;
 
 /**
  * Writes events to the service's outbox table inside the caller's transaction,
@@ -119,9 +136,20 @@ export class Outbox {
  * the same time; a relay that dies after publishing but before marking a row
  * leaves it to be published again with the same id, which JetStream drops
  * inside its duplicate window and consumers' inboxes absorb after it.
+ *
+ * Given a `retentionSeconds`, it also deletes published rows older than that (`prune`), every
+ * `pruneEveryMs` (a minute) beside publishing, never in its way: a published row is of no use
+ * to anyone once JetStream has it (consumers read the stream, which keeps events up to its own
+ * max age), and it holds what the event carries (customers' personal fields, counterparty
+ * information) in plain text. An unpublished row is never deleted, however old.
  */
 export class OutboxRelay {
   private readonly loop: NotifiedLoop;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  /** The prune pass in progress, if any (at most one per relay). */
+  private pruning: Promise<unknown> | undefined;
+  private stopped = false;
+  private readonly pruned: Counter | undefined;
 
   constructor(
     private readonly orm: MikroORM,
@@ -135,8 +163,20 @@ export class OutboxRelay {
       listen?: boolean;
       /** Poll interval while listening (a lost notification is found this late). */
       safetyMs?: number;
+      /** Published rows older than this are deleted (`prune`); undefined: kept forever. */
+      retentionSeconds?: number;
+      /** How often `prune` runs while the relay runs (default 60 s; the first pass one interval after start). */
+      pruneEveryMs?: number;
+      /** Rows deleted per statement by `prune` (default OUTBOX_PRUNE_BATCH). */
+      pruneBatch?: number;
+      /** Where `outbox_pruned_events_total` is counted. */
+      metrics?: Metrics;
     } = {},
   ) {
+    this.pruned = opts.metrics?.counter({
+      name: 'outbox_pruned_events_total',
+      help: 'Published outbox events deleted after OUTBOX_RETENTION_SECONDS',
+    });
     const schema = orm.config.get('schema');
     this.loop = new NotifiedLoop(async () => (await this.publishBatch()) > 0, {
       orm,
@@ -150,7 +190,16 @@ export class OutboxRelay {
   }
 
   start(): void {
+    this.stopped = false;
     this.loop.start();
+    if (this.opts.retentionSeconds === undefined) return;
+    this.pruneTimer = setInterval(() => {
+      if (this.pruning) return;
+      this.pruning = this.prune()
+        .catch((err: unknown) => this.logger.error({ err }, 'outbox prune failed; will try again'))
+        .finally(() => (this.pruning = undefined));
+    }, this.opts.pruneEveryMs ?? 60_000);
+    this.pruneTimer.unref();
   }
 
   /** True while it receives the outbox's notifications (and so does not poll). */
@@ -164,7 +213,40 @@ export class OutboxRelay {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pruneTimer);
+    this.pruneTimer = undefined;
+    await this.pruning;
     await this.loop.stop();
+  }
+
+  /**
+   * Deletes the rows published more than `retentionSeconds` ago (by the database's clock, which
+   * set `published_at`), `pruneBatch` per statement, each its own transaction, until fewer are
+   * left or the relay stops; returns how many. Only published rows: an unpublished one waits for
+   * its publication whatever its age. Rows another replica is deleting are skipped (SKIP LOCKED),
+   * so replicas pruning at once do not wait on each other. Nothing without a retention.
+   */
+  async prune(): Promise<number> {
+    const retention = this.opts.retentionSeconds;
+    if (retention === undefined) return 0;
+    const batch = this.opts.pruneBatch ?? OUTBOX_PRUNE_BATCH;
+    let total = 0;
+    for (;;) {
+      const res = await this.orm.em.fork().execute(
+        `DELETE FROM outbox WHERE seq IN (
+           SELECT seq FROM outbox WHERE published_at < now() - ?::integer * interval '1 second'
+           LIMIT ? FOR UPDATE SKIP LOCKED)`,
+        [retention, batch],
+        'run',
+      );
+      const n = (res as { affectedRows?: number }).affectedRows ?? 0;
+      total += n;
+      if (n) this.pruned?.inc(n);
+      if (n < batch || this.stopped) break;
+    }
+    if (total) this.logger.info({ deleted: total, retentionSeconds: retention }, 'published outbox events pruned');
+    return total;
   }
 
   /** Publishes one batch; returns how many rows were published. */

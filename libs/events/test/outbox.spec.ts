@@ -210,6 +210,64 @@ describe('outbox → relay → JetStream → consumer', () => {
     expect(ids).toContain('Event:good');
     expect(ids).not.toContain('Event:bad');
   });
+
+  it('prunes published rows older than the retention, in batches; never an unpublished row, nor a newer one', async () => {
+    const sql = (text: string, params: unknown[] = []) => orm.em.fork().execute<Record<string, unknown>[]>(text, params);
+    const ids = async () =>
+      (await sql(`SELECT id FROM outbox WHERE platform_id = 'Platform:prune' ORDER BY id`)).map((r) => r.id as string);
+    // 25 rows published two days ago, one published 23 hours ago, and one never published though
+    // written 30 days ago (NATS was down all along): the retention is a day.
+    await sql(
+      `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at, published_at)
+       SELECT 'Event:prune-old-' || lpad(g::text, 2, '0'), 's', 'T', 'Platform:prune', '{}', now() - interval '3 days', now() - interval '2 days'
+       FROM generate_series(1, 25) g`,
+    );
+    await sql(
+      `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at, published_at) VALUES
+         ('Event:prune-recent', 's', 'T', 'Platform:prune', '{}', now() - interval '23 hours', now() - interval '23 hours')`,
+    );
+    const unpublished = (
+      await transactional(orm, (em) =>
+        new Outbox(prefix, 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:prune', data: { i: 30 } }),
+      )
+    ).id;
+    await sql(`UPDATE outbox SET occurred_at = now() - interval '30 days' WHERE id = ?`, [unpublished]);
+    const metrics = new Metrics('events-test', { processMetrics: false });
+    const relay = new OutboxRelay(orm, bus.js, logger, { retentionSeconds: 86_400, pruneBatch: 10, metrics });
+    // Its statement can find the rows by the published_at index (on a table this small the planner
+    // would scan it anyway, so scans are turned off for the question).
+    const plan = await transactional(orm, async (em) => {
+      await em.execute('SET LOCAL enable_seqscan = off');
+      return em.execute<Record<string, string>[]>(
+        `EXPLAIN SELECT seq FROM outbox WHERE published_at < now() - 86400::integer * interval '1 second' LIMIT 10 FOR UPDATE SKIP LOCKED`,
+      );
+    });
+    expect(plan.map((r) => Object.values(r)[0]).join('\n')).toMatch(/Index Scan using outbox_published/);
+
+    expect(await relay.prune()).toBe(25); // three statements: 10, 10, 5
+    expect(await ids()).toEqual(['Event:prune-recent', unpublished].sort());
+    expect(sumOf(await metrics.samples(), 'outbox_pruned_events_total')).toBe(25);
+    expect(await relay.prune(), 'nothing left past the retention').toBe(0);
+    // The other tests' rows, published moments ago, are all still there.
+    expect(Number((await sql(`SELECT count(*) AS n FROM outbox WHERE platform_id <> 'Platform:prune'`))[0]!.n)).toBeGreaterThanOrEqual(30);
+
+    // Running, the relay publishes the old unpublished row and later prunes it by itself once it is
+    // past the retention; the recent one stays.
+    const running = new OutboxRelay(orm, bus.js, logger, { retentionSeconds: 86_400, pruneEveryMs: 100, metrics });
+    running.start();
+    try {
+      await eventually(async () => (await sql(`SELECT published_at FROM outbox WHERE id = ?`, [unpublished]))[0]?.published_at != null);
+      await sql(`UPDATE outbox SET published_at = now() - interval '25 hours' WHERE id = ?`, [unpublished]);
+      await eventually(async () => (await ids()).join() === 'Event:prune-recent');
+    } finally {
+      await running.stop();
+    }
+    expect(sumOf(await metrics.samples(), 'outbox_pruned_events_total')).toBe(26);
+    // Without a retention a relay deletes nothing.
+    await sql(`UPDATE outbox SET published_at = now() - interval '400 days' WHERE id = 'Event:prune-recent'`);
+    expect(await new OutboxRelay(orm, bus.js, logger).prune()).toBe(0);
+    expect(await ids()).toEqual(['Event:prune-recent']);
+  });
 });
 
 describe('the outbox table on a database created before traces', () => {
@@ -225,7 +283,7 @@ describe('the outbox table on a database created before traces', () => {
       await before.close(true);
       const after = await openStore({ databaseUrl: db.url, schema: 'evold', entities: [], migrations: EVENT_TABLES_MIGRATIONS });
       try {
-        expect(await migrate(after, 'evold')).toEqual(['0000_event_tables_trace']);
+        expect(await migrate(after, 'evold')).toEqual(['0000_event_tables_trace', '0000_event_tables_published_index']);
         const rows = await after.em.fork().execute<{ id: string; traceparent: string | null }[]>(`SELECT id, traceparent FROM outbox`);
         expect(rows).toEqual([{ id: 'Event:old', traceparent: null }]);
         // Tracing off: a new event is written with no trace context.

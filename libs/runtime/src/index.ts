@@ -5,6 +5,7 @@ import {
   commonConfig,
   databaseConfig,
   natsConfig,
+  outboxConfig,
   grpcServerConfig,
   metricsConfig,
   SERVICE_PORTS,
@@ -37,6 +38,7 @@ const baseServiceConfig = (name: ServiceName) => ({
   ...commonConfig,
   ...databaseConfig,
   ...natsConfig,
+  ...outboxConfig,
   ...grpcServerConfig(SERVICE_PORTS[name]),
   ...metricsConfig(name),
   MIGRATE_ON_START: Type.Boolean({
@@ -254,7 +256,10 @@ export async function startService<P extends TObject, G extends Composition>(
     throw err;
   }
   if (graph.close) life.onShutdown('outbound clients', graph.close);
-  const relay = new OutboxRelay(deps.orm, deps.bus.js, deps.logger);
+  const relay = new OutboxRelay(deps.orm, deps.bus.js, deps.logger, {
+    retentionSeconds: deps.config.OUTBOX_RETENTION_SECONDS,
+    metrics,
+  });
   relay.start();
   life.onShutdown('outbox relay', () => relay.stop());
   for (const c of options.consume === false ? [] : (graph.consumers ?? [])) {

@@ -245,6 +245,22 @@ class SealedCounterpartyNamesMigration extends Migration {
   }
 }
 
+/**
+ * Personal data at rest (issue 17): a quote's and a transaction's counterpartyInformation (the
+ * receiver's FULL_NAME copied from a receiver lookup, an incoming payment's senderUmaAddress) is
+ * sealed in `sealed_counterparty_information` (the map as JSON, envelope encryption under
+ * PAYMENTS_DATA_MASTER_KEY, store/sealing.ts) and `counterparty_information` holds `{}`. An empty
+ * map is not sealed (the sealed column stays null). SQL has no key: rows written before keep their
+ * map in `counterparty_information` (read as it is) until `main.ts rewrap` seals them. A nullable
+ * column without a default: adding it rewrites no row.
+ */
+class SealedCounterpartyInformationMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE quotes ADD COLUMN sealed_counterparty_information text`);
+    this.addSql(`ALTER TABLE transactions ADD COLUMN sealed_counterparty_information text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -259,4 +275,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0020_transaction_agent', class: TransactionAgentMigration },
   { name: '0030_incoming_approval_webhook_error', class: IncomingApprovalWebhookErrorMigration },
   { name: '0040_sealed_counterparty_names', class: SealedCounterpartyNamesMigration },
+  { name: '0050_sealed_counterparty_information', class: SealedCounterpartyInformationMigration },
 ];

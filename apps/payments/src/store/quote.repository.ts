@@ -1,3 +1,4 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import type { QuoteAmounts } from '../domain/pricing.js';
 import type { PurposeOfPayment, Quote } from '../domain/quote.js';
@@ -5,6 +6,7 @@ import type { Ratio } from '../domain/ratio.js';
 import { predecessors, QUOTE_TRANSITIONS, type QuoteStatus } from '../domain/state-machines.js';
 import type { PaymentInstruction } from '../domain/payment-instructions.js';
 import type { TransactionEndpoint } from '../domain/transaction.js';
+import { openCounterpartyInformation, sealCounterpartyInformation } from './sealing.js';
 import { fromJson, insertRow } from './sql.js';
 
 type Json = Record<string, unknown>;
@@ -22,6 +24,11 @@ interface QuoteRow {
   description: string | null;
   purpose_of_payment: PurposeOfPayment | null;
   sender_customer_info: Json | string;
+  /**
+   * The counterpartyInformation map, sealed (store/sealing.ts) when it is not empty;
+   * `counterparty_information` then holds `{}`, and the map itself only in rows written before sealing.
+   */
+  sealed_counterparty_information: string | null;
   counterparty_information: Record<string, string> | string;
   transaction_id: string | null;
   signing_request_id: string | null;
@@ -102,8 +109,8 @@ function amountsIn(j: Json): QuoteAmounts {
   };
 }
 
-/** The one mapper of `payments.quotes`: Quote ↔ QuoteRow. */
-const quoteRow = {
+/** The one mapper of `payments.quotes`: Quote ↔ QuoteRow (counterpartyInformation sealed under `keyring`). */
+const quoteRow = (keyring: MasterKeyring) => ({
   to(q: Quote): QuoteRow {
     return {
       id: q.id,
@@ -121,7 +128,7 @@ const quoteRow = {
       description: q.description ?? null,
       purpose_of_payment: q.purposeOfPayment ?? null,
       sender_customer_info: JSON.stringify(q.senderCustomerInfo),
-      counterparty_information: JSON.stringify(q.counterpartyInformation),
+      ...sealCounterpartyInformation(keyring, q.id, q.counterpartyInformation),
       transaction_id: q.transactionId ?? null,
       signing_request_id: q.signingRequestId ?? null,
       payload_to_sign: q.payloadToSign ?? null,
@@ -146,7 +153,12 @@ const quoteRow = {
       ...(r.description !== null ? { description: r.description } : {}),
       ...(r.purpose_of_payment ? { purposeOfPayment: r.purpose_of_payment } : {}),
       senderCustomerInfo: fromJson<Json>(r.sender_customer_info),
-      counterpartyInformation: fromJson<Record<string, string>>(r.counterparty_information),
+      counterpartyInformation: openCounterpartyInformation(
+        keyring,
+        r.id,
+        r.sealed_counterparty_information,
+        r.counterparty_information,
+      ),
       ...(r.transaction_id ? { transactionId: r.transaction_id } : {}),
       ...(r.signing_request_id ? { signingRequestId: r.signing_request_id } : {}),
       ...(r.payload_to_sign ? { payloadToSign: r.payload_to_sign } : {}),
@@ -161,12 +173,18 @@ const quoteRow = {
       updatedAt: new Date(r.updated_at),
     };
   },
-};
+});
 
 /** Quotes in `payments.quotes` (exact SQL: guarded status changes that race executions against expiry). */
 export class QuoteRepository {
+  private readonly rows: ReturnType<typeof quoteRow>;
+
+  constructor(keyring: MasterKeyring) {
+    this.rows = quoteRow(keyring);
+  }
+
   async insert(em: EntityManager, q: Quote): Promise<void> {
-    await em.execute(...insertRow('quotes', quoteRow.to(q), JSONB));
+    await em.execute(...insertRow('quotes', this.rows.to(q), JSONB));
   }
 
   /** The platform's quote, or undefined (also for another platform's id). */
@@ -180,13 +198,13 @@ export class QuoteRepository {
       `SELECT * FROM quotes WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
       [id, platformId],
     );
-    return rows[0] ? quoteRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
   /** A quote by id whatever its platform (for jobs, which carry only the id). */
   async find(em: EntityManager, id: string): Promise<Quote | undefined> {
     const rows = await em.execute<QuoteRow[]>(`SELECT * FROM quotes WHERE id = ?`, [id]);
-    return rows[0] ? quoteRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
   /**
@@ -219,7 +237,7 @@ export class QuoteRepository {
       params.push(o.expiredAt);
     }
     const rows = await em.execute<QuoteRow[]>(`UPDATE quotes SET ${set} WHERE ${where} RETURNING *`, params);
-    return rows[0] ? quoteRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
   /**
@@ -247,6 +265,6 @@ export class QuoteRepository {
       `UPDATE quotes SET signing_request_id = ?, payload_to_sign = ?, updated_at = ? WHERE id = ? RETURNING *`,
       [signing.requestId, signing.payloadToSign, now, id],
     );
-    return rows[0] ? quoteRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 }

@@ -1,6 +1,13 @@
 import { rewrapValue, type MasterKeyring } from '@sluice/crypto';
 import { keyringFromConfig, rewrapRows, type CommandDeps, type RewrapJob } from '@sluice/runtime';
-import { COUNTERPARTY_NAME_SCHEME, PAYMENTS_KEYRING, sealCounterpartyName } from './sealing.js';
+import {
+  COUNTERPARTY_INFORMATION_SCHEME,
+  COUNTERPARTY_NAME_SCHEME,
+  PAYMENTS_KEYRING,
+  sealCounterpartyInformation,
+  sealCounterpartyName,
+} from './sealing.js';
+import { fromJson } from './sql.js';
 
 interface Row {
   id: string;
@@ -36,17 +43,63 @@ function receiverLookupsJob(keyring: MasterKeyring): RewrapJob<Row> {
   };
 }
 
+interface InformationRow {
+  id: string;
+  sealed_counterparty_information: string | null;
+  counterparty_information: Record<string, string> | string;
+}
+
+/**
+ * Quotes or transactions (`table`) with a counterpartyInformation still to do: sealed under another
+ * master key than the current one (rewrapped; a plaintext map beside it, which the mapper never
+ * writes, is cleared since the sealed one is what is read), or a non-empty map written before
+ * sealing (sealed now, the plaintext column set to `{}`). Rows with an empty map and nothing
+ * sealed are never selected: there is nothing to seal.
+ */
+function counterpartyInformationJob(keyring: MasterKeyring, table: 'quotes' | 'transactions'): RewrapJob<InformationRow> {
+  return {
+    name: table,
+    next: (em, afterId, limit) =>
+      em.execute<InformationRow[]>(
+        `SELECT id, sealed_counterparty_information, counterparty_information FROM ${table}
+         WHERE id > ? AND (counterparty_information <> '{}'::jsonb
+           OR split_part(sealed_counterparty_information, '.', 2) <> ?)
+         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [afterId, keyring.current.id, limit],
+      ),
+    idOf: (r) => r.id,
+    async apply(em, r) {
+      const sealed = r.sealed_counterparty_information
+        ? rewrapValue(keyring, COUNTERPARTY_INFORMATION_SCHEME, r.id, r.sealed_counterparty_information)
+        : sealCounterpartyInformation(keyring, r.id, fromJson(r.counterparty_information))
+            .sealed_counterparty_information;
+      await em.execute(
+        `UPDATE ${table} SET sealed_counterparty_information = ?, counterparty_information = '{}'::jsonb WHERE id = ?`,
+        [sealed, r.id],
+      );
+      return r.sealed_counterparty_information ? 'rewrapped' : 'sealed';
+    },
+  };
+}
+
 /** Rows per transaction of `rewrap`. */
 export const REWRAP_BATCH = 500;
 
 /**
- * `main.ts rewrap`: moves every sealed counterparty name to the current master key
- * (PAYMENTS_DATA_MASTER_KEY) and seals the names written before sealing. Once it reports no
- * failure, the retired keys (PAYMENTS_DATA_MASTER_KEYS_RETIRED) can be removed.
+ * `main.ts rewrap`: moves every sealed counterparty name (receiver lookups) and counterparty
+ * information (quotes, transactions) to the current master key (PAYMENTS_DATA_MASTER_KEY) and seals
+ * those written before sealing. Once it reports no failure, the retired keys
+ * (PAYMENTS_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
 export function rewrapPayments({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
-  return rewrapRows(orm, [receiverLookupsJob(keyringFromConfig(config, PAYMENTS_KEYRING))], {
-    batch: REWRAP_BATCH,
-    logger,
-  });
+  const keyring = keyringFromConfig(config, PAYMENTS_KEYRING);
+  return rewrapRows(
+    orm,
+    [
+      receiverLookupsJob(keyring),
+      counterpartyInformationJob(keyring, 'quotes'),
+      counterpartyInformationJob(keyring, 'transactions'),
+    ],
+    { batch: REWRAP_BATCH, logger },
+  );
 }

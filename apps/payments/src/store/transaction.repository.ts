@@ -1,4 +1,5 @@
 import { PAYMENT_RAILS } from '@sluice/core';
+import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import { isPaymentRail } from '../domain/payment-rails.js';
 import type { RateDetails } from '../domain/pricing.js';
@@ -6,6 +7,7 @@ import { ratio, type Ratio } from '../domain/ratio.js';
 import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
 import type { FailureDetail, Refund, Transaction, TransactionEndpoint } from '../domain/transaction.js';
 import type { TransactionQuery } from '../domain/transaction-query.js';
+import { openCounterpartyInformation, sealCounterpartyInformation } from './sealing.js';
 import { affectedRows, fromJson, insertRow } from './sql.js';
 
 /** A row of `payments.transactions` (bigints as decimal text, as pg returns them). */
@@ -32,6 +34,11 @@ interface TransactionRow {
   description: string | null;
   failure_reason: string | null;
   failure_detail: FailureDetail | null;
+  /**
+   * The counterpartyInformation map, sealed (store/sealing.ts) when it is not empty;
+   * `counterparty_information` then holds `{}`, and the map itself only in rows written before sealing.
+   */
+  sealed_counterparty_information: string | null;
   counterparty_information: Record<string, string> | string;
   quote_id: string | null;
   request_key: string | null;
@@ -67,14 +74,31 @@ function parseRatio(s: string): Ratio {
   return ratio(BigInt(n!), BigInt(d ?? '1'));
 }
 
-/** The one mapper of `payments.transactions`: Transaction ↔ TransactionRow. */
-const transactionRow = {
+/** The columns a status change writes (`updateStatus`), as the mapper writes them. */
+type StatusColumns = Pick<
+  TransactionRow,
+  'id' | 'status' | 'failure_reason' | 'failure_detail' | 'settled_at' | 'refund' | 'updated_at'
+>;
+
+function statusColumns(t: Transaction): StatusColumns {
+  return {
+    id: t.id,
+    status: t.status,
+    failure_reason: t.failureReason ?? null,
+    failure_detail: t.failureDetail ?? null,
+    settled_at: t.settledAt ?? null,
+    refund: refundOut(t.refund),
+    updated_at: t.updatedAt,
+  };
+}
+
+/** The one mapper of `payments.transactions`: Transaction ↔ TransactionRow (counterpartyInformation sealed under `keyring`). */
+const transactionRow = (keyring: MasterKeyring) => ({
   to(t: Transaction): TransactionRow {
     return {
-      id: t.id,
+      ...statusColumns(t),
       platform_id: t.platformId,
       type: t.type,
-      status: t.status,
       source_kind: t.source.kind,
       source_account_id: t.source.accountId ?? null,
       source_uma_address: t.source.umaAddress ?? null,
@@ -91,20 +115,15 @@ const transactionRow = {
       fees: t.fees.toString(),
       reference: t.reference,
       description: t.description ?? null,
-      failure_reason: t.failureReason ?? null,
-      failure_detail: t.failureDetail ?? null,
-      counterparty_information: JSON.stringify(t.counterpartyInformation),
+      ...sealCounterpartyInformation(keyring, t.id, t.counterpartyInformation),
       quote_id: t.quoteId ?? null,
       request_key: t.requestKey ?? null,
       agent_id: t.agentId ?? null,
       hold_id: t.holdId ?? null,
       counterparty_identifier: t.counterpartyIdentifier ?? null,
-      settled_at: t.settledAt ?? null,
       exchange_rate: t.exchangeRate ? ratioText(t.exchangeRate) : null,
       rate_details: t.rateDetails ? JSON.stringify(rateDetailsOut(t.rateDetails)) : null,
-      refund: refundOut(t.refund),
       created_at: t.createdAt,
-      updated_at: t.updatedAt,
     };
   },
 
@@ -145,7 +164,12 @@ const transactionRow = {
       ...(r.description !== null ? { description: r.description } : {}),
       ...(r.failure_reason ? { failureReason: r.failure_reason } : {}),
       ...(r.failure_detail ? { failureDetail: r.failure_detail } : {}),
-      counterpartyInformation: fromJson(r.counterparty_information),
+      counterpartyInformation: openCounterpartyInformation(
+        keyring,
+        r.id,
+        r.sealed_counterparty_information,
+        r.counterparty_information,
+      ),
       ...(r.quote_id ? { quoteId: r.quote_id } : {}),
       ...(r.request_key ? { requestKey: r.request_key } : {}),
       ...(r.agent_id ? { agentId: r.agent_id } : {}),
@@ -159,7 +183,7 @@ const transactionRow = {
       updatedAt: new Date(r.updated_at),
     };
   },
-};
+});
 
 function rateDetailsOut(d: RateDetails): StoredRateDetails {
   return {
@@ -213,17 +237,24 @@ export type TransactionFilter = Omit<TransactionQuery, 'limit' | 'cursor'> & {
 
 /** Transactions in `payments.transactions` (exact SQL: guarded status changes, row locks, keyset pages). */
 export class TransactionRepository {
+  private readonly rows: ReturnType<typeof transactionRow>;
+
+  constructor(keyring: MasterKeyring) {
+    this.rows = transactionRow(keyring);
+  }
+
   async insert(em: EntityManager, t: Transaction): Promise<void> {
-    await em.execute(...insertRow('transactions', transactionRow.to(t), JSONB));
+    await em.execute(...insertRow('transactions', this.rows.to(t), JSONB));
   }
 
   /**
    * Writes a status change (and the refund), only if the row is still in `from`
    * (the state machine's guard against concurrent moves; `from` may equal the
-   * status for a refund-only change). Returns false when it was not.
+   * status for a refund-only change). Returns false when it was not. Only the status columns are
+   * mapped (nothing is sealed for a status change).
    */
   async updateStatus(em: EntityManager, t: Transaction, from: TransactionStatus): Promise<boolean> {
-    const row = transactionRow.to(t);
+    const row = statusColumns(t);
     const res = await em.execute(
       `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, refund = ?::jsonb,
          updated_at = ?
@@ -264,7 +295,7 @@ export class TransactionRepository {
       `SELECT * FROM transactions WHERE id = ? AND platform_id = ?${forUpdate ? ' FOR UPDATE' : ''}`,
       [id, platformId],
     );
-    return rows[0] ? transactionRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
   async byRequestKey(
@@ -276,7 +307,7 @@ export class TransactionRepository {
       `SELECT * FROM transactions WHERE platform_id = ? AND request_key = ?`,
       [platformId, requestKey],
     );
-    return rows[0] ? transactionRow.from(rows[0]) : undefined;
+    return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
   /** One page (limit + 1 rows, to tell whether more follow) and the total matching the filters. */
@@ -334,6 +365,6 @@ export class TransactionRepository {
       `SELECT * FROM transactions WHERE ${pageWhere.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`,
       [...pageParams, f.limit + 1],
     );
-    return { rows: rows.map(transactionRow.from), total: Number(totalRows[0]?.n ?? 0) };
+    return { rows: rows.map((r) => this.rows.from(r)), total: Number(totalRows[0]?.n ?? 0) };
   }
 }
