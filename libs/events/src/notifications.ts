@@ -19,8 +19,10 @@ const CHANNELS = Symbol('sluice.notifyOnCommit');
  * Asks for `channel` to be notified once the transaction of `em` commits (nothing if it rolls
  * back). Not a NOTIFY inside the transaction: Postgres serializes the commits of every transaction
  * that issued one (a database-wide lock), which stalls busy producers; instead the PgNotifications
- * of the process sees the commit (MikroORM's afterTransactionCommit), wakes its own listeners at once
- * and sends one coalesced NOTIFY, outside any business transaction, for the other processes.
+ * of the process sees the commit (MikroORM's afterTransactionCommit) and wakes its own listener at
+ * once; only when that listener does not take the work (its `onNotify` does not answer `true`: no
+ * worker of the channel runs in this process, or it is stopping) does one coalesced NOTIFY, outside
+ * any business transaction, go to the other processes.
  */
 export function notifyOnCommit(em: object, channel: string): void {
   const marked = em as { [CHANNELS]?: Set<string> };
@@ -61,7 +63,12 @@ export class PgNotifications {
     private readonly o: {
       connectionString: string;
       channels: readonly string[];
-      onNotify: (channel: string) => void;
+      /**
+       * A notification on `channel`. For this process's own commits, `true` means "a worker here
+       * takes it": no NOTIFY is sent to the other processes (each would wake for a pass that
+       * finds nothing, or race this one for the rows; a NOTIFY is a transaction of its own).
+       */
+      onNotify: (channel: string) => boolean | void;
       onReady?: () => void;
       logger?: Logger;
       /** The ORM whose committed transactions notify these channels (`notifyOnCommit`). */
@@ -74,8 +81,8 @@ export class PgNotifications {
         try {
           for (const ch of channelsOf(args?.em) ?? []) {
             if (!this.o.channels.includes(ch)) continue;
-            this.o.onNotify(ch); // this process at once
-            this.notify(ch); // the others (replicas)
+            const taken = this.o.onNotify(ch) === true; // this process at once
+            if (!taken) this.notify(ch); // the others (replicas)
           }
         } catch (err) {
           this.o.logger?.warn({ err }, 'could not signal a committed change');

@@ -12,6 +12,11 @@ export interface NotifiedLoopOptions {
   logger?: Logger;
   /** Listen for the channel's notifications (default true); without, it polls every `fallbackMs`. */
   listen?: boolean;
+  /**
+   * Whether this process's loop takes the channel's work at all (default: always). A loop that
+   * does not (a scheduler without a handler) has its process's commits NOTIFY the other processes.
+   */
+  takesWork?: () => boolean;
   /** Poll interval while listening: how late a lost notification is noticed at worst. */
   safetyMs: number;
   /** Poll interval while not listening (before the LISTEN connection is up, or while it is lost). */
@@ -24,9 +29,13 @@ export interface NotifiedLoopOptions {
  * payments scheduler): a PollLoop that, instead of polling an idle table, sleeps until
  *
  * - a notification on its channel: a transaction that created work calls `notifyOnCommit(em)`;
- *   when it commits (never if it rolls back) this process's loops on the channel wake at once
- *   and one NOTIFY reaches the other processes (replicas) through their LISTEN connection
- *   (PgNotifications, one dedicated connection, reconnecting with backoff);
+ *   when it commits (never if it rolls back) this process's loop on the channel wakes at once and
+ *   takes the work; only while this loop is not running (not started, or stopping), or takes no
+ *   work of the channel (`takesWork`), does a NOTIFY
+ *   reach the other processes (replicas) through their LISTEN connection (PgNotifications, one
+ *   dedicated connection, reconnecting with backoff). Waking the replicas too cost a transaction
+ *   per commit and woke each for a pass that found nothing (or raced this one for the rows);
+ *   were this process to die before its pass, their safety poll finds the work;
  * - the time its owner gave to `wakeIn` after a pass (the next job or retry falling due), if
  *   sooner than the safety poll;
  * - the safety poll (`safetyMs`), for a notification lost while the LISTEN connection was down
@@ -55,7 +64,10 @@ export class NotifiedLoop {
       this.notifications = new PgNotifications({
         connectionString: url!,
         channels: [o.channel],
-        onNotify: () => this.loop.nudge(),
+        onNotify: () => {
+          this.loop.nudge();
+          return this.takesWork();
+        },
         onReady: () => this.loop.nudge(),
         logger: o.logger,
         orm: o.orm,
@@ -131,10 +143,15 @@ export class NotifiedLoop {
     this.soonest = { at, timer };
   }
 
-  /** Announces work that is committed already (to this process at once, to the others by NOTIFY). */
+  /** Announces work that is committed already (to this process at once; to the others by NOTIFY while this loop is not running). */
   announceNow(): void {
     this.loop.nudge();
-    this.notifications?.notify(this.o.channel);
+    if (!this.takesWork()) this.notifications?.notify(this.o.channel);
+  }
+
+  /** True when this process's loop runs and takes the channel's work (so no NOTIFY is needed). */
+  private takesWork(): boolean {
+    return this.loop.isRunning && (this.o.takesWork?.() ?? true);
   }
 
   /**

@@ -144,8 +144,9 @@ describe('outbox → relay → JetStream → consumer', () => {
   it('a commit wakes this process once and every other listener once: its own NOTIFY does not come back to it', async () => {
     const channel = `evtest_echo_${Date.now()}`;
     const woken = { here: 0, replica: 0 };
-    const here = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => woken.here++, orm });
-    const replica = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => woken.replica++ });
+    // No worker here takes the work (onNotify does not answer true): the other processes are told.
+    const here = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => void woken.here++, orm });
+    const replica = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => void woken.replica++ });
     await Promise.all([here.start(), replica.start()]);
     const marker = new pg.Client({ connectionString: db.url });
     await marker.connect();
@@ -158,6 +159,38 @@ describe('outbox → relay → JetStream → consumer', () => {
       await marker.query('SELECT pg_notify($1, $2)', [channel, '']);
       await eventually(async () => woken.replica === 2 && woken.here === 2);
       expect(woken).toEqual({ here: 2, replica: 2 });
+    } finally {
+      await marker.end();
+      await Promise.all([here.stop(), replica.stop()]);
+    }
+  });
+
+  it('a commit whose work a worker of this process takes sends no NOTIFY: the replicas are not woken for it', async () => {
+    const channel = `evtest_taken_${Date.now()}`;
+    const woken = { here: 0, replica: 0 };
+    const here = new PgNotifications({
+      connectionString: db.url,
+      channels: [channel],
+      onNotify: () => {
+        woken.here++;
+        return true; // taken here
+      },
+      orm,
+    });
+    const replica = new PgNotifications({ connectionString: db.url, channels: [channel], onNotify: () => void woken.replica++ });
+    await Promise.all([here.start(), replica.start()]);
+    const marker = new pg.Client({ connectionString: db.url });
+    await marker.connect();
+    try {
+      await transactional(orm, async (em) => notifyOnCommit(em, channel));
+      expect(woken.here, 'woken at once by its own commit').toBe(1);
+      // A NOTIFY from elsewhere, sent after the commit: once the replica has it, a NOTIFY of the
+      // commit (had one been sent) would have arrived before it.
+      await marker.query('SELECT pg_notify($1, $2)', [channel, '']);
+      await eventually(async () => woken.replica >= 1);
+      // (Its NOTIFY would be sent on another connection than the marker's: give it a moment more.)
+      await new Promise((r) => setTimeout(r, 300));
+      expect(woken.replica, 'the replica heard only the other NOTIFY').toBe(1);
     } finally {
       await marker.end();
       await Promise.all([here.stop(), replica.stop()]);

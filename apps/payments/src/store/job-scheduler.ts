@@ -213,6 +213,8 @@ export class JobScheduler implements Worker {
       listen: opts.listen,
       safetyMs: opts.pollMs ?? 10_000,
       fallbackMs: opts.fallbackPollMs ?? 250,
+      // A scheduler without handlers runs no job: its process's commits tell the others.
+      takesWork: () => this.handlers.size > 0,
       onError: (err) => this.logger?.error({ err }, 'job poll failed'),
     });
   }
