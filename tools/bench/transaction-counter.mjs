@@ -15,7 +15,8 @@ import { basename, join } from 'node:path';
 
 const dir = process.env.BENCH_TRANSACTIONS_DIR;
 if (dir) {
-  const app = /apps\/([a-z-]+)\/src\/main\.ts/.exec(process.argv.join(' '))?.[1];
+  // `apps/<app>/src/main.ts` from source, `<bundles>/<app>/main.mjs` as the stack runs them (tools/stack.ts).
+  const app = /(?:apps\/([a-z-]+)\/src\/main\.ts|\/([a-z-]+)\/main\.mjs)/.exec(process.argv.join(' '))?.slice(1).find(Boolean);
   const label = app
     ? `${app}${process.argv.includes('migrate') ? ' (migrate)' : ''}`
     : basename(process.argv[1] ?? 'node');
