@@ -27,6 +27,8 @@ const ALICE = '$alice@bank.example';
 const SENDER = `$success.usd@${UMA_DOMAIN}`;
 const THRESHOLD = 100_000n;
 const SENDER_INFO = { FULL_NAME: 'Ada Lovelace', BIRTH_DATE: '1815-12-10', NATIONALITY: 'GB' };
+/** Values looked for in raw rows: long enough not to turn up in base64 ciphertext by chance ('GB' would). */
+const telling = (info: Record<string, string>) => Object.values(info).filter((v) => v.length >= 8);
 const RECEIVER_INFO = { FULL_NAME: 'Alice Liddell', BIRTH_DATE: '1852-05-04' };
 
 let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
@@ -147,7 +149,7 @@ describe("quotes' senderCustomerInfo at rest (issue 17)", () => {
   it('is sealed in its row, bound to the quote, and read back as it was given', async () => {
     const q = await umaQuote();
     const row = await quoteRow(q.id);
-    for (const value of Object.values(SENDER_INFO)) expect(row.row).not.toContain(value);
+    for (const value of telling(SENDER_INFO)) expect(row.row).not.toContain(value);
     expect(row.sender_customer_info).toEqual({});
     expect(row.sealed_sender_customer_info).toMatch(/^sps1\.mk_[0-9a-f]{16}\./);
     expect(await reader().senderInfo(q.id)).toEqual(SENDER_INFO);
@@ -202,7 +204,7 @@ describe("incoming approvals' receiverCustomerInfo at rest (issue 17)", () => {
     const t = await approved(JSON.stringify(RECEIVER_INFO));
     const row = await approvalRow(t.id);
     expect(row.decision).toBe('APPROVED');
-    for (const value of Object.values(RECEIVER_INFO)) expect(row.row).not.toContain(value);
+    for (const value of telling(RECEIVER_INFO)) expect(row.row).not.toContain(value);
     expect(row.receiver_customer_info).toBeNull();
     expect(row.sealed_receiver_customer_info).toMatch(/^spr1\.mk_[0-9a-f]{16}\./);
     expect(await reader().receiverInfo(t.id)).toEqual(RECEIVER_INFO);
@@ -280,8 +282,9 @@ describe('rows written before sealing, and a new master key (issue 17)', () => {
       count(`SELECT count(*)::int AS n FROM payments.${table} WHERE split_part(${column}, '.', 2) = $1`);
     const senderSealed = await under('quotes', 'sealed_sender_customer_info');
     const receiverSealed = await under('incoming_approvals', 'sealed_receiver_customer_info');
-    expect(senderSealed).toBeGreaterThanOrEqual(3);
-    expect(receiverSealed).toBeGreaterThanOrEqual(2);
+    // At least this test's sealed quote and approval (the other tests' rows are counted too).
+    expect(senderSealed).toBeGreaterThanOrEqual(1);
+    expect(receiverSealed).toBeGreaterThanOrEqual(1);
     // Every count this file's rows give (rewrap prints only counts above 0, and `failed` always).
     const counts = Object.fromEntries(
       Object.entries({
@@ -320,7 +323,7 @@ describe('rows written before sealing, and a new master key (issue 17)', () => {
       expect(left.rows[0].n).toBe(0);
     }
     const q = await quoteRow(legacyQuote.id);
-    for (const value of Object.values(legacySender)) expect(q.row).not.toContain(value);
+    for (const value of telling(legacySender)) expect(q.row).not.toContain(value);
     expect(q.sender_customer_info).toEqual({});
     expect(q.sealed_sender_customer_info).toMatch(new RegExp(`^sps1\\.${newId}\\.`));
     const a = await approvalRow(legacyApproval.id);
