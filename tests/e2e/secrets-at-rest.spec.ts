@@ -1,9 +1,11 @@
 /**
  * End to end: secrets and personal data at rest through the real processes (issue 17). A customer,
  * an external account, a beneficial owner and its document, a bulk import, a receiver lookup, a quote
- * made from it and its transaction, and a webhook endpoint made over the public API work as before (GET answers every field, deliveries
- * verify with the secret GET /config shows), while their rows — read raw, as a stolen dump would
- * hold them — contain none of the personal data, account numbers or signing secrets.
+ * made from it (with the sender's payer data) and its transaction, a webhook endpoint, and an incoming
+ * payment the platform approves with its receiver's data made over the public API work as before (GET
+ * answers every field, deliveries verify with the secret GET /config shows), while their rows — read
+ * raw, as a stolen dump would hold them — contain none of the personal data, account numbers or
+ * signing secrets.
  * `main.ts rewrap` runs as its own process and prints its counts.
  */
 import { execFile } from 'node:child_process';
@@ -39,6 +41,8 @@ describe('secrets and personal data at rest through the real processes', () => {
     address: { line1: '300 E Street SW', city: 'Washington', postalCode: '20546', country: 'US' },
   };
   const ACCOUNT_NUMBER = '31415926535';
+  /** What the platform answers about its receiver when it approves an incoming payment. */
+  const RECEIVER_INFO = { FULL_NAME: 'Christine Darden', BIRTH_DATE: '1942-09-10' };
   const ROUTING_NUMBER = '021000021';
 
   /** Every row of `table` matching `where` as text. */
@@ -48,7 +52,8 @@ describe('secrets and personal data at rest through the real processes', () => {
       .join('\n');
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
+    // The platform decides incoming payments with POST /transactions/{id}/approve (202 to their webhook).
+    receiver = await startWebhookReceiver((w) => ({ status: w.type === 'INCOMING_PAYMENT.PENDING' ? 202 : 200 }));
     e2e = await startE2eStack('e2esecrets', { sandbox }, { migrate: false });
     api = apiClient(e2e.stack, sandbox);
   }, 240_000);
@@ -228,7 +233,7 @@ describe('secrets and personal data at rest through the real processes', () => {
         destination: { destinationType: 'UMA_ADDRESS', umaAddress: address },
         lockedCurrencySide: 'SENDING',
         lockedCurrencyAmount: 2_000,
-        senderCustomerInfo: { FULL_NAME: 'Dorothy Vaughan' },
+        senderCustomerInfo: { FULL_NAME: 'Mary Golda Ross', BIRTH_DATE: '1908-08-09' },
       },
     });
     expect(q.status, q.text).toBe(201);
@@ -250,6 +255,10 @@ describe('secrets and personal data at rest through the real processes', () => {
       expect(row).toMatch(/spc1\./);
       expect(row).not.toContain(NAME);
     }
+    // The sender's payer data, which the quote keeps and no answer shows, is sealed too.
+    const quoteRow = await dump('payments.quotes', 'id = $1', [q.json.id]);
+    expect(quoteRow).toMatch(/sps1\./);
+    for (const v of ['Mary Golda Ross', '1908-08-09']) expect(quoteRow).not.toContain(v);
   });
 
   it('the webhook endpoint signs every delivery with the secret GET /config shows; the stored secrets are sealed', async () => {
@@ -272,13 +281,48 @@ describe('secrets and personal data at rest through the real processes', () => {
     }
   });
 
+  it("an incoming payment the platform approves with its receiver's data: the approval's row holds the data sealed", async () => {
+    // The endpoint set by the test above answers INCOMING_PAYMENT.PENDING with 202: the platform approves by the API.
+    const cfg = await api('PATCH', '/config', {
+      body: { supportedCurrencies: [{ currencyCode: 'USD', incomingPaymentApprovalThreshold: 1_000 }] },
+    });
+    expect(cfg.status, cfg.text).toBe(200);
+    const c = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'payee-1', region: 'US', currencies: ['USD'] },
+    });
+    expect(c.status, c.text).toBe(201);
+    const r = await api('POST', '/sandbox/uma/receive', {
+      body: {
+        senderUmaAddress: '$success.usd@sandbox.sluice.local',
+        receiverUmaAddress: c.json.umaAddress,
+        receivingCurrencyCode: 'USD',
+        receivingCurrencyAmount: 1_000,
+      },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.status).toBe('PENDING');
+    const id = r.json.id as string;
+    const approved = await api('POST', `/transactions/${encodeURIComponent(id)}/approve`, {
+      body: { receiverCustomerInfo: RECEIVER_INFO },
+    });
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.json.status).toBe('COMPLETED');
+    const row = await dump('payments.incoming_approvals', 'transaction_id = $1', [id]);
+    expect(row).toMatch(/spr1\./);
+    for (const v of Object.values(RECEIVER_INFO)) expect(row).not.toContain(v);
+  });
+
   it('`main.ts rewrap` runs as its own process: nothing to move under the same key, counts printed', async () => {
     // The four commands at once: each starts a process (tsx), which is most of the time.
     const commands = [
       ['identity', LOCAL_DEV_MASTER_KEYS.identity, ['customers', 'webhookSigningSecrets', 'bulkImportRows']],
       ['accounts', LOCAL_DEV_MASTER_KEYS.accounts, ['externalAccounts']],
       ['compliance', LOCAL_DEV_MASTER_KEYS.compliance, ['documents', 'beneficialOwners', 'verifications']],
-      ['payments', LOCAL_DEV_MASTER_KEYS.payments, ['receiverLookups', 'quotes', 'transactions']],
+      [
+        'payments',
+        LOCAL_DEV_MASTER_KEYS.payments,
+        ['receiverLookups', 'quotes', 'transactions', 'quotesSenderCustomerInfo', 'incomingApprovals'],
+      ],
     ] as const;
     const outputs = await Promise.all(
       commands.map(([app, keys]) =>

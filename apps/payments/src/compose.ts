@@ -245,7 +245,7 @@ export function composePayments(
       approvalPolicies,
       ledger,
       transactions,
-      approvals: new IncomingApprovalRepository(),
+      approvals: new IncomingApprovalRepository(keyring),
       lifecycle,
       scheduler,
       logger,

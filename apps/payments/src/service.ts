@@ -13,7 +13,7 @@ const config = Type.Object({
   ...grpcClientConfig('wallet-auth'),
   ...masterKeyConfig(
     PAYMENTS_KEYRING,
-    "receivers' names that counterparties answer to receiver lookups, and the counterpartyInformation of quotes and transactions",
+    "receivers' names that counterparties answer to receiver lookups, the counterpartyInformation of quotes and transactions, quotes' senderCustomerInfo and incoming approvals' receiverCustomerInfo",
   ),
   JOB_POLL_MS: Type.Integer({
     default: 10_000,

@@ -178,6 +178,13 @@ describe("quotes' and transactions' counterpartyInformation at rest (issue 17)",
         )
       ).rows[0].n as number;
     const quotesSealed = await sealedUnder('quotes');
+    // The quotes of umaQuote carry payer data, sealed too (test/customer-info-at-rest.spec.ts).
+    const senderInfoSealed = (
+      await sql.query(
+        `SELECT count(*)::int AS n FROM payments.quotes WHERE split_part(sealed_sender_customer_info, '.', 2) = $1`,
+        [oldId],
+      )
+    ).rows[0].n as number;
     const transactionsSealed = await sealedUnder('transactions');
     expect(quotesSealed).toBeGreaterThanOrEqual(3);
     expect(transactionsSealed).toBeGreaterThanOrEqual(1);
@@ -194,12 +201,17 @@ describe("quotes' and transactions' counterpartyInformation at rest (issue 17)",
       'transactions.failed': 0,
       'transactions.rewrapped': transactionsSealed,
       'transactions.sealed': 1,
+      'quotesSenderCustomerInfo.failed': 0,
+      'quotesSenderCustomerInfo.rewrapped': senderInfoSealed,
+      'incomingApprovals.failed': 0,
     });
     // Nothing left: a second run visits no row.
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
       'receiverLookups.failed': 0,
       'quotes.failed': 0,
       'transactions.failed': 0,
+      'quotesSenderCustomerInfo.failed': 0,
+      'incomingApprovals.failed': 0,
     });
     for (const table of ['quotes', 'transactions']) {
       const { rows } = await sql.query(

@@ -261,6 +261,24 @@ class SealedCounterpartyInformationMigration extends Migration {
   }
 }
 
+/**
+ * Personal data at rest (issue 17): the payer data a quote sends to a UMA receiver's institution
+ * (`senderCustomerInfo`: the sender's FULL_NAME, BIRTH_DATE...) is sealed in
+ * `quotes.sealed_sender_customer_info` and `sender_customer_info` holds `{}`; what a platform
+ * answers about its receiver when it approves an incoming payment (`receiverCustomerInfo`) is
+ * sealed in `incoming_approvals.sealed_receiver_customer_info` and `receiver_customer_info` stays
+ * null (the maps as JSON, envelope encryption under PAYMENTS_DATA_MASTER_KEY, store/sealing.ts). An
+ * empty map is not sealed. SQL has no key: rows written before keep their map in the plaintext
+ * column (read as it is) until `main.ts rewrap` seals them. Nullable columns without a default:
+ * adding them rewrites no row.
+ */
+class SealedCustomerInfoMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE quotes ADD COLUMN sealed_sender_customer_info text`);
+    this.addSql(`ALTER TABLE incoming_approvals ADD COLUMN sealed_receiver_customer_info text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -276,4 +294,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0030_incoming_approval_webhook_error', class: IncomingApprovalWebhookErrorMigration },
   { name: '0040_sealed_counterparty_names', class: SealedCounterpartyNamesMigration },
   { name: '0050_sealed_counterparty_information', class: SealedCounterpartyInformationMigration },
+  { name: '0060_sealed_customer_info', class: SealedCustomerInfoMigration },
 ];

@@ -6,7 +6,12 @@ import type { Ratio } from '../domain/ratio.js';
 import { predecessors, QUOTE_TRANSITIONS, type QuoteStatus } from '../domain/state-machines.js';
 import type { PaymentInstruction } from '../domain/payment-instructions.js';
 import type { TransactionEndpoint } from '../domain/transaction.js';
-import { openCounterpartyInformation, sealCounterpartyInformation } from './sealing.js';
+import {
+  openCounterpartyInformation,
+  openSenderCustomerInfo,
+  sealCounterpartyInformation,
+  sealSenderCustomerInfo,
+} from './sealing.js';
 import { fromJson, insertRow } from './sql.js';
 
 type Json = Record<string, unknown>;
@@ -23,6 +28,12 @@ interface QuoteRow {
   lookup_id: string | null;
   description: string | null;
   purpose_of_payment: PurposeOfPayment | null;
+  /**
+   * The senderCustomerInfo map (payer data: the sender's FULL_NAME, BIRTH_DATE...), sealed
+   * (store/sealing.ts) when it is not empty; `sender_customer_info` then holds `{}`, and the map
+   * itself only in rows written before sealing.
+   */
+  sealed_sender_customer_info: string | null;
   sender_customer_info: Json | string;
   /**
    * The counterpartyInformation map, sealed (store/sealing.ts) when it is not empty;
@@ -109,7 +120,10 @@ function amountsIn(j: Json): QuoteAmounts {
   };
 }
 
-/** The one mapper of `payments.quotes`: Quote ↔ QuoteRow (counterpartyInformation sealed under `keyring`). */
+/**
+ * The one mapper of `payments.quotes`: Quote ↔ QuoteRow (counterpartyInformation and
+ * senderCustomerInfo sealed under `keyring`).
+ */
 const quoteRow = (keyring: MasterKeyring) => ({
   to(q: Quote): QuoteRow {
     return {
@@ -127,7 +141,7 @@ const quoteRow = (keyring: MasterKeyring) => ({
       lookup_id: q.lookupId ?? null,
       description: q.description ?? null,
       purpose_of_payment: q.purposeOfPayment ?? null,
-      sender_customer_info: JSON.stringify(q.senderCustomerInfo),
+      ...sealSenderCustomerInfo(keyring, q.id, q.senderCustomerInfo),
       ...sealCounterpartyInformation(keyring, q.id, q.counterpartyInformation),
       transaction_id: q.transactionId ?? null,
       signing_request_id: q.signingRequestId ?? null,
@@ -152,7 +166,7 @@ const quoteRow = (keyring: MasterKeyring) => ({
       ...(r.lookup_id ? { lookupId: r.lookup_id } : {}),
       ...(r.description !== null ? { description: r.description } : {}),
       ...(r.purpose_of_payment ? { purposeOfPayment: r.purpose_of_payment } : {}),
-      senderCustomerInfo: fromJson<Json>(r.sender_customer_info),
+      senderCustomerInfo: openSenderCustomerInfo(keyring, r.id, r.sealed_sender_customer_info, r.sender_customer_info),
       counterpartyInformation: openCounterpartyInformation(
         keyring,
         r.id,

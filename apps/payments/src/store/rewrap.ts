@@ -4,8 +4,12 @@ import {
   COUNTERPARTY_INFORMATION_SCHEME,
   COUNTERPARTY_NAME_SCHEME,
   PAYMENTS_KEYRING,
+  RECEIVER_CUSTOMER_INFO_SCHEME,
+  SENDER_CUSTOMER_INFO_SCHEME,
   sealCounterpartyInformation,
   sealCounterpartyName,
+  sealReceiverCustomerInfo,
+  sealSenderCustomerInfo,
 } from './sealing.js';
 import { fromJson } from './sql.js';
 
@@ -82,13 +86,91 @@ function counterpartyInformationJob(keyring: MasterKeyring, table: 'quotes' | 't
   };
 }
 
+interface SenderInfoRow {
+  id: string;
+  sealed_sender_customer_info: string | null;
+  sender_customer_info: Record<string, unknown> | string;
+}
+
+/**
+ * Quotes with a senderCustomerInfo still to do: sealed under another master key than the current
+ * one (rewrapped; a plaintext map beside it, which the mapper never writes, is cleared), or a
+ * non-empty map written before sealing (sealed now, `sender_customer_info` set to `{}`). Quotes
+ * with an empty map and nothing sealed are never selected. Counted apart from the quotes' job
+ * (`quotesSenderCustomerInfo.*`): a row may have one value to seal and the other to rewrap.
+ */
+function senderCustomerInfoJob(keyring: MasterKeyring): RewrapJob<SenderInfoRow> {
+  return {
+    name: 'quotesSenderCustomerInfo',
+    next: (em, afterId, limit) =>
+      em.execute<SenderInfoRow[]>(
+        `SELECT id, sealed_sender_customer_info, sender_customer_info FROM quotes
+         WHERE id > ? AND (sender_customer_info <> '{}'::jsonb
+           OR split_part(sealed_sender_customer_info, '.', 2) <> ?)
+         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [afterId, keyring.current.id, limit],
+      ),
+    idOf: (r) => r.id,
+    async apply(em, r) {
+      const sealed = r.sealed_sender_customer_info
+        ? rewrapValue(keyring, SENDER_CUSTOMER_INFO_SCHEME, r.id, r.sealed_sender_customer_info)
+        : sealSenderCustomerInfo(keyring, r.id, fromJson(r.sender_customer_info)).sealed_sender_customer_info;
+      await em.execute(
+        `UPDATE quotes SET sealed_sender_customer_info = ?, sender_customer_info = '{}'::jsonb WHERE id = ?`,
+        [sealed, r.id],
+      );
+      return r.sealed_sender_customer_info ? 'rewrapped' : 'sealed';
+    },
+  };
+}
+
+interface ReceiverInfoRow {
+  transaction_id: string;
+  sealed_receiver_customer_info: string | null;
+  receiver_customer_info: Record<string, unknown> | string | null;
+}
+
+/**
+ * Incoming approvals with a receiverCustomerInfo still to do: sealed under another master key than
+ * the current one (rewrapped, a plaintext map beside it cleared), or a non-empty map written before
+ * sealing (sealed now, `receiver_customer_info` set to null). Approvals without a map, or with an
+ * empty one, are never selected.
+ */
+function receiverCustomerInfoJob(keyring: MasterKeyring): RewrapJob<ReceiverInfoRow> {
+  return {
+    name: 'incomingApprovals',
+    next: (em, afterId, limit) =>
+      em.execute<ReceiverInfoRow[]>(
+        `SELECT transaction_id, sealed_receiver_customer_info, receiver_customer_info FROM incoming_approvals
+         WHERE transaction_id > ? AND (receiver_customer_info <> '{}'::jsonb
+           OR split_part(sealed_receiver_customer_info, '.', 2) <> ?)
+         ORDER BY transaction_id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [afterId, keyring.current.id, limit],
+      ),
+    idOf: (r) => r.transaction_id,
+    async apply(em, r) {
+      const id = r.transaction_id;
+      const sealed = r.sealed_receiver_customer_info
+        ? rewrapValue(keyring, RECEIVER_CUSTOMER_INFO_SCHEME, id, r.sealed_receiver_customer_info)
+        : sealReceiverCustomerInfo(keyring, id, fromJson(r.receiver_customer_info!)).sealed_receiver_customer_info;
+      await em.execute(
+        `UPDATE incoming_approvals SET sealed_receiver_customer_info = ?, receiver_customer_info = NULL
+         WHERE transaction_id = ?`,
+        [sealed, id],
+      );
+      return r.sealed_receiver_customer_info ? 'rewrapped' : 'sealed';
+    },
+  };
+}
+
 /** Rows per transaction of `rewrap`. */
 export const REWRAP_BATCH = 500;
 
 /**
- * `main.ts rewrap`: moves every sealed counterparty name (receiver lookups) and counterparty
- * information (quotes, transactions) to the current master key (PAYMENTS_DATA_MASTER_KEY) and seals
- * those written before sealing. Once it reports no failure, the retired keys
+ * `main.ts rewrap`: moves every sealed counterparty name (receiver lookups), counterparty
+ * information (quotes, transactions), sender customer info (quotes) and receiver customer info
+ * (incoming approvals) to the current master key (PAYMENTS_DATA_MASTER_KEY) and seals those
+ * written before sealing. Once it reports no failure, the retired keys
  * (PAYMENTS_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
 export function rewrapPayments({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
@@ -99,6 +181,8 @@ export function rewrapPayments({ orm, config, logger }: CommandDeps<object>): Pr
       receiverLookupsJob(keyring),
       counterpartyInformationJob(keyring, 'quotes'),
       counterpartyInformationJob(keyring, 'transactions'),
+      senderCustomerInfoJob(keyring),
+      receiverCustomerInfoJob(keyring),
     ],
     { batch: REWRAP_BATCH, logger },
   );

@@ -12,8 +12,17 @@ import { fromJson } from '@sluice/store';
  *   `transactions.sealed_counterparty_information`, the map as JSON, bound to the quote id or the
  *   transaction id (`Quote:…` / `Transaction:…`, so a quote's value does not open in its
  *   transaction's row). An empty map, what most payments carry, is not sealed: the sealed column
- *   stays null and the plaintext column holds `{}`, so those payments pay no cryptography.
- * Rows written before sealing are still read, and `main.ts rewrap` seals them.
+ *   stays null and the plaintext column holds `{}`, so those payments pay no cryptography;
+ * - the payer data a quote sends to a UMA receiver's institution (`senderCustomerInfo`: the
+ *   sender's FULL_NAME, BIRTH_DATE...) in `quotes.sealed_sender_customer_info`, the map as JSON,
+ *   bound to the quote id; `sender_customer_info` then holds `{}`, and an empty map (most quotes)
+ *   is written as `{}` with nothing sealed;
+ * - what a platform answers about its receiver when it approves an incoming payment
+ *   (`receiverCustomerInfo`) in `incoming_approvals.sealed_receiver_customer_info`, the map as
+ *   JSON, bound to the transaction id (the row's key); `receiver_customer_info` then stays null,
+ *   and an empty map is written as `{}` with nothing sealed.
+ * Each has its own scheme (prefix and context), so a value moved to another column, or to another
+ * row, does not open. Rows written before sealing are still read, and `main.ts rewrap` seals them.
  */
 export const PAYMENTS_KEYRING = {
   current: 'PAYMENTS_DATA_MASTER_KEY',
@@ -73,4 +82,93 @@ export function openCounterpartyInformation(
 ): Record<string, string> {
   if (sealed) return JSON.parse(openValue(keyring, COUNTERPARTY_INFORMATION_SCHEME, owner, sealed)) as Record<string, string>;
   return fromJson(plain);
+}
+
+/** Seals a non-empty JSON map for `owner`; null for an empty one (nothing to seal, no cryptography). */
+function sealMap(
+  keyring: MasterKeyring,
+  scheme: SealedValueScheme,
+  owner: string,
+  map: Record<string, unknown>,
+): string | null {
+  return Object.keys(map).length === 0 ? null : sealValue(keyring, scheme, owner, JSON.stringify(map));
+}
+
+function openMap<T>(keyring: MasterKeyring, scheme: SealedValueScheme, owner: string, sealed: string): T {
+  return JSON.parse(openValue(keyring, scheme, owner, sealed)) as T;
+}
+
+export const SENDER_CUSTOMER_INFO_SCHEME: SealedValueScheme = {
+  prefix: 'sps1',
+  context: 'sluice:payments-sender-customer-info:v1',
+  field: 'sender-customer-info',
+};
+
+/** The columns of a quote's senderCustomerInfo. */
+export interface SenderCustomerInfoColumns {
+  /** JSON text for the jsonb column (NOT NULL): `{}` whenever the map is sealed (or empty). */
+  sender_customer_info: string;
+  sealed_sender_customer_info: string | null;
+}
+
+/**
+ * How a quote's senderCustomerInfo is written: sealed (bound to the quote id) when it holds
+ * anything, the plaintext column then `{}`; an empty map is written as `{}` alone.
+ */
+export function sealSenderCustomerInfo(
+  keyring: MasterKeyring,
+  quoteId: string,
+  info: Record<string, unknown>,
+): SenderCustomerInfoColumns {
+  return { sender_customer_info: '{}', sealed_sender_customer_info: sealMap(keyring, SENDER_CUSTOMER_INFO_SCHEME, quoteId, info) };
+}
+
+/** A quote's senderCustomerInfo: the sealed column opened when set, else the plaintext column (rows written before sealing). */
+export function openSenderCustomerInfo(
+  keyring: MasterKeyring,
+  quoteId: string,
+  sealed: string | null | undefined,
+  plain: Record<string, unknown> | string,
+): Record<string, unknown> {
+  if (sealed) return openMap(keyring, SENDER_CUSTOMER_INFO_SCHEME, quoteId, sealed);
+  return fromJson(plain);
+}
+
+export const RECEIVER_CUSTOMER_INFO_SCHEME: SealedValueScheme = {
+  prefix: 'spr1',
+  context: 'sluice:payments-receiver-customer-info:v1',
+  field: 'receiver-customer-info',
+};
+
+/** The columns of an incoming approval's receiverCustomerInfo. */
+export interface ReceiverCustomerInfoColumns {
+  /** JSON text for the jsonb column: null when there is none or it is sealed, `{}` for an empty map. */
+  receiver_customer_info: string | null;
+  sealed_receiver_customer_info: string | null;
+}
+
+/**
+ * How an incoming approval's receiverCustomerInfo is written: none → both columns null; an empty
+ * map → `{}` in the plaintext column, nothing sealed; otherwise sealed (bound to the transaction
+ * id), the plaintext column null.
+ */
+export function sealReceiverCustomerInfo(
+  keyring: MasterKeyring,
+  transactionId: string,
+  info: Record<string, unknown> | undefined,
+): ReceiverCustomerInfoColumns {
+  if (!info) return { receiver_customer_info: null, sealed_receiver_customer_info: null };
+  const sealed = sealMap(keyring, RECEIVER_CUSTOMER_INFO_SCHEME, transactionId, info);
+  return { receiver_customer_info: sealed ? null : '{}', sealed_receiver_customer_info: sealed };
+}
+
+/** An approval's receiverCustomerInfo: the sealed column opened when set, else the plaintext column (absent when null). */
+export function openReceiverCustomerInfo(
+  keyring: MasterKeyring,
+  transactionId: string,
+  sealed: string | null | undefined,
+  plain: Record<string, unknown> | string | null,
+): Record<string, unknown> | undefined {
+  if (sealed) return openMap(keyring, RECEIVER_CUSTOMER_INFO_SCHEME, transactionId, sealed);
+  return plain ? fromJson(plain) : undefined;
 }
