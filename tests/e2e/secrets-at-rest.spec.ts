@@ -1,11 +1,11 @@
 /**
  * End to end: secrets and personal data at rest through the real processes (issue 17). A customer,
- * an external account, a beneficial owner and its document, a bulk import, a receiver lookup, a quote
- * made from it (with the sender's payer data) and its transaction, a webhook endpoint, and an incoming
- * payment the platform approves with its receiver's data made over the public API work as before (GET
- * answers every field, deliveries verify with the secret GET /config shows), while their rows — read
- * raw, as a stolen dump would hold them — contain none of the personal data, account numbers or
- * signing secrets.
+ * an external account and a transfer to it, a beneficial owner and its document, a bulk import, a
+ * receiver lookup, a quote made from it (with the sender's payer data) and its transaction, a webhook
+ * endpoint, and an incoming payment the platform approves with its receiver's data made over the
+ * public API work as before (GET answers every field, deliveries verify with the secret GET /config
+ * shows, the transfer settles by its account number), while their rows — read raw, as a stolen dump
+ * would hold them — contain none of the personal data, account numbers or signing secrets.
  * `main.ts rewrap` runs as its own process and prints its counts.
  */
 import { execFile } from 'node:child_process';
@@ -44,6 +44,8 @@ describe('secrets and personal data at rest through the real processes', () => {
   /** What the platform answers about its receiver when it approves an incoming payment. */
   const RECEIVER_INFO = { FULL_NAME: 'Christine Darden', BIRTH_DATE: '1942-09-10' };
   const ROUTING_NUMBER = '021000021';
+  /** Katherine and her external account (the first test), which the transfer test pays. */
+  let katherine: { customerId: string; externalAccountId: string };
 
   /** Every row of `table` matching `where` as text. */
   const dump = async (table: string, where: string, params: unknown[]) =>
@@ -90,6 +92,7 @@ describe('secrets and personal data at rest through the real processes', () => {
       },
     });
     expect(a.status, a.text).toBe(201);
+    katherine = { customerId: c.json.id, externalAccountId: a.json.id };
     const account = await api('GET', `/customers/external-accounts/${encodeURIComponent(a.json.id)}`);
     expect(account.status, account.text).toBe(200);
     expect(account.json.accountInfo).toMatchObject({
@@ -108,6 +111,29 @@ describe('secrets and personal data at rest through the real processes', () => {
     const accountRow = await dump('accounts.external_accounts', 'id = $1', [a.json.id]);
     for (const v of [ACCOUNT_NUMBER, ROUTING_NUMBER, PERSON.fullName, PERSON.address.line1])
       expect(accountRow).not.toContain(v);
+  });
+
+  it("a transfer to the external account settles; its transaction's row holds the account number sealed", async () => {
+    const accounts = await api(
+      'GET',
+      `/customers/internal-accounts?customerId=${encodeURIComponent(katherine.customerId)}&currency=USD`,
+    );
+    const source = accounts.json.data[0].id as string;
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(source)}/fund`, { body: { amount: 5_000 } });
+    expect(fund.status, fund.text).toBe(200);
+    const t = await api('POST', '/transfer-out', {
+      body: { source: { accountId: source }, destination: { accountId: katherine.externalAccountId }, amount: 1_000 },
+    });
+    expect(t.status, t.text).toBe(201);
+    // The sandbox rail settles it by the account number's last digits (535: COMPLETED), read from the sealed column.
+    const done = await eventually(async () => {
+      const got = await api('GET', `/transactions/${encodeURIComponent(t.json.id)}`);
+      return got.json.status === 'COMPLETED' ? got.json : undefined;
+    }, 30_000);
+    expect(done.destination).toMatchObject({ accountId: katherine.externalAccountId });
+    const row = await dump('payments.transactions', 'id = $1', [t.json.id]);
+    expect(row).toMatch(/spi1\./);
+    expect(row).not.toContain(ACCOUNT_NUMBER);
   });
 
   it('a beneficial owner and its document answer every field; their rows hold none of them', async () => {
@@ -321,7 +347,14 @@ describe('secrets and personal data at rest through the real processes', () => {
       [
         'payments',
         LOCAL_DEV_MASTER_KEYS.payments,
-        ['receiverLookups', 'quotes', 'transactions', 'quotesSenderCustomerInfo', 'incomingApprovals'],
+        [
+          'receiverLookups',
+          'quotes',
+          'transactions',
+          'quotesSenderCustomerInfo',
+          'incomingApprovals',
+          'transactionsCounterpartyIdentifier',
+        ],
       ],
     ] as const;
     const outputs = await Promise.all(

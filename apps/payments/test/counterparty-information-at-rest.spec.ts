@@ -186,6 +186,15 @@ describe("quotes' and transactions' counterpartyInformation at rest (issue 17)",
       )
     ).rows[0].n as number;
     const transactionsSealed = await sealedUnder('transactions');
+    // The executed quotes' transactions carry the receiver's UMA address as their counterpartyIdentifier,
+    // sealed too (test/counterparty-identifier-at-rest.spec.ts).
+    const identifiersSealed = (
+      await sql.query(
+        `SELECT count(*)::int AS n FROM payments.transactions WHERE split_part(sealed_counterparty_identifier, '.', 2) = $1`,
+        [oldId],
+      )
+    ).rows[0].n as number;
+    expect(identifiersSealed).toBeGreaterThanOrEqual(2);
     expect(quotesSealed).toBeGreaterThanOrEqual(3);
     expect(transactionsSealed).toBeGreaterThanOrEqual(1);
     const lookups = (
@@ -204,6 +213,8 @@ describe("quotes' and transactions' counterpartyInformation at rest (issue 17)",
       'quotesSenderCustomerInfo.failed': 0,
       'quotesSenderCustomerInfo.rewrapped': senderInfoSealed,
       'incomingApprovals.failed': 0,
+      'transactionsCounterpartyIdentifier.failed': 0,
+      'transactionsCounterpartyIdentifier.rewrapped': identifiersSealed,
     });
     // Nothing left: a second run visits no row.
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
@@ -212,6 +223,7 @@ describe("quotes' and transactions' counterpartyInformation at rest (issue 17)",
       'transactions.failed': 0,
       'quotesSenderCustomerInfo.failed': 0,
       'incomingApprovals.failed': 0,
+      'transactionsCounterpartyIdentifier.failed': 0,
     });
     for (const table of ['quotes', 'transactions']) {
       const { rows } = await sql.query(

@@ -300,6 +300,9 @@ describe('rows written before sealing, and a new master key (issue 17)', () => {
         'incomingApprovals.failed': 0,
         'incomingApprovals.rewrapped': receiverSealed,
         'incomingApprovals.sealed': 1,
+        // The incoming payments' counterpartyIdentifier, their sender's UMA address.
+        'transactionsCounterpartyIdentifier.failed': 0,
+        'transactionsCounterpartyIdentifier.rewrapped': await under('transactions', 'sealed_counterparty_identifier'),
       }).filter(([k, n]) => k.endsWith('.failed') || n > 0),
     );
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual(counts);
@@ -310,6 +313,7 @@ describe('rows written before sealing, and a new master key (issue 17)', () => {
       'transactions.failed': 0,
       'quotesSenderCustomerInfo.failed': 0,
       'incomingApprovals.failed': 0,
+      'transactionsCounterpartyIdentifier.failed': 0,
     });
     for (const [table, column, plain] of [
       ['quotes', 'sealed_sender_customer_info', `sender_customer_info <> '{}'::jsonb`],

@@ -439,8 +439,8 @@ describe('receiver lookups at rest (issue 17)', () => {
       `SELECT count(*)::int AS n FROM payments.receiver_lookups
        WHERE sealed_counterparty_name IS NOT NULL OR counterparty_name IS NOT NULL`,
     );
-    // This file makes no quote, transaction or incoming approval (test/counterparty-information-at-rest.spec.ts
-    // and test/customer-info-at-rest.spec.ts rewrap those).
+    // This file makes no quote, transaction or incoming approval (test/counterparty-information-at-rest.spec.ts,
+    // test/customer-info-at-rest.spec.ts and test/counterparty-identifier-at-rest.spec.ts rewrap those).
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
       'receiverLookups.failed': 0,
       'receiverLookups.rewrapped': named[0].n - 1,
@@ -449,6 +449,7 @@ describe('receiver lookups at rest (issue 17)', () => {
       'transactions.failed': 0,
       'quotesSenderCustomerInfo.failed': 0,
       'incomingApprovals.failed': 0,
+      'transactionsCounterpartyIdentifier.failed': 0,
     });
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
       'receiverLookups.failed': 0,
@@ -456,6 +457,7 @@ describe('receiver lookups at rest (issue 17)', () => {
       'transactions.failed': 0,
       'quotesSenderCustomerInfo.failed': 0,
       'incomingApprovals.failed': 0,
+      'transactionsCounterpartyIdentifier.failed': 0,
     });
     const { rows: keys } = await sql.query(
       `SELECT DISTINCT split_part(sealed_counterparty_name, '.', 2) AS k FROM payments.receiver_lookups

@@ -279,6 +279,22 @@ class SealedCustomerInfoMigration extends Migration {
   }
 }
 
+/**
+ * Personal data at rest (issue 17): what the rail pays to or is paid from
+ * (`counterpartyIdentifier`: an external account's account number, IBAN, CLABE, PIX key or wallet
+ * address, a copy of what accounts keeps sealed; the UMA address of a UMA payment) is sealed in
+ * `transactions.sealed_counterparty_identifier` (envelope encryption under
+ * PAYMENTS_DATA_MASTER_KEY, bound to the transaction id, store/sealing.ts) and
+ * `counterparty_identifier` (nullable, no default, no index, no filter) stays null. SQL has no key:
+ * rows written before keep the value in `counterparty_identifier` (read as it is) until
+ * `main.ts rewrap` seals them. A nullable column without a default: adding it rewrites no row.
+ */
+class SealedCounterpartyIdentifierMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE transactions ADD COLUMN sealed_counterparty_identifier text`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -295,4 +311,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0040_sealed_counterparty_names', class: SealedCounterpartyNamesMigration },
   { name: '0050_sealed_counterparty_information', class: SealedCounterpartyInformationMigration },
   { name: '0060_sealed_customer_info', class: SealedCustomerInfoMigration },
+  { name: '0070_sealed_counterparty_identifier', class: SealedCounterpartyIdentifierMigration },
 ];

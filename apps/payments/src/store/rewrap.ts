@@ -1,11 +1,13 @@
 import { rewrapValue, type MasterKeyring } from '@sluice/crypto';
 import { keyringFromConfig, rewrapRows, type CommandDeps, type RewrapJob } from '@sluice/runtime';
 import {
+  COUNTERPARTY_IDENTIFIER_SCHEME,
   COUNTERPARTY_INFORMATION_SCHEME,
   COUNTERPARTY_NAME_SCHEME,
   PAYMENTS_KEYRING,
   RECEIVER_CUSTOMER_INFO_SCHEME,
   SENDER_CUSTOMER_INFO_SCHEME,
+  sealCounterpartyIdentifier,
   sealCounterpartyInformation,
   sealCounterpartyName,
   sealReceiverCustomerInfo,
@@ -163,13 +165,52 @@ function receiverCustomerInfoJob(keyring: MasterKeyring): RewrapJob<ReceiverInfo
   };
 }
 
+interface IdentifierRow {
+  id: string;
+  sealed_counterparty_identifier: string | null;
+  counterparty_identifier: string | null;
+}
+
+/**
+ * Transactions with a counterpartyIdentifier still to do: sealed under another master key than the
+ * current one (rewrapped; a plaintext value beside it, which the mapper never writes, is cleared),
+ * or a value written before sealing (sealed now, `counterparty_identifier` set to null). Rows
+ * without one (null, or '', which reads as none) are never selected. Counted apart from the
+ * transactions' counterpartyInformation job (`transactionsCounterpartyIdentifier.*`): a row may have
+ * one value to seal and the other to rewrap.
+ */
+function counterpartyIdentifierJob(keyring: MasterKeyring): RewrapJob<IdentifierRow> {
+  return {
+    name: 'transactionsCounterpartyIdentifier',
+    next: (em, afterId, limit) =>
+      em.execute<IdentifierRow[]>(
+        `SELECT id, sealed_counterparty_identifier, counterparty_identifier FROM transactions
+         WHERE id > ? AND (counterparty_identifier <> ''
+           OR split_part(sealed_counterparty_identifier, '.', 2) <> ?)
+         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [afterId, keyring.current.id, limit],
+      ),
+    idOf: (r) => r.id,
+    async apply(em, r) {
+      const sealed = r.sealed_counterparty_identifier
+        ? rewrapValue(keyring, COUNTERPARTY_IDENTIFIER_SCHEME, r.id, r.sealed_counterparty_identifier)
+        : sealCounterpartyIdentifier(keyring, r.id, r.counterparty_identifier!).sealed_counterparty_identifier;
+      await em.execute(
+        `UPDATE transactions SET sealed_counterparty_identifier = ?, counterparty_identifier = NULL WHERE id = ?`,
+        [sealed, r.id],
+      );
+      return r.sealed_counterparty_identifier ? 'rewrapped' : 'sealed';
+    },
+  };
+}
+
 /** Rows per transaction of `rewrap`. */
 export const REWRAP_BATCH = 500;
 
 /**
  * `main.ts rewrap`: moves every sealed counterparty name (receiver lookups), counterparty
- * information (quotes, transactions), sender customer info (quotes) and receiver customer info
- * (incoming approvals) to the current master key (PAYMENTS_DATA_MASTER_KEY) and seals those
+ * information (quotes, transactions), sender customer info (quotes), receiver customer info
+ * (incoming approvals) and counterparty identifier (transactions) to the current master key (PAYMENTS_DATA_MASTER_KEY) and seals those
  * written before sealing. Once it reports no failure, the retired keys
  * (PAYMENTS_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
@@ -183,6 +224,7 @@ export function rewrapPayments({ orm, config, logger }: CommandDeps<object>): Pr
       counterpartyInformationJob(keyring, 'transactions'),
       senderCustomerInfoJob(keyring),
       receiverCustomerInfoJob(keyring),
+      counterpartyIdentifierJob(keyring),
     ],
     { batch: REWRAP_BATCH, logger },
   );

@@ -20,7 +20,12 @@ import { fromJson } from '@sluice/store';
  * - what a platform answers about its receiver when it approves an incoming payment
  *   (`receiverCustomerInfo`) in `incoming_approvals.sealed_receiver_customer_info`, the map as
  *   JSON, bound to the transaction id (the row's key); `receiver_customer_info` then stays null,
- *   and an empty map is written as `{}` with nothing sealed.
+ *   and an empty map is written as `{}` with nothing sealed;
+ * - what the rail pays to or is paid from (`counterpartyIdentifier`: an external account's account
+ *   number, IBAN, CLABE, PIX key or wallet address, or the UMA address of a UMA payment) in
+ *   `transactions.sealed_counterparty_identifier`, bound to the transaction id;
+ *   `counterparty_identifier` then stays null. Every value is sealed, UMA addresses too (one rule,
+ *   and nothing filters on the column).
  * Each has its own scheme (prefix and context), so a value moved to another column, or to another
  * row, does not open. Rows written before sealing are still read, and `main.ts rewrap` seals them.
  */
@@ -171,4 +176,45 @@ export function openReceiverCustomerInfo(
 ): Record<string, unknown> | undefined {
   if (sealed) return openMap(keyring, RECEIVER_CUSTOMER_INFO_SCHEME, transactionId, sealed);
   return plain ? fromJson(plain) : undefined;
+}
+
+export const COUNTERPARTY_IDENTIFIER_SCHEME: SealedValueScheme = {
+  prefix: 'spi1',
+  context: 'sluice:payments-counterparty-identifier:v1',
+  field: 'counterparty-identifier',
+};
+
+/** The columns of a transaction's counterpartyIdentifier. */
+export interface CounterpartyIdentifierColumns {
+  /** Null whenever the value is sealed (or absent); only rows written before sealing hold it. */
+  counterparty_identifier: string | null;
+  sealed_counterparty_identifier: string | null;
+}
+
+/**
+ * How a transaction's counterpartyIdentifier is written: sealed (bound to the transaction id), the
+ * plaintext column null; none (or '', which reads as none) → both columns null.
+ */
+export function sealCounterpartyIdentifier(
+  keyring: MasterKeyring,
+  transactionId: string,
+  identifier: string | undefined,
+): CounterpartyIdentifierColumns {
+  return {
+    counterparty_identifier: null,
+    sealed_counterparty_identifier: identifier
+      ? sealValue(keyring, COUNTERPARTY_IDENTIFIER_SCHEME, transactionId, identifier)
+      : null,
+  };
+}
+
+/** A transaction's counterpartyIdentifier: the sealed column opened when set, else the plaintext column (absent when null or ''). */
+export function openCounterpartyIdentifier(
+  keyring: MasterKeyring,
+  transactionId: string,
+  sealed: string | null | undefined,
+  plain: string | null,
+): string | undefined {
+  if (sealed) return openValue(keyring, COUNTERPARTY_IDENTIFIER_SCHEME, transactionId, sealed);
+  return plain || undefined;
 }

@@ -7,7 +7,12 @@ import { ratio, type Ratio } from '../domain/ratio.js';
 import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
 import type { FailureDetail, Refund, Transaction, TransactionEndpoint } from '../domain/transaction.js';
 import type { TransactionQuery } from '../domain/transaction-query.js';
-import { openCounterpartyInformation, sealCounterpartyInformation } from './sealing.js';
+import {
+  openCounterpartyIdentifier,
+  openCounterpartyInformation,
+  sealCounterpartyIdentifier,
+  sealCounterpartyInformation,
+} from './sealing.js';
 import { affectedRows, fromJson, insertRow } from './sql.js';
 
 /** A row of `payments.transactions` (bigints as decimal text, as pg returns them). */
@@ -44,6 +49,12 @@ interface TransactionRow {
   request_key: string | null;
   agent_id: string | null;
   hold_id: string | null;
+  /**
+   * What the rail pays to or is paid from (an external account's number, IBAN, CLABE, PIX key or
+   * wallet address; a UMA address), sealed (store/sealing.ts); `counterparty_identifier` then stays
+   * null, and holds the value itself only in rows written before sealing.
+   */
+  sealed_counterparty_identifier: string | null;
   counterparty_identifier: string | null;
   settled_at: Date | string | null;
   /** Exact, as `num/den`. */
@@ -92,7 +103,10 @@ function statusColumns(t: Transaction): StatusColumns {
   };
 }
 
-/** The one mapper of `payments.transactions`: Transaction ↔ TransactionRow (counterpartyInformation sealed under `keyring`). */
+/**
+ * The one mapper of `payments.transactions`: Transaction ↔ TransactionRow (counterpartyInformation
+ * and counterpartyIdentifier sealed under `keyring`).
+ */
 const transactionRow = (keyring: MasterKeyring) => ({
   to(t: Transaction): TransactionRow {
     return {
@@ -120,7 +134,7 @@ const transactionRow = (keyring: MasterKeyring) => ({
       request_key: t.requestKey ?? null,
       agent_id: t.agentId ?? null,
       hold_id: t.holdId ?? null,
-      counterparty_identifier: t.counterpartyIdentifier ?? null,
+      ...sealCounterpartyIdentifier(keyring, t.id, t.counterpartyIdentifier),
       exchange_rate: t.exchangeRate ? ratioText(t.exchangeRate) : null,
       rate_details: t.rateDetails ? JSON.stringify(rateDetailsOut(t.rateDetails)) : null,
       created_at: t.createdAt,
@@ -140,6 +154,12 @@ const transactionRow = (keyring: MasterKeyring) => ({
       currency,
     });
     const rail = r.destination_payment_rail;
+    const counterpartyIdentifier = openCounterpartyIdentifier(
+      keyring,
+      r.id,
+      r.sealed_counterparty_identifier,
+      r.counterparty_identifier,
+    );
     return {
       id: r.id,
       platformId: r.platform_id,
@@ -174,7 +194,7 @@ const transactionRow = (keyring: MasterKeyring) => ({
       ...(r.request_key ? { requestKey: r.request_key } : {}),
       ...(r.agent_id ? { agentId: r.agent_id } : {}),
       ...(r.hold_id ? { holdId: r.hold_id } : {}),
-      ...(r.counterparty_identifier ? { counterpartyIdentifier: r.counterparty_identifier } : {}),
+      ...(counterpartyIdentifier ? { counterpartyIdentifier } : {}),
       ...(r.settled_at ? { settledAt: new Date(r.settled_at) } : {}),
       ...(r.exchange_rate ? { exchangeRate: parseRatio(r.exchange_rate) } : {}),
       ...(r.rate_details ? { rateDetails: rateDetailsIn(fromJson(r.rate_details)) } : {}),
