@@ -1,5 +1,13 @@
 import { ConfigError, Type } from '@sluice/config';
-import { EnvelopeError, loadMasterKeyring, type KeyringNames, type MasterKeyring } from '@sluice/crypto';
+import {
+  EnvelopeError,
+  loadMasterKeyring,
+  rewrapValue,
+  sealValue,
+  type KeyringNames,
+  type MasterKeyring,
+  type SealedValueScheme,
+} from '@sluice/crypto';
 import type { Logger } from '@sluice/logging';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 
@@ -99,4 +107,52 @@ export async function rewrapRows(
     }
   }
   return counts;
+}
+
+/** One sealed column beside the plaintext column it replaced (`sealedColumnJob`). */
+export interface SealedColumn {
+  /** The job's name, the prefix of its counts (`receiverLookups`). */
+  name: string;
+  table: string;
+  /** The row id column: what the sealed value is bound to. */
+  id: string;
+  /** The plaintext column of rows written before sealing. */
+  plain: string;
+  sealed: string;
+  scheme: SealedValueScheme;
+  /** How the plaintext column is read into the text that is sealed: as it is, or a jsonb value as JSON text. */
+  plainIs: 'text' | 'json';
+  /** SQL that holds when the plaintext column has something to seal (`x IS NOT NULL`, `x <> '{}'::jsonb`). */
+  plainPending: string;
+  /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`). */
+  cleared: string;
+}
+
+/**
+ * The rewrap job of one sealed column: rows sealed under another master key than the current one
+ * (rewrapped; a plaintext value beside it, which the mappers never write, is cleared) or written
+ * before sealing (sealed now, the plaintext column cleared). Rows with nothing in either are never
+ * selected. The text sealed is what the table's row mapper seals (a map as its JSON).
+ */
+export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): RewrapJob<Record<string, unknown>> {
+  return {
+    name: c.name,
+    next: (em, afterId, limit) =>
+      em.execute<Record<string, unknown>[]>(
+        `SELECT ${c.id} AS id, ${c.sealed} AS sealed, ${c.plain} AS plain FROM ${c.table}
+         WHERE ${c.id} > ? AND (${c.plainPending} OR split_part(${c.sealed}, '.', 2) <> ?)
+         ORDER BY ${c.id} LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [afterId, keyring.current.id, limit],
+      ),
+    idOf: (r) => r.id as string,
+    async apply(em, r) {
+      const id = r.id as string;
+      const was = r.sealed as string | null;
+      const text =
+        c.plainIs === 'json' ? JSON.stringify(typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain) : String(r.plain);
+      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text);
+      await em.execute(`UPDATE ${c.table} SET ${c.sealed} = ?, ${c.plain} = ${c.cleared} WHERE ${c.id} = ?`, [sealed, id]);
+      return was ? 'rewrapped' : 'sealed';
+    },
+  };
 }
