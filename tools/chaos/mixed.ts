@@ -33,7 +33,7 @@
  *   256 KiB chunks) for a customer of its own, each downloaded back and compared by digest, and
  *   the holder's documents listed every fifth round.
  *
- * The agents and documents clients pause PACE_MS between rounds (a request every so often, not a flood).
+ * The agents and documents clients pause between rounds (AGENT_PACE_MS, DOCUMENT_PACE_MS): a request every so often, not a flood.
  * The transfer, wallet and agent accounts are handed to the money check with their outcomes, as payers.
  */
 import type pg from 'pg';
@@ -131,8 +131,9 @@ const AGENT_POLICY = {
 const LIMIT_CODES = ['DAILY_LIMIT_EXCEEDED', 'DAILY_TRANSACTION_LIMIT_EXCEEDED', 'MONTHLY_LIMIT_EXCEEDED'];
 /** How long, after the load, the agents client waits for its actions to be final (an action cut by a crash is driven again after AGENT_ACTION_STALL_SECONDS). */
 const AGENT_SETTLE_MS = 120_000;
-/** The pause between two rounds of the agents and documents clients. */
-const PACE_MS = 250;
+/** The pause between two rounds of the agents client and of the documents client (a request every so often, not a flood). */
+const AGENT_PACE_MS = 250;
+const DOCUMENT_PACE_MS = 500;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -706,7 +707,7 @@ export function mixedLoad(o: {
           try {
             for (let seq = 0; !done(); seq++) {
               await agentRound(agentClients[c]!, c, seq);
-              await sleep(PACE_MS);
+              await sleep(AGENT_PACE_MS);
             }
           } catch (err) {
             problems.push(`the agents client stopped: ${(err as Error).message}`);
@@ -716,7 +717,7 @@ export function mixedLoad(o: {
         (async () => {
           for (let seq = 0; !done(); seq++) {
             await documentRound(documentHolders[c]!, c, seq);
-            await sleep(PACE_MS);
+            await sleep(DOCUMENT_PACE_MS);
           }
         })(),
       );
