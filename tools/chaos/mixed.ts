@@ -542,18 +542,20 @@ export function mixedLoad(o: {
   }
 
   /**
-   * One round of an agent: its usage read first; then a transfer-out (0) or a quote executed (1)
-   * within the threshold, or above it (2, 3) waiting for the platform: the quotes approved (a
-   * quote left unexecuted would hold a PENDING transaction until it expires), the transfers
-   * approved and rejected in turn. When the action would pass a daily limit, a transfer past it
-   * instead (refused 403, nothing stored), and a new agent.
+   * One round of an agent: its usage read first; then, in turn, a transfer-out above the
+   * threshold (0), one within it (1), a quote executed above it (2) and one within it (3). Above
+   * it the action waits for the platform: the quotes are approved (a quote left unexecuted would
+   * hold a PENDING transaction until it expires), the transfers approved and rejected in turn.
+   * The first round waits for an approval, so even a short run whose first gateway kill holds
+   * the client's next key for its lease has exercised it. When the action would pass a daily
+   * limit, a transfer past it instead (refused 403, nothing stored), and a new agent.
    */
   async function agentRound(c: (typeof agentClients)[number], client: number, seq: number) {
     const label = `chaos-agent-${client}-${c.generation}`;
     const me = bearer(c.agent.token);
     const base = { agentId: c.agent.id, token: c.agent.token, payer: c.payer.index };
     const kind = seq % 4;
-    const amount = kind === 0 ? 100 + (seq % 7) : kind === 1 ? 200 : 700;
+    const amount = kind === 1 ? 100 + (seq % 7) : kind === 3 ? 200 : 700;
     const self = await request('GET', '/agents/me', undefined, me);
     if (self.status !== 200) {
       problems.push(`GET /agents/me (${label}) answered ${self.status} ${self.text.slice(0, 120)}`);
@@ -578,7 +580,7 @@ export function mixedLoad(o: {
       return;
     }
     const key = `${label}-${seq}`;
-    if (kind === 0 || kind === 2) {
+    if (kind === 0 || kind === 1) {
       const r = await request(
         'POST',
         '/agents/me/transfer-out',
@@ -590,10 +592,10 @@ export function mixedLoad(o: {
         return;
       }
       const t = track(r.json, { ...base, type: 'TRANSFER_OUT', key });
-      if (kind === 2 && r.json.status !== 'PENDING_APPROVAL')
+      if (kind === 0 && r.json.status !== 'PENDING_APPROVAL')
         problems.push(`agent transfer-out above the threshold (${key}) answered ${r.json.status}, not PENDING_APPROVAL`);
       // Every other transfer waiting for approval is rejected.
-      if (r.json.status === 'PENDING_APPROVAL') await decide(t, seq % 8 === 2 ? 'approve' : 'reject');
+      if (r.json.status === 'PENDING_APPROVAL') await decide(t, seq % 8 === 0 ? 'approve' : 'reject');
       return;
     }
     const q = await request(
@@ -621,7 +623,7 @@ export function mixedLoad(o: {
       return;
     }
     const t = track(e.json, { ...base, type: 'EXECUTE_QUOTE', key, quoteId: q.json.id });
-    if (kind === 3 && e.json.status !== 'PENDING_APPROVAL')
+    if (kind === 2 && e.json.status !== 'PENDING_APPROVAL')
       problems.push(`agent quote execute above the threshold (${key}) answered ${e.json.status}, not PENDING_APPROVAL`);
     if (e.json.status === 'PENDING_APPROVAL') await decide(t, 'approve');
   }
