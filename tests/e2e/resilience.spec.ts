@@ -1,10 +1,11 @@
 /**
  * The short, fixed-seed versions of `npm run chaos` (tools/chaos/): faults under a mixed load
- * (3 payers; one client each of customers, transfers and an embedded wallet's signed actions)
- * on the real processes, then the checks that matter — every accepted payment and transfer
- * terminal, the money reconciled against what clients were answered, every completed payment's
- * webhook delivered, every Idempotency-Key answering the same on replay, each customer once,
- * no signing request accepted twice.
+ * (3 payers; one client each of customers, transfers, an embedded wallet's signed actions, an
+ * agent and document uploads) on the real processes, then the checks that matter — every
+ * accepted payment and transfer terminal, the money reconciled against what clients were
+ * answered, every completed payment's webhook delivered, every Idempotency-Key answering the
+ * same on replay, each customer once, no signing request accepted twice, every agent action
+ * final and executed at most once within its limits, every document stored once and whole.
  *
  * - rolling: two processes of every app, one of each restarted gracefully (SIGTERM) one at a
  *   time under load, as a Kubernetes rollout does: not one request may fail, even once (the full
@@ -36,6 +37,9 @@ async function run(o: Partial<ChaosOptions> & Pick<ChaosOptions, 'mode'>) {
   expect(result.mixed.transfers.accepted).toBeGreaterThan(0);
   expect(result.mixed.wallet.signed.accepted).toBeGreaterThan(0);
   expect(result.mixed.wallet.replays.acceptedTwice).toBe(0);
+  expect(result.mixed.agents.transactions).toBeGreaterThan(0);
+  expect(result.mixed.agents.waited).toBeGreaterThan(0);
+  expect(result.mixed.documents.uploaded).toBeGreaterThan(0);
   return result;
 }
 

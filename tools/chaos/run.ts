@@ -2,7 +2,7 @@
  * `npm run chaos -- [--mode kill|rolling|outage|all] [--kills N] [--replicas R] [--clients C]
  * [--outage-sec S] [--mixed M] [--seed S] [--apps a,b] [--restarts-per-app N]` (not part of `npm test`; short fixed-seed versions are,
  * tests/e2e/resilience.spec.ts): faults under a mixed load (payments; `--mixed` clients each of
- * customers, transfers and signed wallet actions, default 1, 0 for payments only) against every process started
+ * customers, transfers, signed wallet actions, agents and documents, default 1, 0 for payments only) against every process started
  * as `npm start` does, on a fresh database (loopback only, bounded), then the checks of
  * tools/chaos/scenario.ts. Prints the figures of each mode; exits 1 on any problem.
  * See docs/reliability.md.

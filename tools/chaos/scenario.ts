@@ -13,7 +13,10 @@
  *   transfers (POST /transfer-out from a funded USD account of their own to a USD external
  *   account); an embedded wallet's signed actions (a real session key, `@sluice/wallet-client`
  *   stamps): its setting (PATCH /internal-accounts/{id}), a quote from it executed with a stamp,
- *   a session refresh every third round, each accepted stamp replayed once more.
+ *   a session refresh every third round, each accepted stamp replayed once more; agents (a platform's
+ *   agent with a policy, its device code redeemed, acting with its bearer token: transfers and quotes
+ *   executed at once or waiting for the platform's approval or rejection, a new agent when a daily
+ *   limit is near); documents (multipart uploads, each downloaded back and compared by digest).
  *
  * The faults (`mode`):
  * - `kill`: SIGKILL a random process (every app, the gateway and the dispatcher included)
@@ -34,7 +37,11 @@
  * same answer; each customer exists once per platformCustomerId, as answered, with its
  * accounts; each transfer key made one transaction; no signing request was accepted twice
  * (every accepted request id consumed, every replayed stamp refused or answering the same
- * execution, one transaction per wallet quote, one session per consumed refresh).
+ * execution, one transaction per wallet quote, one session per consumed refresh); every agent action
+ * final, each APPROVED one executed once (one transaction, naming the agent) and no REJECTED or FAILED one
+ * moving money, no agent past its daily limits, its usage counters = the reservations it holds, each
+ * approval's webhook delivered; each document answered 201 stored once, whole (every chunk), identical
+ * on download, nothing stored for an upload not answered.
  */
 import fc from 'fast-check';
 import pg from 'pg';
@@ -61,7 +68,7 @@ export interface ChaosOptions {
   mode: ChaosMode;
   /** Concurrent clients (each with its own payer). */
   clients: number;
-  /** Clients of each other kind beside them (customers, transfers, a wallet's signed actions: tools/chaos/mixed.ts); 0 for payments only. */
+  /** Clients of each other kind beside them (customers, transfers, a wallet's signed actions, agents, documents: tools/chaos/mixed.ts); 0 for payments only. */
   mixed: number;
   /** kill: how many SIGKILLs. */
   kills: number;
@@ -124,7 +131,7 @@ export interface ChaosResult {
   settlement: Settlement;
   money: MoneyCheck;
   webhooks: { expected: number; received: number; duplicates: number; missing: number };
-  /** The mixed load's figures and checks (customers, transfers, signed wallet actions). */
+  /** The mixed load's figures and checks (customers, transfers, signed wallet actions, agents, documents). */
   mixed: MixedFigures;
   idempotency: { replayed: number; differing: string[] };
   /** Calls served per process since its last start: gRPC calls of a backend, HTTP requests of a gateway. */
@@ -171,7 +178,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       prefix,
       timeScale: o.timeScale,
       logLevel: 'warn',
-      maxClients: o.clients + 3 * o.mixed,
+      maxClients: o.clients + 5 * o.mixed,
       webhooks: true,
       replicas: o.replicas,
       silent: !o.verbose,
@@ -181,6 +188,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         // Small pools: up to 16 processes share one Postgres (max_connections 100 here) with other runs.
         ...Object.fromEntries(APPS.map((a) => [a, { DATABASE_POOL_MAX: '4' }])),
         payments: { DATABASE_POOL_MAX: '6', JOB_CONCURRENCY: '2' },
+        // An agent action cut by a crash between its reservation and its outcome is driven again after
+        // this stall (default 30 s): 5 s, so the agents client's actions are final soon after the load.
+        agents: { DATABASE_POOL_MAX: '4', AGENT_ACTION_STALL_SECONDS: '5' },
         // A gateway replica keeps serving a moment after SIGTERM (readiness false, connections closing).
         gateway: { DATABASE_POOL_MAX: '4', SHUTDOWN_DELAY_MS: o.mode === 'rolling' ? '1000' : '0' },
       },
@@ -202,8 +212,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     let firstAttemptFailures = 0;
     let failed = 0;
     const outcomes: PairOutcome[] = [];
-    /** Idempotency-Key → the request and its final 2xx answer (not a 202 challenge), for the replays. */
-    const answered = new Map<string, { method: string; path: string; body: unknown; text: string }>();
+    /**
+     * Idempotency-Key → the request (its headers but the signature ones: an agent's bearer token, a
+     * form's Content-Type) and its final 2xx answer (not a 202 challenge), for the replays.
+     */
+    const answered = new Map<string, { method: string; path: string; body: unknown; headers: Record<string, string>; text: string }>();
 
     /** One request, retried (same method, path, body and headers) until final; records every answer. */
     const request = async (
@@ -246,8 +259,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           if (attempt > 1) firstAttemptFailures++;
           const final = r as HttpResponse;
           const key = headers['idempotency-key'];
-          if (key && method === 'POST' && final.status >= 200 && final.status < 300 && final.status !== 202)
-            answered.set(key, { method, path, body, text: final.text });
+          if (key && method === 'POST' && final.status >= 200 && final.status < 300 && final.status !== 202) {
+            const { 'service-wallet-signature': _s, 'request-id': _r, ...kept } = headers;
+            answered.set(key, { method, path, body, headers: kept, text: final.text });
+          }
           return final;
         }
         if (Date.now() - t0 > o.retryBudgetMs) {
@@ -308,7 +323,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       });
     };
 
-    const mixed = mixedLoad({ pool, request, mixed: o.mixed, outcomes });
+    const mixed = mixedLoad({ pool, request, mixed: o.mixed, outcomes, webhooks: () => sys.webhooks() });
     const moneyPayers = [...payers, ...(await mixed.setup())];
 
     // The load runs until the faults are over (and a moment after, so recovery is exercised).
@@ -382,7 +397,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
 
     const settlement = await awaitSettlement(pool, since, loadEnded, 120_000);
     const money = await checkMoney(pool, sys, moneyPayers, outcomes);
-    const mixedCheck = await mixed.check(sys.platformId);
+    const mixedCheck = await mixed.check(sys.platformId, faults);
 
     // Every completed payment's terminal webhook, at least once.
     const completed = await pool.query<{ id: string }>(
@@ -434,11 +449,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     };
 
     // Replays: a key answered 2xx answers as it did the first time (a sample of every kind, at most 200;
-    // a signed request's key is replayed without its signature headers: the gateway's record answers).
+    // a signed request's key is replayed without its signature headers: the gateway's record answers;
+    // an agent's with its bearer token: its keys are its own).
     const differing: string[] = [];
     const sample = [...answered.entries()].filter((_, i) => i % Math.max(1, Math.ceil(answered.size / 200)) === 0);
     for (const [key, a] of sample) {
-      const r = await sys.call(a.method, a.path, a.body, { 'idempotency-key': key });
+      const r = await sys.call(a.method, a.path, a.body, a.headers);
       if (r.text !== a.text) differing.push(`${key} (${a.method} ${routeOf(a.path)}): ${r.status} ${r.text.slice(0, 100)}`);
     }
 
@@ -537,6 +553,8 @@ function summarizeFaults(faults: readonly string[]): string {
 
 function formatMixed(m: MixedFigures): string[] {
   const w = m.wallet;
+  const a = m.agents;
+  const d = m.documents;
   return [
     `  customers: ${m.customers.attempted} created (${m.customers.created} answered 201); duplicated platformCustomerIds ${m.customers.duplicates}, without their accounts ${m.customers.withoutAccounts}`,
     `  transfers: ${m.transfers.attempted} sent, ${m.transfers.accepted} accepted; afterwards ${JSON.stringify(m.transfers.statuses)}`,
@@ -544,5 +562,12 @@ function formatMixed(m: MixedFigures): string[] {
       `${w.lostAndRestarted} consumed by a lost attempt and started again; quotes expired before their execute: ${w.expiredBeforeExecuted}`,
     `  signed replays: ${w.replays.sent} sent, ${w.replays.refused} refused as reused, ${w.replays.sameExecution} answered the same execution, ${w.replays.acceptedTwice} accepted twice`,
     `  signing requests (wallet_auth): ${Object.entries(w.requests).map(([a, n]) => `${a} ${n.consumed}/${n.issued} consumed`).join(', ') || 'none'}; sessions ${w.sessions}`,
+    `  agents: ${a.provisioned} connected (${a.codesReissued} device codes issued again after a lost redeem, ${a.neverConnected} never connected); ` +
+      `actions ${JSON.stringify(a.submitted)}, ${a.waited} waited for approval (${a.decisions.approved} approved, ${a.decisions.rejected} rejected, ${a.decisions.decidedByLostAttempt} decided by a lost attempt); ` +
+      `afterwards ${JSON.stringify(a.states)}; quotes expired before their execute: ${a.expiredBeforeExecuted}`,
+    `  agent money: ${a.transactions} transactions naming an agent; busiest agent-day ${a.maxDaily.spend} of ${a.maxDaily.spendLimit} cents in ${a.maxDaily.count} of ${a.maxDaily.countLimit} transactions; ` +
+      `transfers past a limit ${a.overLimit.sent} sent, ${a.overLimit.refused} refused; AGENT_ACTION.PENDING_APPROVAL webhooks ${a.webhooks.received} of ${a.webhooks.expected}`,
+    `  documents: ${d.attempted} uploads sent, ${d.uploaded} answered 201 (${d.multiChunk} of 3 chunks), ${d.downloaded} downloaded (${d.differing} differing), ${d.listed} lists read; ` +
+      `stored ${d.stored}, duplicated ${d.duplicates}, half-stored ${d.halfStored}; unreferenced chunk blobs ${d.unreferencedBlobs}`,
   ];
 }

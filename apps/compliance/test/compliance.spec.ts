@@ -323,6 +323,35 @@ describe('documents', () => {
     expect((await h.compliance.listDocuments({ platformId: p })).page!.totalCount).toBe(0);
   });
 
+  it('stores one document per request key: a retry answers the first, its own file deleted; concurrent ones too', async () => {
+    const p = await newPlatform(h);
+    const biz = await newBusiness(h, p);
+    const chunks = async () =>
+      (await h.sql.query(`SELECT count(*)::int AS n FROM compliance.document_chunks`)).rows[0].n;
+    const before = await chunks();
+    const first = await upload(h, { platformId: p, documentHolder: biz.id, requestKey: 'k-1' }, FILES.pdf);
+    const retry = await upload(h, { platformId: p, documentHolder: biz.id, requestKey: 'k-1' }, FILES.pdf);
+    expect(retry.id).toBe(first.id);
+    expect(await chunks()).toBe(before + 1);
+    const [a, b] = await Promise.all([
+      upload(h, { platformId: p, documentHolder: biz.id, requestKey: 'k-2' }, FILES.jpeg),
+      upload(h, { platformId: p, documentHolder: biz.id, requestKey: 'k-2' }, FILES.jpeg),
+    ]);
+    expect(a.id).toBe(b.id);
+    // Keys are the platform's own; no key: a document each time.
+    const other = await newPlatform(h);
+    const elsewhere = await upload(h, { platformId: other, documentHolder: (await newBusiness(h, other)).id, requestKey: 'k-1' }, FILES.pdf);
+    expect(elsewhere.id).not.toBe(first.id);
+    const plain = [
+      await upload(h, { platformId: p, documentHolder: biz.id }, FILES.png),
+      await upload(h, { platformId: p, documentHolder: biz.id }, FILES.png),
+    ];
+    expect(plain[0]!.id).not.toBe(plain[1]!.id);
+    const stored = await h.sql.query(`SELECT request_key FROM compliance.documents WHERE platform_id = $1 ORDER BY created_at`, [p]);
+    expect(stored.rows.map((r: { request_key: string | null }) => r.request_key)).toEqual(['k-1', 'k-2', null, null]);
+    expect(await chunks()).toBe(before + 5);
+  });
+
   it('replaces a file (the old chunks go), deletes, and refuses a tampered chunk', async () => {
     const p = await newPlatform(h);
     const biz = await newBusiness(h, p);

@@ -12,6 +12,7 @@ import beneficialOwnersRoutes from '../../gateway/src/routes/beneficial-owners.r
 import documentsRoutes from '../../gateway/src/routes/documents.routes.js';
 import verificationsRoutes from '../../gateway/src/routes/verifications.routes.js';
 import customersRoutes from '../../gateway/src/routes/customers.routes.js';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../../gateway/src/store/idempotency.repository.js';
 import {
   FILES,
   newBusiness,
@@ -30,6 +31,12 @@ let app: FastifyInstance;
 let base: string;
 let close: () => Promise<void>;
 let p: { platformId: string; authorization: string };
+/**
+ * Idempotency-Keys whose answer the store loses, as when the gateway dies after the service
+ * answered and before the key's record was written (the claim's lease then runs out, and a retry
+ * runs the request again): `complete` releases the claim instead.
+ */
+const lostRecords = new Set<string>();
 
 beforeAll(async () => {
   h = await startCompliance('routes');
@@ -39,6 +46,14 @@ beforeAll(async () => {
     IDENTITY_GRPC_URL: h.identityAddress,
     COMPLIANCE_GRPC_URL: h.complianceAddress,
   });
+  const keys = new MemoryIdempotencyStore({ ttlMs: 3_600_000, leaseMs: 60_000 });
+  const idempotencyStore: IdempotencyStore = {
+    claim: (...a) => keys.claim(...a),
+    complete: (platformId, key, owner, response) =>
+      lostRecords.has(key) ? keys.release(platformId, key, owner) : keys.complete(platformId, key, owner, response),
+    release: (...a) => keys.release(...a),
+    purgeExpired: () => keys.purgeExpired(),
+  };
   const gw = await composeGateway(
     { config, logger: createLogger('gateway', 'silent') },
     {
@@ -49,6 +64,7 @@ beforeAll(async () => {
         verifications: verificationsRoutes,
       },
       readiness: {},
+      idempotencyStore,
     },
   );
   app = gw.app;
@@ -268,6 +284,31 @@ describe('documents over HTTP', () => {
     expect(other.status).toBe(404);
     expect((await send('DELETE', `/documents/${d.id}`, undefined)).status).toBe(204);
     expect((await send('GET', `/documents/${d.id}`, undefined)).status).toBe(404);
+  });
+});
+
+describe('an upload retried after a gateway crash', () => {
+  it('answers the document its first attempt stored, not a second one (the Idempotency-Key reaches compliance)', async () => {
+    const biz = await newBusiness(h, p.platformId);
+    const fields = { documentType: 'PASSPORT', country: 'US', documentHolder: biz.id };
+    const key = `upload-${biz.id}`;
+    lostRecords.add(key);
+    const [documents, chunks] = [await count('documents'), await count('document_chunks')];
+    const send1 = form(fields, { name: 'a.pdf', pieces: [FILES.pdf] });
+    const first = await send('POST', '/documents', send1.body, { ...send1.headers, 'idempotency-key': key });
+    expect(first.status, first.body.toString()).toBe(201);
+    // The answer was lost with its gateway; the client retries with the same key.
+    const send2 = form(fields, { name: 'a.pdf', pieces: [FILES.pdf] });
+    const retry = await send('POST', '/documents', send2.body, { ...send2.headers, 'idempotency-key': key });
+    expect(retry.status, retry.body.toString()).toBe(201);
+    expect(json(retry).id).toBe(json(first).id);
+    expect(await count('documents')).toBe(documents + 1);
+    // The retry's own file is deleted again: only the first one's chunk stays.
+    await eventually(async () => ((await count('document_chunks')) === chunks + 1 ? true : undefined));
+    const list = json(await send('GET', `/documents?documentHolder=${biz.id}`, undefined));
+    expect(list.data.map((d: { id: string }) => d.id)).toEqual([json(first).id]);
+    // Without a key every upload is a document of its own.
+    expect(json(await upload(fields, FILES.pdf)).id).not.toBe(json(first).id);
   });
 });
 

@@ -29,7 +29,9 @@ import type { CustomerDirectory, DocumentStore } from './ports.js';
  * Verification documents. An upload is checked (holder of the platform, declared fields, type by
  * content, size) and encrypted chunk by chunk into the DocumentStore as it streams in, under a
  * fresh data key; only then is the document row written (or, for a replacement, switched to the
- * new file, and the old file's chunks deleted). A failed upload deletes the chunks it wrote.
+ * new file, and the old file's chunks deleted). A failed upload deletes the chunks it wrote. A new
+ * document's request key (the upload's Idempotency-Key) makes a retry answer the document its
+ * first attempt stored, the retry's own file deleted.
  */
 export class DocumentsService {
   constructor(
@@ -48,13 +50,17 @@ export class DocumentsService {
 
   /**
    * Uploads a new document (`documentId` absent) or replaces one. `bytes` is the file, read once,
-   * in order; nothing of it is read before the header and the holder are checked.
+   * in order; nothing of it is read before the header and the holder are checked. A new
+   * document's `requestKey` already stored for the platform answers that document (a retry of an
+   * upload stored but never answered: its gateway died before recording the Idempotency-Key);
+   * the file just read is deleted again.
    */
   async upload(
     platformId: string,
     documentId: string | undefined,
     header: DocumentHeaderInput,
     bytes: AsyncIterable<Uint8Array>,
+    requestKey?: string,
   ): Promise<DocumentRecord> {
     validIds(['platformId', platformId, 'Platform']);
     if (documentId !== undefined) validIds(['documentId', documentId, 'Document']);
@@ -76,18 +82,24 @@ export class DocumentsService {
           await this.repos.documents.replace(em, next);
           return { next, replaced: current.file };
         }
+        const key = requestKey || undefined;
+        const first = key ? await this.repos.documents.findByRequestKey(em, platformId, key) : undefined;
+        if (first) return { next: first, replaced: file };
         const created: DocumentRecord = {
           id: newId('Document'),
           platformId,
           ...valid,
           ...holder,
           file,
+          ...(key ? { requestKey: key } : {}),
           createdAt: now,
           updatedAt: now,
         };
-        await this.repos.documents.insert(em, created);
-        return { next: created, replaced: undefined };
+        if (await this.repos.documents.insert(em, created)) return { next: created, replaced: undefined };
+        // A concurrent upload with the same key committed first.
+        return { next: (await this.repos.documents.findByRequestKey(em, platformId, key!))!, replaced: file };
       });
+      // The file the document no longer has (replaced), or this upload's own (its key's document was stored already).
       if (doc.replaced) await this.discard(doc.replaced);
       return doc.next;
     } catch (err) {

@@ -52,6 +52,8 @@ export interface DocumentRecord {
   side?: DocumentSide;
   documentNumber?: string;
   file: StoredFile;
+  /** The key of the upload that created it (its Idempotency-Key), unique per platform. */
+  requestKey?: string;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -80,6 +80,7 @@ export function complianceHandlers(u: ComplianceUseCases): AsyncService<pb.Compl
           fileName: header.fileName,
         },
         bytes,
+        header.requestKey,
       );
       return { document: documentToPb(doc) };
     },

@@ -13,7 +13,7 @@ import { date, keysetPage } from './sql.js';
  */
 
 const COLUMNS = `id, platform_id, document_holder, customer_id, document_type, country, sealed_details, file_name, side,
-  document_number, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, created_at, updated_at`;
+  document_number, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, request_key, created_at, updated_at`;
 
 interface Row {
   id: string;
@@ -33,6 +33,7 @@ interface Row {
   chunk_count: number;
   key_id: string;
   wrapped_key: Buffer;
+  request_key: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -60,6 +61,7 @@ function toDocument(r: Row, keyring: MasterKeyring): DocumentRecord {
       keyId: r.key_id,
       wrappedKey: Buffer.from(r.wrapped_key),
     },
+    ...(r.request_key !== null ? { requestKey: r.request_key } : {}),
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
   };
@@ -88,13 +90,29 @@ export class DocumentRepository {
 
   private readonly toDocument = (r: Row): DocumentRecord => toDocument(r, this.keyring);
 
-  async insert(em: EntityManager, d: DocumentRecord): Promise<void> {
-    await em.execute(
-      `INSERT INTO documents (id, platform_id, document_holder, customer_id, created_at, document_type, country,
+  /**
+   * Inserts a new document; false (nothing written) when the platform already has a document of
+   * its request key (a concurrent upload with the key waits for the other's commit, then finds it).
+   */
+  async insert(em: EntityManager, d: DocumentRecord): Promise<boolean> {
+    const rows = await em.execute<{ id: string }[]>(
+      `INSERT INTO documents (id, platform_id, document_holder, customer_id, created_at, request_key, document_type, country,
          sealed_details, side, blob_id, content_type, size_bytes, sha256, chunk_count, key_id, wrapped_key, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [d.id, d.platformId, d.documentHolder, d.customerId, d.createdAt, ...values(d, this.keyring)],
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (platform_id, request_key) WHERE request_key IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [d.id, d.platformId, d.documentHolder, d.customerId, d.createdAt, d.requestKey ?? null, ...values(d, this.keyring)],
     );
+    return rows.length > 0;
+  }
+
+  /** The platform's document created by the upload of this request key. */
+  async findByRequestKey(em: EntityManager, platformId: string, requestKey: string): Promise<DocumentRecord | undefined> {
+    const rows = await em.execute<Row[]>(`SELECT ${COLUMNS} FROM documents WHERE platform_id = ? AND request_key = ?`, [
+      platformId,
+      requestKey,
+    ]);
+    return rows[0] ? this.toDocument(rows[0]) : undefined;
   }
 
   /** Replaces the metadata and file of a document (the holder stays). */

@@ -115,8 +115,23 @@ class SealedPersonalDataMigration extends Migration {
   }
 }
 
+/**
+ * A new document's request key (the upload's Idempotency-Key), unique per platform: a retry of an
+ * upload that was stored but never answered (its gateway died before recording the key) finds the
+ * document instead of storing a second one.
+ */
+class DocumentRequestKeyMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE documents ADD COLUMN request_key text`);
+    this.addSql(
+      `CREATE UNIQUE INDEX documents_request_key ON documents (platform_id, request_key) WHERE request_key IS NOT NULL`,
+    );
+  }
+}
+
 /** Migrations of the compliance schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_compliance_tables', class: ComplianceTables },
   { name: '0010_sealed_personal_data', class: SealedPersonalDataMigration },
+  { name: '0011_document_request_key', class: DocumentRequestKeyMigration },
 ];

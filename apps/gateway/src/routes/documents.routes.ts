@@ -5,6 +5,7 @@ import { compliance } from '@sluice/contracts';
 import { Document, documentJson } from '@sluice/api';
 import { invalidInput } from '@sluice/core';
 import { HttpError } from '../http/error-mapping.js';
+import { headerOf as requestHeader } from '../http/request.helpers.js';
 import type { GatewayClients, RouteModule } from '../http/types.js';
 import { fileTooLarge, multipartValidators, streamFilePart, streamedBody, type PendingUpload } from '../http/multipart.js';
 import { toFieldErrors } from '../http/validator.compiler.js';
@@ -41,16 +42,23 @@ function fail(field: string, message: string): never {
 
 const tooLarge = () => fileTooLarge(MAX_DOCUMENT_BYTES, '10 MiB');
 
-/** The proto header of an upload from its validated fields. */
+/**
+ * The proto header of an upload from its validated fields. A new document carries the request's
+ * Idempotency-Key as its request key: if this gateway dies after compliance stored the document
+ * but before the key's answer was recorded, the retry (once the key's lease ran out) gets that
+ * document back instead of a second one.
+ */
 function headerOf(
   platformId: string,
   fields: Record<string, string>,
   fileName: string,
   documentId: string | undefined,
+  requestKey: string | undefined,
 ): compliance.DocumentHeader {
   return {
     platformId,
     ...(documentId ? { documentId } : { documentHolder: fields.documentHolder }),
+    ...(!documentId && requestKey ? { requestKey } : {}),
     documentType: `DOCUMENT_TYPE_${fields.documentType}` as compliance.DocumentType,
     country: fields.country!,
     side: fields.side
@@ -100,7 +108,7 @@ async function receive(
       const check = documentId ? checkReplace : checkUpload;
       if (!check(fields))
         throw invalidInput(toFieldErrors((check as unknown as { errors: never[] }).errors, 'body'));
-      const header = headerOf(request.platform.id, fields, part.filename ?? '', documentId);
+      const header = headerOf(request.platform.id, fields, part.filename ?? '', documentId, requestHeader(request, 'Idempotency-Key'));
       const call = clients.compliance.uploadDocument({ deadlineMs: UPLOAD_DEADLINE_MS });
       upload = await streamFilePart(call, part, header, MAX_DOCUMENT_BYTES, tooLarge);
     }
@@ -136,7 +144,7 @@ const documentsRoutes: RouteModule = async (app, { clients }) => {
         operationId: 'uploadDocument',
         summary: 'Upload a document',
         description:
-          'multipart/form-data: the fields documentType, country, documentHolder, side and documentNumber, then `file` as the last part. The file is streamed to the compliance service, which decides its type by its content (PDF, JPEG or PNG magic bytes; anything else, whatever its name or declared type, is 400 on `file`), encrypts it at rest and records its SHA-256. More than 10 MiB (10,485,760 bytes) is 413 PAYLOAD_TOO_LARGE, answered at the first byte too many (the connection is then closed: the rest is not read) with nothing stored; exactly 10 MiB is accepted. The holder must be a customer or beneficial owner of the platform (404 DOCUMENT_HOLDER_NOT_FOUND). The Idempotency-Key fingerprint of an upload covers method and path only.',
+          'multipart/form-data: the fields documentType, country, documentHolder, side and documentNumber, then `file` as the last part. The file is streamed to the compliance service, which decides its type by its content (PDF, JPEG or PNG magic bytes; anything else, whatever its name or declared type, is 400 on `file`), encrypts it at rest and records its SHA-256. More than 10 MiB (10,485,760 bytes) is 413 PAYLOAD_TOO_LARGE, answered at the first byte too many (the connection is then closed: the rest is not read) with nothing stored; exactly 10 MiB is accepted. The holder must be a customer or beneficial owner of the platform (404 DOCUMENT_HOLDER_NOT_FOUND). The Idempotency-Key fingerprint of an upload covers method and path only; the key also reaches compliance, so a retry after a gateway crash answers the document already stored instead of storing a second one.',
         consumes: ['multipart/form-data'],
         body: DocumentUploadRequest,
         response: { 201: Document, ...uploadErrors },
