@@ -11,6 +11,7 @@ import { TEST_MASTER_KEYS, rejection, type World, type WorldPlatform } from '@sl
 import { paymentsService } from '../src/index.js';
 import { PAYMENTS_KEYRING } from '../src/store/sealing.js';
 import { accountInfoFor, startPaymentsWithNeighbours } from './support/neighbours.js';
+import { REWRAP_NOTHING_LEFT } from './support/rewrap.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
 // expiring, platform-scoped), exchange rates and the UMA provider directory. External
@@ -442,23 +443,11 @@ describe('receiver lookups at rest (issue 17)', () => {
     // This file makes no quote, transaction or incoming approval (test/counterparty-information-at-rest.spec.ts,
     // test/customer-info-at-rest.spec.ts and test/counterparty-identifier-at-rest.spec.ts rewrap those).
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
-      'receiverLookups.failed': 0,
+      ...REWRAP_NOTHING_LEFT,
       'receiverLookups.rewrapped': named[0].n - 1,
       'receiverLookups.sealed': 1,
-      'quotes.failed': 0,
-      'transactions.failed': 0,
-      'quotesSenderCustomerInfo.failed': 0,
-      'incomingApprovals.failed': 0,
-      'transactionsCounterpartyIdentifier.failed': 0,
     });
-    expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
-      'receiverLookups.failed': 0,
-      'quotes.failed': 0,
-      'transactions.failed': 0,
-      'quotesSenderCustomerInfo.failed': 0,
-      'incomingApprovals.failed': 0,
-      'transactionsCounterpartyIdentifier.failed': 0,
-    });
+    expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual(REWRAP_NOTHING_LEFT);
     const { rows: keys } = await sql.query(
       `SELECT DISTINCT split_part(sealed_counterparty_name, '.', 2) AS k FROM payments.receiver_lookups
        WHERE sealed_counterparty_name IS NOT NULL`,

@@ -71,11 +71,7 @@ export function sealCounterpartyInformation(
   owner: string,
   info: Record<string, string>,
 ): CounterpartyInformationColumns {
-  if (Object.keys(info).length === 0) return { counterparty_information: '{}', sealed_counterparty_information: null };
-  return {
-    counterparty_information: '{}',
-    sealed_counterparty_information: sealValue(keyring, COUNTERPARTY_INFORMATION_SCHEME, owner, JSON.stringify(info)),
-  };
+  return { counterparty_information: '{}', sealed_counterparty_information: sealMap(keyring, COUNTERPARTY_INFORMATION_SCHEME, owner, info) };
 }
 
 /** The map of a row: the sealed column opened when set, else the plaintext column (rows written before sealing). */
@@ -85,7 +81,7 @@ export function openCounterpartyInformation(
   sealed: string | null | undefined,
   plain: Record<string, string> | string,
 ): Record<string, string> {
-  if (sealed) return JSON.parse(openValue(keyring, COUNTERPARTY_INFORMATION_SCHEME, owner, sealed)) as Record<string, string>;
+  if (sealed) return openMap(keyring, COUNTERPARTY_INFORMATION_SCHEME, owner, sealed);
   return fromJson(plain);
 }
 
