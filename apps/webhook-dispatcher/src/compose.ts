@@ -3,7 +3,12 @@ import { createRpcClient } from '@sluice/rpc';
 import type { Composition, ServiceDeps } from '@sluice/runtime';
 import type { WebhookDispatcherConfig } from './service.js';
 import { PgNotifications } from '@sluice/events';
-import { DELIVERY_QUEUE_CHANNEL, DeliveryRepository } from './store/delivery.repository.js';
+import {
+  DELIVERY_QUEUE_CHANNEL,
+  DeliveryRepository,
+  ENDPOINT_STATE_CHANNEL,
+} from './store/delivery.repository.js';
+import { EndpointStateCache } from './app/endpoint-state.cache.js';
 import { parseRetrySchedule } from './domain/retry-schedule.js';
 import { HttpWebhookSender } from './clients/http-webhook.sender.js';
 import { IdentityWebhookTargets } from './clients/identity-webhook-targets.client.js';
@@ -52,17 +57,26 @@ export function composeWebhookDispatcher(deps: ServiceDeps<WebhookDispatcherConf
     disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
     metrics,
   });
-  // Every replica's worker hears of a new delivery at once (NOTIFY on insert) instead of polling.
-  const queue = new PgNotifications({
+  const endpoints: EndpointStateCache = new EndpointStateCache({
+    repo,
+    em: () => orm.em.fork(),
+    listening: (): boolean => queue.listening,
+  });
+  // Every replica's worker hears of a new delivery at once (NOTIFY on insert) instead of polling,
+  // and every replica's endpoint cache of a platform's changed endpoint.
+  const queue: PgNotifications = new PgNotifications({
     connectionString: orm.config.get('clientUrl')!,
-    channels: [DELIVERY_QUEUE_CHANNEL],
-    onNotify: () => worker.nudge(),
-    onReady: () => worker.nudge(),
+    channels: [DELIVERY_QUEUE_CHANNEL, ENDPOINT_STATE_CHANNEL],
+    onNotify: (channel): void => (channel === ENDPOINT_STATE_CHANNEL ? endpoints.clear() : worker.nudge()),
+    onReady: () => {
+      endpoints.clear();
+      worker.nudge();
+    },
     logger,
     orm,
   });
   const service = new WebhooksService({ orm, repo, targets, sender, events, clock, logger });
-  const relay = new EventRelayService({ repo, clock, logger });
+  const relay = new EventRelayService({ repo, clock, logger, endpoints });
   return {
     repo,
     worker,

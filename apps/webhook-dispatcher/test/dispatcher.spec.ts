@@ -130,8 +130,9 @@ describe('event → webhook', () => {
     await publisher.publish('identity', internal);
     await publisher.publish('identity', kyc);
     await eventually(async () => (await deliveryOf(`Webhook:${idUuid(kyc.id)}`))?.status === 'DELIVERED');
-    // Same stream, consumed in order: the internal event was handled (inbox) and produced nothing.
-    expect(await sql('SELECT 1 FROM inbox WHERE event_id = ?', [internal.id])).toHaveLength(1);
+    // Same stream, consumed in order: the internal event was acked before any transaction (no inbox
+    // row) and produced nothing.
+    expect(await sql('SELECT 1 FROM inbox WHERE event_id = ?', [internal.id])).toHaveLength(0);
     expect(await sql('SELECT 1 FROM webhook_deliveries WHERE event_id = ?', [internal.id])).toHaveLength(0);
     expect(receiver.at('/ignored').map((r) => JSON.parse(r.body).type)).toEqual(['CUSTOMER.KYC_APPROVED']);
   });
@@ -322,7 +323,13 @@ describe('cost proportional to endpoints', () => {
     );
     const before = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(1));
     await publisher.publish('accounts', before);
-    await eventually(async () => (await count('SELECT 1 FROM inbox WHERE event_id = ?', [before.id])) === 1);
+    // A platform with an endpoint behind it on the same stream: once its webhook is out, `before` was handled.
+    const other = idp.platform(receiver.url('/behind'));
+    const marker = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', other.id, balanceUpdated(1));
+    await publisher.publish('accounts', marker);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(marker.id)}`))?.status === 'DELIVERED');
+    // Acked without a transaction: no inbox row, no delivery.
+    expect(await count('SELECT 1 FROM inbox WHERE event_id = ?', [before.id])).toBe(0);
     expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(0);
 
     idp.platform(receiver.url('/now-on'), p.secrets, p.id);
@@ -349,7 +356,11 @@ describe('cost proportional to endpoints', () => {
     await eventually(async () => (await deliveryOf(`Webhook:${idUuid(first.id)}`))?.status === 'SKIPPED');
     const second = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(4));
     await publisher.publish('accounts', second);
-    await eventually(async () => (await count('SELECT 1 FROM inbox WHERE event_id = ?', [second.id])) === 1);
+    const other = idp.platform(receiver.url('/behind-second'));
+    const marker = publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', other.id, balanceUpdated(4));
+    await publisher.publish('accounts', marker);
+    await eventually(async () => (await deliveryOf(`Webhook:${idUuid(marker.id)}`))?.status === 'DELIVERED');
+    expect(await count('SELECT 1 FROM inbox WHERE event_id = ?', [second.id])).toBe(0);
     expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(1);
   });
 });

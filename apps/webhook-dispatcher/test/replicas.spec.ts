@@ -8,6 +8,7 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { idUuid, newId } from '@sluice/core';
+import { streamName } from '@sluice/events';
 import { transactional } from '@sluice/store';
 import { DeliveryRepository } from '../src/store/delivery.repository.js';
 import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
@@ -82,12 +83,64 @@ describe('several dispatcher replicas', () => {
     expect(agents).toEqual(new Set(['Sluice-Webhooks/A', 'Sluice-Webhooks/B']));
   });
 
+  it('a platform without an endpoint costs no transaction on any replica, and one set on either is heard by both', async () => {
+    const orm = replicas[0]!.deps.orm;
+    const count = async (q: string, params: unknown[]) => (await orm.em.fork().execute(q, params)).length;
+    const p = idp.platform(undefined);
+    await publisher.publish(
+      'identity',
+      publisher.envelope('PLATFORM.CREATED', p.id, { name: 'p', environment: 'SANDBOX' }),
+    );
+    await eventually(
+      async () => (await count('SELECT 1 FROM webhook_platforms WHERE platform_id = ?', [p.id])) === 1,
+    );
+    const event = (n: number) =>
+      publisher.envelope('INTERNAL_ACCOUNT.BALANCE_UPDATED', p.id, balanceUpdated(n));
+    // Both replicas learn (and cache) that the platform has no endpoint.
+    for (const r of replicas) expect(await r.graph.relay.nothingToDo(event(0))).toBe(true);
+    const skipped = Array.from({ length: 6 }, (_, i) => event(100 + i));
+    for (const ev of skipped) await publisher.publish('accounts', ev);
+    // Acked without an inbox row or a delivery: the consumers move past them.
+    await eventually(async () => {
+      const info = await replicas[0]!.deps.bus.jsm.consumers.info(
+        streamName(prefix, 'accounts'),
+        'webhook-dispatcher-accounts',
+      );
+      return info.num_pending === 0 && info.num_ack_pending === 0;
+    });
+    for (const ev of skipped) expect(await count('SELECT 1 FROM inbox WHERE event_id = ?', [ev.id])).toBe(0);
+    expect(await count('SELECT 1 FROM webhook_deliveries WHERE platform_id = ?', [p.id])).toBe(0);
+
+    // The platform sets an endpoint: one replica handles the identity event, the other hears it.
+    idp.platform(receiver.url('/set-later'), p.secrets, p.id);
+    await publisher.publish(
+      'identity',
+      publisher.envelope('PLATFORM_CONFIG.UPDATED', p.id, {
+        supportedCurrencies: ['USD'],
+        embeddedWalletCurrencies: [],
+        umaDomain: null,
+        webhookEndpoint: receiver.url('/set-later'),
+        webhookSigningSecretRotated: false,
+      }),
+    );
+    await eventually(async () => {
+      for (const r of replicas) if (await r.graph.relay.nothingToDo(event(0))) return false;
+      return true;
+    });
+    const delivered = Array.from({ length: 8 }, (_, i) => event(200 + i));
+    for (const ev of delivered) await publisher.publish('accounts', ev);
+    await eventually(async () => receiver.at('/set-later').length === delivered.length, 20_000);
+    expect(new Set(receiver.at('/set-later').map((r) => r.headers['webhook-id']))).toEqual(
+      new Set(delivered.map((e) => `Webhook:${idUuid(e.id)}`)),
+    );
+  });
+
   it('concurrent claims never lease one delivery (or one platform) to two workers', async () => {
     const orm = replicas[0]!.deps.orm;
     const repo = new DeliveryRepository();
-    // Stop the real workers from taking these rows: they belong to platforms far in the past-due queue
-    // but the test claims them first, under its own owners, many times in parallel.
-    const now = new Date();
+    // Keep the real workers off these rows: the test claims as of two hours from now, so the rows
+    // (due an hour before that) are not yet due for the workers, which claim as of the real time.
+    const now = new Date(Date.now() + 2 * 3_600_000);
     const platformIds = Array.from({ length: 30 }, () => newId('Platform'));
     await transactional(orm, async (em) => {
       for (const platformId of platformIds) {

@@ -47,6 +47,12 @@ export interface ConsumerOptions {
    * without it they are acked untouched.
    */
   others?: (em: EntityManager, event: EventEnvelope<unknown>) => Promise<void>;
+  /**
+   * Asked before `others` opens its inbox transaction: `true` means this consumer knows it has
+   * nothing to do for the event (a relay's event of no interest), so it is acked and counted
+   * `ignored` without touching the database. Must be safe to answer again for a redelivery.
+   */
+  skipOthers?: (event: EventEnvelope<unknown>) => boolean | Promise<boolean>;
   /** Deliveries before an event is given up (terminated and logged). Default 50. */
   maxDeliver?: number;
 }
@@ -212,6 +218,18 @@ export class EventConsumer {
       handle = (em) => handler.handle(em, event.data, event);
     } else if (this.o.others) {
       const others = this.o.others;
+      let skip = false;
+      try {
+        skip = (await this.o.skipOthers?.(event)) ?? false;
+      } catch (err) {
+        // Not knowing is not a reason to skip: the inbox transaction decides.
+        this.o.logger.warn({ err, eventId: event.id, type: event.type }, 'could not tell whether to skip an event');
+      }
+      if (skip) {
+        m.ack();
+        this.count(event.type, 'ignored');
+        return;
+      }
       handle = (em) => others(em, event);
     } else {
       m.ack(); // a type this consumer does not handle

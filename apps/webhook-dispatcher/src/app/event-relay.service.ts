@@ -9,13 +9,35 @@ import {
   webhookIdForEvent,
 } from '../domain/webhook-types.js';
 import type { DeliveryRepository } from '../store/delivery.repository.js';
+import type { EndpointStateCache } from './endpoint-state.cache.js';
 
 /**
  * Turns public webhook events into PENDING deliveries. The data is relayed untouched: its
  * producer checked it against the event's contract in the catalogue when writing its outbox.
  */
 export class EventRelayService {
-  constructor(private readonly d: { repo: DeliveryRepository; clock: Clock; logger: Logger }) {}
+  constructor(
+    private readonly d: {
+      repo: DeliveryRepository;
+      clock: Clock;
+      logger: Logger;
+      /** Lets events with nothing to do skip the inbox transaction (`nothingToDo`). */
+      endpoints?: EndpointStateCache;
+    },
+  ) {}
+
+  /**
+   * Whether an event certainly queues nothing, told without a transaction: an event that is not a
+   * public webhook, or one of a platform known to have no endpoint (not a request–response webhook,
+   * whose owner waits for its answer). The consumer then acks it without an inbox row. Anything
+   * else (an unknown platform, a malformed id) goes through `queue` in the inbox transaction.
+   */
+  async nothingToDo(event: EventEnvelope<unknown>): Promise<boolean> {
+    if (!isPublicWebhookType(event.type)) return true;
+    if (isAnsweredWebhookType(event.type) || !this.d.endpoints) return false;
+    if (!isId(event.id) || !isId(event.platformId, 'Platform')) return false;
+    return this.d.endpoints.hasNoEndpoint(event.platformId);
+  }
 
   /**
    * Notes from identity's events whether a platform has a webhook endpoint (PLATFORM.CREATED: none

@@ -38,7 +38,9 @@ function platformHandlers(relay: EventRelayService): EventHandler[] {
 /**
  * One durable consumer per source domain stream (`<prefix>.<domain>.>`). The dispatcher is a
  * relay: it registers no typed handler but hands every event to the kit's `others` handler,
- * which queues the public webhook ones (EventRelayService) and ignores the rest.
+ * which queues the public webhook ones (EventRelayService) and ignores the rest. Events it can tell
+ * queue nothing (not a public webhook, or a platform without an endpoint) are acked before any
+ * transaction (`skipOthers`).
  */
 export function webhookEventConsumers(deps: {
   bus: Bus;
@@ -59,6 +61,7 @@ export function webhookEventConsumers(deps: {
         durable: durableName(domain),
         filterSubjects: [`${deps.prefix}.${domain}.>`],
         handlers: domain === 'identity' ? platformHandlers(deps.relay) : [],
+        skipOthers: (event) => deps.relay.nothingToDo(event),
         others: async (em, event) => {
           if (await deps.relay.queue(em, event)) {
             // The inbox transaction commits right after the handler; look for it shortly after.

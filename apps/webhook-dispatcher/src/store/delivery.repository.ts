@@ -101,6 +101,18 @@ function toAttempt(r: AttemptRow): DeliveryAttempt {
 /** The channel the delivery queue notifies when a delivery is queued (listened to by every worker). */
 export const DELIVERY_QUEUE_CHANNEL = 'sluice_webhook_deliveries';
 
+/**
+ * The channel notified when what the dispatcher knows of a platform's endpoint changes (whether it
+ * has one, whether it disabled it): every replica forgets its cached endpoint states.
+ */
+export const ENDPOINT_STATE_CHANNEL = 'sluice_webhook_platforms';
+
+/** What the dispatcher knows of a platform's endpoint. */
+export interface EndpointState {
+  hasEndpoint: boolean;
+  disabled: boolean;
+}
+
 /** SQL over the webhooks schema. Every method runs on the caller's entity manager (and transaction). */
 export class DeliveryRepository {
   /**
@@ -115,7 +127,7 @@ export class DeliveryRepository {
   async endpointState(
     em: EntityManager,
     platformId: string,
-  ): Promise<{ hasEndpoint: boolean; disabled: boolean } | undefined> {
+  ): Promise<EndpointState | undefined> {
     const rows = await em.execute<{ has_endpoint: boolean; disabled_at: string | null }[]>(
       `SELECT has_endpoint, disabled_at FROM webhook_platforms WHERE platform_id = ?`,
       [platformId],
@@ -216,16 +228,22 @@ export class DeliveryRepository {
     asOf: Date,
     fromIdentityEvent = false,
   ): Promise<void> {
-    await em.execute(
-      `INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of) VALUES (?, ?, ?)
+    // `before` is the row as the statement found it: a changed state notifies the replicas' caches.
+    const rows = await em.execute<{ changed: boolean }[]>(
+      `WITH before AS (SELECT has_endpoint, disabled_at FROM webhook_platforms WHERE platform_id = ?)
+       INSERT INTO webhook_platforms (platform_id, has_endpoint, as_of) VALUES (?, ?, ?)
        ON CONFLICT (platform_id) DO UPDATE SET
          has_endpoint = excluded.has_endpoint AND (webhook_platforms.disabled_at IS NULL OR (? AND excluded.as_of > webhook_platforms.disabled_at)),
          disabled_at = CASE WHEN excluded.has_endpoint AND ? AND excluded.as_of > webhook_platforms.disabled_at THEN NULL ELSE webhook_platforms.disabled_at END,
          failing_since = CASE WHEN excluded.has_endpoint AND ? AND excluded.as_of > webhook_platforms.disabled_at THEN NULL ELSE webhook_platforms.failing_since END,
          as_of = excluded.as_of
-       WHERE webhook_platforms.as_of <= excluded.as_of`,
-      [platformId, hasEndpoint, asOf, fromIdentityEvent, fromIdentityEvent, fromIdentityEvent],
+       WHERE webhook_platforms.as_of <= excluded.as_of
+       RETURNING NOT EXISTS (SELECT 1 FROM before b
+         WHERE b.has_endpoint = webhook_platforms.has_endpoint
+           AND (b.disabled_at IS NULL) = (webhook_platforms.disabled_at IS NULL)) AS changed`,
+      [platformId, platformId, hasEndpoint, asOf, fromIdentityEvent, fromIdentityEvent, fromIdentityEvent],
     );
+    if (rows[0]?.changed) notifyOnCommit(em, ENDPOINT_STATE_CHANNEL);
   }
 
   /** Whether the dispatcher disabled the platform's endpoint (and has not seen it set anew since). */
@@ -259,6 +277,7 @@ export class DeliveryRepository {
        WHERE platform_id = ? AND disabled_at IS NULL RETURNING platform_id`,
       [now, reason, platformId],
     );
+    if (rows.length === 1) notifyOnCommit(em, ENDPOINT_STATE_CHANNEL);
     return rows.length === 1;
   }
 
