@@ -4,7 +4,8 @@
  * sent N times one after the other with the same API token (its credential cached, so the limiter's
  * counter is the request's only database statement in the gateway), once with every limit off (0) and once
  * with the limits on, alternating rounds; then the limiter's statement alone (RateLimitStore.hit, one
- * key, sequentially), which on a busy machine is the steadier figure. Prints the latencies of each mode and
+ * key, sequentially), which on a busy machine is the steadier figure, and a take from a lease
+ * (RateLimitStore.take, what a limited token's request costs) with the counter writes it made. Prints the latencies of each mode and
  * the difference; asserts nothing (figures depend on the machine).
  *
  *   npx tsx tools/bench/rate-limit.ts [--requests 2000] [--rounds 3]
@@ -20,7 +21,7 @@ import { identityService } from '../../apps/identity/src/service.js';
 import { composeGateway, openGatewayDatabase } from '../../apps/gateway/src/compose.js';
 import { gatewayConfigSchema } from '../../apps/gateway/src/config.js';
 import { GATEWAY_SCHEMA } from '../../apps/gateway/src/store/migrations.js';
-import { RateLimitStore } from '../../apps/gateway/src/store/rate-limit.repository.js';
+import { leaseSize, RateLimitStore } from '../../apps/gateway/src/store/rate-limit.repository.js';
 import { summarize, type LatencySummary } from './stats.js';
 
 const { values } = parseArgs({
@@ -70,6 +71,17 @@ async function main(): Promise<void> {
   const off: number[] = [];
   const on: number[] = [];
   const statement: number[] = [];
+  const lease: number[] = [];
+  let leaseStatements = 0;
+  /** The leases reserved under `key` in the current window (each adds a lease's size to the counter). */
+  const leasesOf = async (key: string, limit: number) =>
+    Number(
+      (
+        await orm.em
+          .getConnection()
+          .execute<{ n: string }[]>(`SELECT coalesce(sum(count), 0) AS n FROM rate_limit_counters WHERE key = ?`, [key])
+      )[0]!.n,
+    ) / leaseSize(limit);
   try {
     for (let r = 0; r < rounds; r++) {
       off.push(...(await run(LIMITS_OFF)));
@@ -81,6 +93,13 @@ async function main(): Promise<void> {
       await store.hit('bench');
       statement.push(performance.now() - t0);
     }
+    const leaseKey = `bench-lease-${Date.now()}`;
+    for (let i = 0; i < requests * rounds; i++) {
+      const t0 = performance.now();
+      await store.take(leaseKey, 100_000_000);
+      lease.push(performance.now() - t0);
+    }
+    leaseStatements = await leasesOf(leaseKey, 100_000_000);
   } finally {
     await orm.close();
     await services.stop();
@@ -93,6 +112,9 @@ async function main(): Promise<void> {
   console.log(`limits off: ${fmt(a)}`);
   console.log(`limits on:  ${fmt(b)}`);
   console.log(`the counter statement alone (INSERT .. ON CONFLICT .. RETURNING): ${fmt(summarize(statement))}`);
+  console.log(
+    `a take of a limited key (the per-token limit's lease, RateLimitStore.take): ${fmt(summarize(lease))}; ${leaseStatements} reservations (statements) for ${requests * rounds} takes`,
+  );
   console.log(`added per request: mean ${(b.mean - a.mean).toFixed(3)} ms, p50 ${(b.p50 - a.p50).toFixed(3)} ms, p99 ${(b.p99 - a.p99).toFixed(3)} ms`);
 }
 

@@ -8,7 +8,7 @@ import type { RouteModule } from '../src/http/types.js';
 import { gatewayConfigSchema } from '../src/config.js';
 import { platformLimits } from '../src/http/rate-limit.hook.js';
 import { GATEWAY_SCHEMA, migrations } from '../src/store/migrations.js';
-import { RateLimitStore } from '../src/store/rate-limit.repository.js';
+import { leaseSize, RateLimitStore } from '../src/store/rate-limit.repository.js';
 import { basic, startIdentity, type IdentityHarness, type TestToken } from './support/identity.js';
 import { testRoutes } from './support/test-routes.js';
 import { API, startGateway, type Harness } from './support/harness.js';
@@ -199,6 +199,69 @@ describe('RATE_LIMIT_PLATFORMS', () => {
     );
     for (const bad of [`${id}`, `${id}=`, `${id}=10,`, 'Customer:0195f0a4-0000-7000-8000-000000000001=5', `${id}=-1`])
       expect(() => loadConfig(gatewayConfigSchema, { RATE_LIMIT_PLATFORMS: bad }), bad).toThrow(/RATE_LIMIT_PLATFORMS/);
+  });
+});
+
+describe('leases (a replica reserves a share of a limit and spends it in memory)', () => {
+  const counter = async (key: string) =>
+    Number(
+      (await orm.em.getConnection().execute<{ count: number }[]>('SELECT count FROM rate_limit_counters WHERE key = ?', [key]))[0]
+        ?.count ?? 0,
+    );
+
+  it('a busy key costs one statement per lease, and every request in the window is counted', async () => {
+    expect([leaseSize(5), leaseSize(99), leaseSize(1000), leaseSize(100_000_000)]).toEqual([1, 1, 20, 100]);
+    const store = new RateLimitStore(orm, WINDOW);
+    const key = `lease:${Math.random()}`;
+    const answers = [];
+    for (let i = 0; i < 200; i++) answers.push(await store.take(key, 1000));
+    expect(answers.every((a) => a.allowed)).toBe(true);
+    // 200 requests, 10 leases of 20: the counter holds what was reserved.
+    expect(await counter(key)).toBe(200);
+    // Each answer counts the requests taken so far (one replica: exact).
+    expect(answers.map((a) => a.count)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+  });
+
+  it('replicas reserving concurrently never grant more than the limit; refused once exhausted, without a statement', async () => {
+    const stores = [new RateLimitStore(orm, WINDOW), new RateLimitStore(orm, WINDOW), new RateLimitStore(orm, WINDOW)];
+    const key = `lease:${Math.random()}`;
+    const limit = 500; // leases of 10
+    const answers = await Promise.all(
+      Array.from({ length: 900 }, (_, i) => stores[i % 3]!.take(key, limit)),
+    );
+    const allowed = answers.filter((a) => a.allowed).length;
+    expect(allowed).toBeLessThanOrEqual(limit);
+    // What a replica reserved beyond its own demand is the most that can go unspent: under a lease each.
+    expect(allowed).toBeGreaterThanOrEqual(limit - 3 * (leaseSize(limit) - 1));
+    expect(await counter(key)).toBeGreaterThanOrEqual(limit);
+    const refused = answers.find((a) => !a.allowed)!;
+    expect(refused.count).toBeGreaterThan(limit);
+    expect(refused.resetSeconds).toBeGreaterThanOrEqual(1);
+    // An exhausted window is refused from memory: the counter does not move.
+    const before = await counter(key);
+    for (const store of stores) expect((await store.take(key, limit)).allowed).toBe(false);
+    expect(await counter(key)).toBe(before);
+  });
+
+  it('a lease ends with its window: the next window starts a new one', async () => {
+    const store = new RateLimitStore(orm, 2);
+    // Two takes in one 2 s window (a key whose pair straddled a window's end is tried again).
+    let key = '';
+    for (let attempt = 0; attempt < 3 && !key; attempt++) {
+      const k = `lease:${Math.random()}`;
+      expect((await store.take(k, 1)).allowed).toBe(true);
+      const second = await store.take(k, 1);
+      if (!second.allowed) key = k;
+    }
+    expect(key).not.toBe('');
+    await sleep(2100);
+    expect((await store.take(key, 1)).allowed).toBe(true);
+  });
+
+  it('a failed reservation is an error (the hook lets the request through), and the next one retries', async () => {
+    const broken = new RateLimitStore({ em: { getConnection: () => ({ execute: () => Promise.reject(new Error('down')) }) } } as never, WINDOW);
+    await expect(broken.take('x', 10)).rejects.toThrow('down');
+    await expect(broken.take('x', 10)).rejects.toThrow('down');
   });
 });
 

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '@sluice/logging';
 import type { GatewayConfig } from '../config.js';
-import type { RateLimitStore, WindowCount } from '../store/rate-limit.repository.js';
+import type { RateLimitStore, Taken, WindowCount } from '../store/rate-limit.repository.js';
 import { parseBasic, UnauthorizedError } from './auth.hook.js';
 import { parseBearer } from './agent-auth.js';
 import { CredentialCache } from './credential.cache.js';
@@ -63,7 +63,8 @@ function isCredentialFailure(err: unknown): boolean {
 }
 
 /**
- * Rate limits of the API, counted in Postgres so every replica shares them (RateLimitStore):
+ * Rate limits of the API, counted in Postgres so every replica shares them (RateLimitStore; the
+ * per-token, per-agent and per-address counts by leases a replica reserves and spends in memory):
  *
  * - per API token and per agent access token (limits of the config, or of the platform in
  *   RATE_LIMIT_PLATFORMS): counted once authenticated (preParsing, before the body is
@@ -87,14 +88,14 @@ export function registerRateLimits(app: FastifyInstance, opts: RateLimitOptions)
   /** Counts the request under `key`; throws the 429 above `limit`, else sets the headers. */
   async function enforce(reply: FastifyReply, key: string, limit: number, message: string): Promise<void> {
     if (limit <= 0) return;
-    let c: WindowCount;
+    let c: Taken;
     try {
-      c = await store.hit(key);
+      c = await store.take(key, limit);
     } catch (err) {
       logger.warn({ err }, 'rate limit not counted (database)');
       return;
     }
-    if (c.count > limit) throw rateLimited(limit, c, message);
+    if (!c.allowed) throw rateLimited(limit, c, message);
     reply.headers(headers(limit, c));
   }
 
