@@ -521,12 +521,16 @@ describe('ExecuteQuote', () => {
       await client.createQuote(
         await base({
           sourceAccountId: src,
-          destinationAccountId: await addExternal('EUR', ownerOf.get(src)!, '004'),
+          destinationAccountId: await addExternal('EUR', ownerOf.get(src)!, '002'),
         }),
       )
     ).quote!;
     await exec(ok.id);
-    await exec(bad.id);
+    // The execute's answer is the claimed quote as its hand-off moved it (not read again): a payout
+    // refused at submission answers FAILED, the same quote GetQuote reads after it.
+    const failed = (await exec(bad.id)).quote!;
+    expect(failed.status).toBe('FAILED');
+    expect(failed).toEqual((await client.getQuote({ platformId, quoteId: bad.id })).quote);
     const rowStatus = async (id: string) =>
       (await sql.query('SELECT status FROM payments.quotes WHERE id = $1', [id])).rows[0].status as string;
     await eventually(

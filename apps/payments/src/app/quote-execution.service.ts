@@ -5,6 +5,7 @@ import { transactional, type MikroORM } from '@sluice/store';
 import { fail } from '../domain/errors.js';
 import { quoteLedgerIds } from '../domain/ids.js';
 import { jobIds } from '../domain/jobs.js';
+import { quoteFollowing } from '../domain/state-machines.js';
 import type { Quote } from '../domain/quote.js';
 import type { ExecuteQuoteRequest, SandboxSendRequest } from '../domain/quote-request.js';
 import { checkSandboxPayment, quoteExpired, quoteTransaction } from '../domain/quote-rules.js';
@@ -172,9 +173,12 @@ export class QuoteExecutionService {
       await this.deps.expiry.expire(cur.id);
       throw quoteExpired(cur);
     }
-    // The claim's own rows as committed: the hand-off need not read them again.
-    await this.handOff(platformId, transactionId, environment, quoteId, claimed);
-    return { quote: await this.deps.expiry.read(platformId, quoteId) };
+    // The claim's own rows as committed: the hand-off need not read them again, and the answer is
+    // the claimed quote as the hand-off's transaction moved it (read again only if the hand-off failed).
+    const handed = await this.handOff(platformId, transactionId, environment, quoteId, claimed);
+    return {
+      quote: handed ? quoteFollowing(claimed.quote, handed) : await this.deps.expiry.read(platformId, quoteId),
+    };
   }
 
   /**
@@ -217,27 +221,29 @@ export class QuoteExecutionService {
         const cur = await this.deps.expiry.read(req.platformId, req.quoteId);
         if (cur.status === 'EXPIRED') throw quoteExpired(cur);
       }
-      await this.handOff(req.platformId, transactionId, req.environment, q.id);
+      const handed = await this.handOff(req.platformId, transactionId, req.environment, q.id);
+      if (handed) return handed;
     }
     return this.deps.transactions.get(req.platformId, transactionId);
   }
 
-  /** Hands a claimed payment on; a failure is left to its safety-net job. */
+  /** Hands a claimed payment on and returns its transaction then; a failure is left to its safety-net job. */
   private async handOff(
     platformId: string,
     transactionId: string,
     environment: Environment,
     quoteId: string,
     claimed?: { quote: Quote; transaction: Transaction },
-  ): Promise<void> {
+  ): Promise<Transaction | undefined> {
     try {
-      await this.deps.quotePayments.submit(platformId, transactionId, environment, claimed);
+      return await this.deps.quotePayments.submit(platformId, transactionId, environment, claimed);
     } catch (err) {
       // The transaction exists and its submit safety-net job retries the hand-off.
       this.deps.logger.warn(
         { err, quoteId, transactionId },
         'payment hand-off failed; the submit job retries',
       );
+      return undefined;
     }
   }
 }

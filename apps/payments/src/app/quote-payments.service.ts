@@ -350,11 +350,14 @@ export class QuotePaymentsService {
   }
 
   /** The transaction and its quote, read without a lock, if the transaction is in `status`. */
-  private async load(p: QuotePaymentJob, status: Transaction['status']): Promise<{ t: Transaction; q: Quote } | undefined> {
-    const t = await this.deps.transactions.find(p.platformId, p.transactionId);
-    if (!t || t.status !== status || !t.quoteId) return undefined;
-    const q = await this.deps.quotes.get(this.orm.em.fork(), p.platformId, t.quoteId);
-    return q ? { t, q } : undefined;
+  /** A job's transaction and its quote, read in one database transaction (one commit, not two). */
+  private load(p: QuotePaymentJob, status: Transaction['status']): Promise<{ t: Transaction; q: Quote } | undefined> {
+    return transactional(this.orm, async (em) => {
+      const t = await this.deps.transactions.find(p.platformId, p.transactionId, em);
+      if (!t || t.status !== status || !t.quoteId) return undefined;
+      const q = await this.deps.quotes.get(em, p.platformId, t.quoteId);
+      return q ? { t, q } : undefined;
+    });
   }
 
   private railOf(environment: Environment, q: Quote): PayoutRail {

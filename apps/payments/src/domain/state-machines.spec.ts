@@ -7,6 +7,7 @@ import {
   TRANSACTION_STATUSES,
   isTerminal,
   predecessors,
+  quoteFollowing,
   quoteStatusFor,
   transitionQuote,
   transitionTransaction,
@@ -41,6 +42,17 @@ describe('quote state machine', () => {
     for (const s of ['CREATED', 'PENDING', 'PROCESSING'] as const) expect(quoteStatusFor(s)).toBeUndefined();
     expect(predecessors(QUOTE_TRANSITIONS, 'FAILED').sort()).toEqual(['COMPLETED', 'PROCESSING']);
     expect(predecessors(QUOTE_TRANSITIONS, 'EXPIRED')).toEqual(['PENDING']);
+  });
+
+  it('quoteFollowing gives the quote as follow() writes it: status and updatedAt move only where the table allows', () => {
+    const at = new Date('2026-11-27T10:00:00Z');
+    const later = new Date('2026-11-27T10:00:01Z');
+    const q = { id: 'Quote:x', status: 'PROCESSING' as const, updatedAt: at };
+    expect(quoteFollowing(q, { status: 'COMPLETED', updatedAt: later })).toEqual({ ...q, status: 'COMPLETED', updatedAt: later });
+    expect(quoteFollowing(q, { status: 'FAILED', updatedAt: later })).toEqual({ ...q, status: 'FAILED', updatedAt: later });
+    expect(quoteFollowing(q, { status: 'PROCESSING', updatedAt: later })).toBe(q);
+    // EXPIRED follows only from PENDING.
+    expect(quoteFollowing(q, { status: 'EXPIRED', updatedAt: later })).toBe(q);
   });
 });
 

@@ -91,6 +91,19 @@ export function quoteStatusFor(status: TransactionStatus): QuoteStatus | undefin
   return undefined;
 }
 
+/**
+ * A quote as it is once its transaction reached `t` (what `QuoteRepository.follow` writes in the same
+ * database transaction): its status and updatedAt follow when the table allows the move.
+ */
+export function quoteFollowing<Q extends { status: QuoteStatus; updatedAt: Date }>(
+  quote: Q,
+  t: { status: TransactionStatus; updatedAt: Date },
+): Q {
+  const to = quoteStatusFor(t.status);
+  if (!to || !predecessors(QUOTE_TRANSITIONS, to).includes(quote.status)) return quote;
+  return { ...quote, status: to, updatedAt: t.updatedAt };
+}
+
 /** The states the table allows to move to `to`. */
 export function predecessors<S extends string>(table: TransitionTable<S>, to: S): S[] {
   return (Object.keys(table) as S[]).filter((from) => table[from].includes(to));
