@@ -178,7 +178,11 @@ export class OutboxRelay {
       help: 'Published outbox events deleted after OUTBOX_RETENTION_SECONDS',
     });
     const schema = orm.config.get('schema');
-    this.loop = new NotifiedLoop(async () => (await this.publishBatch()) > 0, {
+    // Another pass at once only after a full batch (more rows may wait). After a partial one the rows
+    // committed since its snapshot announce themselves (their commit nudges the loop, here or by
+    // NOTIFY), so the confirming pass that would find nothing — a transaction per burst — is not run.
+    const batchSize = opts.batchSize ?? 100;
+    this.loop = new NotifiedLoop(async () => (await this.publishBatch()) >= batchSize, {
       orm,
       channel: outboxChannel(schema ?? 'public'),
       logger,

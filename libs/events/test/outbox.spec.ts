@@ -141,6 +141,44 @@ describe('outbox → relay → JetStream → consumer', () => {
     }
   });
 
+  it('a burst of commits, some landing while a pass runs, is all published without a safety poll; a partial batch runs no confirming pass', async () => {
+    const stream = streamName(prefix, 'accounts');
+    const before = (await bus.jsm.streams.info(stream)).state.messages;
+    const relay = new OutboxRelay(orm, bus.js, logger, { safetyMs: 3_600_000, batchSize: 3 });
+    relay.start();
+    try {
+      await eventually(async () => relay.listening);
+      // 40 commits from 8 writers: passes run while others commit, and full batches (3) go on at once.
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          for (let i = 0; i < 5; i++) {
+            await transactional(orm, (em) =>
+              new Outbox(prefix, 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: w * 10 + i } }),
+            );
+            await new Promise((r) => setTimeout(r, Math.random() * 15));
+          }
+        }),
+      );
+      await eventually(async () => (await bus.jsm.streams.info(stream)).state.messages === before + 40, 20_000);
+      // Once drained, one more commit costs one pass: the relay's statements for it are its SELECT and UPDATE.
+      await new Promise((r) => setTimeout(r, 200));
+      const queries = await queriesDuring(orm, async () => {
+        await transactional(orm, (em) =>
+          new Outbox(prefix, 'accounts').add(em, THING_HAPPENED, { platformId: 'Platform:x', data: { i: 99 } }),
+        );
+        await eventually(async () => (await bus.jsm.streams.info(stream)).state.messages === before + 41, 20_000);
+        await new Promise((r) => setTimeout(r, 300));
+      });
+      const left = await orm.em.fork().execute<{ n: string }[]>('SELECT count(*) AS n FROM outbox WHERE published_at IS NULL');
+      expect(Number(left[0]!.n)).toBe(0);
+      // The writer's transaction (3 statements) and one pass (begin, select, update, commit): 7; a confirming
+      // empty pass after it (begin, select, commit) made it 10.
+      expect(queries, 'statements for one event').toBeLessThanOrEqual(9);
+    } finally {
+      await relay.stop();
+    }
+  });
+
   it('a commit wakes this process once and every other listener once: its own NOTIFY does not come back to it', async () => {
     const channel = `evtest_echo_${Date.now()}`;
     const woken = { here: 0, replica: 0 };
