@@ -322,6 +322,110 @@ describe('agents through the real processes', () => {
     expect(await count()).toBe(before);
   });
 
+  /**
+   * The gateway's record of `key` put back as a gateway that died after the agents service answered
+   * leaves it: claimed, never completed, its lease run out. The next request with the key takes the
+   * claim over and reaches the agents service again (a retry after a lost answer).
+   */
+  const loseAnswer = async (key: string) => {
+    const lost = await e2e.db().query(
+      `UPDATE gateway.idempotency_keys
+          SET state = 'IN_PROGRESS', locked_until = now() - interval '1 second', response_status = NULL,
+              response_headers = NULL, response_body = NULL, completed_at = NULL
+        WHERE idempotency_key = $1`,
+      [key],
+    );
+    expect(lost.rowCount).toBe(1);
+  };
+
+  it('a create whose answer was lost, retried with its Idempotency-Key: the same agent, one valid device code', async () => {
+    const count = async () => (await api('GET', `/agents?customerId=${encodeURIComponent(customerId)}&limit=1`)).json.totalCount as number;
+    const before = await count();
+    const body = { name: 'Retried bot', customerId, policy: policy() };
+    const first = await api('POST', '/agents', body, { 'idempotency-key': 'agent-create-lost' });
+    expect(first.status, first.text).toBe(201);
+    await loseAnswer('agent-create-lost');
+    const retry = await api('POST', '/agents', body, { 'idempotency-key': 'agent-create-lost' });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    // One agent: the retry answers the one the first attempt created, with a code in place of the lost one.
+    expect(retry.json.agent.id).toBe(first.json.agent.id);
+    expect(await count()).toBe(before + 1);
+    expect(retry.json.deviceCode).toMatchObject({ agentId: first.json.agent.id, expiresAt: first.json.deviceCode.expiresAt, redeemed: false });
+    expect(retry.json.deviceCode.code).not.toBe(first.json.deviceCode.code);
+    const lostCode = await client('POST', `/agents/device-codes/${encodeURIComponent(first.json.deviceCode.code)}/redeem`, { auth: null });
+    expect([lostCode.status, lostCode.json.code]).toEqual([400, 'DEVICE_CODE_EXPIRED']);
+    const redeemed = await client('POST', `/agents/device-codes/${encodeURIComponent(retry.json.deviceCode.code)}/redeem`, { auth: null });
+    expect(redeemed.status, redeemed.text).toBe(200);
+    expect(redeemed.json.agentId).toBe(first.json.agent.id);
+    // The same key once more after the code was used: the gateway replays its stored answer.
+    const replayed = await api('POST', '/agents', body, { 'idempotency-key': 'agent-create-lost' });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.json).toEqual(retry.json);
+  });
+
+  it('a device code whose answer was lost, retried with its Idempotency-Key: one valid code; a late retry voids no newer code', async () => {
+    const { id } = await agent();
+    const path = `/agents/${encodeURIComponent(id)}/device-codes`;
+    const redeem = (code: string) => client('POST', `/agents/device-codes/${encodeURIComponent(code)}/redeem`, { auth: null });
+    const first = await api('POST', path, undefined, { 'idempotency-key': 'code-lost' });
+    expect(first.status, first.text).toBe(201);
+    await loseAnswer('code-lost');
+    const retry = await api('POST', path, undefined, { 'idempotency-key': 'code-lost' });
+    expect(retry.status, retry.text).toBe(201);
+    // The retry's code takes the lost one's place: same agent, same expiry.
+    expect(retry.json).toMatchObject({ agentId: id, expiresAt: first.json.expiresAt, redeemed: false });
+    expect(retry.json.code).not.toBe(first.json.code);
+
+    // Another request (another key) replaces it; a late retry of the first request then voids nothing.
+    const newer = await api('POST', path, undefined, { 'idempotency-key': 'code-newer' });
+    expect(newer.status, newer.text).toBe(201);
+    await loseAnswer('code-lost');
+    const late = await api('POST', path, undefined, { 'idempotency-key': 'code-lost' });
+    expect([late.status, late.json.code], late.text).toEqual([400, 'DEVICE_CODE_EXPIRED']);
+    for (const stale of [first.json.code, retry.json.code]) expect((await redeem(stale)).json.code).toBe('DEVICE_CODE_EXPIRED');
+    const redeemed = await redeem(newer.json.code);
+    expect(redeemed.status, redeemed.text).toBe(200);
+
+    // Redeemed: a retry of its request mints no second code; the token it gave stays the agent's.
+    await loseAnswer('code-newer');
+    const afterRedeem = await api('POST', path, undefined, { 'idempotency-key': 'code-newer' });
+    expect([afterRedeem.status, afterRedeem.json.code], afterRedeem.text).toEqual([400, 'DEVICE_CODE_ALREADY_REDEEMED']);
+    expect((await as(redeemed.json.accessToken)('GET', '/agents/me')).status).toBe(200);
+  });
+
+  it('a refused AUTO transfer answers the same to a retry with its Idempotency-Key: the same 400, nothing moves', async () => {
+    const limits = { currency: 'USD', perTransactionLimit: 100_000_000, dailyLimit: 100_000_000, monthlyLimit: 100_000_000 };
+    const { token, me } = await agent(policy({ spendingLimits: limits }));
+    const start = await balance();
+    const send = () =>
+      client('POST', '/agents/me/transfer-out', {
+        body: { source: { accountId: usdAccount }, destination: { accountId: external }, amount: start + 1 },
+        auth: `Bearer ${token}`,
+        headers: { 'idempotency-key': 'auto-refused' },
+      });
+    const first = await send();
+    expect([first.status, first.json.code], first.text).toEqual([400, 'INSUFFICIENT_FUNDS']);
+    for (let i = 0; i < 2; i++) {
+      const again = await send();
+      expect(again.status, again.text).toBe(first.status);
+      expect(again.json).toEqual(first.json);
+    }
+    // The refusal is recorded as one FAILED action, its usage given back; no money moved.
+    const failed = await me('GET', '/agents/me/actions?status=FAILED');
+    expect(failed.json.data).toHaveLength(1);
+    expect(failed.json.data[0]).toMatchObject({ type: 'TRANSFER_OUT', status: 'FAILED', failureReason: 'INSUFFICIENT_FUNDS' });
+    expect((await me('GET', '/agents/me')).json.usage).toMatchObject({ dailyTransactionCount: 0, dailySpend: 0 });
+    expect(await balance()).toBe(start);
+    // The same key with another transfer is still refused as a reused key.
+    const other = await client('POST', '/agents/me/transfer-out', {
+      body: { source: { accountId: usdAccount }, destination: { accountId: external }, amount: 100 },
+      auth: `Bearer ${token}`,
+      headers: { 'idempotency-key': 'auto-refused' },
+    });
+    expect([other.status, other.json.details?.errors?.[0]?.field]).toEqual([400, 'Idempotency-Key']);
+  });
+
   it('deleting the agent revokes its token within seconds', async () => {
     const { id, me } = await agent();
     expect((await me('GET', '/agents/me')).status).toBe(200);

@@ -296,7 +296,10 @@ export const DIFFERENCES: Difference[] = [
       'internal account (executing at creation would bypass the policy). `POST /agents/{agentId}/device-codes` does ' +
       "not answer 409 for a connected agent: it is the reinstall path (redeeming the new code replaces the agent's " +
       'token). `GET /agents/device-codes/{code}/status` needs no credentials, like redeem: the agent software polls it ' +
-      'before it has any (docs/agents.md).',
+      'before it has any. A `POST /agents` or `POST /agents/{agentId}/device-codes` retried with its Idempotency-Key ' +
+      'after its answer was lost (the gateway replays a stored answer as the reference says; this is the answer it ' +
+      'never stored) answers the same agent but a fresh device code in the lost one’s place, with its expiresAt: only ' +
+      'a hash of a code is kept, and the lost code stops working, so one code is valid (docs/agents.md).',
     coverage: ['AgentAction.failureReason: not in the reference'],
   },
   {

@@ -72,7 +72,11 @@ export interface MixedFigures {
     sessions: number;
   };
   agents: {
-    /** Agents created and connected (device code redeemed); redeems whose answer was lost, so a new code was issued; agents never connected (a create made twice). */
+    /**
+     * Agents created and connected (device code redeemed); redeems whose answer was lost, so a new
+     * code was issued; stray agents, never connected (a create made twice: a problem, since a create
+     * retried with its Idempotency-Key answers the agent the key made).
+     */
     provisioned: number;
     codesReissued: number;
     neverConnected: number;
@@ -953,11 +957,14 @@ export function mixedLoad(o: {
     }
     if (missing.length)
       problems.push(`${missing.length} agent actions that waited for approval never had their AGENT_ACTION.PENDING_APPROVAL webhook: ${missing.slice(0, 3).join('; ')}`);
+    // Every agent the clients created was connected: a stray one is a create that was made twice.
+    const strayAgents = counters.rows.filter((g) => !g.is_connected).map((g) => g.id);
+    if (strayAgents.length) problems.push(`${strayAgents.length} stray agents, never connected (a create made twice): ${strayAgents.slice(0, 3).join('; ')}`);
 
     return {
       provisioned: agentIds.length,
       codesReissued,
-      neverConnected: counters.rows.filter((g) => !g.is_connected).length,
+      neverConnected: strayAgents.length,
       submitted,
       states,
       waited: waitedIds.length,

@@ -215,6 +215,84 @@ describe('agents, device codes and tokens', () => {
     expect((await rejection(client.authenticateAgent({ accessToken: `sat_${'A'.repeat(43)}` }))).code).toBe('AGENT_TOKEN_INVALID');
   });
 
+  /** The agent's codes that would redeem now (unredeemed, not replaced, not expired): never more than one. */
+  const liveCodes = async (agentId: string) =>
+    (
+      await sql.query(
+        `SELECT count(*)::int AS n FROM agents.device_codes
+          WHERE agent_id = $1 AND redeemed_at IS NULL AND superseded_at IS NULL AND expires_at > $2`,
+        [agentId, clock.now()],
+      )
+    ).rows[0].n as number;
+
+  it('a create sent again with its request key (the first answer lost) answers the agent it made: one agent, one valid code', async () => {
+    const platformId = (await tw.platform()).id;
+    const customerId = (await tw.customer(platformId)).id;
+    const create = (requestKey: string, customer = customerId) =>
+      client.createAgent({ platformId, environment: SANDBOX, name: 'once', customerId: customer, policy: policy(), requestKey });
+    const agentsOfPlatform = async () => (await sql.query(`SELECT count(*)::int AS n FROM agents.agents WHERE platform_id = $1`, [platformId])).rows[0].n;
+
+    const first = await create('create-1');
+    clock.advance(60_000);
+    const retry = await create('create-1');
+    expect(retry.agent!.id).toBe(first.agent!.id);
+    expect(await agentsOfPlatform()).toBe(1);
+    // The retry's code takes the lost one's place, with the first answer's expiry.
+    expect(retry.deviceCode).toMatchObject({ agentId: first.agent!.id, expiresAt: first.deviceCode!.expiresAt, redeemed: false });
+    expect(retry.deviceCode!.code).not.toBe(first.deviceCode!.code);
+    expect(await liveCodes(first.agent!.id)).toBe(1);
+    expect((await rejection(client.redeemDeviceCode({ code: first.deviceCode!.code, source: 'create-1' }))).code).toBe('DEVICE_CODE_EXPIRED');
+    await client.redeemDeviceCode({ code: retry.deviceCode!.code, source: 'create-1' });
+
+    // Once its code is redeemed a retry mints none (and still creates nothing); the key with another customer is a reused key.
+    const spent = await rejection(create('create-1'));
+    expect([spent.code, spent.details]).toEqual(['DEVICE_CODE_ALREADY_REDEEMED', { agentId: first.agent!.id }]);
+    const otherCustomer = (await tw.customer(platformId)).id;
+    expect((await rejection(create('create-1', otherCustomer))).details!.errors).toEqual([
+      { field: 'Idempotency-Key', message: 'was used for another request of this platform' },
+    ]);
+    expect(await agentsOfPlatform()).toBe(1);
+
+    // Concurrent twins of one create: one agent, one valid code.
+    const twins = await Promise.all(Array.from({ length: 6 }, () => create('create-2')));
+    expect(new Set(twins.map((t) => t.agent!.id)).size).toBe(1);
+    expect(await agentsOfPlatform()).toBe(2);
+    expect(await liveCodes(twins[0]!.agent!.id)).toBe(1);
+    // A deleted agent is not made again.
+    await client.deleteAgent({ platformId, agentId: twins[0]!.agent!.id });
+    expect((await rejection(create('create-2'))).code).toBe('AGENT_NOT_FOUND');
+    expect(await agentsOfPlatform()).toBe(2);
+  });
+
+  it('a device code sent again with its request key: one valid code, the same expiry; a late retry voids no newer code', async () => {
+    const w = await world();
+    const code = (requestKey: string) => client.createDeviceCode({ platformId: w.platformId, agentId: w.agentId, requestKey });
+    const first = (await code('code-1')).deviceCode!;
+    clock.advance(60_000);
+    const retry = (await code('code-1')).deviceCode!;
+    expect(retry).toMatchObject({ agentId: w.agentId, expiresAt: first.expiresAt, redeemed: false });
+    expect(retry.code).not.toBe(first.code);
+    expect(await liveCodes(w.agentId)).toBe(1);
+    expect((await rejection(client.redeemDeviceCode({ code: first.code, source: 'code-1' }))).code).toBe('DEVICE_CODE_EXPIRED');
+
+    // A newer request replaced it: the first request retried late mints nothing, the newer code still works.
+    const newer = (await code('code-2')).deviceCode!;
+    const late = await rejection(code('code-1'));
+    expect([late.code, late.message]).toEqual(['DEVICE_CODE_EXPIRED', 'The device code of this Idempotency-Key was replaced by a newer one']);
+    expect(await liveCodes(w.agentId)).toBe(1);
+    const { accessToken } = await client.redeemDeviceCode({ code: newer.code, source: 'code-1' });
+    // Redeemed: a retry of its request mints nothing and the token stays.
+    expect((await rejection(code('code-2'))).code).toBe('DEVICE_CODE_ALREADY_REDEEMED');
+    expect((await client.authenticateAgent({ accessToken })).agent!.id).toBe(w.agentId);
+    // Expired: the same.
+    await code('code-3');
+    clock.advance(901_000);
+    expect((await rejection(code('code-3'))).code).toBe('DEVICE_CODE_EXPIRED');
+    expect(await liveCodes(w.agentId)).toBe(0);
+    const rows = await sql.query(`SELECT request_key FROM agents.device_codes WHERE agent_id = $1 ORDER BY created_at`, [w.agentId]);
+    expect(rows.rows.map((r) => r.request_key)).toEqual([null, 'code-1', 'code-1', 'code-2', 'code-3']);
+  });
+
   it('a new code stops the unredeemed one; redeeming it replaces the token (AGENT_TOKEN.REVOKED); deleting revokes it', async () => {
     const w = await world();
     const first = (await client.createDeviceCode({ platformId: w.platformId, agentId: w.agentId })).deviceCode!;
@@ -407,10 +485,29 @@ describe('approvals', () => {
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
     // AUTO: the refusal is the answer, the action is recorded FAILED.
     await client.updateAgentPolicy({ ...w.ref, patch: pb.AgentPolicyPatch.fromPartial({ defaultExecutionMode: 'AUTO' }) });
-    expect((await rejection(transferOut(w, 1_000n))).code).toBe('INSUFFICIENT_FUNDS');
+    const refused = await rejection(transferOut(w, 1_000n, 'auto-refused'));
+    expect(refused.code).toBe('INSUFFICIENT_FUNDS');
     const failedActions = await client.listAgentActions({ ...w.ref, status: 'FAILED' });
     expect(failedActions.actions).toHaveLength(2);
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
+    // A retry with its key is answered the same, whatever the account holds now; nothing is reserved or paid.
+    await tw.fund(w.platformId, w.account, 10_000n);
+    for (let i = 0; i < 2; i++) {
+      const again = await rejection(transferOut(w, 1_000n, 'auto-refused'));
+      expect({ code: again.code, message: again.message, details: again.details }).toEqual({
+        code: refused.code,
+        message: refused.message,
+        details: refused.details,
+      });
+    }
+    expect((await client.listAgentActions({ ...w.ref, status: 'FAILED' })).actions).toHaveLength(2);
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
+    expect(await movesOf(w)).toBe(0);
+    const [stored] = (await sql.query(`SELECT refusal FROM agents.agent_actions WHERE agent_id = $1 AND request_key = 'auto-refused'`, [w.agentId])).rows;
+    expect(stored.refusal).toMatchObject({ kind: 'FAILED_PRECONDITION', code: 'INSUFFICIENT_FUNDS' });
+    // The approved one was answered PENDING_APPROVAL: a retry of it answers the action as it is now.
+    const [approvalKey] = (await sql.query(`SELECT request_key FROM agents.agent_actions WHERE id = $1`, [action!.id])).rows;
+    expect((await transferOut(w, 1_000n, approvalKey.request_key)).action).toMatchObject({ id: action!.id, status: 'FAILED' });
   });
 
   it('pending actions expire (APPROVAL_EXPIRED) and release their usage', async () => {
@@ -524,6 +621,21 @@ describe('approvals', () => {
     expect(done.status).toBe('APPROVED');
     expect(await movesOf(w)).toBe(1);
     expect(await usage(w)).toMatchObject({ dailyTransactionCount: 1n, dailySpend: 700n });
+  });
+
+  it('an AUTO action answered before payments refused it: a retry with its key answers the action FAILED, not the refusal', async () => {
+    const w = await world({}, 500n);
+    outage.down = true;
+    const pending = (await transferOut(w, 700n, 'cut-off')).action!;
+    expect(pending.status).toBe('APPROVED');
+    outage.down = false;
+    clock.advance(31_000);
+    const failed = await eventually(async () => {
+      const a = (await client.getAgentAction({ ...w.ref, actionId: pending.id })).action!;
+      return a.status === 'FAILED' ? a : undefined;
+    });
+    expect(failed.failureReason).toBe('INSUFFICIENT_FUNDS');
+    expect((await transferOut(w, 700n, 'cut-off')).action).toMatchObject({ id: pending.id, status: 'FAILED', failureReason: 'INSUFFICIENT_FUNDS' });
   });
 });
 

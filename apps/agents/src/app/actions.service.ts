@@ -27,7 +27,7 @@ import {
   type ActionCheck,
   type ActionType,
 } from '../domain/enforcement.js';
-import { fail } from '../domain/errors.js';
+import { fail, keyReused, refusalError, refusalOf } from '../domain/errors.js';
 import { checkAgentQuote, checkTransfer } from '../domain/action-rules.js';
 import type { ActionRepository } from '../store/action.repository.js';
 import type { AgentRepository } from '../store/agent.repository.js';
@@ -213,12 +213,22 @@ export class ActionsService {
     });
   }
 
-  /** The action of an earlier submission with the same key, if it asked for the same transfer. */
+  /** The answer to an earlier submission with the same key, if it asked for the same transfer. */
   private async sameRequest(a: AgentAction, p: { type: string; sourceAccountId: string; destinationAccountId: string; amount: bigint }) {
     const t = a.transfer;
     if (a.type !== p.type || !t || t.sourceAccountId !== p.sourceAccountId || t.destinationAccountId !== p.destinationAccountId || t.amount !== p.amount) {
-      throw invalidInput([{ field: 'Idempotency-Key', message: 'was used for another request of this agent' }]);
+      throw keyReused('agent');
     }
+    return this.answerOf(a);
+  }
+
+  /**
+   * What a submission of `a` answers, the first time and on every retry with its key: the refusal
+   * it was answered with when payments refused its AUTO payment (the same status and body), else
+   * the action as it is now.
+   */
+  private async answerOf(a: AgentAction): Promise<ActionView> {
+    if (a.refusal) throw refusalError(a.refusal);
     return this.view(a);
   }
 
@@ -271,7 +281,7 @@ export class ActionsService {
       this.deps.actions.transition(em, action.id, 'PENDING_APPROVAL', 'EXECUTING', this.clock.now()),
     );
     if (!claimed) throw this.notPending(await this.action(platformId, agentId, actionId));
-    return this.view((await this.runPaymentOrLeave(claimed)).action);
+    return this.view(await this.runPaymentOrLeave(claimed));
   }
 
   /** POST /agents/{agentId}/actions/{actionId}/reject: REJECTED with the reason, nothing moves, usage released. */
@@ -379,13 +389,12 @@ export class ActionsService {
         if (pending) await this.deps.events.pendingApproval(em, action, s.quote);
         return { action, retry: undefined, existing: false };
       });
-      if (outcome.existing) return this.view(outcome.action!);
+      if (outcome.existing) return this.answerOf(outcome.action!);
       if (outcome.action) {
         if (outcome.action.state === 'PENDING_APPROVAL') return { action: outcome.action, ...(s.quote ? { quote: s.quote } : {}) };
-        const { action, error } = await this.runPaymentOrLeave(outcome.action);
-        // AUTO: a refused payment is the agent's answer (the action stays FAILED, its usage released).
-        if (error) throw error;
-        return this.view(action);
+        // AUTO: a refused payment is the agent's answer, recorded with the FAILED action (its usage
+        // released) so that a retry with the same key is answered the same.
+        return this.answerOf(await this.runPaymentOrLeave(outcome.action, true));
       }
       if (attempt >= 2) throw fail('POLICY_CHANGED', 'The agent’s policy changed during the request; retry');
       agent = outcome.retry!;
@@ -410,21 +419,22 @@ export class ActionsService {
    * The action is returned as it is — APPROVED, its transaction not known yet — and the recovery
    * worker finishes it.
    */
-  private async runPaymentOrLeave(action: AgentAction): Promise<{ action: AgentAction; error?: Error }> {
+  private async runPaymentOrLeave(action: AgentAction, answered = false): Promise<AgentAction> {
     try {
-      return await this.runPayment(action);
+      return await this.runPayment(action, answered);
     } catch (err) {
       this.deps.logger.warn({ err, actionId: action.id }, 'payments did not answer for an agent action; the recovery worker finishes it');
-      return { action };
+      return action;
     }
   }
 
   /**
    * Runs the payment of an EXECUTING action and records the outcome. A refusal (insufficient
-   * funds, an expired quote, a bad signature) fails the action and releases its usage; an
-   * outage leaves it EXECUTING (the recovery worker drives it again) and is thrown.
+   * funds, an expired quote, a bad signature) fails the action and releases its usage (`answered`:
+   * the refusal is the submission's answer, kept with the action as `refusal`); an outage leaves it
+   * EXECUTING (the recovery worker drives it again) and is thrown.
    */
-  private async runPayment(action: AgentAction): Promise<{ action: AgentAction; error?: Error }> {
+  private async runPayment(action: AgentAction, answered = false): Promise<AgentAction> {
     const environment = await this.deps.agents.environmentOf(this.orm.em.fork(), action.agentId);
     if (!environment) throw new Error(`agent ${action.agentId} of action ${action.id} does not exist`);
     const scope: PaymentScope = { platformId: action.platformId, environment };
@@ -434,14 +444,14 @@ export class ActionsService {
     } catch (err) {
       if (!isPermanentRefusal(err)) throw err;
       const failed = await transactional(this.orm, (em) =>
-        this.deps.usage.end(em, action, 'EXECUTING', 'FAILED', { failureReason: err.code }),
+        this.deps.usage.end(em, action, 'EXECUTING', 'FAILED', { failureReason: err.code, ...(answered ? { refusal: refusalOf(err) } : {}) }),
       );
-      return { action: failed ?? (await this.reread(action)), error: err };
+      return failed ?? (await this.reread(action));
     }
     const done = await transactional(this.orm, (em) =>
       this.deps.actions.transition(em, action.id, 'EXECUTING', 'APPROVED', this.clock.now(), { transactionId }),
     );
-    return { action: done ?? (await this.reread(action)) };
+    return done ?? (await this.reread(action));
   }
 
   /** The payments call of an action (idempotent on it); the transaction id it produced. */

@@ -1,6 +1,6 @@
 import { FieldErrors, decodeCursor, invalidInput, isId, newId, pageSize, type Clock, type Environment, type Page } from '@sluice/core';
 import { constantTimeEqual } from '@sluice/crypto';
-import { transactional, type MikroORM } from '@sluice/store';
+import { isUniqueViolation, transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Agent, DeviceCode } from '../domain/agent.js';
 import {
   accessTokenHash,
@@ -10,7 +10,7 @@ import {
   newDeviceCode,
   normalizeDeviceCode,
 } from '../domain/credentials.js';
-import { fail } from '../domain/errors.js';
+import { checkRequestKey, fail, keyReused } from '../domain/errors.js';
 import { convertAmount } from '../domain/enforcement.js';
 import {
   checkAgentName,
@@ -66,19 +66,30 @@ export class AgentsService {
     },
   ) {}
 
-  /** POST /agents: the agent (not connected) and its first device code. */
+  /**
+   * POST /agents: the agent (not connected) and its first device code. With a `requestKey` (the
+   * Idempotency-Key) a create whose answer was lost, sent again, answers the agent the first one
+   * made — never a second agent — and its code as `newDeviceCode` answers a key used before.
+   */
   async create(req: {
     platformId: string;
     environment: Environment;
     name: string;
     customerId: string;
     policy: PolicyInput;
+    requestKey?: string;
   }): Promise<{ agent: Agent; deviceCode: IssuedDeviceCode }> {
     const errors = new FieldErrors();
     checkAgentName(errors, req.name);
     if (!isId(req.customerId, 'Customer')) errors.add('customerId', 'must be a customer id (Customer:<uuid>)');
     const policy = collectPolicy(errors, req.policy);
+    checkRequestKey(errors, req.requestKey);
     errors.throwIfAny();
+    const key = req.requestKey;
+    if (key) {
+      const earlier = await this.createdBy(req.platformId, req.customerId, key);
+      if (earlier) return earlier;
+    }
     const customer = await this.deps.customers.customer(req.platformId, req.customerId);
     await this.checkAccounts(req.platformId, req.customerId, policy!, 'policy');
     const now = this.clock.now();
@@ -95,11 +106,34 @@ export class AgentsService {
       createdAt: now,
       updatedAt: now,
     };
-    const deviceCode = await transactional(this.orm, async (em) => {
-      await this.deps.agents.insert(em, agent);
-      return this.issueCode(em, agent.id, now);
+    try {
+      const deviceCode = await transactional(this.orm, async (em) => {
+        await this.deps.agents.insert(em, agent, key);
+        return this.issueCode(em, agent.id, now, key);
+      });
+      return { agent, deviceCode };
+    } catch (err) {
+      // A concurrent twin of this request created the agent first: answer that one.
+      const twin = key && isUniqueViolation(err, 'agents_request_key') ? await this.createdBy(req.platformId, req.customerId, key) : undefined;
+      if (twin) return twin;
+      throw err;
+    }
+  }
+
+  /**
+   * The agent an earlier create with this key made, and its device code answered again
+   * (`codeOfRequest`); undefined when the key made none. The key with another customer is a
+   * reused key; the agent deleted since is AGENT_NOT_FOUND (nothing is created again).
+   */
+  private async createdBy(platformId: string, customerId: string, requestKey: string) {
+    return transactional(this.orm, async (em) => {
+      const earlier = await this.deps.agents.byRequestKey(em, platformId, requestKey);
+      if (!earlier) return undefined;
+      const { agent, deleted } = earlier;
+      if (agent.customerId !== customerId) throw keyReused('platform');
+      if (deleted) throw fail('AGENT_NOT_FOUND', `The agent this Idempotency-Key created (${agent.id}) was deleted`, { agentId: agent.id });
+      return { agent, deviceCode: await this.codeOfRequest(em, agent.id, requestKey, this.clock.now()) };
     });
-    return { agent, deviceCode };
   }
 
   async get(platformId: string, agentId: string): Promise<Agent> {
@@ -189,12 +223,19 @@ export class AgentsService {
     });
   }
 
-  /** POST /agents/{agentId}/device-codes: a new code; the agent's unredeemed codes stop working. */
-  async newDeviceCode(platformId: string, agentId: string): Promise<IssuedDeviceCode> {
+  /**
+   * POST /agents/{agentId}/device-codes: a new code; the agent's unredeemed codes stop working.
+   * A `requestKey` used before for this agent is answered by `codeOfRequest`.
+   */
+  async newDeviceCode(platformId: string, agentId: string, requestKey?: string): Promise<IssuedDeviceCode> {
+    const errors = new FieldErrors();
+    checkRequestKey(errors, requestKey);
+    errors.throwIfAny();
     await this.get(platformId, agentId);
     return transactional(this.orm, async (em) => {
       const agent = await this.locked(em, platformId, agentId);
-      return this.issueCode(em, agent.id, this.clock.now());
+      const now = this.clock.now();
+      return requestKey ? this.codeOfRequest(em, agent.id, requestKey, now) : this.issueCode(em, agent.id, now);
     });
   }
 
@@ -249,18 +290,50 @@ export class AgentsService {
     return this.deps.attempts.purge(this.orm.em.fork(), this.clock.now(), this.settings.codeFailureWindowMs);
   }
 
-  private async locked(em: Parameters<AgentRepository['get']>[0], platformId: string, agentId: string): Promise<Agent> {
+  private async locked(em: EntityManager, platformId: string, agentId: string): Promise<Agent> {
     const agent = await this.deps.agents.get(em, platformId, agentId, true);
     if (!agent) throw fail('AGENT_NOT_FOUND', `Agent ${agentId} not found`);
     return agent;
   }
 
-  private async issueCode(em: Parameters<DeviceCodeRepository['replace']>[0], agentId: string, now: Date): Promise<IssuedDeviceCode> {
+  /**
+   * A fresh code for the agent (under its lock), valid until `expiresAt` (default: the lifetime
+   * from now); the agent's unredeemed codes stop working in the same transaction.
+   */
+  private async issueCode(
+    em: EntityManager,
+    agentId: string,
+    now: Date,
+    requestKey?: string,
+    expiresAt = new Date(now.getTime() + this.settings.deviceCodeTtlMs),
+  ): Promise<IssuedDeviceCode> {
     const code = newDeviceCode();
-    const expiresAt = new Date(now.getTime() + this.settings.deviceCodeTtlMs);
-    const row: DeviceCode = { codeHash: deviceCodeHash(normalizeDeviceCode(code)!), agentId, expiresAt, createdAt: now };
+    const row: DeviceCode = {
+      codeHash: deviceCodeHash(normalizeDeviceCode(code)!),
+      agentId,
+      expiresAt,
+      ...(requestKey ? { requestKey } : {}),
+      createdAt: now,
+    };
     await this.deps.codes.replace(em, row);
     return { code, agentId, expiresAt, redeemed: false };
+  }
+
+  /**
+   * The device code of the request with this key (under the agent's lock). A key not used yet
+   * issues a new code. A key used before is a retry whose answer may have been lost, and only a
+   * hash of its code was kept: while that code is the agent's live one, a fresh code takes its
+   * place (the same expiry; the earlier one stops working in the same transaction), so the agent
+   * never has two valid codes and the retry's answer holds the one that works. Once the code was
+   * redeemed, replaced by a newer request's or expired, the retry mints nothing and answers what
+   * redeeming that code would (DEVICE_CODE_ALREADY_REDEEMED, DEVICE_CODE_EXPIRED).
+   */
+  private async codeOfRequest(em: EntityManager, agentId: string, requestKey: string, now: Date): Promise<IssuedDeviceCode> {
+    const earlier = await this.deps.codes.lastOfRequest(em, agentId, requestKey);
+    if (!earlier) return this.issueCode(em, agentId, now, requestKey);
+    const refusal = this.codeRefusal(earlier, now, 'The device code of this Idempotency-Key', { agentId });
+    if (refusal) throw refusal;
+    return this.issueCode(em, agentId, now, requestKey, earlier.expiresAt);
   }
 
   /** Every account the policy names must be an internal account of the customer (400 naming the field). */
@@ -302,10 +375,10 @@ export class AgentsService {
     return found;
   }
 
-  private codeRefusal(code: DeviceCode, now: Date) {
-    if (code.redeemedAt) return fail('DEVICE_CODE_ALREADY_REDEEMED', 'This device code was redeemed already');
-    if (code.supersededAt) return fail('DEVICE_CODE_EXPIRED', 'This device code was replaced by a newer one');
-    if (code.expiresAt.getTime() <= now.getTime()) return fail('DEVICE_CODE_EXPIRED', 'This device code has expired');
+  private codeRefusal(code: DeviceCode, now: Date, what = 'This device code', details?: Record<string, unknown>) {
+    if (code.redeemedAt) return fail('DEVICE_CODE_ALREADY_REDEEMED', `${what} was redeemed already`, details);
+    if (code.supersededAt) return fail('DEVICE_CODE_EXPIRED', `${what} was replaced by a newer one`, details);
+    if (code.expiresAt.getTime() <= now.getTime()) return fail('DEVICE_CODE_EXPIRED', `${what} has expired`, details);
     return undefined;
   }
 

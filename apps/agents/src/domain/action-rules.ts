@@ -1,4 +1,5 @@
 import { FieldErrors, MAX_AMOUNT, isId } from '@sluice/core';
+import { checkRequestKey } from './errors.js';
 
 /**
  * An agent's quote request, beyond what payments checks: the source is one of the customer's
@@ -31,6 +32,6 @@ export function checkTransfer(p: {
     errors.add('destination.accountId', `must be ${destination === 'InternalAccount' ? 'an internal' : 'an external'} account id`);
   }
   if (p.amount < 1n || p.amount > MAX_AMOUNT) errors.add('amount', `must be from 1 to ${MAX_AMOUNT}`);
-  if (p.requestKey.length < 1 || p.requestKey.length > 255) errors.add('Idempotency-Key', 'must be 1 to 255 characters');
+  checkRequestKey(errors, p.requestKey);
   errors.throwIfAny();
 }

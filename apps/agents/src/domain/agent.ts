@@ -1,5 +1,6 @@
 import { AGENT_ACTION_STATUSES, type AgentActionStatus, type Environment } from '@sluice/core';
 import type { ActionType, Reservation, Usage } from './enforcement.js';
+import type { Refusal } from './errors.js';
 import type { AgentPolicy } from './policy.js';
 
 /** An agent: a narrow, revocable authority over one customer's money. */
@@ -27,6 +28,8 @@ export interface DeviceCode {
   redeemedAt?: Date;
   /** Set when a newer code replaced this unredeemed one. */
   supersededAt?: Date;
+  /** The key of the request that issued it (a retry with the key answers this code's place). */
+  requestKey?: string;
   createdAt: Date;
 }
 
@@ -76,6 +79,8 @@ export interface AgentAction {
   transactionId?: string;
   rejectionReason?: string;
   failureReason?: string;
+  /** AUTO: the payments refusal the submission was answered with (a retry with its key is answered the same). */
+  refusal?: Refusal;
   reservation: Reservation;
   /** PENDING_APPROVAL until then (the quote's expiry for EXECUTE_QUOTE, if earlier). */
   expiresAt?: Date;

@@ -1,4 +1,4 @@
-import { defineErrors } from '@sluice/core';
+import { DomainError, defineErrors, invalidInput, type ErrorKind, type FieldErrors } from '@sluice/core';
 
 /**
  * Every public error code the agents service raises (kind = gRPC status). The policy refusals
@@ -37,3 +37,25 @@ export const fail = defineErrors({
 });
 
 export type AgentErrorCode = Parameters<typeof fail>[0];
+
+/** The public error an AUTO submission was answered with, kept on its action (a retry answers it again). */
+export interface Refusal {
+  kind: ErrorKind;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export const refusalOf = (e: DomainError): Refusal => ({ kind: e.kind, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) });
+
+/** The error of a stored refusal: the same status and body as the first answer. */
+export const refusalError = (r: Refusal): DomainError => new DomainError(r.kind, r.code, r.message, r.details);
+
+/** A request key (the Idempotency-Key) when given: 1 to 255 visible ASCII characters, as the gateway accepts it. */
+export function checkRequestKey(errors: FieldErrors, requestKey: string | undefined): void {
+  if (requestKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(requestKey)) errors.add('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+}
+
+/** A request key used earlier for another request of the same caller (`whose`: of this agent, of this platform). */
+export const keyReused = (whose: string): DomainError =>
+  invalidInput([{ field: 'Idempotency-Key', message: `was used for another request of this ${whose}` }]);

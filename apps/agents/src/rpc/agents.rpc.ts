@@ -24,6 +24,7 @@ export function agentsRpc(o: { agents: AgentsService; actions: ActionsService; c
         name: req.name,
         customerId: req.customerId,
         policy: policyFromPb(req.policy),
+        ...(req.requestKey !== undefined ? { requestKey: req.requestKey } : {}),
       });
       return { agent: agentPb(agent), deviceCode: deviceCodeToPb(deviceCode) };
     },
@@ -61,7 +62,7 @@ export function agentsRpc(o: { agents: AgentsService; actions: ActionsService; c
       return { agent: agentPb(await agents.updatePolicy(req.platformId, req.agentId, patchFromPb(req.patch))) };
     },
     async createDeviceCode(req) {
-      return { deviceCode: deviceCodeToPb(await agents.newDeviceCode(req.platformId, req.agentId)) };
+      return { deviceCode: deviceCodeToPb(await agents.newDeviceCode(req.platformId, req.agentId, req.requestKey)) };
     },
     async getDeviceCodeStatus(req) {
       return agents.deviceCodeStatus(req.code, req.source);

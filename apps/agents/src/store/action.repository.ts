@@ -3,6 +3,7 @@ import type { EntityManager } from '@sluice/store';
 import { notifyOnCommit } from '@sluice/events';
 import type { ActionState, AgentAction, TransferDetails } from '../domain/agent.js';
 import type { ActionType } from '../domain/enforcement.js';
+import type { Refusal } from '../domain/errors.js';
 import { affectedRows, fromJson, insertRow, keysetPage, Where } from './sql.js';
 
 /** TransferDetails in jsonb: the amount as decimal text. */
@@ -26,6 +27,7 @@ interface ActionRow {
   transaction_id: string | null;
   rejection_reason: string | null;
   failure_reason: string | null;
+  refusal: Refusal | string | null;
   reserved_day: string;
   reserved_month: string;
   reserved_amount: string;
@@ -57,6 +59,7 @@ const actionRow = {
       transaction_id: a.transactionId ?? null,
       rejection_reason: a.rejectionReason ?? null,
       failure_reason: a.failureReason ?? null,
+      refusal: a.refusal ? JSON.stringify(a.refusal) : null,
       reserved_day: a.reservation.day,
       reserved_month: a.reservation.month,
       reserved_amount: a.reservation.amount.toString(),
@@ -84,6 +87,7 @@ const actionRow = {
       ...opt('transactionId', r.transaction_id),
       ...opt('rejectionReason', r.rejection_reason),
       ...opt('failureReason', r.failure_reason),
+      ...(r.refusal !== null ? { refusal: fromJson(r.refusal) } : {}),
       reservation: { day: r.reserved_day, month: r.reserved_month, amount: BigInt(r.reserved_amount) },
       ...(r.expires_at ? { expiresAt: new Date(r.expires_at) } : {}),
       createdAt: new Date(r.created_at),
@@ -92,7 +96,7 @@ const actionRow = {
   },
 };
 
-const JSONB = new Set(['transfer']);
+const JSONB = new Set(['transfer', 'refusal']);
 
 /** The filters of the action lists (an agent's own, or the platform's approvals). */
 export interface ActionFilter {
@@ -109,6 +113,8 @@ export interface ActionOutcome {
   transactionId?: string;
   rejectionReason?: string;
   failureReason?: string;
+  /** The refusal the submission was answered with (AUTO). */
+  refusal?: Refusal;
 }
 
 /** The channel that wakes the agents workers of every replica when an action starts to wait for something timed. */
@@ -184,10 +190,20 @@ export class ActionRepository {
       `UPDATE agent_actions SET state = ?, updated_at = ?,
          transaction_id = COALESCE(?, transaction_id),
          rejection_reason = COALESCE(?, rejection_reason),
-         failure_reason = COALESCE(?, failure_reason)
+         failure_reason = COALESCE(?, failure_reason),
+         refusal = COALESCE(?::jsonb, refusal)
        WHERE id = ? AND state IN (${froms.map(() => '?').join(', ')})
        RETURNING *`,
-      [to, now, outcome.transactionId ?? null, outcome.rejectionReason ?? null, outcome.failureReason ?? null, actionId, ...froms],
+      [
+        to,
+        now,
+        outcome.transactionId ?? null,
+        outcome.rejectionReason ?? null,
+        outcome.failureReason ?? null,
+        outcome.refusal ? JSON.stringify(outcome.refusal) : null,
+        actionId,
+        ...froms,
+      ],
     );
     if (rows[0] && TIMED.includes(to)) notifyOnCommit(em, ACTIONS_CHANNEL);
     return rows[0] ? actionRow.from(rows[0]) : undefined;

@@ -165,8 +165,18 @@ export interface AgentFilter {
 
 /** Agents (not deleted) in `agents.agents`. */
 export class AgentRepository {
-  async insert(em: EntityManager, a: Agent): Promise<void> {
-    await insertRow(em, 'agents', agentRow.to(a), JSONB);
+  /** Inserts the agent with the key of the request that created it (unique per platform: `agents_request_key`). */
+  async insert(em: EntityManager, a: Agent, requestKey?: string): Promise<void> {
+    await insertRow(em, 'agents', { ...agentRow.to(a), request_key: requestKey ?? null }, JSONB);
+  }
+
+  /** The agent the request with this key created, deleted or not (locked). */
+  async byRequestKey(em: EntityManager, platformId: string, requestKey: string): Promise<{ agent: Agent; deleted: boolean } | undefined> {
+    const rows = await em.execute<(AgentRow & { deleted_at: Date | string | null })[]>(
+      `SELECT * FROM agents WHERE platform_id = ? AND request_key = ? FOR UPDATE`,
+      [platformId, requestKey],
+    );
+    return rows[0] ? { agent: agentRow.from(rows[0]), deleted: rows[0].deleted_at !== null } : undefined;
   }
 
   /** The platform's agent; `lock` takes its row lock (the usage counters are reserved under it). */

@@ -9,6 +9,7 @@ interface DeviceCodeRow {
   expires_at: Date | string;
   redeemed_at: Date | string | null;
   superseded_at: Date | string | null;
+  request_key: string | null;
   created_at: Date | string;
 }
 
@@ -23,6 +24,7 @@ const deviceCodeRow = {
       expires_at: d.expiresAt,
       redeemed_at: d.redeemedAt ?? null,
       superseded_at: d.supersededAt ?? null,
+      request_key: d.requestKey ?? null,
       created_at: d.createdAt,
     };
   },
@@ -35,6 +37,7 @@ const deviceCodeRow = {
       expiresAt: new Date(r.expires_at),
       ...(redeemedAt ? { redeemedAt } : {}),
       ...(supersededAt ? { supersededAt } : {}),
+      ...(r.request_key !== null ? { requestKey: r.request_key } : {}),
       createdAt: new Date(r.created_at),
     };
   },
@@ -57,6 +60,19 @@ export class DeviceCodeRepository {
       `SELECT d.* FROM device_codes d JOIN agents a ON a.id = d.agent_id
        WHERE d.code_hash = ? AND a.deleted_at IS NULL${lock ? ' FOR UPDATE OF d' : ''}`,
       [codeHash],
+    );
+    return rows[0] ? deviceCodeRow.from(rows[0]) : undefined;
+  }
+
+  /**
+   * The current code of the agent's request with this key (locked), if any: the one not replaced
+   * (a key has at most one, each retry replacing the last), else the newest.
+   */
+  async lastOfRequest(em: EntityManager, agentId: string, requestKey: string): Promise<DeviceCode | undefined> {
+    const rows = await em.execute<DeviceCodeRow[]>(
+      `SELECT * FROM device_codes WHERE agent_id = ? AND request_key = ?
+       ORDER BY superseded_at IS NULL DESC, created_at DESC LIMIT 1 FOR UPDATE`,
+      [agentId, requestKey],
     );
     return rows[0] ? deviceCodeRow.from(rows[0]) : undefined;
   }

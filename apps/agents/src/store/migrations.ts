@@ -92,8 +92,34 @@ class ActionRequestKeyMigration extends Migration {
   }
 }
 
+/**
+ * The key of the request that created an agent (unique per platform: a retry whose answer was lost
+ * answers that agent instead of making a second one) and of the request that issued a device code
+ * (per agent; several rows carry it when a retry put a fresh code in place of the lost one, the
+ * newest is the request's code).
+ */
+class RequestKeysMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE agents ADD COLUMN request_key text`);
+    this.addSql(`CREATE UNIQUE INDEX agents_request_key ON agents (platform_id, request_key) WHERE request_key IS NOT NULL`);
+    this.addSql(`ALTER TABLE device_codes ADD COLUMN request_key text`);
+    this.addSql(
+      `CREATE INDEX device_codes_request_key ON device_codes (agent_id, request_key, created_at DESC) WHERE request_key IS NOT NULL`,
+    );
+  }
+}
+
+/** The refusal an AUTO submission was answered with (a retry with its request key answers it again). */
+class ActionRefusalMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE agent_actions ADD COLUMN refusal jsonb`);
+  }
+}
+
 /** Migrations of the agents schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_agents', class: AgentsMigration },
   { name: '0002_action_request_key', class: ActionRequestKeyMigration },
+  { name: '0003_request_keys', class: RequestKeysMigration },
+  { name: '0004_action_refusal', class: ActionRefusalMigration },
 ];

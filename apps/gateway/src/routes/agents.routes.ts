@@ -9,7 +9,7 @@ import {
   agentJson,
   agentPolicyJson,
 } from '@sluice/api';
-import { environmentOf, optionalBody } from '../http/request.helpers.js';
+import { environmentOf, optionalBody, requestKeyOf } from '../http/request.helpers.js';
 import type { RouteModule } from '../http/types.js';
 import { envelope, errorResponses, pageOf } from '../schemas/common.js';
 import {
@@ -51,7 +51,7 @@ const agentsRoutes: RouteModule = (app, deps) => {
         operationId: 'createAgent',
         summary: 'Create an agent',
         description:
-          'An agent acting for one customer of the platform under a policy, and its device code (shown once; type it into the agent software, which redeems it for its access token). 404 CUSTOMER_NOT_FOUND; 400 INVALID_INPUT naming each bad policy field (unknown permission or execution mode, negative limit, unsupported currency, an account that is not an internal account of the customer); nothing is stored then.',
+          'An agent acting for one customer of the platform under a policy, and its device code (shown once; type it into the agent software, which redeems it for its access token). 404 CUSTOMER_NOT_FOUND; 400 INVALID_INPUT naming each bad policy field (unknown permission or execution mode, negative limit, unsupported currency, an account that is not an internal account of the customer); nothing is stored then. A retry with the same Idempotency-Key whose first answer was lost answers the agent that request made, never a second one (its device code as for POST /agents/{agentId}/device-codes).',
         body: AgentCreateRequest,
         response: { 201: AgentCreateResponse, ...errorResponses() },
       },
@@ -63,6 +63,7 @@ const agentsRoutes: RouteModule = (app, deps) => {
         name: request.body.name,
         customerId: request.body.customerId,
         policy: policyPb(request.body.policy),
+        requestKey: requestKeyOf(request),
       });
       return reply.code(201).send({ agent: agentJson(agent!), deviceCode: agentDeviceCodeJson(deviceCode!) });
     },
@@ -227,7 +228,7 @@ const agentsRoutes: RouteModule = (app, deps) => {
         operationId: 'regenerateAgentDeviceCode',
         summary: 'Issue a new device code',
         description:
-          'A new device code for the agent (for instance to reinstall it); its earlier unredeemed codes stop working. Redeeming it gives a new access token and the previous token stops working.',
+          'A new device code for the agent (for instance to reinstall it); its earlier unredeemed codes stop working. Redeeming it gives a new access token and the previous token stops working. A retry with the same Idempotency-Key whose first answer was lost gets a fresh code in place of that request’s (the same expiresAt; the earlier one stops working, so one code is valid), or 400 DEVICE_CODE_ALREADY_REDEEMED / DEVICE_CODE_EXPIRED once that code was redeemed, replaced by a newer one or expired.',
         params: AgentParams,
         response: { 201: AgentDeviceCode, ...errorResponses() },
       },
@@ -236,6 +237,7 @@ const agentsRoutes: RouteModule = (app, deps) => {
       const { deviceCode } = await client.createDeviceCode({
         platformId: request.platform.id,
         agentId: request.params.agentId,
+        requestKey: requestKeyOf(request),
       });
       return reply.code(201).send(agentDeviceCodeJson(deviceCode!));
     },
