@@ -13,3 +13,4 @@ export * from './external-accounts.js';
 export * from './wallet-addresses.js';
 export * from './unavailable.js';
 export * from './lease-writes.js';
+export * from './bounded-map.js';

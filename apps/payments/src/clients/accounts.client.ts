@@ -1,3 +1,4 @@
+import { BoundedMap } from '@sluice/core';
 import { accounts } from '@sluice/contracts';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import type { AccountsPort, ExternalAccountInfo, InternalAccountInfo, Ledger } from '../app/ports.js';
@@ -50,14 +51,26 @@ function internalAccount(a: accounts.InternalAccount): InternalAccountInfo {
  */
 export class AccountsClient implements AccountsPort, Ledger {
   private readonly client: PromiseClient<accounts.AccountsServiceClient>;
+  private readonly internalAccounts = new BoundedMap<string, InternalAccountInfo>(10_000);
 
   constructor(address: string, deadlineMs = 5000) {
     this.client = createRpcClient(accounts.AccountsServiceClient, address, { defaultDeadlineMs: deadlineMs });
   }
 
+  /**
+   * What payments needs of an internal account never changes (its id, owner, currency and type; an
+   * internal account is never deleted), so each is read from accounts once and kept
+   * (`internalAccounts`, the most recently used 10,000): a quote or transfer from an account used
+   * before costs no call. Only found accounts are kept; a refusal is asked again.
+   */
   async getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo> {
+    const key = `${platformId} ${accountId}`;
+    const known = this.internalAccounts.get(key);
+    if (known) return known;
     const { account } = await this.client.getInternalAccount({ platformId, accountId });
-    return internalAccount(account!);
+    const info = internalAccount(account!);
+    this.internalAccounts.set(key, info);
+    return info;
   }
 
   async getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountInfo> {

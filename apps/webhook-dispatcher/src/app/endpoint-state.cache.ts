@@ -1,3 +1,4 @@
+import { BoundedMap } from '@sluice/core';
 import type { EntityManager } from '@sluice/store';
 import type { DeliveryRepository, EndpointState } from '../store/delivery.repository.js';
 
@@ -22,7 +23,7 @@ type Known = EndpointState | typeof UNKNOWN;
  * under the old state.
  */
 export class EndpointStateCache {
-  private readonly entries = new Map<string, { state: Known; at: number }>();
+  private readonly entries: BoundedMap<string, { state: Known; at: number }>;
   private generation = 0;
 
   constructor(
@@ -38,7 +39,9 @@ export class EndpointStateCache {
       /** Whether notifications flow now; while they do not, nothing cached is trusted or kept. */
       listening?: () => boolean;
     },
-  ) {}
+  ) {
+    this.entries = new BoundedMap(o.maxEntries ?? 10_000);
+  }
 
   /** Whether the platform is known to have no endpoint (and the dispatcher did not disable it). */
   async hasNoEndpoint(platformId: string): Promise<boolean> {
@@ -67,12 +70,7 @@ export class EndpointStateCache {
     if (hit && now - hit.at < (this.o.maxAgeMs ?? 60_000)) return hit.state;
     const generation = this.generation;
     const state = (await this.o.repo.endpointState(this.o.em(), platformId)) ?? UNKNOWN;
-    if (generation === this.generation) {
-      this.entries.delete(platformId);
-      this.entries.set(platformId, { state, at: now });
-      if (this.entries.size > (this.o.maxEntries ?? 10_000))
-        this.entries.delete(this.entries.keys().next().value!);
-    }
+    if (generation === this.generation) this.entries.set(platformId, { state, at: now });
     return state;
   }
 }
