@@ -2,6 +2,7 @@ import { ConfigError, Type } from '@sluice/config';
 import {
   EnvelopeError,
   loadMasterKeyring,
+  openValue,
   rewrapValue,
   sealValue,
   type KeyringNames,
@@ -126,13 +127,19 @@ export interface SealedColumn {
   plainPending: string;
   /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`). */
   cleared: string;
+  /**
+   * Columns computed from the plaintext under the current key, written with the value (a blind
+   * index): column → value. A rewrapped value is opened for them.
+   */
+  derived?: (plaintext: string, keyring: MasterKeyring) => Record<string, unknown>;
 }
 
 /**
  * The rewrap job of one sealed column: rows sealed under another master key than the current one
  * (rewrapped; a plaintext value beside it, which the mappers never write, is cleared) or written
  * before sealing (sealed now, the plaintext column cleared). Rows with nothing in either are never
- * selected. The text sealed is what the table's row mapper seals (a map as its JSON).
+ * selected. The text sealed is what the table's row mapper seals (a map as its JSON); `derived`
+ * columns (a blind index) are recomputed from it under the current key.
  */
 export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): RewrapJob<Record<string, unknown>> {
   return {
@@ -148,10 +155,17 @@ export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): Rewrap
     async apply(em, r) {
       const id = r.id as string;
       const was = r.sealed as string | null;
-      const text =
+      const plaintext = () =>
         c.plainIs === 'json' ? JSON.stringify(typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain) : String(r.plain);
-      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text);
-      await em.execute(`UPDATE ${c.table} SET ${c.sealed} = ?, ${c.plain} = ${c.cleared} WHERE ${c.id} = ?`, [sealed, id]);
+      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, plaintext());
+      const derived = Object.entries(
+        c.derived?.(was ? openValue(keyring, c.scheme, id, sealed) : plaintext(), keyring) ?? {},
+      );
+      await em.execute(
+        `UPDATE ${c.table} SET ${[`${c.sealed} = ?`, `${c.plain} = ${c.cleared}`, ...derived.map(([k]) => `${k} = ?`)].join(', ')}
+         WHERE ${c.id} = ?`,
+        [sealed, ...derived.map(([, v]) => v), id],
+      );
       return was ? 'rewrapped' : 'sealed';
     },
   };
