@@ -1,5 +1,5 @@
 import { isSealedValue, rewrapValue, type MasterKeyring } from '@sluice/crypto';
-import { keyringFromConfig, rewrapRows, type CommandDeps, type RewrapJob } from '@sluice/runtime';
+import { keyringFromConfig, rewrapRows, sealedColumnJob, type CommandDeps, type RewrapJob } from '@sluice/runtime';
 import { fromJson } from '@sluice/store';
 import type { CustomerRecord } from './entities.js';
 import { legacyPersonalData } from './mappers.js';
@@ -8,11 +8,13 @@ import {
   BULK_IMPORT_ROW_SCHEME,
   CUSTOMER_SCHEME,
   IDENTITY_KEYRING,
+  UMA_ADDRESS_SCHEME,
   WEBHOOK_SECRET_SCHEME,
   importRowOwner,
   sealImportRow,
   sealPersonalData,
   sealWebhookSecret,
+  umaAddressIndexes,
   webhookSecretOwner,
 } from './sealing.js';
 
@@ -74,6 +76,25 @@ function customersJob(keyring: MasterKeyring): RewrapJob<CustomerRow> {
     },
   };
 }
+
+/**
+ * Customers' UMA addresses still to do: sealed under another master key (rewrapped) or written
+ * before sealing (sealed, `uma_address` cleared); either way the blind index is recomputed under
+ * the current key. Deleted customers too.
+ */
+const customerUmaAddressesJob = (keyring: MasterKeyring) =>
+  sealedColumnJob(keyring, {
+    name: 'customerUmaAddresses',
+    table: 'customers',
+    id: 'id',
+    plain: 'uma_address',
+    sealed: 'sealed_uma_address',
+    scheme: UMA_ADDRESS_SCHEME,
+    plainIs: 'text',
+    plainPending: 'uma_address IS NOT NULL',
+    cleared: 'NULL',
+    derived: (umaAddress, ring) => ({ uma_address_index: umaAddressIndexes(ring, umaAddress)[0] }),
+  });
 
 /** Webhook signing secrets still to do: under another master key, or stored as is (`whsec_...`) before sealing. */
 function webhookSecretsJob(keyring: MasterKeyring): RewrapJob<SecretRow> {
@@ -141,15 +162,16 @@ function importRowsJob(keyring: MasterKeyring): RewrapJob<ImportRowRow> {
 export const REWRAP_BATCH = 500;
 
 /**
- * `main.ts rewrap`: moves every sealed customer, webhook signing secret and waiting bulk import
- * row to the current master key (IDENTITY_DATA_MASTER_KEY) and seals the rows written before
- * sealing. Once it reports no
+ * `main.ts rewrap`: moves every sealed customer (personal data, UMA address and its blind index),
+ * webhook signing secret and waiting bulk import row to the current master key
+ * (IDENTITY_DATA_MASTER_KEY) and seals the rows written before sealing. Once it reports no
  * failure, the retired keys (IDENTITY_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
 export function rewrapIdentity({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
   const keyring = keyringFromConfig(config, IDENTITY_KEYRING);
-  return rewrapRows(orm, [customersJob(keyring), webhookSecretsJob(keyring), importRowsJob(keyring)], {
-    batch: REWRAP_BATCH,
-    logger,
-  });
+  return rewrapRows(
+    orm,
+    [customersJob(keyring), customerUmaAddressesJob(keyring), webhookSecretsJob(keyring), importRowsJob(keyring)],
+    { batch: REWRAP_BATCH, logger },
+  );
 }
