@@ -110,23 +110,32 @@ export async function rewrapRows(
   return counts;
 }
 
-/** One sealed column beside the plaintext column it replaced (`sealedColumnJob`). */
+/** One sealed column beside the plaintext column (or columns) it replaced (`sealedColumnJob`). */
 export interface SealedColumn {
   /** The job's name, the prefix of its counts (`receiverLookups`). */
   name: string;
   table: string;
   /** The row id column: what the sealed value is bound to. */
   id: string;
-  /** The plaintext column of rows written before sealing. */
+  /**
+   * The plaintext column of rows written before sealing, or an SQL expression over several
+   * (`jsonb_build_object('email', email, ...)`, with `plainIs: 'fields'` and `clears`).
+   */
   plain: string;
   sealed: string;
   scheme: SealedValueScheme;
-  /** How the plaintext column is read into the text that is sealed: as it is, or a jsonb value as JSON text. */
-  plainIs: 'text' | 'json';
+  /**
+   * How the plaintext is read into the text that is sealed: as it is, a jsonb value as JSON text,
+   * or a jsonb object of fields as JSON text without its null fields (what a mapper seals of an
+   * object whose absent fields are left out).
+   */
+  plainIs: 'text' | 'json' | 'fields';
   /** SQL that holds when the plaintext column has something to seal (`x IS NOT NULL`, `x <> '{}'::jsonb`). */
   plainPending: string;
   /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`). */
   cleared: string;
+  /** The plaintext columns set to `cleared` when `plain` is an expression over several (default: `plain`). */
+  clears?: string[];
   /**
    * Columns computed from the plaintext under the current key, written with the value (a blind
    * index): column → value. A rewrapped value is opened for them.
@@ -155,15 +164,23 @@ export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): Rewrap
     async apply(em, r) {
       const id = r.id as string;
       const was = r.sealed as string | null;
-      const plaintext = () =>
-        c.plainIs === 'json' ? JSON.stringify(typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain) : String(r.plain);
+      const plaintext = () => {
+        if (c.plainIs === 'text') return String(r.plain);
+        const json: unknown = typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain;
+        return JSON.stringify(
+          c.plainIs === 'fields' ? Object.fromEntries(Object.entries(json as object).filter(([, v]) => v !== null)) : json,
+        );
+      };
       const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, plaintext());
       const derived = Object.entries(
         c.derived?.(was ? openValue(keyring, c.scheme, id, sealed) : plaintext(), keyring) ?? {},
       );
       await em.execute(
-        `UPDATE ${c.table} SET ${[`${c.sealed} = ?`, `${c.plain} = ${c.cleared}`, ...derived.map(([k]) => `${k} = ?`)].join(', ')}
-         WHERE ${c.id} = ?`,
+        `UPDATE ${c.table} SET ${[
+          `${c.sealed} = ?`,
+          ...(c.clears ?? [c.plain]).map((column) => `${column} = ${c.cleared}`),
+          ...derived.map(([column]) => `${column} = ?`),
+        ].join(', ')} WHERE ${c.id} = ?`,
         [sealed, ...derived.map(([, v]) => v), id],
       );
       return was ? 'rewrapped' : 'sealed';

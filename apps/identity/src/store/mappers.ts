@@ -192,8 +192,8 @@ export function customerFromRow(r: CustomerRecord, keyring: MasterKeyring): Cust
   return { ...c, ...personalDataOf(personal) };
 }
 
-/** The personal fields of a row written before sealing (their own plaintext columns). */
-export function legacyPersonalData(
+/** The personal fields of a row written before sealing (their own plaintext columns; rewrap.ts seals the same). */
+function legacyPersonalData(
   r: Pick<CustomerRecord, 'email' | 'fullName' | 'birthDate' | 'nationality' | 'address' | 'businessInfo'>,
 ): PersonalData {
   return {
