@@ -143,6 +143,15 @@ export interface SealedColumn {
   derived?: (plaintext: string, keyring: MasterKeyring) => Record<string, unknown>;
 }
 
+/** The text sealed of a row written before sealing, from its plaintext as selected (`SealedColumn.plainIs`). */
+function plaintextOf(plainIs: SealedColumn['plainIs'], plain: unknown): string {
+  if (plainIs === 'text') return String(plain);
+  const json: unknown = typeof plain === 'string' ? JSON.parse(plain) : plain;
+  return JSON.stringify(
+    plainIs === 'fields' ? Object.fromEntries(Object.entries(json as object).filter(([, v]) => v !== null)) : json,
+  );
+}
+
 /**
  * The rewrap job of one sealed column: rows sealed under another master key than the current one
  * (rewrapped; a plaintext value beside it, which the mappers never write, is cleared) or written
@@ -164,17 +173,9 @@ export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): Rewrap
     async apply(em, r) {
       const id = r.id as string;
       const was = r.sealed as string | null;
-      const plaintext = () => {
-        if (c.plainIs === 'text') return String(r.plain);
-        const json: unknown = typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain;
-        return JSON.stringify(
-          c.plainIs === 'fields' ? Object.fromEntries(Object.entries(json as object).filter(([, v]) => v !== null)) : json,
-        );
-      };
-      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, plaintext());
-      const derived = Object.entries(
-        c.derived?.(was ? openValue(keyring, c.scheme, id, sealed) : plaintext(), keyring) ?? {},
-      );
+      const text = was ? undefined : plaintextOf(c.plainIs, r.plain);
+      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text!);
+      const derived = Object.entries(c.derived?.(text ?? openValue(keyring, c.scheme, id, sealed), keyring) ?? {});
       await em.execute(
         `UPDATE ${c.table} SET ${[
           `${c.sealed} = ?`,
