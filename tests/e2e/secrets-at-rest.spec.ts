@@ -106,7 +106,7 @@ describe('secrets and personal data at rest through the real processes', () => {
     expect(again.status, again.text).toBe(409);
 
     const customerRow = await dump('identity.customers', 'id = $1', [c.json.id]);
-    for (const v of [PERSON.fullName, PERSON.email, PERSON.birthDate, PERSON.address.line1])
+    for (const v of [PERSON.fullName, PERSON.email, PERSON.birthDate, PERSON.address.line1, c.json.umaAddress])
       expect(customerRow).not.toContain(v);
     const accountRow = await dump('accounts.external_accounts', 'id = $1', [a.json.id]);
     for (const v of [ACCOUNT_NUMBER, ROUTING_NUMBER, PERSON.fullName, PERSON.address.line1])
@@ -341,7 +341,11 @@ describe('secrets and personal data at rest through the real processes', () => {
   it('`main.ts rewrap` runs as its own process: nothing to move under the same key, counts printed', async () => {
     // The four commands at once: each starts a process (tsx), which is most of the time.
     const commands = [
-      ['identity', LOCAL_DEV_MASTER_KEYS.identity, ['customers', 'webhookSigningSecrets', 'bulkImportRows']],
+      [
+        'identity',
+        LOCAL_DEV_MASTER_KEYS.identity,
+        ['customers', 'customerUmaAddresses', 'webhookSigningSecrets', 'bulkImportRows'],
+      ],
       ['accounts', LOCAL_DEV_MASTER_KEYS.accounts, ['externalAccounts']],
       ['compliance', LOCAL_DEV_MASTER_KEYS.compliance, ['documents', 'beneficialOwners', 'verifications']],
       [

@@ -8,7 +8,7 @@ import { rewrapIdentity } from './store/rewrap.js';
 
 const config = Type.Object({
   SANDBOX_UMA_DOMAIN: sandboxConfig.SANDBOX_UMA_DOMAIN,
-  ...masterKeyConfig(IDENTITY_KEYRING, "customers' personal data and webhook signing secrets"),
+  ...masterKeyConfig(IDENTITY_KEYRING, "customers' personal data and UMA addresses and webhook signing secrets"),
   WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS: Type.Integer({
     default: 86_400,
     minimum: 0,

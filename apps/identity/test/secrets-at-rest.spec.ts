@@ -6,15 +6,16 @@ import { ConfigError } from '@sluice/config';
 import { loadMasterKeyring } from '@sluice/crypto';
 import { createRpcClient } from '@sluice/rpc';
 import { runServiceCommand, startService } from '@sluice/runtime';
-import { TEST_MASTER_KEYS, eventually } from '@sluice/testing';
+import { TEST_MASTER_KEYS, eventually, rejection } from '@sluice/testing';
 import { identityService } from '../src/index.js';
 import { IDENTITY_KEYRING, openImportRow, sealImportRow } from '../src/store/sealing.js';
-import { newPlatform, startIdentity, type Harness } from './support/harness.js';
+import { newPlatform, startIdentity, type Harness, type IdentityClient } from './support/harness.js';
 
 /**
- * Customers' personal data, webhook signing secrets and bulk import rows at rest (issue 17):
- * sealed in their rows, bound to them, readable across a master-key rotation, moved to the new key
- * by `rewrap`.
+ * Customers' personal data and UMA addresses, webhook signing secrets and bulk import rows at rest
+ * (issue 17): sealed in their rows, bound to them, readable across a master-key rotation, moved to
+ * the new key by `rewrap`; a UMA address is still found, filtered on and kept unique (its blind
+ * index), across a rotation too.
  */
 let h: Harness;
 beforeAll(async () => {
@@ -33,8 +34,12 @@ const PERSONAL = {
 };
 const TAX_ID = '98-7654321';
 
-async function individual(platformId: string, over: Partial<typeof PERSONAL> = {}) {
-  const r = await h.client.createCustomer({
+async function individual(
+  platformId: string,
+  over: Partial<typeof PERSONAL> & { umaAddress?: string } = {},
+  client: IdentityClient = h.client,
+) {
+  const r = await client.createCustomer({
     platformId,
     customerType: identity.CustomerType.INDIVIDUAL,
     platformCustomerId: `pii-${randomBytes(4).toString('hex')}`,
@@ -72,6 +77,44 @@ async function rawCustomer(id: string): Promise<string> {
 }
 
 const keyIdOf = (sealed: string) => sealed.split('.')[1];
+
+/** The ids of the platform's live customers with this UMA address (the List filter). */
+async function withUmaAddress(platformId: string, umaAddress: string, client: IdentityClient = h.client) {
+  const page = await client.listCustomers({
+    platformId,
+    customerType: identity.CustomerType.UNSPECIFIED,
+    umaAddress,
+    isIncludingDeleted: false,
+  });
+  return page.customers.map((c) => c.id);
+}
+
+/** What creating a customer with a UMA address another live customer has answers (as before sealing). */
+async function expectUmaTaken(call: Promise<unknown>, umaAddress: string) {
+  expect(await rejection(call)).toMatchObject({
+    kind: 'ALREADY_EXISTS',
+    code: 'UMA_ADDRESS_EXISTS',
+    details: { umaAddress: umaAddress.toLowerCase() },
+  });
+}
+
+/** Another identity replica on the same database with these master keys. */
+async function replicaWith(keys: Record<string, string>) {
+  const svc = await startService(identityService, h.replicaEnv(keys));
+  const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${svc.port}`);
+  return {
+    client,
+    async stop() {
+      client.close();
+      await svc.stop();
+    },
+  };
+}
+
+/** The customer a new invitation names as its inviter (identity finds it by the inviter's UMA address). */
+async function inviterOf(platformId: string, inviterUma: string, client: IdentityClient = h.client) {
+  return (await client.createInvitation({ platformId, inviterUma })).invitation!.inviterCustomerId;
+}
 
 describe('customers at rest', () => {
   it('the row holds none of the personal data, and the API answers all of it', async () => {
@@ -129,26 +172,78 @@ describe('customers at rest', () => {
     expect(await rawCustomer(c.id)).not.toContain('ada@example.org');
   });
 
-  it("a sealed value moved to another customer's row does not open there", async () => {
+  it.each([
+    ['personal_data', (c: identity.Customer) => c.fullName],
+    ['sealed_uma_address', (c: identity.Customer) => c.umaAddress],
+  ] as const)("a sealed value (%s) moved to another customer's row does not open there", async (column, field) => {
     const p = await newPlatform(h.client);
     const a = await individual(p.id);
     const b = await individual(p.id, { fullName: 'Charles Babbage' });
-    const own = (await h.sql.query(`SELECT personal_data FROM customers WHERE id = $1`, [b.id])).rows[0]
-      .personal_data;
+    const get = async (c: identity.Customer) =>
+      (await h.client.getCustomer({ platformId: p.id, customerId: c.id })).customer!;
+    const own = (await h.sql.query(`SELECT ${column} AS v FROM customers WHERE id = $1`, [b.id])).rows[0].v;
     await h.sql.query(
-      `UPDATE customers SET personal_data = (SELECT personal_data FROM customers WHERE id = $1) WHERE id = $2`,
+      `UPDATE customers SET ${column} = (SELECT ${column} FROM customers WHERE id = $1) WHERE id = $2`,
       [a.id, b.id],
     );
     // The row does not open: an internal error (logged), never another customer's data.
-    await expect(h.client.getCustomer({ platformId: p.id, customerId: b.id })).rejects.toMatchObject({
-      grpcCode: 13,
-    });
-    const stillA = await h.client.getCustomer({ platformId: p.id, customerId: a.id });
-    expect(stillA.customer!.fullName).toBe('Ada Lovelace');
-    await h.sql.query(`UPDATE customers SET personal_data = $1 WHERE id = $2`, [own, b.id]);
-    expect((await h.client.getCustomer({ platformId: p.id, customerId: b.id })).customer!.fullName).toBe(
-      'Charles Babbage',
+    await expect(get(b)).rejects.toMatchObject({ grpcCode: 13 });
+    expect(field(await get(a))).toBe(field(a));
+    await h.sql.query(`UPDATE customers SET ${column} = $1 WHERE id = $2`, [own, b.id]);
+    expect(field(await get(b))).toBe(field(b));
+  });
+});
+
+describe('UMA addresses at rest', () => {
+  it('the row holds no UMA address, only its sealed value and blind index; get, the filter, invitations and a duplicate (409 as before) work', async () => {
+    const p = await newPlatform(h.client);
+    const address = '$countess.of.lovelace@pay.example.com';
+    const c = await individual(p.id, { umaAddress: '$Countess.Of.Lovelace@PAY.example.com' });
+    const other = await individual(p.id, { fullName: 'Charles Babbage' });
+    expect(c.umaAddress).toBe(address);
+    const row = await rawCustomer(c.id);
+    expect(row).not.toContain('countess');
+    expect(row.toLowerCase()).not.toContain('lovelace@pay');
+    const { rows } = await h.sql.query(
+      `SELECT uma_address, sealed_uma_address, uma_address_index FROM customers WHERE id = $1`,
+      [c.id],
     );
+    expect(rows[0].uma_address).toBeNull();
+    expect(rows[0].sealed_uma_address).toMatch(/^siu1\.mk_[0-9a-f]{16}\./);
+    expect(rows[0].uma_address_index).toMatch(/^bi1\.mk_[0-9a-f]{16}\.[0-9a-f]{64}$/);
+
+    expect((await h.client.getCustomer({ platformId: p.id, customerId: c.id })).customer!.umaAddress).toBe(address);
+    expect(await withUmaAddress(p.id, '$COUNTESS.of.lovelace@pay.example.com')).toEqual([c.id]);
+    expect(await withUmaAddress(p.id, other.umaAddress)).toEqual([other.id]);
+    expect(await withUmaAddress(p.id, '$nobody@pay.example.com')).toEqual([]);
+    expect(await inviterOf(p.id, address)).toBe(c.id);
+    // Another customer with the address, created or updated to it: refused as before.
+    await expectUmaTaken(individual(p.id, { umaAddress: '$countess.OF.lovelace@pay.example.com' }), address);
+    await expectUmaTaken(
+      h.client.updateCustomer({
+        platformId: p.id,
+        customerId: other.id,
+        customerType: identity.CustomerType.INDIVIDUAL,
+        umaAddress: address,
+      }),
+      address,
+    );
+    // An update that keeps the address is no conflict with itself; another platform may use it.
+    const kept = await h.client.updateCustomer({
+      platformId: p.id,
+      customerId: c.id,
+      customerType: identity.CustomerType.INDIVIDUAL,
+      umaAddress: address,
+      email: 'countess@example.org',
+    });
+    expect(kept.customer!.umaAddress).toBe(address);
+    const q = await newPlatform(h.client);
+    expect((await individual(q.id, { umaAddress: address })).umaAddress).toBe(address);
+    // A deleted customer frees its address.
+    await h.client.deleteCustomer({ platformId: p.id, customerId: c.id });
+    expect(await withUmaAddress(p.id, address)).toEqual([]);
+    const again = await individual(p.id, { umaAddress: address });
+    expect(await withUmaAddress(p.id, address)).toEqual([again.id]);
   });
 });
 
@@ -236,16 +331,17 @@ describe('bulk import rows at rest', () => {
 });
 
 describe('rotation: rewrap, legacy rows, and key configuration', () => {
-  it('reads rows written before sealing; after a rotation everything reads, rewrap moves every row to the new key and the old key can go', async () => {
+  it('reads rows written before sealing; after a rotation everything reads and UMA addresses stay unique, rewrap moves every row to the new key and the old key can go', async () => {
     const p = await newPlatform(h.client);
     const sealedOne = await individual(p.id);
     const legacy = await individual(p.id, { fullName: 'Grace Hopper', email: 'grace@example.com' });
     // A customer and a secret as written before sealing: plaintext columns.
     await h.sql.query(
       `UPDATE customers SET personal_data = NULL, email = 'grace@example.com', full_name = 'Grace Hopper',
-         birth_date = '1906-12-09', nationality = 'US', address = '{"line1":"1 Navy Way","postalCode":"20001","country":"US"}'
+         birth_date = '1906-12-09', nationality = 'US', address = '{"line1":"1 Navy Way","postalCode":"20001","country":"US"}',
+         uma_address = $2, sealed_uma_address = NULL, uma_address_index = NULL
        WHERE id = $1`,
-      [legacy.id],
+      [legacy.id, legacy.umaAddress],
     );
     const legacySecret = `whsec_${randomBytes(32).toString('base64')}`;
     await h.sql.query(
@@ -276,25 +372,88 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     });
     expect((await h.client.getWebhookTarget({ platformId: p.id })).signingSecrets).toContain(legacySecret);
     const targetBefore = await h.client.getWebhookTarget({ platformId: p.id });
+    // The legacy UMA address reads, is found by the filter and by invitations, and is still taken.
+    expect(before.umaAddress).toBe(legacy.umaAddress);
+    expect(await withUmaAddress(p.id, legacy.umaAddress.toUpperCase())).toEqual([legacy.id]);
+    expect(await inviterOf(p.id, legacy.umaAddress)).toBe(legacy.id);
+    await expectUmaTaken(individual(p.id, { umaAddress: legacy.umaAddress }), legacy.umaAddress);
+    await expectUmaTaken(
+      h.client.updateCustomer({
+        platformId: p.id,
+        customerId: sealedOne.id,
+        customerType: identity.CustomerType.INDIVIDUAL,
+        umaAddress: legacy.umaAddress,
+      }),
+      legacy.umaAddress,
+    );
 
-    // Rotation: a new current key, the old one retired; the command runs beside the running service.
+    // Rotation: a new current key, the old one retired.
     const oldKey = TEST_MASTER_KEYS.IDENTITY_DATA_MASTER_KEY!;
     const newKey = randomBytes(32).toString('base64');
     const newId = loadMasterKeyring(newKey, undefined, IDENTITY_KEYRING).current.id;
-    const env = {
-      DATABASE_URL: h.db.url,
-      LOG_LEVEL: 'silent',
-      IDENTITY_DATA_MASTER_KEY: newKey,
-      IDENTITY_DATA_MASTER_KEYS_RETIRED: oldKey,
-    };
+    const rotatedKeys = { IDENTITY_DATA_MASTER_KEY: newKey, IDENTITY_DATA_MASTER_KEYS_RETIRED: oldKey };
+
+    // Rotated, not yet rewrapped: old-key and legacy addresses read, filter and are still taken.
+    const rotated = await replicaWith(rotatedKeys);
+    let madeUnderNew: identity.Customer;
+    try {
+      expect(
+        (await rotated.client.getCustomer({ platformId: p.id, customerId: sealedOne.id })).customer!.umaAddress,
+      ).toBe(sealedOne.umaAddress);
+      expect(await withUmaAddress(p.id, sealedOne.umaAddress, rotated.client)).toEqual([sealedOne.id]);
+      expect(await withUmaAddress(p.id, legacy.umaAddress, rotated.client)).toEqual([legacy.id]);
+      expect(await inviterOf(p.id, sealedOne.umaAddress, rotated.client)).toBe(sealedOne.id);
+      for (const taken of [sealedOne.umaAddress, legacy.umaAddress])
+        await expectUmaTaken(individual(p.id, { umaAddress: taken }, rotated.client), taken);
+      madeUnderNew = await individual(p.id, { umaAddress: '$made.under.new@pay.example.com' }, rotated.client);
+      // A rolling rotation, the new key staged first (docs/security.md): one replica still indexes
+      // under the old key, another under the new one. What one wrote is taken for the other, and the
+      // same address sent to both at once is given once.
+      const staged = await replicaWith({ IDENTITY_DATA_MASTER_KEY: oldKey, IDENTITY_DATA_MASTER_KEYS_RETIRED: newKey });
+      try {
+        await expectUmaTaken(individual(p.id, { umaAddress: madeUnderNew.umaAddress }, staged.client), madeUnderNew.umaAddress);
+        for (let i = 0; i < 10; i++) {
+          const umaAddress = `$race.${i}@pay.example.com`;
+          const both = await Promise.allSettled([
+            individual(p.id, { umaAddress }, staged.client),
+            individual(p.id, { umaAddress }, rotated.client),
+          ]);
+          expect(both.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+          const refused = both.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+          await expectUmaTaken(Promise.reject(refused.reason), umaAddress);
+          expect(await withUmaAddress(p.id, umaAddress, rotated.client)).toHaveLength(1);
+        }
+      } finally {
+        await staged.stop();
+      }
+    } finally {
+      await rotated.stop();
+    }
+
+    // rewrap runs beside the running service.
+    const env = { DATABASE_URL: h.db.url, LOG_LEVEL: 'silent', ...rotatedKeys };
+    const notUnderNew = async (column: string) =>
+      (
+        await h.sql.query(
+          `SELECT count(*)::int AS n FROM customers WHERE ${column} IS NULL OR split_part(${column}, '.', 2) <> $1`,
+          [newId],
+        )
+      ).rows[0].n as number;
+    const personalToDo = await notUnderNew('personal_data');
+    const umaToDo = await notUnderNew('sealed_uma_address');
     const counts = await runServiceCommand(identityService, 'rewrap', env);
     const { rows: all } = await h.sql.query(`SELECT count(*)::int AS n FROM customers`);
     const { rows: secrets } = await h.sql.query(`SELECT count(*)::int AS n FROM webhook_signing_secrets`);
     expect(counts['customers.failed']).toBe(0);
     expect(counts['webhookSigningSecrets.failed']).toBe(0);
     expect(counts['customers.sealed']).toBe(1);
-    // Every customer was under the old key but the legacy one (sealed): all of them rewrapped.
-    expect((counts['customers.rewrapped'] ?? 0) + 1).toBe(all[0].n);
+    // Every customer not made under the new key was rewrapped, but the legacy one (sealed).
+    expect((counts['customers.rewrapped'] ?? 0) + 1).toBe(personalToDo);
+    expect(counts['customerUmaAddresses.failed']).toBe(0);
+    expect(counts['customerUmaAddresses.sealed']).toBe(1);
+    expect((counts['customerUmaAddresses.rewrapped'] ?? 0) + 1).toBe(umaToDo);
+    expect(umaToDo).toBe(personalToDo);
+    expect(umaToDo).toBeLessThan(all[0].n);
     expect(
       (counts['webhookSigningSecrets.rewrapped'] ?? 0) + (counts['webhookSigningSecrets.sealed'] ?? 0),
     ).toBe(secrets[0].n);
@@ -316,23 +475,31 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     }
     expect(JSON.stringify(importRows)).not.toContain('Mary Jackson');
     const { rows: keyIds } = await h.sql.query(
-      `SELECT personal_data AS s FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets`,
+      `SELECT personal_data AS s FROM customers UNION ALL SELECT sealed_uma_address FROM customers
+       UNION ALL SELECT uma_address_index FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets`,
     );
     expect(new Set(keyIds.map((r) => keyIdOf(r.s)))).toEqual(new Set([newId]));
+    expect((await h.sql.query(`SELECT count(*)::int AS n FROM customers WHERE uma_address IS NOT NULL`)).rows[0].n).toBe(0);
     const legacyRow = await rawCustomer(legacy.id);
     expect(legacyRow).not.toContain('Grace Hopper');
     expect(legacyRow).not.toContain('grace@example.com');
+    expect(legacyRow).not.toContain(legacy.umaAddress.slice(1));
     // Run again: nothing left to do (idempotent).
     expect(await runServiceCommand(identityService, 'rewrap', env)).toEqual({
       'customers.failed': 0,
+      'customerUmaAddresses.failed': 0,
       'webhookSigningSecrets.failed': 0,
       'bulkImportRows.failed': 0,
     });
 
-    // The old key removed: a replica with the new key alone reads everything.
-    const replica = await startService(identityService, h.replicaEnv({ IDENTITY_DATA_MASTER_KEY: newKey }));
-    const client = createRpcClient(identity.IdentityServiceClient, `127.0.0.1:${replica.port}`);
+    // The old key removed: a replica with the new key alone reads everything, and finds every address.
+    const { client, stop } = await replicaWith({ IDENTITY_DATA_MASTER_KEY: newKey });
     try {
+      for (const c of [legacy, sealedOne, madeUnderNew!]) {
+        expect(await withUmaAddress(p.id, c.umaAddress, client)).toEqual([c.id]);
+        await expectUmaTaken(individual(p.id, { umaAddress: c.umaAddress }, client), c.umaAddress);
+      }
+      expect(await inviterOf(p.id, legacy.umaAddress, client)).toBe(legacy.id);
       expect((await client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer).toEqual(
         before,
       );
@@ -348,8 +515,7 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       });
       expect(page.customers.length).toBeGreaterThanOrEqual(2);
     } finally {
-      client.close();
-      await replica.stop();
+      await stop();
     }
   });
 

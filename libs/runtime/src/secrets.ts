@@ -2,6 +2,7 @@ import { ConfigError, Type } from '@sluice/config';
 import {
   EnvelopeError,
   loadMasterKeyring,
+  openValue,
   rewrapValue,
   sealValue,
   type KeyringNames,
@@ -109,30 +110,54 @@ export async function rewrapRows(
   return counts;
 }
 
-/** One sealed column beside the plaintext column it replaced (`sealedColumnJob`). */
+/** One sealed column beside the plaintext column (or columns) it replaced (`sealedColumnJob`). */
 export interface SealedColumn {
   /** The job's name, the prefix of its counts (`receiverLookups`). */
   name: string;
   table: string;
   /** The row id column: what the sealed value is bound to. */
   id: string;
-  /** The plaintext column of rows written before sealing. */
+  /**
+   * The plaintext column of rows written before sealing, or an SQL expression over several
+   * (`jsonb_build_object('email', email, ...)`, with `plainIs: 'fields'` and `clears`).
+   */
   plain: string;
   sealed: string;
   scheme: SealedValueScheme;
-  /** How the plaintext column is read into the text that is sealed: as it is, or a jsonb value as JSON text. */
-  plainIs: 'text' | 'json';
+  /**
+   * How the plaintext is read into the text that is sealed: as it is, a jsonb value as JSON text,
+   * or a jsonb object of fields as JSON text without its null fields (what a mapper seals of an
+   * object whose absent fields are left out).
+   */
+  plainIs: 'text' | 'json' | 'fields';
   /** SQL that holds when the plaintext column has something to seal (`x IS NOT NULL`, `x <> '{}'::jsonb`). */
   plainPending: string;
   /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`). */
   cleared: string;
+  /** The plaintext columns set to `cleared` when `plain` is an expression over several (default: `plain`). */
+  clears?: string[];
+  /**
+   * Columns computed from the plaintext under the current key, written with the value (a blind
+   * index): column → value. A rewrapped value is opened for them.
+   */
+  derived?: (plaintext: string, keyring: MasterKeyring) => Record<string, unknown>;
+}
+
+/** The text sealed of a row written before sealing, from its plaintext as selected (`SealedColumn.plainIs`). */
+function plaintextOf(plainIs: SealedColumn['plainIs'], plain: unknown): string {
+  if (plainIs === 'text') return String(plain);
+  const json: unknown = typeof plain === 'string' ? JSON.parse(plain) : plain;
+  return JSON.stringify(
+    plainIs === 'fields' ? Object.fromEntries(Object.entries(json as object).filter(([, v]) => v !== null)) : json,
+  );
 }
 
 /**
  * The rewrap job of one sealed column: rows sealed under another master key than the current one
  * (rewrapped; a plaintext value beside it, which the mappers never write, is cleared) or written
  * before sealing (sealed now, the plaintext column cleared). Rows with nothing in either are never
- * selected. The text sealed is what the table's row mapper seals (a map as its JSON).
+ * selected. The text sealed is what the table's row mapper seals (a map as its JSON); `derived`
+ * columns (a blind index) are recomputed from it under the current key.
  */
 export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): RewrapJob<Record<string, unknown>> {
   return {
@@ -148,10 +173,17 @@ export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): Rewrap
     async apply(em, r) {
       const id = r.id as string;
       const was = r.sealed as string | null;
-      const text =
-        c.plainIs === 'json' ? JSON.stringify(typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain) : String(r.plain);
-      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text);
-      await em.execute(`UPDATE ${c.table} SET ${c.sealed} = ?, ${c.plain} = ${c.cleared} WHERE ${c.id} = ?`, [sealed, id]);
+      const text = was ? undefined : plaintextOf(c.plainIs, r.plain);
+      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text!);
+      const derived = Object.entries(c.derived?.(text ?? openValue(keyring, c.scheme, id, sealed), keyring) ?? {});
+      await em.execute(
+        `UPDATE ${c.table} SET ${[
+          `${c.sealed} = ?`,
+          ...(c.clears ?? [c.plain]).map((column) => `${column} = ${c.cleared}`),
+          ...derived.map(([column]) => `${column} = ?`),
+        ].join(', ')} WHERE ${c.id} = ?`,
+        [sealed, ...derived.map(([, v]) => v), id],
+      );
       return was ? 'rewrapped' : 'sealed';
     },
   };

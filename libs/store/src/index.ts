@@ -210,6 +210,16 @@ export function pgTextArray(values: readonly (string | null)[]): string {
   return `{${values.map(element).join(',')}}`;
 }
 
+/**
+ * Takes a transaction-scoped advisory lock on each key (released at commit or rollback), in one
+ * statement and in sorted order, so two transactions locking overlapping sets never deadlock.
+ */
+export async function lockKeys(em: EntityManager, keys: readonly string[]): Promise<void> {
+  await em.execute(`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(?::text[]) AS k ORDER BY k`, [
+    pgTextArray(keys),
+  ]);
+}
+
 export function quoteIdent(name: string): string {
   if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw new Error(`bad SQL identifier ${name}`);
   return `"${name}"`;

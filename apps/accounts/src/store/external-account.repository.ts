@@ -1,5 +1,5 @@
 import type { MasterKeyring } from '@sluice/crypto';
-import { fromJson, pgTextArray, type EntityManager } from '@sluice/store';
+import { fromJson, lockKeys, pgTextArray, type EntityManager } from '@sluice/store';
 import { paymentRailsOf, type CursorPosition, type Environment } from '@sluice/core';
 import type { AccountListFilter, Owner } from '../domain/internal-account.js';
 import type { ExternalAccountInfo, ExternalAccountRecord } from '../domain/external-account.js';
@@ -97,10 +97,7 @@ export class ExternalAccountRepository {
     // During a rolling rotation one replica may index under the old key while another indexes under
     // the new one: both lock every index of the ring (the old key's is common to both), in order, so
     // the second sees the first's row.
-    await em.execute(
-      `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(?::text[]) AS k ORDER BY k`,
-      [pgTextArray(forms.slice(0, -1))],
-    );
+    await lockKeys(em, forms.slice(0, -1));
     const earlier = await em.execute<{ id: string }[]>(
       `SELECT id FROM external_accounts WHERE platform_id = ? AND owner = ? AND customer_id IS NOT DISTINCT FROM ?
          AND currency = ? AND dedupe_key = ANY(?::text[]) AND deleted_at IS NULL LIMIT 1`,

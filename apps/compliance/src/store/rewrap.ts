@@ -1,19 +1,19 @@
 import { rewrapValue, type MasterKeyring } from '@sluice/crypto';
-import { keyringFromConfig, rewrapRows, type CommandDeps, type RewrapJob } from '@sluice/runtime';
-import type { PersonalInfo } from '../domain/beneficial-owner.js';
+import {
+  keyringFromConfig,
+  rewrapRows,
+  sealedColumnJob,
+  type CommandDeps,
+  type RewrapJob,
+  type SealedColumn,
+} from '@sluice/runtime';
 import { KEYRING_NAMES, rewrapBlobKey } from '../domain/document-crypto.js';
 import {
   BENEFICIAL_OWNER_SCHEME,
   DOCUMENT_DETAILS_SCHEME,
   VERIFICATION_SUBJECT_SCHEME,
   sealDocumentDetails,
-  sealPersonalInfo,
-  sealSubject,
 } from './sealing.js';
-import { fromJson } from './sql.js';
-
-/** Rows still to do: sealed under another key than the current one, or written before sealing (null). */
-const stale = (column: string) => `(${column} IS NULL OR split_part(${column}, '.', 2) <> ?)`;
 
 interface DocumentRow {
   id: string;
@@ -28,7 +28,8 @@ interface DocumentRow {
 /**
  * Documents still to do: their data key wrapped under another master key (rewrapped; the chunks,
  * wherever they are stored, stay as they are), their file name and number sealed under another
- * key (rewrapped) or written before sealing (sealed now, their plaintext columns cleared).
+ * key (rewrapped) or written before sealing (sealed now, their plaintext columns cleared). Written
+ * by hand: the data key is no sealed column (`sealedColumnJob` does not fit).
  */
 function documentsJob(keyring: MasterKeyring): RewrapJob<DocumentRow> {
   return {
@@ -36,7 +37,8 @@ function documentsJob(keyring: MasterKeyring): RewrapJob<DocumentRow> {
     next: (em, afterId, limit) =>
       em.execute<DocumentRow[]>(
         `SELECT id, blob_id, key_id, wrapped_key, sealed_details, file_name, document_number FROM documents
-         WHERE id > ? AND (key_id <> ? OR ${stale('sealed_details')}) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+         WHERE id > ? AND (key_id <> ? OR sealed_details IS NULL OR split_part(sealed_details, '.', 2) <> ?)
+         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
         [afterId, keyring.current.id, keyring.current.id, limit],
       ),
     idOf: (r) => r.id,
@@ -61,63 +63,35 @@ function documentsJob(keyring: MasterKeyring): RewrapJob<DocumentRow> {
   };
 }
 
-interface OwnerRow {
-  id: string;
-  personal_data: string | null;
-  personal_info: PersonalInfo | string | null;
-}
-
-/** Beneficial owners still to do: under another key (rewrapped), or written before sealing (sealed, plaintext cleared). */
-function beneficialOwnersJob(keyring: MasterKeyring): RewrapJob<OwnerRow> {
-  return {
+/**
+ * The sealed columns of beneficial owners and verifications, each its own job and counts: under
+ * another key (rewrapped), or written before sealing (sealed, the plaintext column cleared). A
+ * verification without a subject has nothing to seal.
+ */
+const SEALED_COLUMNS: SealedColumn[] = [
+  {
     name: 'beneficialOwners',
-    next: (em, afterId, limit) =>
-      em.execute<OwnerRow[]>(
-        `SELECT id, personal_data, personal_info FROM beneficial_owners
-         WHERE id > ? AND ${stale('personal_data')} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [afterId, keyring.current.id, limit],
-      ),
-    idOf: (r) => r.id,
-    async apply(em, r) {
-      const sealed = r.personal_data
-        ? rewrapValue(keyring, BENEFICIAL_OWNER_SCHEME, r.id, r.personal_data)
-        : sealPersonalInfo(keyring, r.id, fromJson<PersonalInfo>(r.personal_info!));
-      await em.execute(`UPDATE beneficial_owners SET personal_data = ?, personal_info = NULL WHERE id = ?`, [
-        sealed,
-        r.id,
-      ]);
-      return r.personal_data ? 'rewrapped' : 'sealed';
-    },
-  };
-}
-
-interface VerificationRow {
-  id: string;
-  sealed_subject: string | null;
-  subject: string | null;
-}
-
-/** Verifications with a subject still to do: under another key (rewrapped), or written before sealing (sealed, plaintext cleared). */
-function verificationsJob(keyring: MasterKeyring): RewrapJob<VerificationRow> {
-  return {
+    table: 'beneficial_owners',
+    id: 'id',
+    plain: 'personal_info',
+    sealed: 'personal_data',
+    scheme: BENEFICIAL_OWNER_SCHEME,
+    plainIs: 'json',
+    plainPending: 'personal_info IS NOT NULL',
+    cleared: 'NULL',
+  },
+  {
     name: 'verifications',
-    next: (em, afterId, limit) =>
-      em.execute<VerificationRow[]>(
-        `SELECT id, sealed_subject, subject FROM verifications
-         WHERE id > ? AND (sealed_subject IS NOT NULL OR subject IS NOT NULL) AND ${stale('sealed_subject')}
-         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [afterId, keyring.current.id, limit],
-      ),
-    idOf: (r) => r.id,
-    async apply(em, r) {
-      const sealed = r.sealed_subject
-        ? rewrapValue(keyring, VERIFICATION_SUBJECT_SCHEME, r.id, r.sealed_subject)
-        : sealSubject(keyring, r.id, r.subject!);
-      await em.execute(`UPDATE verifications SET sealed_subject = ?, subject = NULL WHERE id = ?`, [sealed, r.id]);
-      return r.sealed_subject ? 'rewrapped' : 'sealed';
-    },
-  };
-}
+    table: 'verifications',
+    id: 'id',
+    plain: 'subject',
+    sealed: 'sealed_subject',
+    scheme: VERIFICATION_SUBJECT_SCHEME,
+    plainIs: 'text',
+    plainPending: 'subject IS NOT NULL',
+    cleared: 'NULL',
+  },
+];
 
 /** Rows per transaction of `rewrap`. */
 export const REWRAP_BATCH = 500;
@@ -130,7 +104,7 @@ export const REWRAP_BATCH = 500;
  */
 export function rewrapCompliance({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
   const keyring = keyringFromConfig(config, KEYRING_NAMES);
-  return rewrapRows(orm, [documentsJob(keyring), beneficialOwnersJob(keyring), verificationsJob(keyring)], {
+  return rewrapRows(orm, [documentsJob(keyring), ...SEALED_COLUMNS.map((c) => sealedColumnJob(keyring, c))], {
     batch: REWRAP_BATCH,
     logger,
   });

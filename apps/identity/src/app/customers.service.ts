@@ -41,7 +41,8 @@ export class CustomersService {
   /**
    * Creates a customer and writes CUSTOMER.CREATED in the same transaction.
    * Uniqueness of platformCustomerId and umaAddress among the platform's live
-   * customers is enforced by unique indexes (no read-then-write race). With a
+   * customers is enforced by unique indexes (no read-then-write race; the UMA
+   * address's by its blind index, CustomerRepository). With a
    * `requestKey` (the REST Idempotency-Key), a repeated creation returns the
    * customer the first one made (`replayed`), so a retry after a lost answer
    * neither duplicates the customer nor gets a 409.
@@ -68,8 +69,9 @@ export class CustomersService {
         return { customer: created, replayed: false };
       });
     } catch (err) {
-      if (requestKey && this.store.customers.uniqueKeyViolated(err) === 'REQUEST_KEY') {
-        // A concurrent twin of this request won; answer what it created.
+      if (requestKey && this.store.customers.uniqueKeyViolated(err)) {
+        // A concurrent twin of this request won (on the request key, or on the UMA address both
+        // give, which a twin on another master key finds first); answer what it created.
         const earlier = await this.store.customers.findByRequestKey(
           this.orm.em.fork(),
           platformId,

@@ -1,11 +1,12 @@
 import { LockMode } from '@mikro-orm/core';
 import { isId, type CursorPosition, type Page } from '@sluice/core';
-import { isUniqueViolation, type EntityManager } from '@sluice/store';
+import { isUniqueViolation, lockKeys, pgTextArray, type EntityManager } from '@sluice/store';
 import type { Customer, CustomerFilter } from '../domain/customer.js';
 import type { MasterKeyring } from '@sluice/crypto';
 import { CustomerEntity, type CustomerRecord } from './entities.js';
 import { customerFromRow, customerToRow } from './mappers.js';
 import { afterCursor, between, pageOf } from './keyset.js';
+import { umaAddressIndexes } from './sealing.js';
 
 /** The unique keys of `customers` a write can collide with (migrations.ts names their indexes). */
 export type CustomerUniqueKey = 'REQUEST_KEY' | 'PLATFORM_CUSTOMER_ID' | 'UMA_ADDRESS';
@@ -14,14 +15,52 @@ const UNIQUE_INDEXES: Record<CustomerUniqueKey, string> = {
   REQUEST_KEY: 'customers_request_key',
   // These two cover live customers only: a deleted customer frees its values.
   PLATFORM_CUSTOMER_ID: 'customers_platform_customer_id',
-  UMA_ADDRESS: 'customers_uma_address',
+  // The blind index under the current key; its other forms are looked for before a write (`claimUmaAddress`).
+  UMA_ADDRESS: 'customers_uma_address_index',
 };
 
-/** The `customers` table (personal fields sealed under `keyring`). Deleting is soft: the row keeps `deleted_at`. */
+/** A write found a unique value taken before the statement that would have collided (`claimUmaAddress`). */
+class UniqueKeyTaken extends Error {
+  constructor(readonly key: CustomerUniqueKey) {
+    super(`${key} taken`);
+  }
+}
+
+/**
+ * The `customers` table (personal fields and UMA address sealed under `keyring`, the address found
+ * by its blind index). Deleting is soft: the row keeps `deleted_at`.
+ */
 export class CustomerRepository {
   constructor(private readonly keyring: MasterKeyring) {}
 
   private readonly fromRow = (r: CustomerRecord): Customer => customerFromRow(r, this.keyring);
+
+  /**
+   * The rows holding a (normalized) UMA address: its blind index under any key of the ring, or
+   * the address itself on a row written before sealing.
+   */
+  private umaAddressIs(umaAddress: string) {
+    return { $or: [{ umaAddressIndex: { $in: umaAddressIndexes(this.keyring, umaAddress) } }, { umaAddress }] };
+  }
+
+  /**
+   * Before `customer`'s row is written live with its UMA address under the current key's blind
+   * index (which `customers_uma_address_index` keeps unique): another live customer of the
+   * platform holding the address in another form — a retired key's index, or in plain text (written
+   * before sealing) — takes it (UniqueKeyTaken). During a rolling rotation one replica may index
+   * under the old key and another under the new one: both lock every index of the ring (the same
+   * set, in order) before looking, so the second sees the first's row.
+   */
+  private async claimUmaAddress(em: EntityManager, customer: Customer): Promise<void> {
+    const indexes = umaAddressIndexes(this.keyring, customer.umaAddress);
+    await lockKeys(em, indexes);
+    const taken = await em.execute<{ id: string }[]>(
+      `SELECT id FROM customers WHERE platform_id = ? AND id <> ? AND deleted_at IS NULL
+         AND (uma_address_index = ANY(?::text[]) OR uma_address = ?) LIMIT 1`,
+      [customer.platformId, customer.id, pgTextArray(indexes.slice(1)), customer.umaAddress],
+    );
+    if (taken.length) throw new UniqueKeyTaken('UMA_ADDRESS');
+  }
 
   /** A customer of the platform, deleted ones included (a malformed id finds none). `forUpdate` locks its row. */
   async find(
@@ -80,19 +119,24 @@ export class CustomerRepository {
     platformId: string,
     umaAddress: string,
   ): Promise<Customer | undefined> {
-    const row = await em.findOne(CustomerEntity, { platformId, umaAddress, deletedAt: null });
+    const row = await em.findOne(CustomerEntity, { platformId, deletedAt: null, ...this.umaAddressIs(umaAddress) });
     return row ? this.fromRow(row) : undefined;
   }
 
-  /** Inserts the customer; a taken unique value fails the flush (see `uniqueKeyViolated`). */
+  /** Inserts the customer; a taken unique value fails the insert (see `uniqueKeyViolated`). */
   async insert(em: EntityManager, customer: Customer, requestKey?: string): Promise<void> {
+    await this.claimUmaAddress(em, customer);
     em.create(CustomerEntity, customerToRow(customer, this.keyring, requestKey ?? null));
     await em.flush();
   }
 
-  /** Writes the customer over its row (the creating request's key stays). */
+  /** Writes the customer over its row (the creating request's key stays); a taken UMA address fails it. */
   async update(em: EntityManager, customer: Customer): Promise<void> {
     const row = await em.findOneOrFail(CustomerEntity, { id: customer.id });
+    const sameAddress =
+      row.umaAddress === customer.umaAddress ||
+      umaAddressIndexes(this.keyring, customer.umaAddress).includes(row.umaAddressIndex ?? '');
+    if (!customer.deletedAt && !sameAddress) await this.claimUmaAddress(em, customer);
     const { requestKey: _kept, ...changes } = customerToRow(customer, this.keyring);
     Object.assign(row, changes);
     await em.flush();
@@ -112,7 +156,7 @@ export class CustomerRepository {
     if (filter.customerType) where.customerType = filter.customerType;
     if (filter.region) where.region = filter.region;
     if (filter.currency) where.currencies = { $contains: [filter.currency] };
-    if (filter.umaAddress) where.umaAddress = filter.umaAddress;
+    if (filter.umaAddress) Object.assign(where, this.umaAddressIs(filter.umaAddress));
     const created = between(filter.createdAfter, filter.createdBefore);
     if (created) where.createdAt = created;
     const updated = between(filter.updatedAfter, filter.updatedBefore);
@@ -130,6 +174,7 @@ export class CustomerRepository {
 
   /** The unique key a failed write collided with, if that is why it failed. */
   uniqueKeyViolated(err: unknown): CustomerUniqueKey | undefined {
+    if (err instanceof UniqueKeyTaken) return err.key;
     return (Object.keys(UNIQUE_INDEXES) as CustomerUniqueKey[]).find((k) =>
       isUniqueViolation(err, UNIQUE_INDEXES[k]),
     );

@@ -135,7 +135,12 @@ export class CustomerRecord {
   region?: string | null;
   currencies!: string[];
   email?: string | null;
-  umaAddress!: string;
+  /** Rows written before the UMA address was sealed only (null once sealed). */
+  umaAddress?: string | null;
+  /** The UMA address sealed (sealing.ts); null on rows written before. */
+  sealedUmaAddress?: string | null;
+  /** Blind index of the UMA address (sealing.ts `umaAddressIndexes`), unique among live customers; null on rows written before. */
+  umaAddressIndex?: string | null;
   verificationStatus!: VerificationStatus;
   fullName?: string | null;
   birthDate?: string | null;
@@ -164,7 +169,9 @@ export const CustomerEntity = new EntitySchema<CustomerRecord>({
     region: { type: 'string', nullable: true },
     currencies: { type: ArrayType },
     email: { type: 'string', nullable: true },
-    umaAddress: { type: 'string' },
+    umaAddress: { type: 'string', nullable: true },
+    sealedUmaAddress: { type: 'text', nullable: true },
+    umaAddressIndex: { type: 'string', nullable: true },
     verificationStatus: { type: 'string' },
     fullName: { type: 'string', nullable: true },
     birthDate: { type: 'date', nullable: true },

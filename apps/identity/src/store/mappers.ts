@@ -13,10 +13,13 @@ import type {
 } from './entities.js';
 import {
   openPersonalData,
+  openUmaAddress,
   openWebhookSecret,
   personalDataOf,
   sealPersonalData,
+  sealUmaAddress,
   sealWebhookSecret,
+  umaAddressIndexes,
   type PersonalData,
 } from './sealing.js';
 
@@ -167,8 +170,9 @@ export function tokenToRow(t: StoredToken): ApiTokenRecord {
 // customers
 
 /**
- * A customer from its row: the personal fields opened from `personal_data`, or read from their
- * own columns on a row written before sealing (the `rewrap` command seals those).
+ * A customer from its row: the personal fields opened from `personal_data` and the UMA address
+ * from `sealed_uma_address`, or read from their own columns on a row written before sealing (the
+ * `rewrap` command seals those).
  */
 export function customerFromRow(r: CustomerRecord, keyring: MasterKeyring): Customer {
   const c: Customer = {
@@ -177,7 +181,7 @@ export function customerFromRow(r: CustomerRecord, keyring: MasterKeyring): Cust
     platformCustomerId: r.platformCustomerId,
     customerType: r.customerType,
     currencies: [...r.currencies],
-    umaAddress: r.umaAddress,
+    umaAddress: r.sealedUmaAddress ? openUmaAddress(keyring, r.id, r.sealedUmaAddress) : r.umaAddress!,
     verificationStatus: r.verificationStatus,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -188,8 +192,8 @@ export function customerFromRow(r: CustomerRecord, keyring: MasterKeyring): Cust
   return { ...c, ...personalDataOf(personal) };
 }
 
-/** The personal fields of a row written before sealing (their own plaintext columns). */
-export function legacyPersonalData(
+/** The personal fields of a row written before sealing (their own plaintext columns; rewrap.ts seals the same). */
+function legacyPersonalData(
   r: Pick<CustomerRecord, 'email' | 'fullName' | 'birthDate' | 'nationality' | 'address' | 'businessInfo'>,
 ): PersonalData {
   return {
@@ -203,7 +207,8 @@ export function legacyPersonalData(
 }
 
 /**
- * The row of a customer, its personal fields sealed in `personal_data` (their own columns stay
+ * The row of a customer, its personal fields sealed in `personal_data` and its UMA address in
+ * `sealed_uma_address` beside its blind index under the current key (their own columns stay
  * null); `requestKey` is the Idempotency-Key of the request that created it.
  */
 export function customerToRow(c: Customer, keyring: MasterKeyring, requestKey: string | null = null): CustomerRecord {
@@ -215,7 +220,9 @@ export function customerToRow(c: Customer, keyring: MasterKeyring, requestKey: s
     region: c.region ?? null,
     currencies: [...c.currencies],
     email: null,
-    umaAddress: c.umaAddress,
+    umaAddress: null,
+    sealedUmaAddress: sealUmaAddress(keyring, c.id, c.umaAddress),
+    umaAddressIndex: umaAddressIndexes(keyring, c.umaAddress)[0],
     verificationStatus: c.verificationStatus,
     fullName: null,
     birthDate: null,

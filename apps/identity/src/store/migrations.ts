@@ -209,6 +209,26 @@ class SealedBulkImportRowsMigration extends Migration {
   }
 }
 
+/**
+ * Customers' UMA addresses at rest (issue 17): sealed in `sealed_uma_address` (envelope
+ * encryption, store/sealing.ts) beside `uma_address_index`, their blind index (keyed HMAC),
+ * which the API's lookups and filters use and which is unique among a platform's live customers;
+ * `uma_address` stays null. SQL has no key: rows written before keep `uma_address` (read, looked
+ * up and counted as duplicates as they are; `customers_uma_address` still covers them) until
+ * `main.ts rewrap` seals them.
+ */
+class SealedUmaAddressesMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE customers ALTER COLUMN uma_address DROP NOT NULL,
+      ADD COLUMN sealed_uma_address text, ADD COLUMN uma_address_index text,
+      ADD CONSTRAINT customers_uma_address_kept
+        CHECK (uma_address IS NOT NULL OR (sealed_uma_address IS NOT NULL AND uma_address_index IS NOT NULL))`);
+    this.addSql(
+      `CREATE UNIQUE INDEX customers_uma_address_index ON customers (platform_id, uma_address_index) WHERE deleted_at IS NULL`,
+    );
+  }
+}
+
 /** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
@@ -218,4 +238,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0055_bulk_imports', class: BulkImportsMigration },
   { name: '0060_sealed_personal_data', class: SealedPersonalDataMigration },
   { name: '0070_sealed_bulk_import_rows', class: SealedBulkImportRowsMigration },
+  { name: '0080_sealed_uma_addresses', class: SealedUmaAddressesMigration },
 ];

@@ -1,78 +1,67 @@
 import { isSealedValue, rewrapValue, type MasterKeyring } from '@sluice/crypto';
-import { keyringFromConfig, rewrapRows, type CommandDeps, type RewrapJob } from '@sluice/runtime';
+import {
+  keyringFromConfig,
+  rewrapRows,
+  sealedColumnJob,
+  type CommandDeps,
+  type RewrapJob,
+  type SealedColumn,
+} from '@sluice/runtime';
 import { fromJson } from '@sluice/store';
-import type { CustomerRecord } from './entities.js';
-import { legacyPersonalData } from './mappers.js';
 import type { ImportRow } from '../domain/bulk-import.js';
 import {
   BULK_IMPORT_ROW_SCHEME,
   CUSTOMER_SCHEME,
   IDENTITY_KEYRING,
+  UMA_ADDRESS_SCHEME,
   WEBHOOK_SECRET_SCHEME,
   importRowOwner,
   sealImportRow,
-  sealPersonalData,
   sealWebhookSecret,
+  umaAddressIndexes,
   webhookSecretOwner,
 } from './sealing.js';
 
-/** Rows of a rewrap batch are read with raw SQL (snake_case), then mapped to what the mappers take. */
-interface CustomerRow {
-  id: string;
-  personal_data: string | null;
-  email: string | null;
-  full_name: string | null;
-  birth_date: string | null;
-  nationality: string | null;
-  address: CustomerRecord['address'];
-  business_info: CustomerRecord['businessInfo'];
-}
+/**
+ * Customers' sealed columns (store/sealing.ts), each its own rewrap job and counts: rows sealed
+ * under another master key than the current one (rewrapped) or written before sealing (sealed,
+ * their plaintext columns cleared); deleted customers too.
+ * - `customers`: the personal fields, sealed together as the mapper seals them (absent ones left out).
+ * - `customerUmaAddresses`: the UMA address, its blind index recomputed under the current key.
+ */
+const CUSTOMER_COLUMNS: SealedColumn[] = [
+  {
+    name: 'customers',
+    table: 'customers',
+    id: 'id',
+    plain: `jsonb_build_object('email', NULLIF(email, ''), 'fullName', NULLIF(full_name, ''),
+      'birthDate', to_char(birth_date, 'YYYY-MM-DD'), 'nationality', NULLIF(nationality, ''), 'address', address,
+      'businessInfo', business_info)`,
+    sealed: 'personal_data',
+    scheme: CUSTOMER_SCHEME,
+    plainIs: 'fields',
+    plainPending: 'personal_data IS NULL',
+    cleared: 'NULL',
+    clears: ['email', 'full_name', 'birth_date', 'nationality', 'address', 'business_info'],
+  },
+  {
+    name: 'customerUmaAddresses',
+    table: 'customers',
+    id: 'id',
+    plain: 'uma_address',
+    sealed: 'sealed_uma_address',
+    scheme: UMA_ADDRESS_SCHEME,
+    plainIs: 'text',
+    plainPending: 'uma_address IS NOT NULL',
+    cleared: 'NULL',
+    derived: (umaAddress, keyring) => ({ uma_address_index: umaAddressIndexes(keyring, umaAddress)[0] }),
+  },
+];
 
 interface SecretRow {
   id: string;
   platform_id: string;
   secret: string;
-}
-
-/**
- * Customers still to do: sealed under another master key than the current one, or written before
- * sealing (no `personal_data`: sealed now, their plaintext columns cleared).
- */
-function customersJob(keyring: MasterKeyring): RewrapJob<CustomerRow> {
-  return {
-    name: 'customers',
-    next: (em, afterId, limit) =>
-      em.execute<CustomerRow[]>(
-        `SELECT id, personal_data, email, full_name, to_char(birth_date, 'YYYY-MM-DD') AS birth_date, nationality,
-           address, business_info
-         FROM customers WHERE id > ? AND (personal_data IS NULL OR split_part(personal_data, '.', 2) <> ?)
-         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [afterId, keyring.current.id, limit],
-      ),
-    idOf: (r) => r.id,
-    async apply(em, r) {
-      const sealed = r.personal_data
-        ? rewrapValue(keyring, CUSTOMER_SCHEME, r.id, r.personal_data)
-        : sealPersonalData(
-            keyring,
-            r.id,
-            legacyPersonalData({
-              email: r.email,
-              fullName: r.full_name,
-              birthDate: r.birth_date,
-              nationality: r.nationality,
-              address: r.address,
-              businessInfo: r.business_info,
-            }),
-          );
-      await em.execute(
-        `UPDATE customers SET personal_data = ?, email = NULL, full_name = NULL, birth_date = NULL, nationality = NULL,
-           address = NULL, business_info = NULL WHERE id = ?`,
-        [sealed, r.id],
-      );
-      return r.personal_data ? 'rewrapped' : 'sealed';
-    },
-  };
 }
 
 /** Webhook signing secrets still to do: under another master key, or stored as is (`whsec_...`) before sealing. */
@@ -141,15 +130,16 @@ function importRowsJob(keyring: MasterKeyring): RewrapJob<ImportRowRow> {
 export const REWRAP_BATCH = 500;
 
 /**
- * `main.ts rewrap`: moves every sealed customer, webhook signing secret and waiting bulk import
- * row to the current master key (IDENTITY_DATA_MASTER_KEY) and seals the rows written before
- * sealing. Once it reports no
+ * `main.ts rewrap`: moves every sealed customer (personal data, UMA address and its blind index),
+ * webhook signing secret and waiting bulk import row to the current master key
+ * (IDENTITY_DATA_MASTER_KEY) and seals the rows written before sealing. Once it reports no
  * failure, the retired keys (IDENTITY_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
 export function rewrapIdentity({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
   const keyring = keyringFromConfig(config, IDENTITY_KEYRING);
-  return rewrapRows(orm, [customersJob(keyring), webhookSecretsJob(keyring), importRowsJob(keyring)], {
-    batch: REWRAP_BATCH,
-    logger,
-  });
+  return rewrapRows(
+    orm,
+    [...CUSTOMER_COLUMNS.map((c) => sealedColumnJob(keyring, c)), webhookSecretsJob(keyring), importRowsJob(keyring)],
+    { batch: REWRAP_BATCH, logger },
+  );
 }

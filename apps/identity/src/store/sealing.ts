@@ -1,4 +1,5 @@
 import {
+  blindIndexes,
   isSealedValue,
   openValue,
   sealValue,
@@ -12,7 +13,9 @@ import type { BusinessInfo } from '../domain/customer.js';
 /**
  * Identity's secrets and personal data at rest, sealed with the envelope kit of `@sluice/crypto`
  * under identity's master keyring: each customer's personal fields in one column
- * (`customers.personal_data`, bound to the customer id) and each webhook signing secret
+ * (`customers.personal_data`, bound to the customer id), its UMA address in another
+ * (`customers.sealed_uma_address`, bound to the customer id; found and kept unique by its blind
+ * index `uma_address_index`) and each webhook signing secret
  * (`webhook_signing_secrets.secret`, bound to the platform and the row), and the values of a bulk
  * import's row while it waits to be processed (`bulk_import_rows.sealed_record`, bound to the job
  * and the row number; erased once the row is processed). Rows written before sealing (plaintext)
@@ -29,6 +32,15 @@ export const CUSTOMER_SCHEME: SealedValueScheme = {
   context: 'sluice:identity-customer:v1',
   field: 'personal-data',
 };
+
+export const UMA_ADDRESS_SCHEME: SealedValueScheme = {
+  prefix: 'siu1',
+  context: 'sluice:identity-customer-uma-address:v1',
+  field: 'uma-address',
+};
+
+/** Label of the blind index of a customer's UMA address. */
+const UMA_ADDRESS_INDEX = 'identity:customer-uma-address:v1';
 
 export const WEBHOOK_SECRET_SCHEME: SealedValueScheme = {
   prefix: 'siw1',
@@ -67,6 +79,22 @@ export function sealPersonalData(keyring: MasterKeyring, customerId: string, c: 
 
 export function openPersonalData(keyring: MasterKeyring, customerId: string, sealed: string): PersonalData {
   return JSON.parse(openValue(keyring, CUSTOMER_SCHEME, customerId, sealed)) as PersonalData;
+}
+
+export function sealUmaAddress(keyring: MasterKeyring, customerId: string, umaAddress: string): string {
+  return sealValue(keyring, UMA_ADDRESS_SCHEME, customerId, umaAddress);
+}
+
+export function openUmaAddress(keyring: MasterKeyring, customerId: string, sealed: string): string {
+  return openValue(keyring, UMA_ADDRESS_SCHEME, customerId, sealed);
+}
+
+/**
+ * The blind indexes of a (normalized) UMA address: under the current key (the one to store)
+ * first, then under each retired key (rows written before a rotation, until rewrap).
+ */
+export function umaAddressIndexes(keyring: MasterKeyring, umaAddress: string): string[] {
+  return blindIndexes(keyring, UMA_ADDRESS_INDEX, umaAddress);
 }
 
 /** The owner a webhook signing secret is bound to: its platform and its row. */
