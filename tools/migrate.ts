@@ -6,7 +6,7 @@
  *   npm run migrate                 every app
  *   npm run migrate -- identity     only the named apps
  */
-import { ensureDatabase } from '@sluice/store';
+import { ensureDatabase } from '@sluice/store/database';
 import { rmSync } from 'node:fs';
 import {
   APPS,

@@ -24,8 +24,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import { GATEWAY_DEFAULT_PORT, SERVICE_PORTS, defaultMetricsPort, type ServiceName } from '@sluice/config';
-import { ensureDatabase } from '@sluice/store';
-import { connectBus, ensureStreams } from '@sluice/events';
+import { ensureDatabase } from '@sluice/store/database';
+import { connectBus, ensureStreams } from '@sluice/events/nats';
 import { colorFor, forEachLine, linePrefix, LineRing, safeWrite } from './lib/process-output.js';
 import { checkGrpcHealth, checkHttp } from './lib/health.js';
 import {
@@ -42,7 +42,7 @@ import {
 } from './lib/bootstrap.js';
 import { safeUrl } from './lib/preflight.js';
 import { isPortFree, listenerOf, pickFreePort } from './lib/ports.js';
-import { startBalancer, type Balancer } from '@sluice/testing';
+import { startBalancer, type Balancer } from '@sluice/testing/balancer';
 import { buildApp } from './build-app.mjs';
 
 /** The REST API version segment every public path starts with. */

@@ -3,6 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { EntitySchema, Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import pg from 'pg';
+import { quoteIdent } from './database.js';
 import type { Logger } from '@sluice/logging';
 import type { Metrics } from '@sluice/metrics';
 import { inSpan, SpanKind, tracingEnabled } from '@sluice/tracing';
@@ -168,29 +169,6 @@ export async function pendingMigrations(databaseUrl: string, schema: string, nam
   }
 }
 
-/** Creates the database named in `databaseUrl` if it does not exist yet. */
-export async function ensureDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const dbName = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  if (!dbName) throw new Error('DATABASE_URL names no database');
-  const admin = new URL(databaseUrl);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    const r = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
-    if (r.rowCount === 0) {
-      try {
-        await client.query(`CREATE DATABASE ${quoteIdent(dbName)}`);
-      } catch (e) {
-        if ((e as { code?: string }).code !== '42P04') throw e; // created concurrently
-      }
-    }
-  } finally {
-    await client.end();
-  }
-}
-
 /** A jsonb column as the driver returns it (parsed) or as text: the value, parsed. */
 export function fromJson<T>(v: T | string): T {
   return typeof v === 'string' ? (JSON.parse(v) as T) : v;
@@ -220,10 +198,6 @@ export async function lockKeys(em: EntityManager, keys: readonly string[]): Prom
   ]);
 }
 
-export function quoteIdent(name: string): string {
-  if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw new Error(`bad SQL identifier ${name}`);
-  return `"${name}"`;
-}
 
 const RETRYABLE = new Set(['40001', '40P01']);
 
@@ -326,3 +300,5 @@ export function observePool(orm: MikroORM, metrics: Metrics, logger: Logger): vo
     failures.inc();
   });
 }
+
+export { ensureDatabase, quoteIdent } from './database.js';
