@@ -34,12 +34,14 @@ import type { InternalAccountsService } from '../../apps/accounts/src/app/intern
 import type { ExternalAccountsService } from '../../apps/accounts/src/app/external-accounts.service.js';
 import type { LedgerService } from '../../apps/accounts/src/app/ledger.service.js';
 import type { HolderDirectory } from '../../apps/accounts/src/app/ports.js';
+import type { ExternalAccountRecord } from '../../apps/accounts/src/domain/external-account.js';
 // payments
 import { definePaymentsService } from '../../apps/payments/src/service.js';
 import type {
   AccountsPort,
   CustomerDirectory,
   CustomerRef,
+  ExternalAccountInfo,
   InternalAccountInfo,
   Ledger,
   WalletSignatures,
@@ -84,16 +86,7 @@ class InProcessAccounts implements AccountsPort, Ledger {
   }
 
   async getExternalAccount(platformId: string, accountId: string) {
-    const a = await acrossServices(() => this.external.get(platformId, accountId));
-    return {
-      id: a.id,
-      currency: a.currency,
-      ...(a.customerId ? { customerId: a.customerId } : {}),
-      status: a.status,
-      accountType: a.accountInfo.accountType,
-      primaryIdentifier: a.primaryIdentifier,
-      paymentRails: a.accountInfo.paymentRails ?? [],
-    };
+    return externalInfo(await acrossServices(() => this.external.get(platformId, accountId)));
   }
 
   /** The benchmark pays external accounts only: no incoming payment ever looks up a receiver's account. */
@@ -101,11 +94,12 @@ class InProcessAccounts implements AccountsPort, Ledger {
     throw new Error('the baseline has no incoming payments');
   }
 
-  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
+  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<{ payee?: ExternalAccountInfo }> {
     const { counter, ...hold } = h;
-    await acrossServices(() =>
+    const { payee } = await acrossServices(() =>
       this.ledger.placeHold({ ...hold, counterAccount: counter ?? { system: 'SETTLEMENT' } }),
     );
+    return payee ? { payee: externalInfo(payee) } : {};
   }
 
   async postHold(h: Parameters<Ledger['postHold']>[0]): Promise<void> {
@@ -296,7 +290,11 @@ export async function startInProcessSystem(o: {
           const t1 = performance.now();
           try {
             // Internal-account sources: the outcome is always the quote, never a signing challenge.
-            const { quote: q } = await quoteExecution.executeQuote({ platformId, environment: 'SANDBOX', quoteId });
+            const { quote: q } = await quoteExecution.executeQuote({
+              platformId,
+              environment: 'SANDBOX',
+              quoteId,
+            });
             const t2 = performance.now();
             return {
               ok: true,
@@ -331,4 +329,17 @@ export async function startInProcessSystem(o: {
     await close().catch(() => undefined);
     throw err;
   }
+}
+
+/** An external account as payments' port gives it (what its gRPC client maps). */
+function externalInfo(a: ExternalAccountRecord): ExternalAccountInfo {
+  return {
+    id: a.id,
+    currency: a.currency,
+    ...(a.customerId ? { customerId: a.customerId } : {}),
+    status: a.status,
+    accountType: a.accountInfo.accountType,
+    primaryIdentifier: a.primaryIdentifier,
+    paymentRails: a.accountInfo.paymentRails ?? [],
+  };
 }

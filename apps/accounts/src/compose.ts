@@ -48,7 +48,9 @@ export function composeAccounts(
   const platforms = adapters.platforms ?? identityClient();
   const events = new AccountsPublisher(outbox);
   const internalAccounts = new InternalAccountsService(orm, clock, platforms, logger);
-  const ledger = new LedgerService(orm, clock, events, metrics);
+  const externalAccountRepo = new ExternalAccountRepository(keyringFromConfig(config, ACCOUNTS_KEYRING));
+  // The ledger reads a hold's payee with the same repository (PlaceHold's payee_external_account_id).
+  const ledger = new LedgerService(orm, clock, events, metrics, externalAccountRepo);
   const externalAccounts = new ExternalAccountsService(
     orm,
     clock,
@@ -59,7 +61,7 @@ export function composeAccounts(
       // No beneficiary-verification partner yet: production reports UNSUPPORTED.
       PRODUCTION: new ProductionBeneficiaryVerifier(),
     },
-    new ExternalAccountRepository(keyringFromConfig(config, ACCOUNTS_KEYRING)),
+    externalAccountRepo,
   );
   // The receiving institutions: the sandbox's fixed directory; none configured for production yet.
   const discoveries = new DiscoveriesService({ SANDBOX: SANDBOX_DISCOVERIES, PRODUCTION: [] });

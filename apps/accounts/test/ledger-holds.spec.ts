@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts as pb } from '@sluice/contracts';
 import { newId } from '@sluice/core';
+import { EXTERNAL_ACCOUNT_EXAMPLES } from '@sluice/testing/external-accounts';
 import { PRODUCTION, rejection, SANDBOX, startHarness, type Harness } from './support/harness.js';
 import { balanceEvents, internalAccount, SETTLEMENT } from './support/ledger.js';
 
@@ -155,6 +156,58 @@ describe('holds', () => {
     expect([voided.account!.balance!.amount, voided.account!.availableAmount]).toEqual([10_000n, 10_000n]);
     expect(await balanceEvents(h, s.accountId)).toHaveLength(1);
     await expectConsistent(s.platformId);
+  });
+
+  it('a hold may name its payee: an external account read in its transaction and answered with it; a deleted one holds nothing', async () => {
+    const platformId = await h.platform('SANDBOX');
+    const customerId = await h.customer(platformId, 'Ada Obi');
+    const { accounts } = await h.client.ensureCustomerAccounts({
+      platformId,
+      customerId,
+      currencies: ['USD'],
+      environment: SANDBOX,
+    });
+    const accountId = accounts[0]!.id;
+    await h.client.postTransfer({
+      platformId,
+      entryId: newId('JournalEntry'),
+      kind: 'TRANSFER_IN',
+      lines: [
+        { account: SETTLEMENT, currency: 'USD', amount: -10_000n },
+        { account: { internalAccountId: accountId }, currency: 'USD', amount: 10_000n },
+      ],
+    });
+    const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES.NGN_ACCOUNT;
+    const { account: payee } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency,
+      accountInfo: { paymentRails: [], ...accountInfo } as unknown as pb.ExternalAccountInfo,
+    });
+    const hold = (payeeExternalAccountId: string) =>
+      h.client.placeHold({
+        platformId,
+        holdId: newId('JournalEntry'),
+        accountId,
+        amount: 1_000n,
+        currency: 'USD',
+        counterAccount: SETTLEMENT,
+        payeeExternalAccountId,
+      });
+    const placed = await hold(payee!.id);
+    // The payee as GetExternalAccount answers it (its number opened from the sealed row).
+    expect(placed.payeeExternalAccount).toEqual(
+      (await h.client.getExternalAccount({ platformId, accountId: payee!.id })).account,
+    );
+    expect(placed.account!.availableAmount).toBe(9_000n);
+
+    await h.client.deleteExternalAccount({ platformId, accountId: payee!.id });
+    const before = await counts(platformId);
+    expect((await rejection(() => hold(payee!.id))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect((await rejection(() => hold(newId('ExternalAccount')))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(await counts(platformId)).toEqual(before);
+    expect((await internalAccount(h, platformId, accountId)).availableAmount).toBe(9_000n);
   });
 
   it('each step is idempotent by its id; another body or a second resolution is JOURNAL_ENTRY_CONFLICT and changes nothing', async () => {
@@ -332,6 +385,11 @@ describe('bad input changes nothing', () => {
         `${s.eurAccountId} holds EUR, not USD`,
       ],
       [{ kind: 'lower case' }, 'kind', 'must be 1 to 64 characters of A-Z, 0-9, "_"'],
+      [
+        { payeeExternalAccountId: 'ExternalAccount:x' },
+        'payeeExternalAccountId',
+        'must be a ExternalAccount id (ExternalAccount:<uuid>)',
+      ],
     ];
     for (const [patch, field, message] of cases) {
       const e = await rejection(() => h.client.placeHold({ ...base, ...patch }));

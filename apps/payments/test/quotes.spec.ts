@@ -538,6 +538,34 @@ describe('ExecuteQuote', () => {
     );
   });
 
+  it('the payee is read again by the hold’s own call: deleted since the quote, nothing is held; not usable, refused with the hold kept for the retry', async () => {
+    const src = await addInternal('USD', 50_000n);
+    const owner = ownerOf.get(src)!;
+    const gone = await addExternal('EUR', owner);
+    const q1 = (await client.createQuote(await base({ sourceAccountId: src, destinationAccountId: gone }))).quote!;
+    await sql.query(`UPDATE accounts.external_accounts SET deleted_at = now() WHERE id = $1`, [gone]);
+    expect((await rejection(exec(q1.id))).code).toBe('EXTERNAL_ACCOUNT_NOT_FOUND');
+    expect(await holdsOf(src)).toHaveLength(0);
+    expect(await available(src)).toBe(50_000n);
+    expect((await client.getQuote({ platformId, quoteId: q1.id })).quote!.status).toBe('PENDING');
+
+    const paused = await addExternal('EUR', owner);
+    const q2 = (await client.createQuote(await base({ sourceAccountId: src, destinationAccountId: paused }))).quote!;
+    await markPending(paused);
+    expect((await rejection(exec(q2.id))).code).toBe('EXTERNAL_ACCOUNT_NOT_USABLE');
+    // The hold stays (a void now could later be replayed as placed); the quote stays PENDING.
+    expect(await holdsOf(src)).toHaveLength(1);
+    expect((await client.getQuote({ platformId, quoteId: q2.id })).quote!.status).toBe('PENDING');
+    // Usable again: the retry replays that hold and pays once.
+    await sql.query(`UPDATE accounts.external_accounts SET status = 'ACTIVE' WHERE id = $1`, [paused]);
+    const executed = (await exec(q2.id)).quote!;
+    expect(['PROCESSING', 'COMPLETED']).toContain(executed.status);
+    await quoteStatus(q2.id, 'COMPLETED');
+    expect(await holdsOf(src)).toHaveLength(1);
+    expect(await posted(src)).toBe(40_000n);
+    await expectReconciled();
+  });
+
   it('20 concurrent executes of one quote move money once (one hold, one transaction)', async () => {
     const src = await addInternal('USD', 50_000n);
     const { quote } = await client.createQuote(await base({ sourceAccountId: src }));

@@ -1,7 +1,14 @@
 import { invalidInput, isId, newId, type Clock } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Counter, Metrics } from '@sluice/metrics';
-import { accountNotFound, fail, holdAlreadyResolved, holdNotFound } from '../domain/errors.js';
+import {
+  accountNotFound,
+  externalAccountNotFound,
+  fail,
+  holdAlreadyResolved,
+  holdNotFound,
+} from '../domain/errors.js';
+import type { ExternalAccountRecord } from '../domain/external-account.js';
 import { MAX_BALANCE, type InternalAccountRecord } from '../domain/internal-account.js';
 import {
   assertPostWithinHold,
@@ -48,6 +55,13 @@ export interface HoldResult {
   hold: Hold;
   account: InternalAccountRecord;
   replayed: boolean;
+  /** PlaceHold's payee, when it named one. */
+  payee?: ExternalAccountRecord;
+}
+
+/** How the ledger reads a hold's payee (the external accounts' repository). */
+export interface PayeeReader {
+  get(em: EntityManager, platformId: string, id: string): Promise<ExternalAccountRecord | undefined>;
 }
 
 export interface TransferResult {
@@ -89,6 +103,8 @@ export class LedgerService {
     private readonly events: AccountEvents,
     /** Counts ReconcileLedger checks by result (`ledger_reconcile_checks_total`). */
     metrics?: Metrics,
+    /** Reads PlaceHold's payee in the hold's transaction. */
+    private readonly payees?: PayeeReader,
   ) {
     this.checks = metrics?.counter({
       name: 'ledger_reconcile_checks_total',
@@ -207,8 +223,15 @@ export class LedgerService {
    */
   async placeHold(request: PlaceHoldRequest): Promise<HoldResult> {
     const o = validatePlaceHold(request);
+    const payeeId = request.payeeExternalAccountId;
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
+        // The payee first: an unknown or deleted one holds nothing.
+        let payee: ExternalAccountRecord | undefined;
+        if (payeeId !== undefined && this.payees) {
+          payee = await this.payees.get(em, o.platformId, payeeId);
+          if (!payee) throw externalAccountNotFound(payeeId);
+        }
         const account = await this.accounts.get(em, o.platformId, o.accountId);
         if (!account) throw accountNotFound(o.accountId);
         if (account.currency !== o.currency)
@@ -225,7 +248,8 @@ export class LedgerService {
         if (counterAccountId === o.accountId)
           throw invalidInput([{ field: 'counterAccount', message: 'must differ from accountId' }]);
         const { applied } = await this.recordIn(em, holdEntry({ ...o, counterAccountId }));
-        return this.holdResult(em, o.platformId, o.holdId, !applied);
+        const result = await this.holdResult(em, o.platformId, o.holdId, !applied);
+        return payee ? { ...result, payee } : result;
       }),
     );
   }

@@ -245,6 +245,8 @@ export interface PlaceHoldRequest {
   counterAccount?: LedgerAccountRefInput;
   kind?: string;
   description?: string;
+  /** An external account read in the hold's transaction and answered with it (PlaceHoldResponse.payee_external_account). */
+  payeeExternalAccountId?: string;
 }
 
 /** A valid PlaceHold: the counter account resolved to a reference, the kind defaulted to HOLD. */
@@ -268,6 +270,8 @@ export function validatePlaceHold(r: PlaceHoldRequest): ValidHold {
   if (!r.currency) c.add('currency', 'is required');
   else c.currency('currency', r.currency);
   const counterAccount = ledgerRef(c, 'counterAccount', r.counterAccount);
+  if (r.payeeExternalAccountId !== undefined)
+    c.id('payeeExternalAccountId', r.payeeExternalAccountId, 'ExternalAccount');
   c.kind('kind', r.kind).done();
   return {
     platformId: r.platformId,

@@ -1,3 +1,4 @@
+import { externalAccountToPb } from './external-account.mapper.js';
 import { accounts as pb } from '@sluice/contracts';
 import type { AsyncService } from '@sluice/rpc';
 import type { HoldResult, LedgerService } from '../app/ledger.service.js';
@@ -71,7 +72,12 @@ export function holdToPb(h: Hold): pb.Hold {
 
 /** A hold step's answer: the hold, its debited account, and whether the step was a retry. */
 function holdResponse(r: HoldResult): pb.PlaceHoldResponse {
-  return { hold: holdToPb(r.hold), account: toPb(r.account), replayed: r.replayed };
+  return {
+    hold: holdToPb(r.hold),
+    account: toPb(r.account),
+    replayed: r.replayed,
+    ...(r.payee ? { payeeExternalAccount: externalAccountToPb(r.payee) } : {}),
+  };
 }
 
 /** A transfer's lines as the app takes them. */
@@ -97,6 +103,9 @@ export function ledgerHandlers(ledger: LedgerService): LedgerHandlers {
           ...(counterAccount ? { counterAccount } : {}),
           ...(req.kind !== undefined ? { kind: req.kind } : {}),
           ...(req.description !== undefined ? { description: req.description } : {}),
+          ...(req.payeeExternalAccountId !== undefined
+            ? { payeeExternalAccountId: req.payeeExternalAccountId }
+            : {}),
         }),
       );
     },

@@ -40,7 +40,11 @@ export interface AccountsPort {
   getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo>;
   getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountInfo>;
   /** The customer's internal account in `currency`, if it has one (the receiver of an incoming payment). */
-  customerAccount(platformId: string, customerId: string, currency: string): Promise<InternalAccountInfo | undefined>;
+  customerAccount(
+    platformId: string,
+    customerId: string,
+    currency: string,
+  ): Promise<InternalAccountInfo | undefined>;
 }
 
 /**
@@ -61,7 +65,9 @@ export interface Ledger {
     counter?: LedgerAccountRef;
     kind: string;
     description?: string;
-  }): Promise<void>;
+    /** An external account to read in the hold's transaction (unknown or deleted: EXTERNAL_ACCOUNT_NOT_FOUND, nothing held). */
+    payeeExternalAccountId?: string;
+  }): Promise<{ payee?: ExternalAccountInfo }>;
   /**
    * Posts the hold in full; with `entry`, that posted entry (postEntry's rules) is recorded first in
    * the same ledger transaction: both or neither.
@@ -84,7 +90,13 @@ export interface Ledger {
     description?: string;
   }): Promise<void>;
   /** One posted entry of balanced lines (each currency sums to zero); INSUFFICIENT_FUNDS for an internal account short of it. */
-  postEntry(e: { platformId: string; entryId: string; lines: LedgerLine[]; kind: string; description?: string }): Promise<void>;
+  postEntry(e: {
+    platformId: string;
+    entryId: string;
+    lines: LedgerLine[];
+    kind: string;
+    description?: string;
+  }): Promise<void>;
 }
 
 // ---- identity: customers -----------------------------------------------------------------------
@@ -178,7 +190,8 @@ export type PayoutStatus =
   | { state: 'RETURNED'; detail: FailureDetail; reason: RefundReason };
 
 /** The fate of a refund (money going back to the payer). */
-export type RefundStatus = { state: 'PENDING'; checkAfterMs: number } | { state: 'COMPLETED' } | { state: 'FAILED' };
+export type RefundStatus =
+  { state: 'PENDING'; checkAfterMs: number } | { state: 'COMPLETED' } | { state: 'FAILED' };
 
 /**
  * The rail adapter of quote payouts (to an external account or a UMA address): submission, the

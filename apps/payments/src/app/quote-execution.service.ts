@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { invalidInput, newId, type Clock, type Environment } from '@sluice/core';
+import { invalidInput, isId, newId, type Clock, type Environment } from '@sluice/core';
 import type { Logger } from '@sluice/logging';
 import { transactional, type MikroORM } from '@sluice/store';
 import { fail } from '../domain/errors.js';
@@ -9,7 +9,7 @@ import { quoteFollowing } from '../domain/state-machines.js';
 import type { Quote } from '../domain/quote.js';
 import type { ExecuteQuoteRequest, SandboxSendRequest } from '../domain/quote-request.js';
 import { checkSandboxPayment, quoteExpired, quoteTransaction } from '../domain/quote-rules.js';
-import { newReference, type Transaction } from '../domain/transaction.js';
+import { newReference, type Transaction, type TransactionEndpoint } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
 import type { Ledger, SigningChallenge, WalletSignatures } from './ports.js';
@@ -101,11 +101,13 @@ export class QuoteExecutionService {
         ),
       };
     }
-    // The destination is read again (a deleted or deactivated account is not paid). The customer's
-    // platformCustomerId is needed only by a quote made before quotes carried their transaction (which
-    // recorded it at creation).
-    const [counterpartyIdentifier, platformCustomerId] = await Promise.all([
-      this.deps.parties.counterpartyOf(platformId, q.destination),
+    // The destination is read again (a deleted or deactivated account is not paid): an external
+    // account by the hold's own call (accounts reads it in the hold's transaction; a deleted one holds
+    // nothing), anything else now. The customer's platformCustomerId is needed only by a quote made
+    // before quotes carried their transaction (which recorded it at creation).
+    const payeeId = externalPayeeOf(q.destination);
+    const [counterpartyBefore, platformCustomerId] = await Promise.all([
+      payeeId ? undefined : this.deps.parties.counterpartyOf(platformId, q.destination),
       q.transactionId ? undefined : this.deps.parties.platformCustomerId(platformId, q.customerId),
     ]);
     const customer =
@@ -121,7 +123,7 @@ export class QuoteExecutionService {
       });
     }
     const holdId = quoteLedgerIds(q.id).hold;
-    await this.deps.ledger.placeHold({
+    const { payee } = await this.deps.ledger.placeHold({
       platformId,
       holdId,
       accountId: sourceAccountId,
@@ -130,7 +132,16 @@ export class QuoteExecutionService {
       counter: { system: 'CLEARING' },
       kind: 'QUOTE_EXECUTION',
       ...(q.description ? { description: q.description } : {}),
+      ...(payeeId ? { payeeExternalAccountId: payeeId } : {}),
     });
+    // A payee found but not usable is refused with the hold left in place: the quote stays PENDING,
+    // so a later execute replays that hold and its expiry releases it (a hold voided now could be
+    // replayed as placed). An accounts replica that does not read payees yet answers none: asked now.
+    const counterpartyIdentifier = payeeId
+      ? payee
+        ? this.deps.parties.usablePayee(payee)
+        : await this.deps.parties.counterpartyOf(platformId, q.destination)
+      : counterpartyBefore;
     // Quotes carry their transaction from creation; one created before that was recorded gets it now.
     const transactionId = q.transactionId ?? newId('Transaction');
     const claimed = await transactional(this.orm, async (em) => {
@@ -177,7 +188,9 @@ export class QuoteExecutionService {
     // the claimed quote as the hand-off's transaction moved it (read again only if the hand-off failed).
     const handed = await this.handOff(platformId, transactionId, environment, quoteId, claimed);
     return {
-      quote: handed ? quoteFollowing(claimed.quote, handed) : await this.deps.expiry.read(platformId, quoteId),
+      quote: handed
+        ? quoteFollowing(claimed.quote, handed)
+        : await this.deps.expiry.read(platformId, quoteId),
     };
   }
 
@@ -246,4 +259,9 @@ export class QuoteExecutionService {
       return undefined;
     }
   }
+}
+
+/** The external account a quote pays to, if its destination is one. */
+function externalPayeeOf(d: TransactionEndpoint): string | undefined {
+  return d.kind === 'ACCOUNT' && isId(d.accountId, 'ExternalAccount') ? d.accountId : undefined;
 }

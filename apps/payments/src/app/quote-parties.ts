@@ -35,7 +35,11 @@ export interface QuotePayee {
  */
 export class QuoteParties {
   constructor(
-    private readonly deps: { accounts: AccountsPort; customers: CustomerDirectory; lookups: ReceiverLookupsService },
+    private readonly deps: {
+      accounts: AccountsPort;
+      customers: CustomerDirectory;
+      lookups: ReceiverLookupsService;
+    },
   ) {}
 
   /**
@@ -58,7 +62,11 @@ export class QuoteParties {
             platformCustomerId: await this.deps.customers.platformCustomerId(req.platformId, src.customerId),
           }
         : undefined;
-      return { endpoint: { kind: 'REALTIME_FUNDING', currency: src.currency }, customer, embeddedWallet: false };
+      return {
+        endpoint: { kind: 'REALTIME_FUNDING', currency: src.currency },
+        customer,
+        embeddedWallet: false,
+      };
     }
     const account = await this.deps.accounts.getInternalAccount(req.platformId, src.accountId);
     if (src.customerId !== undefined && src.customerId !== account.customerId) {
@@ -78,7 +86,10 @@ export class QuoteParties {
     if (d.kind === 'UMA_ADDRESS') {
       if (!req.lookupId) {
         throw invalidInput([
-          { field: 'lookupId', message: 'is required for UMA_ADDRESS destinations (GET /receiver/uma/{address})' },
+          {
+            field: 'lookupId',
+            message: 'is required for UMA_ADDRESS destinations (GET /receiver/uma/{address})',
+          },
         ]);
       }
       const lookup = await this.deps.lookups.get(req.platformId, req.lookupId);
@@ -113,13 +124,16 @@ export class QuoteParties {
         throw invalidInput([
           {
             field: 'destination.paymentRail',
-            message: 'applies to external accounts only (a payment to an internal account is booked in the ledger)',
+            message:
+              'applies to external accounts only (a payment to an internal account is booked in the ledger)',
           },
         ]);
       }
       const account = await this.deps.accounts.getInternalAccount(req.platformId, d.accountId);
       if (account.id === payer.endpoint.accountId) {
-        throw invalidInput([{ field: 'destination.accountId', message: 'must differ from source.accountId' }]);
+        throw invalidInput([
+          { field: 'destination.accountId', message: 'must differ from source.accountId' },
+        ]);
       }
       return {
         destination: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency },
@@ -130,13 +144,21 @@ export class QuoteParties {
     const account = usable(await this.deps.accounts.getExternalAccount(req.platformId, d.accountId));
     if ((account.customerId ?? null) !== (customerId ?? null)) {
       throw invalidInput([
-        { field: 'destination.accountId', message: 'must belong to the same customer (or the platform) as the source account' },
+        {
+          field: 'destination.accountId',
+          message: 'must belong to the same customer (or the platform) as the source account',
+        },
       ]);
     }
     const { rail, error } = paymentRailFor(account.accountType, d.paymentRail, account.paymentRails);
     if (error) throw invalidInput([{ field: 'destination.paymentRail', message: error }]);
     return {
-      destination: { kind: 'ACCOUNT', accountId: account.id, currency: account.currency, ...(rail ? { paymentRail: rail } : {}) },
+      destination: {
+        kind: 'ACCOUNT',
+        accountId: account.id,
+        currency: account.currency,
+        ...(rail ? { paymentRail: rail } : {}),
+      },
       ...(lookup ? { lookup } : {}),
       counterpartyInformation: {},
       counterpartyIdentifier: account.primaryIdentifier,
@@ -157,6 +179,11 @@ export class QuoteParties {
     return usable(await this.deps.accounts.getExternalAccount(platformId, d.accountId!)).primaryIdentifier;
   }
 
+  /** The primary identifier of an external payee read elsewhere (the hold's call), if it is usable. */
+  usablePayee(account: ExternalAccountInfo): string {
+    return usable(account).primaryIdentifier;
+  }
+
   /** Whether an internal account is an EMBEDDED_WALLET (for quotes made before that was recorded on them). */
   async isEmbeddedWallet(platformId: string, accountId: string): Promise<boolean> {
     return (await this.deps.accounts.getInternalAccount(platformId, accountId)).type === 'EMBEDDED_WALLET';
@@ -171,8 +198,12 @@ export class QuoteParties {
 /** An ACTIVE external account, or EXTERNAL_ACCOUNT_NOT_USABLE on destination.accountId. */
 function usable(account: ExternalAccountInfo): ExternalAccountInfo {
   if (account.status === 'ACTIVE') return account;
-  throw fail('EXTERNAL_ACCOUNT_NOT_USABLE', `External account ${account.id} is ${account.status.toLowerCase()}, not active`, {
-    field: 'destination.accountId',
-    status: account.status,
-  });
+  throw fail(
+    'EXTERNAL_ACCOUNT_NOT_USABLE',
+    `External account ${account.id} is ${account.status.toLowerCase()}, not active`,
+    {
+      field: 'destination.accountId',
+      status: account.status,
+    },
+  );
 }

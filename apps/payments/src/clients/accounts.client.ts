@@ -28,11 +28,25 @@ const SETTLEMENT = { systemAccount: accounts.SystemAccount.SETTLEMENT };
 
 /** A ledger account reference as the accounts proto's LedgerAccountRef. */
 function refToPb(r: LedgerAccountRef): accounts.LedgerAccountRef {
-  return 'internalAccountId' in r ? { internalAccountId: r.internalAccountId } : { systemAccount: SYSTEM[r.system] };
+  return 'internalAccountId' in r
+    ? { internalAccountId: r.internalAccountId }
+    : { systemAccount: SYSTEM[r.system] };
 }
 
 function linesToPb(lines: readonly LedgerLine[]): accounts.LedgerLine[] {
   return lines.map((l) => ({ account: refToPb(l.account), currency: l.currency, amount: l.amount }));
+}
+
+function externalAccount(a: accounts.ExternalAccount): ExternalAccountInfo {
+  return {
+    id: a.id,
+    currency: a.currency,
+    ...(a.customerId ? { customerId: a.customerId } : {}),
+    status: STATUS[a.status] ?? 'UNKNOWN',
+    accountType: a.accountInfo?.accountType ?? '',
+    primaryIdentifier: a.primaryIdentifier,
+    paymentRails: a.accountInfo?.paymentRails ?? [],
+  };
 }
 
 function internalAccount(a: accounts.InternalAccount): InternalAccountInfo {
@@ -75,18 +89,14 @@ export class AccountsClient implements AccountsPort, Ledger {
 
   async getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountInfo> {
     const { account } = await this.client.getExternalAccount({ platformId, accountId });
-    return {
-      id: account!.id,
-      currency: account!.currency,
-      ...(account!.customerId ? { customerId: account!.customerId } : {}),
-      status: STATUS[account!.status] ?? 'UNKNOWN',
-      accountType: account!.accountInfo?.accountType ?? '',
-      primaryIdentifier: account!.primaryIdentifier,
-      paymentRails: account!.accountInfo?.paymentRails ?? [],
-    };
+    return externalAccount(account!);
   }
 
-  async customerAccount(platformId: string, customerId: string, currency: string): Promise<InternalAccountInfo | undefined> {
+  async customerAccount(
+    platformId: string,
+    customerId: string,
+    currency: string,
+  ): Promise<InternalAccountInfo | undefined> {
     const { accounts: list } = await this.client.listInternalAccounts({
       platformId,
       owner: accounts.Owner.CUSTOMERS,
@@ -97,8 +107,8 @@ export class AccountsClient implements AccountsPort, Ledger {
     return list[0] ? internalAccount(list[0]) : undefined;
   }
 
-  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<void> {
-    await this.client.placeHold({
+  async placeHold(h: Parameters<Ledger['placeHold']>[0]): Promise<{ payee?: ExternalAccountInfo }> {
+    const { payeeExternalAccount } = await this.client.placeHold({
       platformId: h.platformId,
       holdId: h.holdId,
       accountId: h.accountId,
@@ -107,7 +117,9 @@ export class AccountsClient implements AccountsPort, Ledger {
       counterAccount: h.counter ? refToPb(h.counter) : SETTLEMENT,
       kind: h.kind,
       ...(h.description ? { description: h.description } : {}),
+      ...(h.payeeExternalAccountId ? { payeeExternalAccountId: h.payeeExternalAccountId } : {}),
     });
+    return payeeExternalAccount ? { payee: externalAccount(payeeExternalAccount) } : {};
   }
 
   async postHold({ entry, ...h }: Parameters<Ledger['postHold']>[0]): Promise<void> {
