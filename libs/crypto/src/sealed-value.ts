@@ -125,7 +125,14 @@ function indexKey(key: MasterKey, label: string): Buffer {
  * under one key, so an index reveals equality between rows and nothing else.
  */
 export function blindIndexes(keyring: MasterKeyring, label: string, value: string): string[] {
-  return [keyring.current, ...keyring.retired].map(
-    (k) => `bi1.${k.id}.${createHmac('sha256', indexKey(k, label)).update(value, 'utf8').digest('hex')}`,
-  );
+  return [keyring.current, ...keyring.retired].map((k) => indexUnder(k, label, value));
+}
+
+/** The blind index of `value` under the current master key alone: what is stored (`blindIndexes`' first). */
+export function blindIndex(keyring: MasterKeyring, label: string, value: string): string {
+  return indexUnder(keyring.current, label, value);
+}
+
+function indexUnder(key: MasterKey, label: string, value: string): string {
+  return `bi1.${key.id}.${createHmac('sha256', indexKey(key, label)).update(value, 'utf8').digest('hex')}`;
 }

@@ -1,7 +1,9 @@
 import { ConfigError, Type } from '@sluice/config';
 import {
+  blindIndex,
   EnvelopeError,
   loadMasterKeyring,
+  openValue,
   rewrapValue,
   sealValue,
   type KeyringNames,
@@ -116,42 +118,68 @@ export interface SealedColumn {
   table: string;
   /** The row id column: what the sealed value is bound to. */
   id: string;
-  /** The plaintext column of rows written before sealing. */
+  /**
+   * The plaintext column of rows written before sealing, or SQL reading the plaintext out of
+   * `plainColumn` (`destination->>'umaAddress'`).
+   */
   plain: string;
+  /** The column that holds the plaintext when `plain` is an expression (`destination`); `plain` otherwise. */
+  plainColumn?: string;
   sealed: string;
   scheme: SealedValueScheme;
   /** How the plaintext column is read into the text that is sealed: as it is, or a jsonb value as JSON text. */
   plainIs: 'text' | 'json';
   /** SQL that holds when the plaintext column has something to seal (`x IS NOT NULL`, `x <> '{}'::jsonb`). */
   plainPending: string;
-  /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`). */
+  /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`, `destination - 'umaAddress'`). */
   cleared: string;
+  /**
+   * The column holding a blind index of the value (`blindIndex` of @sluice/crypto under `label`), for
+   * equality filters: rewrap writes it under the current key, rows indexed under another are selected too.
+   */
+  blindIndex?: { column: string; label: string };
 }
 
 /**
  * The rewrap job of one sealed column: rows sealed under another master key than the current one
  * (rewrapped; a plaintext value beside it, which the mappers never write, is cleared) or written
  * before sealing (sealed now, the plaintext column cleared). Rows with nothing in either are never
- * selected. The text sealed is what the table's row mapper seals (a map as its JSON).
+ * selected. The text sealed is what the table's row mapper seals (a map as its JSON). With a
+ * `blindIndex`, rows indexed under another key are selected too, and every row visited gets the
+ * current key's index of its value (opened, or the plaintext).
  */
 export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): RewrapJob<Record<string, unknown>> {
+  const bi = c.blindIndex;
   return {
     name: c.name,
     next: (em, afterId, limit) =>
       em.execute<Record<string, unknown>[]>(
         `SELECT ${c.id} AS id, ${c.sealed} AS sealed, ${c.plain} AS plain FROM ${c.table}
-         WHERE ${c.id} > ? AND (${c.plainPending} OR split_part(${c.sealed}, '.', 2) <> ?)
+         WHERE ${c.id} > ? AND (${c.plainPending} OR split_part(${c.sealed}, '.', 2) <> ?${
+           bi ? ` OR split_part(${bi.column}, '.', 2) <> ?` : ''
+         })
          ORDER BY ${c.id} LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [afterId, keyring.current.id, limit],
+        [afterId, keyring.current.id, ...(bi ? [keyring.current.id] : []), limit],
       ),
     idOf: (r) => r.id as string,
     async apply(em, r) {
       const id = r.id as string;
       const was = r.sealed as string | null;
-      const text =
-        c.plainIs === 'json' ? JSON.stringify(typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain) : String(r.plain);
-      const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text);
-      await em.execute(`UPDATE ${c.table} SET ${c.sealed} = ?, ${c.plain} = ${c.cleared} WHERE ${c.id} = ?`, [sealed, id]);
+      let sealed: string;
+      let text: string | undefined; // the value itself, when it must be sealed or indexed
+      if (was) {
+        sealed = rewrapValue(keyring, c.scheme, id, was);
+        if (bi) text = openValue(keyring, c.scheme, id, sealed);
+      } else {
+        text =
+          c.plainIs === 'json' ? JSON.stringify(typeof r.plain === 'string' ? JSON.parse(r.plain) : r.plain) : String(r.plain);
+        sealed = sealValue(keyring, c.scheme, id, text);
+      }
+      await em.execute(
+        `UPDATE ${c.table} SET ${c.sealed} = ?, ${c.plainColumn ?? c.plain} = ${c.cleared}${bi ? `, ${bi.column} = ?` : ''}
+         WHERE ${c.id} = ?`,
+        [sealed, ...(bi ? [blindIndex(keyring, bi.label, text!)] : []), id],
+      );
       return was ? 'rewrapped' : 'sealed';
     },
   };
