@@ -7,15 +7,17 @@ import {
   PAYMENTS_KEYRING,
   RECEIVER_CUSTOMER_INFO_SCHEME,
   SENDER_CUSTOMER_INFO_SCHEME,
+  TRANSACTION_UMA_ADDRESS_INDEXES,
+  UMA_ADDRESS_SCHEMES,
 } from './sealing.js';
 
 /**
  * Payments' sealed columns (store/sealing.ts), each its own rewrap job and counts: a row may have
  * one value to seal and another to rewrap. The text sealed is what each row mapper seals: the
- * name and the identifier as they are, the maps as JSON; an empty map (`{}`) or a missing value
- * (null, or an identifier of '', which reads as none) has nothing to seal and is never selected.
+ * name, the identifier and the UMA addresses as they are, the maps as JSON; an empty map (`{}`) or a
+ * missing value (null, or a text of '', which reads as none) has nothing to seal and is never selected.
  */
-const SEALED_COLUMNS: SealedColumn[] = [
+export const SEALED_COLUMNS: SealedColumn[] = [
   {
     name: 'receiverLookups',
     table: 'receiver_lookups',
@@ -71,6 +73,43 @@ const SEALED_COLUMNS: SealedColumn[] = [
     plainPending: `counterparty_identifier <> ''`,
     cleared: 'NULL',
   },
+  // UMA addresses: a transaction's two with their blind index (GET /transactions' filters), moved
+  // to the current key with the value; a quote's out of its destination jsonb; a lookup's two.
+  ...(['source', 'destination'] as const).map((side) => ({
+    name: side === 'source' ? 'transactionsSourceUmaAddress' : 'transactionsDestinationUmaAddress',
+    table: 'transactions',
+    id: 'id',
+    plain: `${side}_uma_address`,
+    sealed: `sealed_${side}_uma_address`,
+    scheme: UMA_ADDRESS_SCHEMES[side === 'source' ? 'transactionSource' : 'transactionDestination'],
+    plainIs: 'text' as const,
+    plainPending: `${side}_uma_address <> ''`,
+    cleared: 'NULL',
+    blindIndex: { column: `${side}_uma_address_index`, label: TRANSACTION_UMA_ADDRESS_INDEXES[side] },
+  })),
+  {
+    name: 'quotesDestinationUmaAddress',
+    table: 'quotes',
+    id: 'id',
+    plain: `destination->>'umaAddress'`,
+    plainColumn: 'destination',
+    sealed: 'sealed_destination_uma_address',
+    scheme: UMA_ADDRESS_SCHEMES.quoteDestination,
+    plainIs: 'text',
+    plainPending: `destination->>'umaAddress' <> ''`,
+    cleared: `destination - 'umaAddress'`,
+  },
+  ...(['receiver', 'sender'] as const).map((who) => ({
+    name: who === 'receiver' ? 'receiverLookupsReceiverUmaAddress' : 'receiverLookupsSenderUmaAddress',
+    table: 'receiver_lookups',
+    id: 'id',
+    plain: `${who}_uma_address`,
+    sealed: `sealed_${who}_uma_address`,
+    scheme: UMA_ADDRESS_SCHEMES[who === 'receiver' ? 'lookupReceiver' : 'lookupSender'],
+    plainIs: 'text' as const,
+    plainPending: `${who}_uma_address <> ''`,
+    cleared: 'NULL',
+  })),
 ];
 
 /** Rows per transaction of `rewrap`. */
@@ -79,9 +118,10 @@ export const REWRAP_BATCH = 500;
 /**
  * `main.ts rewrap`: moves every sealed counterparty name (receiver lookups), counterparty
  * information (quotes, transactions), sender customer info (quotes), receiver customer info
- * (incoming approvals) and counterparty identifier (transactions) to the current master key (PAYMENTS_DATA_MASTER_KEY) and seals those
- * written before sealing. Once it reports no failure, the retired keys
- * (PAYMENTS_DATA_MASTER_KEYS_RETIRED) can be removed.
+ * (incoming approvals), counterparty identifier (transactions) and UMA address (transactions with
+ * their blind indexes, quotes, receiver lookups) to the current master key
+ * (PAYMENTS_DATA_MASTER_KEY) and seals those written before sealing. Once it reports no failure,
+ * the retired keys (PAYMENTS_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
 export function rewrapPayments({ orm, config, logger }: CommandDeps<object>): Promise<Record<string, number>> {
   const keyring: MasterKeyring = keyringFromConfig(config, PAYMENTS_KEYRING);
