@@ -189,6 +189,12 @@ describe('UMA addresses at rest (issue 17)', () => {
       sealed_destination_uma_address: null,
       destination_uma_address_index: null,
     });
+    // The ledger's credit of the payment (accounts keeps descriptions in plain text) names its reference, not its sender.
+    const { rows: entries } = await sql.query(
+      `SELECT description FROM accounts.journal_entries WHERE platform_id = $1 AND kind = 'INCOMING_PAYMENT'`,
+      [p.id],
+    );
+    expect(entries).toEqual([{ description: `Incoming UMA payment ${inc.reference}` }]);
     // The same address gives another index in the other column (one label per column).
     expect(row.source_uma_address_index).not.toBe((await rowOf('transactions', out.transaction.id)).destination_uma_address_index);
 
