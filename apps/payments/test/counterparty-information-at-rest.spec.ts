@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { runServiceCommand, startService } from '@sluice/runtime';
+import type { PromiseClient } from '@sluice/rpc';
+import { runServiceCommand } from '@sluice/runtime';
 import { eventually, TEST_MASTER_KEYS, type World, type WorldPlatform } from '@sluice/testing';
 import { paymentsService } from '../src/index.js';
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
-import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts, sealedUnder } from './support/rewrap.js';
+import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts, sealedUnder, withReplicaOnKey } from './support/rewrap.js';
 
 // Issue 17: the counterpartyInformation of quotes and transactions (the receiver's FULL_NAME a
 // quote copies from its receiver lookup, and its transaction from the quote) sealed at rest under
@@ -202,31 +202,13 @@ describe("quotes' and transactions' counterpartyInformation at rest (issue 17)",
     }
 
     // A replica with the new key alone reads every map.
-    const replica = await startService(
-      paymentsService,
-      {
-        DATABASE_URL: stack.services.db.url,
-        NATS_URL: stack.services.natsUrl,
-        EVENT_SUBJECT_PREFIX: stack.services.prefix,
-        GRPC_PORT: '0',
-        LOG_LEVEL: 'silent',
-        MIGRATE_ON_START: 'false',
-        SANDBOX_UMA_DOMAIN: UMA_DOMAIN,
-        PAYMENTS_DATA_MASTER_KEY: newKey,
-      },
-      { consume: false },
-    );
-    const c2 = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${replica.port}`);
-    try {
+    await withReplicaOnKey(stack.services, newKey, async (c2) => {
       expect((await c2.getQuote({ platformId, quoteId: legacyQuote.id })).quote).toEqual(legacyQuoteBefore);
       expect((await c2.getQuote({ platformId, quoteId: sealedQuote.id })).quote).toEqual(sealedQuote);
       expect((await c2.getTransaction({ platformId, transactionId: legacyTx.id })).transaction).toEqual(
         legacyTxBefore,
       );
       expect((await c2.getTransaction({ platformId, transactionId: sealedTx.id })).transaction).toEqual(sealedTx);
-    } finally {
-      c2.close();
-      await replica.stop();
-    }
+    });
   });
 });

@@ -4,12 +4,12 @@ import type pg from 'pg';
 import { ConfigError } from '@sluice/config';
 import { common, payments as pb } from '@sluice/contracts';
 import { ManualClock, newId } from '@sluice/core';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import type { PromiseClient } from '@sluice/rpc';
 import { runServiceCommand, startService } from '@sluice/runtime';
 import { TEST_MASTER_KEYS, rejection, type World, type WorldPlatform } from '@sluice/testing';
 import { paymentsService } from '../src/index.js';
 import { accountInfoFor, startPaymentsWithNeighbours } from './support/neighbours.js';
-import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts } from './support/rewrap.js';
+import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts, withReplicaOnKey } from './support/rewrap.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
 // expiring, platform-scoped), exchange rates and the UMA provider directory. External
@@ -454,28 +454,15 @@ describe('receiver lookups at rest (issue 17)', () => {
     expect((await rowOf(legacy!.id)).counterparty_name).toBeNull();
 
     // A replica with the new key alone reads every name.
-    const replica = await startService(
-      paymentsService,
-      {
-        DATABASE_URL: stack.services.db.url,
-        NATS_URL: stack.services.natsUrl,
-        EVENT_SUBJECT_PREFIX: stack.services.prefix,
-        GRPC_PORT: '0',
-        LOG_LEVEL: 'silent',
-        MIGRATE_ON_START: 'false',
-        SANDBOX_UMA_DOMAIN: DOMAIN,
-        PAYMENTS_DATA_MASTER_KEY: newKey,
+    await withReplicaOnKey(
+      stack.services,
+      newKey,
+      async (c2) => {
+        expect((await c2.getReceiverLookup({ platformId, lookupId: legacy!.id, includeExpired: false })).lookup).toEqual(legacyBefore);
+        expect((await c2.getReceiverLookup({ platformId, lookupId: sealedOne!.id, includeExpired: false })).lookup).toEqual(sealedOne);
       },
-      { clock, consume: false },
+      { umaDomain: DOMAIN, clock },
     );
-    const c2 = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${replica.port}`);
-    try {
-      expect((await c2.getReceiverLookup({ platformId, lookupId: legacy!.id, includeExpired: false })).lookup).toEqual(legacyBefore);
-      expect((await c2.getReceiverLookup({ platformId, lookupId: sealedOne!.id, includeExpired: false })).lookup).toEqual(sealedOne);
-    } finally {
-      c2.close();
-      await replica.stop();
-    }
   });
 
   it('a missing or malformed PAYMENTS_DATA_MASTER_KEY stops the start and rewrap with a ConfigError naming it', async () => {

@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { common, payments as pb } from '@sluice/contracts';
 import { loadMasterKeyring, type MasterKeyring } from '@sluice/crypto';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { runServiceCommand, startService } from '@sluice/runtime';
+import type { PromiseClient } from '@sluice/rpc';
+import { runServiceCommand } from '@sluice/runtime';
 import { eventually, TEST_MASTER_KEYS, type World, type WorldPlatform } from '@sluice/testing';
 import { paymentsService } from '../src/index.js';
 import { PAYMENTS_KEYRING } from '../src/store/sealing.js';
 import { TransactionRepository, type TransactionFilter } from '../src/store/transaction.repository.js';
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
-import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts } from './support/rewrap.js';
+import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts, withReplicaOnKey } from './support/rewrap.js';
 
 // Issue 17: UMA addresses sealed at rest under PAYMENTS_DATA_MASTER_KEY, over real gRPC and
 // Postgres with payments' real neighbours: a transaction's source and destination address (with a
@@ -423,27 +423,9 @@ describe('rows written before sealing, and a new master key (issue 17)', () => {
     );
 
     // A replica with the new key alone answers everything as before, and its filters find every row.
-    const replica = await startService(
-      paymentsService,
-      {
-        DATABASE_URL: stack.services.db.url,
-        NATS_URL: stack.services.natsUrl,
-        EVENT_SUBJECT_PREFIX: stack.services.prefix,
-        GRPC_PORT: '0',
-        LOG_LEVEL: 'silent',
-        MIGRATE_ON_START: 'false',
-        SANDBOX_UMA_DOMAIN: 'sandbox.sluice.local',
-        PAYMENTS_DATA_MASTER_KEY: newKey,
-      },
-      { consume: false },
-    );
-    const c2 = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${replica.port}`);
-    try {
+    await withReplicaOnKey(stack.services, newKey, async (c2) => {
       expect(await answers(c2)).toEqual(before);
-    } finally {
-      c2.close();
-      await replica.stop();
-    }
+    });
     // The old key alone neither opens a value nor matches an index any more.
     const old = repositoryUnder(keyringOf(oldKey), p.id);
     expect(await old.ids({ senderAccountIdentifier: sender })).toEqual([]);

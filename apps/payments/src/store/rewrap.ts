@@ -9,7 +9,34 @@ import {
   SENDER_CUSTOMER_INFO_SCHEME,
   TRANSACTION_UMA_ADDRESS_INDEXES,
   UMA_ADDRESS_SCHEMES,
+  type TransactionSide,
+  type UmaAddressColumn,
 } from './sealing.js';
+
+/**
+ * A UMA address column `<column>` sealed in `sealed_<column>` (the address as it is; '' reads as
+ * none), and for a transaction's `side` its blind index in `<column>_index`.
+ */
+function umaAddressColumn(
+  name: string,
+  table: string,
+  column: string,
+  scheme: UmaAddressColumn,
+  side?: TransactionSide,
+): SealedColumn {
+  return {
+    name,
+    table,
+    id: 'id',
+    plain: column,
+    sealed: `sealed_${column}`,
+    scheme: UMA_ADDRESS_SCHEMES[scheme],
+    plainIs: 'text',
+    plainPending: `${column} <> ''`,
+    cleared: 'NULL',
+    ...(side ? { blindIndex: { column: `${column}_index`, label: TRANSACTION_UMA_ADDRESS_INDEXES[side] } } : {}),
+  };
+}
 
 /**
  * Payments' sealed columns (store/sealing.ts), each its own rewrap job and counts: a row may have
@@ -75,18 +102,14 @@ export const SEALED_COLUMNS: SealedColumn[] = [
   },
   // UMA addresses: a transaction's two with their blind index (GET /transactions' filters), moved
   // to the current key with the value; a quote's out of its destination jsonb; a lookup's two.
-  ...(['source', 'destination'] as const).map((side) => ({
-    name: side === 'source' ? 'transactionsSourceUmaAddress' : 'transactionsDestinationUmaAddress',
-    table: 'transactions',
-    id: 'id',
-    plain: `${side}_uma_address`,
-    sealed: `sealed_${side}_uma_address`,
-    scheme: UMA_ADDRESS_SCHEMES[side === 'source' ? 'transactionSource' : 'transactionDestination'],
-    plainIs: 'text' as const,
-    plainPending: `${side}_uma_address <> ''`,
-    cleared: 'NULL',
-    blindIndex: { column: `${side}_uma_address_index`, label: TRANSACTION_UMA_ADDRESS_INDEXES[side] },
-  })),
+  umaAddressColumn('transactionsSourceUmaAddress', 'transactions', 'source_uma_address', 'transactionSource', 'source'),
+  umaAddressColumn(
+    'transactionsDestinationUmaAddress',
+    'transactions',
+    'destination_uma_address',
+    'transactionDestination',
+    'destination',
+  ),
   {
     name: 'quotesDestinationUmaAddress',
     table: 'quotes',
@@ -99,17 +122,8 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     plainPending: `destination->>'umaAddress' <> ''`,
     cleared: `destination - 'umaAddress'`,
   },
-  ...(['receiver', 'sender'] as const).map((who) => ({
-    name: who === 'receiver' ? 'receiverLookupsReceiverUmaAddress' : 'receiverLookupsSenderUmaAddress',
-    table: 'receiver_lookups',
-    id: 'id',
-    plain: `${who}_uma_address`,
-    sealed: `sealed_${who}_uma_address`,
-    scheme: UMA_ADDRESS_SCHEMES[who === 'receiver' ? 'lookupReceiver' : 'lookupSender'],
-    plainIs: 'text' as const,
-    plainPending: `${who}_uma_address <> ''`,
-    cleared: 'NULL',
-  })),
+  umaAddressColumn('receiverLookupsReceiverUmaAddress', 'receiver_lookups', 'receiver_uma_address', 'lookupReceiver'),
+  umaAddressColumn('receiverLookupsSenderUmaAddress', 'receiver_lookups', 'sender_uma_address', 'lookupSender'),
 ];
 
 /** Rows per transaction of `rewrap`. */

@@ -1,5 +1,10 @@
 import type pg from 'pg';
+import { payments as pb } from '@sluice/contracts';
+import type { Clock } from '@sluice/core';
 import { loadMasterKeyring, type MasterKeyring } from '@sluice/crypto';
+import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import { startService } from '@sluice/runtime';
+import { paymentsService } from '../../src/index.js';
 import { SEALED_COLUMNS } from '../../src/store/rewrap.js';
 import { PAYMENTS_KEYRING } from '../../src/store/sealing.js';
 
@@ -49,4 +54,37 @@ export async function rewrapCounts(
   return Object.fromEntries(
     Object.entries({ ...counts, ...more }).filter(([k, n]) => k.endsWith('.failed') || n > 0),
   );
+}
+
+/**
+ * Runs `check` against a payments replica configured with the master key `key` alone (it only
+ * answers: it consumes no event), on the test file's database and subjects, then stops it.
+ */
+export async function withReplicaOnKey(
+  services: { db: { url: string }; natsUrl: string; prefix: string },
+  key: string,
+  check: (client: PromiseClient<pb.PaymentsServiceClient>) => Promise<void>,
+  o: { umaDomain?: string; clock?: Clock } = {},
+): Promise<void> {
+  const replica = await startService(
+    paymentsService,
+    {
+      DATABASE_URL: services.db.url,
+      NATS_URL: services.natsUrl,
+      EVENT_SUBJECT_PREFIX: services.prefix,
+      GRPC_PORT: '0',
+      LOG_LEVEL: 'silent',
+      MIGRATE_ON_START: 'false',
+      SANDBOX_UMA_DOMAIN: o.umaDomain ?? 'sandbox.sluice.local',
+      PAYMENTS_DATA_MASTER_KEY: key,
+    },
+    { consume: false, ...(o.clock ? { clock: o.clock } : {}) },
+  );
+  const client = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${replica.port}`);
+  try {
+    await check(client);
+  } finally {
+    client.close();
+    await replica.stop();
+  }
 }
