@@ -237,6 +237,8 @@ describe('secrets and personal data at rest through the real processes', () => {
     const row = await dump('payments.receiver_lookups', 'id = $1', [l.json.lookupId]);
     expect(row).toMatch(/spn1\./);
     expect(row).not.toContain('Sluice Sandbox UMA'); // the name the sandbox counterparty answers
+    expect(row).toMatch(/spu1\./);
+    expect(row).not.toContain('$success.usd@sandbox.sluice.local'); // the receiver's UMA address
   });
 
   it("a quote made from the lookup and its transaction answer the receiver's name; their rows hold it sealed", async () => {
@@ -280,7 +282,13 @@ describe('secrets and personal data at rest through the real processes', () => {
       const row = await dump(table!, 'id = $1', [id]);
       expect(row).toMatch(/spc1\./);
       expect(row).not.toContain(NAME);
+      // The receiver's UMA address too (the transaction's with its blind index).
+      expect(row).toMatch(/spu1\./);
+      expect(row).not.toContain(address);
     }
+    const found = await api('GET', `/transactions?receiverAccountIdentifier=${encodeURIComponent(address)}`);
+    expect(found.status, found.text).toBe(200);
+    expect(found.json.data.map((x: { id: string }) => x.id)).toContain(transactionId);
     // The sender's payer data, which the quote keeps and no answer shows, is sealed too.
     const quoteRow = await dump('payments.quotes', 'id = $1', [q.json.id]);
     expect(quoteRow).toMatch(/sps1\./);
@@ -336,6 +344,13 @@ describe('secrets and personal data at rest through the real processes', () => {
     const row = await dump('payments.incoming_approvals', 'transaction_id = $1', [id]);
     expect(row).toMatch(/spr1\./);
     for (const v of Object.values(RECEIVER_INFO)) expect(row).not.toContain(v);
+    // The transaction holds its sender's UMA address sealed, and is found by it.
+    const tx = await dump('payments.transactions', 'id = $1', [id]);
+    expect(tx).toMatch(/spu1\./);
+    expect(tx).not.toContain('$success.usd@sandbox.sluice.local');
+    const found = await api('GET', `/transactions?senderAccountIdentifier=${encodeURIComponent('$success.usd@sandbox.sluice.local')}`);
+    expect(found.status, found.text).toBe(200);
+    expect(found.json.data.map((x: { id: string }) => x.id)).toEqual([id]);
   });
 
   it('`main.ts rewrap` runs as its own process: nothing to move under the same key, counts printed', async () => {
@@ -358,6 +373,11 @@ describe('secrets and personal data at rest through the real processes', () => {
           'quotesSenderCustomerInfo',
           'incomingApprovals',
           'transactionsCounterpartyIdentifier',
+          'transactionsSourceUmaAddress',
+          'transactionsDestinationUmaAddress',
+          'quotesDestinationUmaAddress',
+          'receiverLookupsReceiverUmaAddress',
+          'receiverLookupsSenderUmaAddress',
         ],
       ],
     ] as const;

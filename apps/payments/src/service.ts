@@ -13,7 +13,7 @@ const config = Type.Object({
   ...grpcClientConfig('wallet-auth'),
   ...masterKeyConfig(
     PAYMENTS_KEYRING,
-    "receivers' names that counterparties answer to receiver lookups, the counterpartyInformation of quotes and transactions, quotes' senderCustomerInfo, incoming approvals' receiverCustomerInfo and transactions' counterpartyIdentifier (an external account's number or IBAN, a UMA address)",
+    "receivers' names that counterparties answer to receiver lookups, the counterpartyInformation of quotes and transactions, quotes' senderCustomerInfo, incoming approvals' receiverCustomerInfo, transactions' counterpartyIdentifier (an external account's number or IBAN, a UMA address) and the UMA addresses of transactions (with their blind indexes), quotes and receiver lookups",
   ),
   JOB_POLL_MS: Type.Integer({
     default: 10_000,

@@ -8,7 +8,7 @@ import { eventually, TEST_MASTER_KEYS, type World, type WorldPlatform } from '@s
 import { paymentsService } from '../src/index.js';
 import { TransactionRepository } from '../src/store/transaction.repository.js';
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
-import { keyringOf, REWRAP_NOTHING_LEFT } from './support/rewrap.js';
+import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts, sealedUnder } from './support/rewrap.js';
 
 // Issue 17: a transaction's counterpartyIdentifier — what the rail pays to or is paid from: an
 // external account's account number or IBAN (a copy of what accounts keeps sealed), the UMA
@@ -180,29 +180,11 @@ describe('rows written before sealing, and a new master key (issue 17)', () => {
       PAYMENTS_DATA_MASTER_KEY: newKey,
       PAYMENTS_DATA_MASTER_KEYS_RETIRED: oldKey,
     };
-    const under = async (table: string, column: string) =>
-      (
-        await sql.query(`SELECT count(*)::int AS n FROM payments.${table} WHERE split_part(${column}, '.', 2) = $1`, [
-          oldId,
-        ])
-      ).rows[0].n as number;
-    const identifiersSealed = await under('transactions', 'sealed_counterparty_identifier');
     // At least this test's sealed transfer (the other tests' rows are counted too).
-    expect(identifiersSealed).toBeGreaterThanOrEqual(1);
-    // Every count this file's rows give (rewrap prints only counts above 0, and `failed` always);
-    // the incoming UMA payment's counterpartyInformation (its sender's address) is sealed too.
-    const counts = Object.fromEntries(
-      Object.entries({
-        ...REWRAP_NOTHING_LEFT,
-        'receiverLookups.rewrapped': await under('receiver_lookups', 'sealed_counterparty_name'),
-        'quotes.rewrapped': await under('quotes', 'sealed_counterparty_information'),
-        'transactions.rewrapped': await under('transactions', 'sealed_counterparty_information'),
-        'quotesSenderCustomerInfo.rewrapped': await under('quotes', 'sealed_sender_customer_info'),
-        'incomingApprovals.rewrapped': await under('incoming_approvals', 'sealed_receiver_customer_info'),
-        'transactionsCounterpartyIdentifier.rewrapped': identifiersSealed,
-        'transactionsCounterpartyIdentifier.sealed': 2,
-      }).filter(([k, n]) => k.endsWith('.failed') || n > 0),
-    );
+    expect(await sealedUnder(sql, 'transactions', 'sealed_counterparty_identifier', oldId)).toBeGreaterThanOrEqual(1);
+    // Every count this file's rows give: the incoming UMA payment's counterpartyInformation and
+    // source address (its sender's) are sealed too.
+    const counts = await rewrapCounts(sql, oldId, { 'transactionsCounterpartyIdentifier.sealed': 2 });
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual(counts);
     // Nothing left: a second run visits no row.
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual(REWRAP_NOTHING_LEFT);

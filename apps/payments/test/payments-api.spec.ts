@@ -4,14 +4,12 @@ import type pg from 'pg';
 import { ConfigError } from '@sluice/config';
 import { common, payments as pb } from '@sluice/contracts';
 import { ManualClock, newId } from '@sluice/core';
-import { loadMasterKeyring } from '@sluice/crypto';
-import { createRpcClient, type PromiseClient } from '@sluice/rpc';
+import type { PromiseClient } from '@sluice/rpc';
 import { runServiceCommand, startService } from '@sluice/runtime';
 import { TEST_MASTER_KEYS, rejection, type World, type WorldPlatform } from '@sluice/testing';
 import { paymentsService } from '../src/index.js';
-import { PAYMENTS_KEYRING } from '../src/store/sealing.js';
 import { accountInfoFor, startPaymentsWithNeighbours } from './support/neighbours.js';
-import { REWRAP_NOTHING_LEFT } from './support/rewrap.js';
+import { keyringOf, REWRAP_NOTHING_LEFT, rewrapCounts, withReplicaOnKey } from './support/rewrap.js';
 
 // The payments API over real gRPC against real Postgres: receiver lookups (stored,
 // expiring, platform-scoped), exchange rates and the UMA provider directory. External
@@ -81,12 +79,18 @@ describe('LookupUmaReceiver', () => {
       expect(l!.expiresAt!.getTime() - l!.createdAt!.getTime()).toBe(600_000);
       const names = l!.requiredPayerDataFields.filter((f) => f.mandatory).map((f) => f.name);
       expect(names).toEqual(local.startsWith('fail') ? ['FULL_NAME', 'BIRTH_DATE'] : ['FULL_NAME']);
+      // The address sealed (test/uma-addresses-at-rest.spec.ts).
       const stored = await sql.query(
-        `SELECT sandbox_behavior, receiver_uma_address FROM payments.receiver_lookups WHERE id = $1`,
+        `SELECT sandbox_behavior, receiver_uma_address, sealed_receiver_uma_address FROM payments.receiver_lookups
+         WHERE id = $1`,
         [l!.id],
       );
       expect(stored.rows).toEqual([
-        { sandbox_behavior: stored_[local], receiver_uma_address: `$${local}@${DOMAIN}` },
+        {
+          sandbox_behavior: stored_[local],
+          receiver_uma_address: null,
+          sealed_receiver_uma_address: expect.stringMatching(/^spu1\./),
+        },
       ]);
     }
   });
@@ -429,24 +433,17 @@ describe('receiver lookups at rest (issue 17)', () => {
 
     const oldKey = TEST_MASTER_KEYS.PAYMENTS_DATA_MASTER_KEY!;
     const newKey = randomBytes(32).toString('base64');
-    const newId_ = loadMasterKeyring(newKey, undefined, PAYMENTS_KEYRING).current.id;
+    const newId_ = keyringOf(newKey).current.id;
     const env = {
       DATABASE_URL: stack.services.db.url,
       LOG_LEVEL: 'silent',
       PAYMENTS_DATA_MASTER_KEY: newKey,
       PAYMENTS_DATA_MASTER_KEYS_RETIRED: oldKey,
     };
-    const { rows: named } = await sql.query(
-      `SELECT count(*)::int AS n FROM payments.receiver_lookups
-       WHERE sealed_counterparty_name IS NOT NULL OR counterparty_name IS NOT NULL`,
-    );
-    // This file makes no quote, transaction or incoming approval (test/counterparty-information-at-rest.spec.ts,
-    // test/customer-info-at-rest.spec.ts and test/counterparty-identifier-at-rest.spec.ts rewrap those).
-    expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual({
-      ...REWRAP_NOTHING_LEFT,
-      'receiverLookups.rewrapped': named[0].n - 1,
-      'receiverLookups.sealed': 1,
-    });
+    // Every other name, and the lookups' UMA addresses, are sealed under the old key.
+    const counts = await rewrapCounts(sql, keyringOf(oldKey).current.id, { 'receiverLookups.sealed': 1 });
+    expect(counts['receiverLookups.rewrapped']).toBeGreaterThanOrEqual(1);
+    expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual(counts);
     expect(await runServiceCommand(paymentsService, 'rewrap', env)).toEqual(REWRAP_NOTHING_LEFT);
     const { rows: keys } = await sql.query(
       `SELECT DISTINCT split_part(sealed_counterparty_name, '.', 2) AS k FROM payments.receiver_lookups
@@ -457,28 +454,15 @@ describe('receiver lookups at rest (issue 17)', () => {
     expect((await rowOf(legacy!.id)).counterparty_name).toBeNull();
 
     // A replica with the new key alone reads every name.
-    const replica = await startService(
-      paymentsService,
-      {
-        DATABASE_URL: stack.services.db.url,
-        NATS_URL: stack.services.natsUrl,
-        EVENT_SUBJECT_PREFIX: stack.services.prefix,
-        GRPC_PORT: '0',
-        LOG_LEVEL: 'silent',
-        MIGRATE_ON_START: 'false',
-        SANDBOX_UMA_DOMAIN: DOMAIN,
-        PAYMENTS_DATA_MASTER_KEY: newKey,
+    await withReplicaOnKey(
+      stack.services,
+      newKey,
+      async (c2) => {
+        expect((await c2.getReceiverLookup({ platformId, lookupId: legacy!.id, includeExpired: false })).lookup).toEqual(legacyBefore);
+        expect((await c2.getReceiverLookup({ platformId, lookupId: sealedOne!.id, includeExpired: false })).lookup).toEqual(sealedOne);
       },
-      { clock, consume: false },
+      { umaDomain: DOMAIN, clock },
     );
-    const c2 = createRpcClient(pb.PaymentsServiceClient, `127.0.0.1:${replica.port}`);
-    try {
-      expect((await c2.getReceiverLookup({ platformId, lookupId: legacy!.id, includeExpired: false })).lookup).toEqual(legacyBefore);
-      expect((await c2.getReceiverLookup({ platformId, lookupId: sealedOne!.id, includeExpired: false })).lookup).toEqual(sealedOne);
-    } finally {
-      c2.close();
-      await replica.stop();
-    }
   });
 
   it('a missing or malformed PAYMENTS_DATA_MASTER_KEY stops the start and rewrap with a ConfigError naming it', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   EnvelopeError,
+  blindIndex,
   blindIndexes,
   isSealedValue,
   loadMasterKeyring,
@@ -157,6 +158,8 @@ describe('sealed values', () => {
     expect(both).toHaveLength(2);
     expect(both[0]).not.toBe(a);
     expect(both[1]).toBe(a);
+    // What is stored: the current key's alone.
+    expect(blindIndex(rotated, 'iban', 'DE89370400440532013000')).toBe(both[0]);
   });
 
   it('a bad key names its variable', () => {

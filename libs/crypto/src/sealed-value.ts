@@ -113,8 +113,18 @@ export function rewrapValue(keyring: MasterKeyring, scheme: SealedValueScheme, o
   return format(scheme, rewrapDataKey(keyring, v.key, dekAad(scheme, owner)), v.sealed);
 }
 
+/**
+ * The index keys derived so far, per master key (as long as it is loaded) and label: the HKDF is most
+ * of an index's cost, and a filter or an insert computes one per request.
+ */
+const indexKeys = new WeakMap<MasterKey, Map<string, Buffer>>();
+
 function indexKey(key: MasterKey, label: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), `sluice-blind-index:${label}`, 32));
+  let byLabel = indexKeys.get(key);
+  if (!byLabel) indexKeys.set(key, (byLabel = new Map()));
+  let k = byLabel.get(label);
+  if (!k) byLabel.set(label, (k = Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), `sluice-blind-index:${label}`, 32))));
+  return k;
 }
 
 /**
@@ -125,7 +135,14 @@ function indexKey(key: MasterKey, label: string): Buffer {
  * under one key, so an index reveals equality between rows and nothing else.
  */
 export function blindIndexes(keyring: MasterKeyring, label: string, value: string): string[] {
-  return [keyring.current, ...keyring.retired].map(
-    (k) => `bi1.${k.id}.${createHmac('sha256', indexKey(k, label)).update(value, 'utf8').digest('hex')}`,
-  );
+  return [keyring.current, ...keyring.retired].map((k) => indexUnder(k, label, value));
+}
+
+/** The blind index of `value` under the current master key alone: what is stored (`blindIndexes`' first). */
+export function blindIndex(keyring: MasterKeyring, label: string, value: string): string {
+  return indexUnder(keyring.current, label, value);
+}
+
+function indexUnder(key: MasterKey, label: string, value: string): string {
+  return `bi1.${key.id}.${createHmac('sha256', indexKey(key, label)).update(value, 'utf8').digest('hex')}`;
 }

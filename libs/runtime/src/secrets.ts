@@ -1,5 +1,6 @@
 import { ConfigError, Type } from '@sluice/config';
 import {
+  blindIndex,
   EnvelopeError,
   loadMasterKeyring,
   openValue,
@@ -119,9 +120,12 @@ export interface SealedColumn {
   id: string;
   /**
    * The plaintext column of rows written before sealing, or an SQL expression over several
-   * (`jsonb_build_object('email', email, ...)`, with `plainIs: 'fields'` and `clears`).
+   * (`jsonb_build_object('email', email, ...)`, with `plainIs: 'fields'` and `clears`), or SQL reading
+   * the plaintext out of `plainColumn` (`destination->>'umaAddress'`).
    */
   plain: string;
+  /** The column that holds the plaintext when `plain` is an expression (`destination`); `plain` otherwise. */
+  plainColumn?: string;
   sealed: string;
   scheme: SealedValueScheme;
   /**
@@ -132,7 +136,7 @@ export interface SealedColumn {
   plainIs: 'text' | 'json' | 'fields';
   /** SQL that holds when the plaintext column has something to seal (`x IS NOT NULL`, `x <> '{}'::jsonb`). */
   plainPending: string;
-  /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`). */
+  /** SQL written into the plaintext column once the value is sealed (`NULL`, `'{}'::jsonb`, `destination - 'umaAddress'`). */
   cleared: string;
   /** The plaintext columns set to `cleared` when `plain` is an expression over several (default: `plain`). */
   clears?: string[];
@@ -141,6 +145,11 @@ export interface SealedColumn {
    * index): column → value. A rewrapped value is opened for them.
    */
   derived?: (plaintext: string, keyring: MasterKeyring) => Record<string, unknown>;
+  /**
+   * The column holding a blind index of the value (`blindIndex` of @sluice/crypto under `label`), for
+   * equality filters: rewrap writes it under the current key, rows indexed under another are selected too.
+   */
+  blindIndex?: { column: string; label: string };
 }
 
 /** The text sealed of a row written before sealing, from its plaintext as selected (`SealedColumn.plainIs`). */
@@ -157,17 +166,21 @@ function plaintextOf(plainIs: SealedColumn['plainIs'], plain: unknown): string {
  * (rewrapped; a plaintext value beside it, which the mappers never write, is cleared) or written
  * before sealing (sealed now, the plaintext column cleared). Rows with nothing in either are never
  * selected. The text sealed is what the table's row mapper seals (a map as its JSON); `derived`
- * columns (a blind index) are recomputed from it under the current key.
+ * columns are recomputed from it under the current key. With a `blindIndex`, rows indexed under
+ * another key are selected too, and every row visited gets the current key's index of its value.
  */
 export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): RewrapJob<Record<string, unknown>> {
+  const bi = c.blindIndex;
   return {
     name: c.name,
     next: (em, afterId, limit) =>
       em.execute<Record<string, unknown>[]>(
         `SELECT ${c.id} AS id, ${c.sealed} AS sealed, ${c.plain} AS plain FROM ${c.table}
-         WHERE ${c.id} > ? AND (${c.plainPending} OR split_part(${c.sealed}, '.', 2) <> ?)
+         WHERE ${c.id} > ? AND (${c.plainPending} OR split_part(${c.sealed}, '.', 2) <> ?${
+           bi ? ` OR split_part(${bi.column}, '.', 2) <> ?` : ''
+         })
          ORDER BY ${c.id} LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [afterId, keyring.current.id, limit],
+        [afterId, keyring.current.id, ...(bi ? [keyring.current.id] : []), limit],
       ),
     idOf: (r) => r.id as string,
     async apply(em, r) {
@@ -175,11 +188,16 @@ export function sealedColumnJob(keyring: MasterKeyring, c: SealedColumn): Rewrap
       const was = r.sealed as string | null;
       const text = was ? undefined : plaintextOf(c.plainIs, r.plain);
       const sealed = was ? rewrapValue(keyring, c.scheme, id, was) : sealValue(keyring, c.scheme, id, text!);
-      const derived = Object.entries(c.derived?.(text ?? openValue(keyring, c.scheme, id, sealed), keyring) ?? {});
+      const needsText = c.derived || bi;
+      const value = needsText ? (text ?? openValue(keyring, c.scheme, id, sealed)) : undefined;
+      const derived = Object.entries({
+        ...(c.derived ? c.derived(value!, keyring) : {}),
+        ...(bi ? { [bi.column]: blindIndex(keyring, bi.label, value!) } : {}),
+      });
       await em.execute(
         `UPDATE ${c.table} SET ${[
           `${c.sealed} = ?`,
-          ...(c.clears ?? [c.plain]).map((column) => `${column} = ${c.cleared}`),
+          ...(c.clears ?? [c.plainColumn ?? c.plain]).map((column) => `${column} = ${c.cleared}`),
           ...derived.map(([column]) => `${column} = ?`),
         ].join(', ')} WHERE ${c.id} = ?`,
         [sealed, ...derived.map(([, v]) => v), id],

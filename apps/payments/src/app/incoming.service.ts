@@ -291,7 +291,9 @@ export class IncomingService {
         amount: t.receivedAmount,
         currency: t.destination.currency,
         kind: 'INCOMING_PAYMENT',
-        description: `Incoming UMA payment from ${t.source.umaAddress ?? 'a sender'}`,
+        // The transaction's reference, not the sender's UMA address: payments keeps that sealed, and
+        // the ledger's journal keeps descriptions in plain text.
+        description: `Incoming UMA payment ${t.reference}`,
       });
     } catch (err) {
       // Refused for good (e.g. BALANCE_LIMIT_EXCEEDED): the payment fails (returned to the sender)

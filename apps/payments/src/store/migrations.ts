@@ -295,6 +295,40 @@ class SealedCounterpartyIdentifierMigration extends Migration {
   }
 }
 
+/**
+ * Personal data at rest (issue 17): UMA addresses (a person at an institution, as an email address
+ * names one) are sealed under PAYMENTS_DATA_MASTER_KEY (store/sealing.ts, `spu1.…`, bound to the
+ * row id): a transaction's source and destination address in `sealed_source_uma_address` /
+ * `sealed_destination_uma_address`, a quote's destination address in
+ * `quotes.sealed_destination_uma_address` (its `destination` jsonb then has no `umaAddress`), a
+ * receiver lookup's in `sealed_receiver_uma_address` / `sealed_sender_uma_address`; the plaintext
+ * columns stay null. GET /transactions filters on a transaction's two by equality: each has a blind
+ * index (`source_uma_address_index`, `destination_uma_address_index`: HMAC-SHA256 under a key derived
+ * from the master key, `bi1.<keyId>.<hex>`). No index was ever on the plaintext columns (the filter
+ * is an OR beside the indexed account ids, within the platform), so none is on the blind indexes
+ * either. A lookup's target check accepts a sealed receiver address. SQL has no key: rows written
+ * before keep their addresses in the plaintext columns (read, and matched by the filters, as they
+ * are) until `main.ts rewrap` seals and indexes them. Nullable columns without a default: adding
+ * them rewrites no row; the new check scans `receiver_lookups` once (a table purged a day after
+ * each lookup expired).
+ */
+class SealedUmaAddressesMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `ALTER TABLE transactions ADD COLUMN sealed_source_uma_address text, ADD COLUMN source_uma_address_index text,
+         ADD COLUMN sealed_destination_uma_address text, ADD COLUMN destination_uma_address_index text`,
+    );
+    this.addSql(`ALTER TABLE quotes ADD COLUMN sealed_destination_uma_address text`);
+    this.addSql(
+      `ALTER TABLE receiver_lookups ADD COLUMN sealed_receiver_uma_address text, ADD COLUMN sealed_sender_uma_address text`,
+    );
+    this.addSql(`ALTER TABLE receiver_lookups DROP CONSTRAINT receiver_lookups_target,
+      ADD CONSTRAINT receiver_lookups_target CHECK (
+        (kind = 'UMA') = (receiver_uma_address IS NOT NULL OR sealed_receiver_uma_address IS NOT NULL)
+        AND (kind = 'EXTERNAL_ACCOUNT') = (external_account_id IS NOT NULL))`);
+  }
+}
+
 /** Migrations of the payments schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_scheduled_jobs', class: ScheduledJobsMigration },
@@ -312,4 +346,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0050_sealed_counterparty_information', class: SealedCounterpartyInformationMigration },
   { name: '0060_sealed_customer_info', class: SealedCustomerInfoMigration },
   { name: '0070_sealed_counterparty_identifier', class: SealedCounterpartyIdentifierMigration },
+  { name: '0080_sealed_uma_addresses', class: SealedUmaAddressesMigration },
 ];

@@ -9,8 +9,10 @@ import type { TransactionEndpoint } from '../domain/transaction.js';
 import {
   openCounterpartyInformation,
   openSenderCustomerInfo,
+  openUmaAddress,
   sealCounterpartyInformation,
   sealSenderCustomerInfo,
+  sealUmaAddress,
 } from './sealing.js';
 import { fromJson, insertRow } from './sql.js';
 
@@ -22,7 +24,9 @@ interface QuoteRow {
   platform_id: string;
   status: QuoteStatus;
   source: TransactionEndpoint | string;
+  /** Without its `umaAddress`, sealed (store/sealing.ts) in `sealed_destination_uma_address`; rows written before sealing hold it here. */
   destination: TransactionEndpoint | string;
+  sealed_destination_uma_address: string | null;
   customer_id: string | null;
   amounts: Json | string;
   lookup_id: string | null;
@@ -121,17 +125,19 @@ function amountsIn(j: Json): QuoteAmounts {
 }
 
 /**
- * The one mapper of `payments.quotes`: Quote ↔ QuoteRow (counterpartyInformation and
- * senderCustomerInfo sealed under `keyring`).
+ * The one mapper of `payments.quotes`: Quote ↔ QuoteRow (counterpartyInformation,
+ * senderCustomerInfo and the destination's UMA address sealed under `keyring`).
  */
 const quoteRow = (keyring: MasterKeyring) => ({
   to(q: Quote): QuoteRow {
+    const { umaAddress, ...destination } = q.destination;
     return {
       id: q.id,
       platform_id: q.platformId,
       status: q.status,
       source: JSON.stringify(q.source),
-      destination: JSON.stringify(q.destination),
+      destination: JSON.stringify(destination),
+      sealed_destination_uma_address: sealUmaAddress(keyring, 'quoteDestination', q.id, umaAddress),
       customer_id: q.customerId ?? null,
       sending_currency: q.amounts.sendingCurrency,
       receiving_currency: q.amounts.receivingCurrency,
@@ -155,12 +161,14 @@ const quoteRow = (keyring: MasterKeyring) => ({
   },
 
   from(r: QuoteRow): Quote {
+    const destination = fromJson<TransactionEndpoint>(r.destination);
+    const umaAddress = openUmaAddress(keyring, 'quoteDestination', r.id, r.sealed_destination_uma_address, destination.umaAddress);
     return {
       id: r.id,
       platformId: r.platform_id,
       status: r.status,
       source: fromJson<TransactionEndpoint>(r.source),
-      destination: fromJson<TransactionEndpoint>(r.destination),
+      destination: { ...destination, ...(umaAddress ? { umaAddress } : {}) },
       ...(r.customer_id ? { customerId: r.customer_id } : {}),
       amounts: amountsIn(fromJson<Json>(r.amounts)),
       ...(r.lookup_id ? { lookupId: r.lookup_id } : {}),

@@ -2,7 +2,7 @@ import type { MasterKeyring } from '@sluice/crypto';
 import type { EntityManager } from '@sluice/store';
 import type { CurrencyPreference, ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { PayerDataField, SandboxReceiverBehavior } from '../domain/uma.js';
-import { openCounterpartyName, sealCounterpartyName } from './sealing.js';
+import { openCounterpartyName, openUmaAddress, sealCounterpartyName, sealUmaAddress } from './sealing.js';
 import { fromJson, insertRow } from './sql.js';
 
 /** A row of `payments.receiver_lookups`. */
@@ -10,9 +10,12 @@ interface ReceiverLookupRow {
   id: string;
   platform_id: string;
   kind: 'UMA' | 'EXTERNAL_ACCOUNT';
+  /** The UMA addresses sealed (store/sealing.ts) in `sealed_…`; the plaintext columns hold them only in rows written before. */
   receiver_uma_address: string | null;
+  sealed_receiver_uma_address: string | null;
   external_account_id: string | null;
   sender_uma_address: string | null;
+  sealed_sender_uma_address: string | null;
   customer_id: string | null;
   sending_currency: string;
   supported_currencies: StoredPreference[] | string;
@@ -35,7 +38,7 @@ interface StoredPreference {
 
 const JSONB = new Set(['supported_currencies', 'required_payer_data_fields']);
 
-/** The one mapper of `payments.receiver_lookups`: ReceiverLookup ↔ ReceiverLookupRow (the name sealed under `keyring`). */
+/** The one mapper of `payments.receiver_lookups`: ReceiverLookup ↔ ReceiverLookupRow (the name and the UMA addresses sealed under `keyring`). */
 const receiverLookupRow = (keyring: MasterKeyring) => ({
   to(l: ReceiverLookup): ReceiverLookupRow {
     const prefs: StoredPreference[] = l.supportedCurrencies.map((p) => ({
@@ -48,9 +51,11 @@ const receiverLookupRow = (keyring: MasterKeyring) => ({
       id: l.id,
       platform_id: l.platformId,
       kind: l.kind,
-      receiver_uma_address: l.receiverUmaAddress ?? null,
+      receiver_uma_address: null,
+      sealed_receiver_uma_address: sealUmaAddress(keyring, 'lookupReceiver', l.id, l.receiverUmaAddress),
       external_account_id: l.externalAccountId ?? null,
-      sender_uma_address: l.senderUmaAddress ?? null,
+      sender_uma_address: null,
+      sealed_sender_uma_address: sealUmaAddress(keyring, 'lookupSender', l.id, l.senderUmaAddress),
       customer_id: l.customerId ?? null,
       sending_currency: l.sendingCurrency,
       supported_currencies: JSON.stringify(prefs),
@@ -68,13 +73,15 @@ const receiverLookupRow = (keyring: MasterKeyring) => ({
     const counterpartyName = r.sealed_counterparty_name
       ? openCounterpartyName(keyring, r.id, r.sealed_counterparty_name)
       : r.counterparty_name;
+    const receiverUmaAddress = openUmaAddress(keyring, 'lookupReceiver', r.id, r.sealed_receiver_uma_address, r.receiver_uma_address);
+    const senderUmaAddress = openUmaAddress(keyring, 'lookupSender', r.id, r.sealed_sender_uma_address, r.sender_uma_address);
     return {
       id: r.id,
       platformId: r.platform_id,
       kind: r.kind,
-      ...(r.receiver_uma_address ? { receiverUmaAddress: r.receiver_uma_address } : {}),
+      ...(receiverUmaAddress ? { receiverUmaAddress } : {}),
       ...(r.external_account_id ? { externalAccountId: r.external_account_id } : {}),
-      ...(r.sender_uma_address ? { senderUmaAddress: r.sender_uma_address } : {}),
+      ...(senderUmaAddress ? { senderUmaAddress } : {}),
       ...(r.customer_id ? { customerId: r.customer_id } : {}),
       sendingCurrency: r.sending_currency,
       supportedCurrencies: fromJson(r.supported_currencies).map(

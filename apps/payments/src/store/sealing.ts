@@ -1,4 +1,11 @@
-import { openValue, sealValue, type MasterKeyring, type SealedValueScheme } from '@sluice/crypto';
+import {
+  blindIndex,
+  blindIndexes,
+  openValue,
+  sealValue,
+  type MasterKeyring,
+  type SealedValueScheme,
+} from '@sluice/crypto';
 import { fromJson } from '@sluice/store';
 
 /**
@@ -25,9 +32,18 @@ import { fromJson } from '@sluice/store';
  *   number, IBAN, CLABE, PIX key or wallet address, or the UMA address of a UMA payment) in
  *   `transactions.sealed_counterparty_identifier`, bound to the transaction id;
  *   `counterparty_identifier` then stays null. Every value is sealed, UMA addresses too (one rule,
- *   and nothing filters on the column).
- * Each has its own scheme (prefix and context), so a value moved to another column, or to another
- * row, does not open. Rows written before sealing are still read, and `main.ts rewrap` seals them.
+ *   and nothing filters on the column);
+ * - UMA addresses (a person at an institution, as an email address names one): a transaction's
+ *   source (an incoming payment's sender) and destination address, a quote's destination address
+ *   (kept out of its `destination` jsonb), a receiver lookup's receiver and sender addresses, each in
+ *   a `sealed_…_uma_address` column bound to the row id, the plaintext column null. GET
+ *   /transactions filters on a transaction's two by equality, so each also has a blind index
+ *   (`…_uma_address_index`, `transactionUmaAddressIndexes`). A payment without a UMA address
+ *   seals and indexes nothing.
+ * Each has its own scheme (prefix and context; the UMA addresses one prefix and context, each
+ * column its own field, which the value's AAD binds), so a value moved to another column, or to
+ * another row, does not open. Rows written before sealing are still read, and `main.ts rewrap`
+ * seals them.
  */
 export const PAYMENTS_KEYRING = {
   current: 'PAYMENTS_DATA_MASTER_KEY',
@@ -213,4 +229,95 @@ export function openCounterpartyIdentifier(
 ): string | undefined {
   if (sealed) return openValue(keyring, COUNTERPARTY_IDENTIFIER_SCHEME, transactionId, sealed);
   return plain || undefined;
+}
+
+const umaAddressScheme = (field: string): SealedValueScheme => ({
+  prefix: 'spu1',
+  context: 'sluice:payments-uma-address:v1',
+  field,
+});
+
+/** The UMA address columns: one scheme each (the same prefix and context, each its own field). */
+export const UMA_ADDRESS_SCHEMES = {
+  transactionSource: umaAddressScheme('transaction-source-uma-address'),
+  transactionDestination: umaAddressScheme('transaction-destination-uma-address'),
+  quoteDestination: umaAddressScheme('quote-destination-uma-address'),
+  lookupReceiver: umaAddressScheme('lookup-receiver-uma-address'),
+  lookupSender: umaAddressScheme('lookup-sender-uma-address'),
+} satisfies Record<string, SealedValueScheme>;
+
+export type UmaAddressColumn = keyof typeof UMA_ADDRESS_SCHEMES;
+
+/** A UMA address sealed for the row `owner`; null (no cryptography) when there is none (or ''). */
+export function sealUmaAddress(
+  keyring: MasterKeyring,
+  column: UmaAddressColumn,
+  owner: string,
+  address: string | undefined,
+): string | null {
+  return address ? sealValue(keyring, UMA_ADDRESS_SCHEMES[column], owner, address) : null;
+}
+
+/** A row's UMA address: the sealed column opened when set, else the plaintext (rows written before sealing; absent when null or ''). */
+export function openUmaAddress(
+  keyring: MasterKeyring,
+  column: UmaAddressColumn,
+  owner: string,
+  sealed: string | null | undefined,
+  plain: string | null | undefined,
+): string | undefined {
+  if (sealed) return openValue(keyring, UMA_ADDRESS_SCHEMES[column], owner, sealed);
+  return plain || undefined;
+}
+
+/** Labels of the blind indexes of a transaction's UMA addresses (one per column: an index reveals equal addresses in one column only). */
+export const TRANSACTION_UMA_ADDRESS_INDEXES = {
+  source: 'payments:transaction-source-uma-address:v1',
+  destination: 'payments:transaction-destination-uma-address:v1',
+} as const;
+
+export type TransactionSide = keyof typeof TRANSACTION_UMA_ADDRESS_INDEXES;
+
+/** The columns of a transaction's UMA addresses, as the row mapper writes them. */
+export interface TransactionUmaAddressColumns {
+  /** Null: only rows written before sealing hold the address itself. */
+  source_uma_address: string | null;
+  sealed_source_uma_address: string | null;
+  /** The blind index under the current key (`bi1.<keyId>.<hex>`), for GET /transactions' filters. */
+  source_uma_address_index: string | null;
+  destination_uma_address: string | null;
+  sealed_destination_uma_address: string | null;
+  destination_uma_address_index: string | null;
+}
+
+/**
+ * How a transaction's UMA addresses are written: each sealed (bound to the transaction id) with
+ * its blind index under the current key, the plaintext column null; an endpoint without one (most
+ * payments) → all three null, no cryptography.
+ */
+export function sealTransactionUmaAddresses(
+  keyring: MasterKeyring,
+  transactionId: string,
+  source: string | undefined,
+  destination: string | undefined,
+): TransactionUmaAddressColumns {
+  const index = (side: TransactionSide, address: string | undefined) =>
+    address ? blindIndex(keyring, TRANSACTION_UMA_ADDRESS_INDEXES[side], address) : null;
+  return {
+    source_uma_address: null,
+    sealed_source_uma_address: sealUmaAddress(keyring, 'transactionSource', transactionId, source),
+    source_uma_address_index: index('source', source),
+    destination_uma_address: null,
+    sealed_destination_uma_address: sealUmaAddress(keyring, 'transactionDestination', transactionId, destination),
+    destination_uma_address_index: index('destination', destination),
+  };
+}
+
+/**
+ * The stored blind indexes that mean `address` on a transaction's `side`: under the current key
+ * first, then under each retired key (rows indexed before a rotation, until rewrap moves them).
+ * Rows written before sealing hold the address itself in the plaintext column: look for it there too.
+ */
+export function transactionUmaAddressIndexes(keyring: MasterKeyring, side: TransactionSide, address: string): string[] {
+  return blindIndexes(keyring, TRANSACTION_UMA_ADDRESS_INDEXES[side], address);
 }

@@ -1,17 +1,21 @@
 import { PAYMENT_RAILS } from '@sluice/core';
 import type { MasterKeyring } from '@sluice/crypto';
-import type { EntityManager } from '@sluice/store';
 import { isPaymentRail } from '../domain/payment-rails.js';
 import type { RateDetails } from '../domain/pricing.js';
 import { ratio, type Ratio } from '../domain/ratio.js';
 import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
 import type { FailureDetail, Refund, Transaction, TransactionEndpoint } from '../domain/transaction.js';
 import type { TransactionQuery } from '../domain/transaction-query.js';
+import { pgTextArray, type EntityManager } from '@sluice/store';
 import {
   openCounterpartyIdentifier,
   openCounterpartyInformation,
+  openUmaAddress,
   sealCounterpartyIdentifier,
   sealCounterpartyInformation,
+  sealTransactionUmaAddresses,
+  transactionUmaAddressIndexes,
+  type TransactionSide,
 } from './sealing.js';
 import { affectedRows, fromJson, insertRow } from './sql.js';
 
@@ -23,11 +27,21 @@ interface TransactionRow {
   status: TransactionStatus;
   source_kind: TransactionEndpoint['kind'];
   source_account_id: string | null;
+  /**
+   * The UMA addresses of the endpoints (an incoming payment's sender, the receiver of a payment to
+   * a UMA address), sealed (store/sealing.ts) beside their blind index (GET /transactions filters
+   * on them); `source_uma_address` / `destination_uma_address` then stay null, and hold the address
+   * itself only in rows written before sealing.
+   */
   source_uma_address: string | null;
+  sealed_source_uma_address: string | null;
+  source_uma_address_index: string | null;
   source_currency: string;
   destination_kind: TransactionEndpoint['kind'];
   destination_account_id: string | null;
   destination_uma_address: string | null;
+  sealed_destination_uma_address: string | null;
+  destination_uma_address_index: string | null;
   destination_currency: string;
   destination_payment_rail: string | null;
   customer_id: string | null;
@@ -115,12 +129,11 @@ const transactionRow = (keyring: MasterKeyring) => ({
       type: t.type,
       source_kind: t.source.kind,
       source_account_id: t.source.accountId ?? null,
-      source_uma_address: t.source.umaAddress ?? null,
       source_currency: t.source.currency,
       destination_kind: t.destination.kind,
       destination_account_id: t.destination.accountId ?? null,
-      destination_uma_address: t.destination.umaAddress ?? null,
       destination_currency: t.destination.currency,
+      ...sealTransactionUmaAddresses(keyring, t.id, t.source.umaAddress, t.destination.umaAddress),
       destination_payment_rail: t.destination.paymentRail ?? null,
       customer_id: t.customerId ?? null,
       platform_customer_id: t.platformCustomerId ?? null,
@@ -145,7 +158,7 @@ const transactionRow = (keyring: MasterKeyring) => ({
     const endpoint = (
       kind: TransactionEndpoint['kind'],
       acc: string | null,
-      uma: string | null,
+      uma: string | undefined,
       currency: string,
     ) => ({
       kind,
@@ -165,12 +178,17 @@ const transactionRow = (keyring: MasterKeyring) => ({
       platformId: r.platform_id,
       type: r.type,
       status: r.status,
-      source: endpoint(r.source_kind, r.source_account_id, r.source_uma_address, r.source_currency),
+      source: endpoint(
+        r.source_kind,
+        r.source_account_id,
+        openUmaAddress(keyring, 'transactionSource', r.id, r.sealed_source_uma_address, r.source_uma_address),
+        r.source_currency,
+      ),
       destination: {
         ...endpoint(
           r.destination_kind,
           r.destination_account_id,
-          r.destination_uma_address,
+          openUmaAddress(keyring, 'transactionDestination', r.id, r.sealed_destination_uma_address, r.destination_uma_address),
           r.destination_currency,
         ),
         ...(rail && isPaymentRail(rail, PAYMENT_RAILS) ? { paymentRail: rail } : {}),
@@ -259,7 +277,7 @@ export type TransactionFilter = Omit<TransactionQuery, 'limit' | 'cursor'> & {
 export class TransactionRepository {
   private readonly rows: ReturnType<typeof transactionRow>;
 
-  constructor(keyring: MasterKeyring) {
+  constructor(private readonly keyring: MasterKeyring) {
     this.rows = transactionRow(keyring);
   }
 
@@ -341,30 +359,16 @@ export class TransactionRepository {
     if (f.customerId === null) add('customer_id IS NULL');
     else if (f.customerId !== undefined) add('customer_id = ?', f.customerId);
     if (f.platformCustomerId !== undefined) add('platform_customer_id = ?', f.platformCustomerId);
-    if (f.accountIdentifier !== undefined) {
-      const id = f.accountIdentifier;
+    // An account id, or a UMA address: its blind index under every key of the ring (rows indexed
+    // before a rotation, until rewrap), or the address itself (rows written before sealing).
+    const endpointIs = (sides: TransactionSide[], id: string) =>
       add(
-        '(source_account_id = ? OR destination_account_id = ? OR source_uma_address = ? OR destination_uma_address = ?)',
-        id,
-        id,
-        id,
-        id,
+        `(${sides.map((s) => `${s}_account_id = ? OR ${s}_uma_address_index = ANY(?::text[]) OR ${s}_uma_address = ?`).join(' OR ')})`,
+        ...sides.flatMap((s) => [id, pgTextArray(transactionUmaAddressIndexes(this.keyring, s, id)), id]),
       );
-    }
-    if (f.senderAccountIdentifier !== undefined) {
-      add(
-        '(source_account_id = ? OR source_uma_address = ?)',
-        f.senderAccountIdentifier,
-        f.senderAccountIdentifier,
-      );
-    }
-    if (f.receiverAccountIdentifier !== undefined) {
-      add(
-        '(destination_account_id = ? OR destination_uma_address = ?)',
-        f.receiverAccountIdentifier,
-        f.receiverAccountIdentifier,
-      );
-    }
+    if (f.accountIdentifier !== undefined) endpointIs(['source', 'destination'], f.accountIdentifier);
+    if (f.senderAccountIdentifier !== undefined) endpointIs(['source'], f.senderAccountIdentifier);
+    if (f.receiverAccountIdentifier !== undefined) endpointIs(['destination'], f.receiverAccountIdentifier);
     if (f.status !== undefined) add('status = ?', f.status);
     if (f.type !== undefined) add('type = ?', f.type);
     if (f.reference !== undefined) add('reference = ?', f.reference);
