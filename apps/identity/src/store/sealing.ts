@@ -18,8 +18,10 @@ import type { BusinessInfo } from '../domain/customer.js';
  * index `uma_address_index`) and each webhook signing secret
  * (`webhook_signing_secrets.secret`, bound to the platform and the row), and the values of a bulk
  * import's row while it waits to be processed (`bulk_import_rows.sealed_record`, bound to the job
- * and the row number; erased once the row is processed). Rows written before sealing (plaintext)
- * are still read, and the `rewrap` command seals them.
+ * and the row number; erased once the row is processed), and an invitation's two UMA addresses
+ * (`invitations.sealed_inviter_uma` and `sealed_invitee_uma`, each bound to the invitation's code;
+ * nothing looks invitations up by them, so they have no blind index). Rows written before sealing
+ * (plaintext) are still read, and the `rewrap` command seals them.
  */
 export const IDENTITY_KEYRING = {
   current: 'IDENTITY_DATA_MASTER_KEY',
@@ -52,6 +54,18 @@ export const BULK_IMPORT_ROW_SCHEME: SealedValueScheme = {
   prefix: 'sib1',
   context: 'sluice:identity-bulk-import-row:v1',
   field: 'record',
+};
+
+export const INVITER_UMA_SCHEME: SealedValueScheme = {
+  prefix: 'sii1',
+  context: 'sluice:identity-invitation-inviter-uma:v1',
+  field: 'inviter-uma',
+};
+
+export const INVITEE_UMA_SCHEME: SealedValueScheme = {
+  prefix: 'sie1',
+  context: 'sluice:identity-invitation-invitee-uma:v1',
+  field: 'invitee-uma',
 };
 
 /** A customer's personal fields: what is sealed (everything else of a customer is filtered on or public). */
@@ -87,6 +101,28 @@ export function sealUmaAddress(keyring: MasterKeyring, customerId: string, umaAd
 
 export function openUmaAddress(keyring: MasterKeyring, customerId: string, sealed: string): string {
   return openValue(keyring, UMA_ADDRESS_SCHEME, customerId, sealed);
+}
+
+/** Which UMA address of an invitation: each has its own column and scheme. */
+const INVITATION_UMA_SCHEMES = { inviter: INVITER_UMA_SCHEME, invitee: INVITEE_UMA_SCHEME };
+
+/** Seals the inviter's or the invitee's UMA address of the invitation `code` (its row id). */
+export function sealInvitationUma(
+  keyring: MasterKeyring,
+  who: keyof typeof INVITATION_UMA_SCHEMES,
+  code: string,
+  umaAddress: string,
+): string {
+  return sealValue(keyring, INVITATION_UMA_SCHEMES[who], code, umaAddress);
+}
+
+export function openInvitationUma(
+  keyring: MasterKeyring,
+  who: keyof typeof INVITATION_UMA_SCHEMES,
+  code: string,
+  sealed: string,
+): string {
+  return openValue(keyring, INVITATION_UMA_SCHEMES[who], code, sealed);
 }
 
 /**
