@@ -56,17 +56,11 @@ export const BULK_IMPORT_ROW_SCHEME: SealedValueScheme = {
   field: 'record',
 };
 
-export const INVITER_UMA_SCHEME: SealedValueScheme = {
-  prefix: 'sii1',
-  context: 'sluice:identity-invitation-inviter-uma:v1',
-  field: 'inviter-uma',
-};
-
-export const INVITEE_UMA_SCHEME: SealedValueScheme = {
-  prefix: 'sie1',
-  context: 'sluice:identity-invitation-invitee-uma:v1',
-  field: 'invitee-uma',
-};
+/** An invitation's two UMA addresses, each its own column and scheme (`sii1`, `sie1`). */
+export const INVITATION_UMA_SCHEMES = {
+  inviter: { prefix: 'sii1', context: 'sluice:identity-invitation-inviter-uma:v1', field: 'inviter-uma' },
+  invitee: { prefix: 'sie1', context: 'sluice:identity-invitation-invitee-uma:v1', field: 'invitee-uma' },
+} satisfies Record<string, SealedValueScheme>;
 
 /** A customer's personal fields: what is sealed (everything else of a customer is filtered on or public). */
 export interface PersonalData {
@@ -102,9 +96,6 @@ export function sealUmaAddress(keyring: MasterKeyring, customerId: string, umaAd
 export function openUmaAddress(keyring: MasterKeyring, customerId: string, sealed: string): string {
   return openValue(keyring, UMA_ADDRESS_SCHEME, customerId, sealed);
 }
-
-/** Which UMA address of an invitation: each has its own column and scheme. */
-const INVITATION_UMA_SCHEMES = { inviter: INVITER_UMA_SCHEME, invitee: INVITEE_UMA_SCHEME };
 
 /** Seals the inviter's or the invitee's UMA address of the invitation `code` (its row id). */
 export function sealInvitationUma(
