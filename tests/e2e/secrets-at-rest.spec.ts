@@ -2,10 +2,11 @@
  * End to end: secrets and personal data at rest through the real processes (issue 17). A customer,
  * an external account and a transfer to it, a beneficial owner and its document, a bulk import, a
  * receiver lookup, a quote made from it (with the sender's payer data) and its transaction, a webhook
- * endpoint, and an incoming payment the platform approves with its receiver's data made over the
- * public API work as before (GET answers every field, deliveries verify with the secret GET /config
- * shows, the transfer settles by its account number), while their rows — read raw, as a stolen dump
- * would hold them — contain none of the personal data, account numbers or signing secrets.
+ * endpoint, a claimed invitation, and an incoming payment the platform approves with its receiver's
+ * data made over the public API work as before (GET answers every field, deliveries verify with the
+ * secret GET /config shows, the transfer settles by its account number), while their rows — read raw,
+ * as a stolen dump would hold them — contain none of the personal data, UMA addresses of invitations,
+ * account numbers or signing secrets.
  * `main.ts rewrap` runs as its own process and prints its counts.
  */
 import { execFile } from 'node:child_process';
@@ -111,6 +112,25 @@ describe('secrets and personal data at rest through the real processes', () => {
     const accountRow = await dump('accounts.external_accounts', 'id = $1', [a.json.id]);
     for (const v of [ACCOUNT_NUMBER, ROUTING_NUMBER, PERSON.fullName, PERSON.address.line1])
       expect(accountRow).not.toContain(v);
+  });
+
+  it("an invitation from a customer, claimed, answers both UMA addresses; its row holds neither", async () => {
+    const c = await api('POST', '/customers', {
+      body: { customerType: 'INDIVIDUAL', platformCustomerId: 'inviter-1', umaAddress: '$ada.inviter@pay.example.com' },
+    });
+    expect(c.status, c.text).toBe(201);
+    const inviterUma = c.json.umaAddress as string;
+    const made = await api('POST', '/invitations', { body: { inviterUma } });
+    expect(made.status, made.text).toBe(201);
+    const code = made.json.code as string;
+    const claimed = await api('POST', `/invitations/${code}/claim`, { body: { inviteeUma: '$grace.invitee@other.example' } });
+    expect(claimed.status, claimed.text).toBe(200);
+    const got = await api('GET', `/invitations/${code}`);
+    expect(got.json).toMatchObject({ code, inviterUma, inviteeUma: '$grace.invitee@other.example', status: 'CLAIMED' });
+    const row = await dump('identity.invitations', 'code = $1', [code]);
+    expect(row).toMatch(/sii1\./);
+    expect(row).toMatch(/sie1\./);
+    for (const v of ['ada.inviter', 'grace.invitee']) expect(row).not.toContain(v);
   });
 
   it("a transfer to the external account settles; its transaction's row holds the account number sealed", async () => {
@@ -359,7 +379,14 @@ describe('secrets and personal data at rest through the real processes', () => {
       [
         'identity',
         LOCAL_DEV_MASTER_KEYS.identity,
-        ['customers', 'customerUmaAddresses', 'webhookSigningSecrets', 'bulkImportRows'],
+        [
+          'customers',
+          'customerUmaAddresses',
+          'webhookSigningSecrets',
+          'bulkImportRows',
+          'invitationsInviterUma',
+          'invitationsInviteeUma',
+        ],
       ],
       ['accounts', LOCAL_DEV_MASTER_KEYS.accounts, ['externalAccounts']],
       ['compliance', LOCAL_DEV_MASTER_KEYS.compliance, ['documents', 'beneficialOwners', 'verifications']],

@@ -49,7 +49,7 @@ export function composeIdentity({
     secrets: new WebhookSecretRepository(keyring),
     tokens: new TokenRepository(),
     customers: new CustomerRepository(keyring),
-    invitations: new InvitationRepository(),
+    invitations: new InvitationRepository(keyring),
     imports: new BulkImportRepository(keyring),
   };
   const events = new IdentityPublisher(outbox);

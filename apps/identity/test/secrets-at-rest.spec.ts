@@ -12,10 +12,10 @@ import { IDENTITY_KEYRING, openImportRow, sealImportRow } from '../src/store/sea
 import { newPlatform, startIdentity, type Harness, type IdentityClient } from './support/harness.js';
 
 /**
- * Customers' personal data and UMA addresses, webhook signing secrets and bulk import rows at rest
- * (issue 17): sealed in their rows, bound to them, readable across a master-key rotation, moved to
- * the new key by `rewrap`; a UMA address is still found, filtered on and kept unique (its blind
- * index), across a rotation too.
+ * Customers' personal data and UMA addresses, webhook signing secrets, bulk import rows and
+ * invitations' UMA addresses at rest (issue 17): sealed in their rows, bound to them, readable
+ * across a master-key rotation, moved to the new key by `rewrap`; a customer's UMA address is
+ * still found, filtered on and kept unique (its blind index), across a rotation too.
  */
 let h: Harness;
 beforeAll(async () => {
@@ -115,6 +115,14 @@ async function replicaWith(keys: Record<string, string>) {
 async function inviterOf(platformId: string, inviterUma: string, client: IdentityClient = h.client) {
   return (await client.createInvitation({ platformId, inviterUma })).invitation!.inviterCustomerId;
 }
+
+/** Every column of the invitation's row as text, as a stolen dump would hold it. */
+async function rawInvitation(code: string): Promise<string> {
+  return (await h.sql.query(`SELECT i::text AS row FROM invitations i WHERE code = $1`, [code])).rows[0].row as string;
+}
+
+const getInvitation = async (platformId: string, code: string, client: IdentityClient = h.client) =>
+  (await client.getInvitation({ platformId, code })).invitation!;
 
 describe('customers at rest', () => {
   it('the row holds none of the personal data, and the API answers all of it', async () => {
@@ -247,6 +255,74 @@ describe('UMA addresses at rest', () => {
   });
 });
 
+describe('invitations at rest', () => {
+  it("the row holds neither the inviter's nor the invitee's UMA address; create, get, claim and cancel answer them as before", async () => {
+    const p = await newPlatform(h.client);
+    const inviterUma = '$ada.inviter@pay.example.com';
+    await individual(p.id, { umaAddress: inviterUma });
+    const created = (await h.client.createInvitation({ platformId: p.id, inviterUma: '$ADA.Inviter@pay.example.com' }))
+      .invitation!;
+    expect(created.inviterUma).toBe(inviterUma);
+    const columns = async (code: string) =>
+      (
+        await h.sql.query(
+          `SELECT inviter_uma, sealed_inviter_uma, invitee_uma, sealed_invitee_uma FROM invitations WHERE code = $1`,
+          [code],
+        )
+      ).rows[0];
+    expect(await columns(created.code)).toMatchObject({ inviter_uma: null, invitee_uma: null, sealed_invitee_uma: null });
+    expect((await columns(created.code)).sealed_inviter_uma).toMatch(/^sii1\.mk_[0-9a-f]{16}\./);
+    expect((await rawInvitation(created.code)).toLowerCase()).not.toContain('ada.inviter');
+    expect(await getInvitation(p.id, created.code)).toEqual(created);
+
+    // Claiming with the inviter's own address is still refused (compared with the opened address).
+    expect(
+      await rejection(h.client.claimInvitation({ platformId: p.id, code: created.code, inviteeUma: inviterUma })),
+    ).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [expect.objectContaining({ field: 'inviteeUma' })] } });
+    const claimed = (
+      await h.client.claimInvitation({ platformId: p.id, code: created.code, inviteeUma: '$Grace.Invitee@other.example' })
+    ).invitation!;
+    expect(claimed).toMatchObject({ inviterUma, inviteeUma: '$grace.invitee@other.example' });
+    const row = (await rawInvitation(created.code)).toLowerCase();
+    for (const v of ['ada.inviter', 'grace.invitee']) expect(row).not.toContain(v);
+    expect(await columns(created.code)).toMatchObject({ inviter_uma: null, invitee_uma: null });
+    expect((await columns(created.code)).sealed_invitee_uma).toMatch(/^sie1\.mk_[0-9a-f]{16}\./);
+    expect(await getInvitation(p.id, created.code)).toEqual(claimed);
+
+    const other = (await h.client.createInvitation({ platformId: p.id, inviterUma })).invitation!;
+    const cancelled = (await h.client.cancelInvitation({ platformId: p.id, code: other.code })).invitation!;
+    expect(cancelled).toMatchObject({ inviterUma, status: identity.InvitationStatus.CANCELLED });
+    expect(cancelled.inviteeUma).toBeUndefined();
+    expect((await rawInvitation(other.code)).toLowerCase()).not.toContain('ada.inviter');
+  });
+
+  /** What each case moves into another invitation's row: a sealed column of `a`, or the customer's sealed address. */
+  const sealedOf = (column: string, table = 'invitations', key = 'code') => async (id: string) =>
+    (await h.sql.query(`SELECT ${column} AS v FROM ${table} WHERE ${key} = $1`, [id])).rows[0].v as string;
+  it.each([
+    ["another invitation's inviter", 'sealed_inviter_uma', 'invitation', sealedOf('sealed_inviter_uma')],
+    ["another invitation's invitee", 'sealed_invitee_uma', 'invitation', sealedOf('sealed_invitee_uma')],
+    ["the inviting customer's row", 'sealed_inviter_uma', 'customer', sealedOf('sealed_uma_address', 'customers', 'id')],
+  ] as const)('a sealed address moved from %s into %s does not open there', async (_from, column, of, source) => {
+    const p = await newPlatform(h.client);
+    const ada = await individual(p.id, { umaAddress: '$ada.moved@pay.example.com' });
+    const invite = async () => {
+      const code = (await h.client.createInvitation({ platformId: p.id, inviterUma: ada.umaAddress })).invitation!.code;
+      return (await h.client.claimInvitation({ platformId: p.id, code, inviteeUma: `$${code}@other.example` }))
+        .invitation!;
+    };
+    const [a, b] = [await invite(), await invite()];
+    const moved = await source(of === 'customer' ? ada.id : a.code);
+    const own = await sealedOf(column)(b.code);
+    await h.sql.query(`UPDATE invitations SET ${column} = $1 WHERE code = $2`, [moved, b.code]);
+    // The row does not open: an internal error (logged), never another row's address.
+    await expect(getInvitation(p.id, b.code)).rejects.toMatchObject({ grpcCode: 13 });
+    expect(await getInvitation(p.id, a.code)).toEqual(a);
+    await h.sql.query(`UPDATE invitations SET ${column} = $1 WHERE code = $2`, [own, b.code]);
+    expect(await getInvitation(p.id, b.code)).toEqual(b);
+  });
+});
+
 describe('webhook signing secrets at rest', () => {
   it('are sealed in their rows, bound to them, and still sign (GetWebhookTarget answers them)', async () => {
     const p = await newPlatform(h.client);
@@ -364,6 +440,25 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
        VALUES ($1, 1, 2, $2::jsonb, NULL), ($1, 2, 3, NULL, $3)`,
       [jobId, JSON.stringify(waiting[1]), sealImportRow(oldRing, jobId, 2, waiting[2])],
     );
+    // Invitations: one sealed under the old key (claimed), one written before sealing (claimed, both
+    // addresses plain) and a legacy pending one (its inviter plain), claimed after the rotation below.
+    const invite = async (inviterUma: string, inviteeUma?: string) => {
+      const code = (await h.client.createInvitation({ platformId: p.id, inviterUma })).invitation!.code;
+      return inviteeUma
+        ? (await h.client.claimInvitation({ platformId: p.id, code, inviteeUma })).invitation!
+        : (await h.client.getInvitation({ platformId: p.id, code })).invitation!;
+    };
+    const sealedInvitation = await invite(sealedOne.umaAddress, '$sealed.invitee@other.example');
+    const legacyInvitation = await invite(sealedOne.umaAddress, '$legacy.invitee@other.example');
+    const legacyPending = await invite(sealedOne.umaAddress);
+    await h.sql.query(
+      `UPDATE invitations SET inviter_uma = $2, sealed_inviter_uma = NULL,
+         invitee_uma = CASE WHEN status = 'CLAIMED' THEN $3 END, sealed_invitee_uma = NULL
+       WHERE code = ANY($1::text[])`,
+      [[legacyInvitation.code, legacyPending.code], sealedOne.umaAddress, '$legacy.invitee@other.example'],
+    );
+    expect(await getInvitation(p.id, legacyInvitation.code)).toEqual(legacyInvitation);
+    expect(await getInvitation(p.id, legacyPending.code)).toEqual(legacyPending);
     const before = (await h.client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer!;
     expect(before).toMatchObject({
       fullName: 'Grace Hopper',
@@ -396,6 +491,7 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     // Rotated, not yet rewrapped: old-key and legacy addresses read, filter and are still taken.
     const rotated = await replicaWith(rotatedKeys);
     let madeUnderNew: identity.Customer;
+    let legacyPendingClaimed: identity.Invitation;
     try {
       expect(
         (await rotated.client.getCustomer({ platformId: p.id, customerId: sealedOne.id })).customer!.umaAddress,
@@ -403,6 +499,23 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       expect(await withUmaAddress(p.id, sealedOne.umaAddress, rotated.client)).toEqual([sealedOne.id]);
       expect(await withUmaAddress(p.id, legacy.umaAddress, rotated.client)).toEqual([legacy.id]);
       expect(await inviterOf(p.id, sealedOne.umaAddress, rotated.client)).toBe(sealedOne.id);
+      // Old-key and legacy invitations read; the legacy pending one is claimed (its plain inviter
+      // still refused as the invitee), the invitee sealed under the new key.
+      for (const i of [sealedInvitation, legacyInvitation, legacyPending])
+        expect(await getInvitation(p.id, i.code, rotated.client)).toEqual(i);
+      expect(
+        await rejection(
+          rotated.client.claimInvitation({ platformId: p.id, code: legacyPending.code, inviteeUma: sealedOne.umaAddress }),
+        ),
+      ).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [expect.objectContaining({ field: 'inviteeUma' })] } });
+      legacyPendingClaimed = (
+        await rotated.client.claimInvitation({
+          platformId: p.id,
+          code: legacyPending.code,
+          inviteeUma: '$claimed.after.rotation@other.example',
+        })
+      ).invitation!;
+      expect(legacyPendingClaimed).toMatchObject({ inviterUma: sealedOne.umaAddress, status: identity.InvitationStatus.CLAIMED });
       for (const taken of [sealedOne.umaAddress, legacy.umaAddress])
         await expectUmaTaken(individual(p.id, { umaAddress: taken }, rotated.client), taken);
       madeUnderNew = await individual(p.id, { umaAddress: '$made.under.new@pay.example.com' }, rotated.client);
@@ -441,6 +554,19 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       ).rows[0].n as number;
     const personalToDo = await notUnderNew('personal_data');
     const umaToDo = await notUnderNew('sealed_uma_address');
+    const invitationsNotUnderNew = async (plain: string, sealed: string) =>
+      (
+        await h.sql.query(
+          `SELECT count(*)::int AS n FROM invitations WHERE (${plain} IS NOT NULL OR ${sealed} IS NOT NULL)
+             AND (${sealed} IS NULL OR split_part(${sealed}, '.', 2) <> $1)`,
+          [newId],
+        )
+      ).rows[0].n as number;
+    const inviterToDo = await invitationsNotUnderNew('inviter_uma', 'sealed_inviter_uma');
+    const inviteeToDo = await invitationsNotUnderNew('invitee_uma', 'sealed_invitee_uma');
+    const { rows: invitationsAll } = await h.sql.query(`SELECT count(*)::int AS n FROM invitations`);
+    // Invitations made on the new-key replica are not to do; rows of the other tests are rewrapped too.
+    expect(inviterToDo).toBeLessThan(invitationsAll[0].n);
     const counts = await runServiceCommand(identityService, 'rewrap', env);
     const { rows: all } = await h.sql.query(`SELECT count(*)::int AS n FROM customers`);
     const { rows: secrets } = await h.sql.query(`SELECT count(*)::int AS n FROM webhook_signing_secrets`);
@@ -461,6 +587,14 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     expect(counts['bulkImportRows.failed']).toBe(0);
     expect(counts['bulkImportRows.sealed']).toBe(1);
     expect(counts['bulkImportRows.rewrapped']).toBe(1);
+    // Two legacy inviters and one legacy invitee sealed; every other invitation not made under the new key rewrapped.
+    expect(counts['invitationsInviterUma.failed']).toBe(0);
+    expect(counts['invitationsInviterUma.sealed']).toBe(2);
+    expect(counts['invitationsInviterUma.rewrapped']).toBe(inviterToDo - 2);
+    expect(counts['invitationsInviteeUma.failed']).toBe(0);
+    expect(counts['invitationsInviteeUma.sealed']).toBe(1);
+    expect(counts['invitationsInviteeUma.rewrapped']).toBe(inviteeToDo - 1);
+    expect(inviteeToDo).toBeGreaterThanOrEqual(2);
     const { rows: importRows } = await h.sql.query(
       `SELECT row_number, record, sealed_record FROM bulk_import_rows WHERE job_id = $1 ORDER BY row_number`,
       [jobId],
@@ -476,10 +610,20 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
     expect(JSON.stringify(importRows)).not.toContain('Mary Jackson');
     const { rows: keyIds } = await h.sql.query(
       `SELECT personal_data AS s FROM customers UNION ALL SELECT sealed_uma_address FROM customers
-       UNION ALL SELECT uma_address_index FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets`,
+       UNION ALL SELECT uma_address_index FROM customers UNION ALL SELECT secret FROM webhook_signing_secrets
+       UNION ALL SELECT sealed_inviter_uma FROM invitations
+       UNION ALL SELECT sealed_invitee_uma FROM invitations WHERE status = 'CLAIMED'`,
     );
     expect(new Set(keyIds.map((r) => keyIdOf(r.s)))).toEqual(new Set([newId]));
     expect((await h.sql.query(`SELECT count(*)::int AS n FROM customers WHERE uma_address IS NOT NULL`)).rows[0].n).toBe(0);
+    expect(
+      (await h.sql.query(`SELECT count(*)::int AS n FROM invitations WHERE inviter_uma IS NOT NULL OR invitee_uma IS NOT NULL`))
+        .rows[0].n,
+    ).toBe(0);
+    for (const code of [legacyInvitation.code, legacyPending.code]) {
+      const raw = (await rawInvitation(code)).toLowerCase();
+      for (const v of [sealedOne.umaAddress.slice(1), 'legacy.invitee', 'claimed.after.rotation']) expect(raw).not.toContain(v);
+    }
     const legacyRow = await rawCustomer(legacy.id);
     expect(legacyRow).not.toContain('Grace Hopper');
     expect(legacyRow).not.toContain('grace@example.com');
@@ -490,6 +634,8 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
       'customerUmaAddresses.failed': 0,
       'webhookSigningSecrets.failed': 0,
       'bulkImportRows.failed': 0,
+      'invitationsInviterUma.failed': 0,
+      'invitationsInviteeUma.failed': 0,
     });
 
     // The old key removed: a replica with the new key alone reads everything, and finds every address.
@@ -500,6 +646,8 @@ describe('rotation: rewrap, legacy rows, and key configuration', () => {
         await expectUmaTaken(individual(p.id, { umaAddress: c.umaAddress }, client), c.umaAddress);
       }
       expect(await inviterOf(p.id, legacy.umaAddress, client)).toBe(legacy.id);
+      for (const i of [sealedInvitation, legacyInvitation, legacyPendingClaimed!])
+        expect(await getInvitation(p.id, i.code, client)).toEqual(i);
       expect((await client.getCustomer({ platformId: p.id, customerId: legacy.id })).customer).toEqual(
         before,
       );

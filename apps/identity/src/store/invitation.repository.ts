@@ -1,14 +1,21 @@
+import type { MasterKeyring } from '@sluice/crypto';
 import { optDate, type EntityManager } from '@sluice/store';
 import type { Invitation } from '../domain/invitation.js';
+import { openInvitationUma, sealInvitationUma } from './sealing.js';
 
-/** A row of `invitations` as Postgres returns it (bigint as string). */
+/**
+ * A row of `invitations` as Postgres returns it (bigint as string). The UMA addresses are in the
+ * sealed columns; their plain columns hold them only on rows written before sealing (until rewrap).
+ */
 interface Row {
   code: string;
   platform_id: string;
   inviter_customer_id: string;
-  inviter_uma: string;
+  inviter_uma: string | null;
+  sealed_inviter_uma: string | null;
   url: string;
   invitee_uma: string | null;
+  sealed_invitee_uma: string | null;
   status: Invitation['status'];
   first_name: string | null;
   amount_to_send: string | number | null;
@@ -19,17 +26,20 @@ interface Row {
   created_at: Date | string;
 }
 
-function invitationFromRow(r: Row): Invitation {
+function invitationFromRow(r: Row, keyring: MasterKeyring): Invitation {
   const i: Invitation = {
     code: r.code,
     platformId: r.platform_id,
     inviterCustomerId: r.inviter_customer_id,
-    inviterUma: r.inviter_uma,
+    inviterUma: r.sealed_inviter_uma
+      ? openInvitationUma(keyring, 'inviter', r.code, r.sealed_inviter_uma)
+      : r.inviter_uma!,
     url: r.url,
     status: r.status,
     createdAt: new Date(r.created_at),
   };
-  if (r.invitee_uma !== null) i.inviteeUma = r.invitee_uma;
+  if (r.sealed_invitee_uma !== null) i.inviteeUma = openInvitationUma(keyring, 'invitee', r.code, r.sealed_invitee_uma);
+  else if (r.invitee_uma !== null) i.inviteeUma = r.invitee_uma;
   if (r.first_name !== null) i.firstName = r.first_name;
   if (r.amount_to_send !== null && r.amount_currency !== null)
     i.amountToSend = { amount: BigInt(r.amount_to_send), currency: r.amount_currency };
@@ -42,20 +52,31 @@ function invitationFromRow(r: Row): Invitation {
   return i;
 }
 
-/** The `invitations` table (exact SQL). A code belongs to one platform: others never find it. */
+/**
+ * The `invitations` table (exact SQL), the UMA addresses sealed under `keyring` and bound to the
+ * code (their plain columns stay null). A code belongs to one platform: others never find it.
+ * Nothing looks an invitation up by a UMA address (only by its code), so they have no blind index.
+ */
 export class InvitationRepository {
+  constructor(private readonly keyring: MasterKeyring) {}
+
+  /** The sealed invitee address to write (null while unclaimed). */
+  private sealedInvitee(i: Invitation): string | null {
+    return i.inviteeUma === undefined ? null : sealInvitationUma(this.keyring, 'invitee', i.code, i.inviteeUma);
+  }
+
   async insert(em: EntityManager, i: Invitation): Promise<void> {
     await em.execute(
-      `INSERT INTO invitations (code, platform_id, inviter_customer_id, inviter_uma, url, invitee_uma, status,
-         first_name, amount_to_send, amount_currency, expires_at, claimed_at, cancelled_at, created_at)
+      `INSERT INTO invitations (code, platform_id, inviter_customer_id, sealed_inviter_uma, url, sealed_invitee_uma,
+         status, first_name, amount_to_send, amount_currency, expires_at, claimed_at, cancelled_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         i.code,
         i.platformId,
         i.inviterCustomerId,
-        i.inviterUma,
+        sealInvitationUma(this.keyring, 'inviter', i.code, i.inviterUma),
         i.url,
-        i.inviteeUma ?? null,
+        this.sealedInvitee(i),
         i.status,
         i.firstName ?? null,
         i.amountToSend ? i.amountToSend.amount.toString() : null,
@@ -79,15 +100,18 @@ export class InvitationRepository {
       `SELECT * FROM invitations WHERE code = ? AND platform_id = ?${o.forUpdate ? ' FOR UPDATE' : ''}`,
       [code, platformId],
     );
-    return rows[0] ? invitationFromRow(rows[0]) : undefined;
+    return rows[0] ? invitationFromRow(rows[0], this.keyring) : undefined;
   }
 
-  /** Writes the invitation's status and what its claim or cancellation set. */
+  /**
+   * Writes the invitation's status and what its claim or cancellation set (the invitee sealed).
+   * The inviter's address is not rewritten: a row written before sealing keeps it plain until rewrap.
+   */
   async update(em: EntityManager, i: Invitation): Promise<void> {
     await em.execute(
-      `UPDATE invitations SET status = ?, invitee_uma = ?, claimed_at = ?, cancelled_at = ?
+      `UPDATE invitations SET status = ?, invitee_uma = NULL, sealed_invitee_uma = ?, claimed_at = ?, cancelled_at = ?
        WHERE code = ? AND platform_id = ?`,
-      [i.status, i.inviteeUma ?? null, i.claimedAt ?? null, i.cancelledAt ?? null, i.code, i.platformId],
+      [i.status, this.sealedInvitee(i), i.claimedAt ?? null, i.cancelledAt ?? null, i.code, i.platformId],
     );
   }
 }

@@ -229,6 +229,25 @@ class SealedUmaAddressesMigration extends Migration {
   }
 }
 
+/**
+ * Invitations' UMA addresses at rest (issue 17): the inviter's (a copy of the customer's) sealed in
+ * `sealed_inviter_uma`, the invitee's in `sealed_invitee_uma` (envelope encryption,
+ * store/sealing.ts, bound to the code); `inviter_uma` and `invitee_uma` stay null. Invitations are
+ * found by their code only, so there is no blind index. SQL has no key: rows written before keep
+ * their plain columns (read as they are) until `main.ts rewrap` seals them. A claimed invitation
+ * holds its invitee in either form (`invitations_check1`, which named the plain column, replaced).
+ */
+class SealedInvitationUmaAddressesMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`ALTER TABLE invitations ALTER COLUMN inviter_uma DROP NOT NULL,
+      ADD COLUMN sealed_inviter_uma text, ADD COLUMN sealed_invitee_uma text,
+      ADD CONSTRAINT invitations_inviter_uma_kept CHECK (inviter_uma IS NOT NULL OR sealed_inviter_uma IS NOT NULL),
+      DROP CONSTRAINT invitations_check1,
+      ADD CONSTRAINT invitations_claimed_by_invitee CHECK ((status = 'CLAIMED') =
+        ((invitee_uma IS NOT NULL OR sealed_invitee_uma IS NOT NULL) AND claimed_at IS NOT NULL))`);
+  }
+}
+
 /** Migrations of the identity schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_identity_initial', class: IdentityInitialMigration },
@@ -239,4 +258,5 @@ export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0060_sealed_personal_data', class: SealedPersonalDataMigration },
   { name: '0070_sealed_bulk_import_rows', class: SealedBulkImportRowsMigration },
   { name: '0080_sealed_uma_addresses', class: SealedUmaAddressesMigration },
+  { name: '0090_sealed_invitation_uma_addresses', class: SealedInvitationUmaAddressesMigration },
 ];

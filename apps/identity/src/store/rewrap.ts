@@ -13,6 +13,7 @@ import {
   BULK_IMPORT_ROW_SCHEME,
   CUSTOMER_SCHEME,
   IDENTITY_KEYRING,
+  INVITATION_UMA_SCHEMES,
   UMA_ADDRESS_SCHEME,
   WEBHOOK_SECRET_SCHEME,
   importRowOwner,
@@ -55,6 +56,35 @@ const CUSTOMER_COLUMNS: SealedColumn[] = [
     plainPending: 'uma_address IS NOT NULL',
     cleared: 'NULL',
     derived: (umaAddress, keyring) => ({ uma_address_index: umaAddressIndexes(keyring, umaAddress)[0] }),
+  },
+];
+
+/**
+ * Invitations' UMA addresses (store/sealing.ts), each its own job and counts, bound to the code:
+ * `invitationsInviterUma` (every invitation) and `invitationsInviteeUma` (claimed ones).
+ */
+const INVITATION_COLUMNS: SealedColumn[] = [
+  {
+    name: 'invitationsInviterUma',
+    table: 'invitations',
+    id: 'code',
+    plain: 'inviter_uma',
+    sealed: 'sealed_inviter_uma',
+    scheme: INVITATION_UMA_SCHEMES.inviter,
+    plainIs: 'text',
+    plainPending: 'inviter_uma IS NOT NULL',
+    cleared: 'NULL',
+  },
+  {
+    name: 'invitationsInviteeUma',
+    table: 'invitations',
+    id: 'code',
+    plain: 'invitee_uma',
+    sealed: 'sealed_invitee_uma',
+    scheme: INVITATION_UMA_SCHEMES.invitee,
+    plainIs: 'text',
+    plainPending: 'invitee_uma IS NOT NULL',
+    cleared: 'NULL',
   },
 ];
 
@@ -131,7 +161,7 @@ export const REWRAP_BATCH = 500;
 
 /**
  * `main.ts rewrap`: moves every sealed customer (personal data, UMA address and its blind index),
- * webhook signing secret and waiting bulk import row to the current master key
+ * webhook signing secret, waiting bulk import row and invitation's UMA addresses to the current master key
  * (IDENTITY_DATA_MASTER_KEY) and seals the rows written before sealing. Once it reports no
  * failure, the retired keys (IDENTITY_DATA_MASTER_KEYS_RETIRED) can be removed.
  */
@@ -139,7 +169,12 @@ export function rewrapIdentity({ orm, config, logger }: CommandDeps<object>): Pr
   const keyring = keyringFromConfig(config, IDENTITY_KEYRING);
   return rewrapRows(
     orm,
-    [...CUSTOMER_COLUMNS.map((c) => sealedColumnJob(keyring, c)), webhookSecretsJob(keyring), importRowsJob(keyring)],
+    [
+      ...CUSTOMER_COLUMNS.map((c) => sealedColumnJob(keyring, c)),
+      webhookSecretsJob(keyring),
+      importRowsJob(keyring),
+      ...INVITATION_COLUMNS.map((c) => sealedColumnJob(keyring, c)),
+    ],
     { batch: REWRAP_BATCH, logger },
   );
 }

@@ -18,8 +18,10 @@ import type { BusinessInfo } from '../domain/customer.js';
  * index `uma_address_index`) and each webhook signing secret
  * (`webhook_signing_secrets.secret`, bound to the platform and the row), and the values of a bulk
  * import's row while it waits to be processed (`bulk_import_rows.sealed_record`, bound to the job
- * and the row number; erased once the row is processed). Rows written before sealing (plaintext)
- * are still read, and the `rewrap` command seals them.
+ * and the row number; erased once the row is processed), and an invitation's two UMA addresses
+ * (`invitations.sealed_inviter_uma` and `sealed_invitee_uma`, each bound to the invitation's code;
+ * nothing looks invitations up by them, so they have no blind index). Rows written before sealing
+ * (plaintext) are still read, and the `rewrap` command seals them.
  */
 export const IDENTITY_KEYRING = {
   current: 'IDENTITY_DATA_MASTER_KEY',
@@ -54,6 +56,12 @@ export const BULK_IMPORT_ROW_SCHEME: SealedValueScheme = {
   field: 'record',
 };
 
+/** An invitation's two UMA addresses, each its own column and scheme (`sii1`, `sie1`). */
+export const INVITATION_UMA_SCHEMES = {
+  inviter: { prefix: 'sii1', context: 'sluice:identity-invitation-inviter-uma:v1', field: 'inviter-uma' },
+  invitee: { prefix: 'sie1', context: 'sluice:identity-invitation-invitee-uma:v1', field: 'invitee-uma' },
+} satisfies Record<string, SealedValueScheme>;
+
 /** A customer's personal fields: what is sealed (everything else of a customer is filtered on or public). */
 export interface PersonalData {
   email?: string;
@@ -87,6 +95,25 @@ export function sealUmaAddress(keyring: MasterKeyring, customerId: string, umaAd
 
 export function openUmaAddress(keyring: MasterKeyring, customerId: string, sealed: string): string {
   return openValue(keyring, UMA_ADDRESS_SCHEME, customerId, sealed);
+}
+
+/** Seals the inviter's or the invitee's UMA address of the invitation `code` (its row id). */
+export function sealInvitationUma(
+  keyring: MasterKeyring,
+  who: keyof typeof INVITATION_UMA_SCHEMES,
+  code: string,
+  umaAddress: string,
+): string {
+  return sealValue(keyring, INVITATION_UMA_SCHEMES[who], code, umaAddress);
+}
+
+export function openInvitationUma(
+  keyring: MasterKeyring,
+  who: keyof typeof INVITATION_UMA_SCHEMES,
+  code: string,
+  sealed: string,
+): string {
+  return openValue(keyring, INVITATION_UMA_SCHEMES[who], code, sealed);
 }
 
 /**
