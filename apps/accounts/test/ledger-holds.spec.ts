@@ -25,6 +25,19 @@ interface Setup {
   eurAccountId: string;
 }
 
+/** Funds a USD account with 10_000 from the outside world (what a settled transfer-in does): works in production too. */
+async function fund(platformId: string, accountId: string): Promise<void> {
+  await h.client.postTransfer({
+    platformId,
+    entryId: newId('JournalEntry'),
+    kind: 'TRANSFER_IN',
+    lines: [
+      { account: SETTLEMENT, currency: 'USD', amount: -10_000n },
+      { account: { internalAccountId: accountId }, currency: 'USD', amount: 10_000n },
+    ],
+  });
+}
+
 async function setup(env: 'SANDBOX' | 'PRODUCTION' = 'SANDBOX'): Promise<Setup> {
   const platformId = await h.platform(env);
   const environment = env === 'SANDBOX' ? SANDBOX : PRODUCTION;
@@ -40,16 +53,7 @@ async function setup(env: 'SANDBOX' | 'PRODUCTION' = 'SANDBOX'): Promise<Setup> 
     environment,
   });
   const accountId = accounts[0]!.id;
-  // Funded from the outside world (what a settled transfer-in does): works in production too.
-  await h.client.postTransfer({
-    platformId,
-    entryId: newId('JournalEntry'),
-    kind: 'TRANSFER_IN',
-    lines: [
-      { account: SETTLEMENT, currency: 'USD', amount: -10_000n },
-      { account: { internalAccountId: accountId }, currency: 'USD', amount: 10_000n },
-    ],
-  });
+  await fund(platformId, accountId);
   return {
     platformId,
     accountId,
@@ -168,15 +172,7 @@ describe('holds', () => {
       environment: SANDBOX,
     });
     const accountId = accounts[0]!.id;
-    await h.client.postTransfer({
-      platformId,
-      entryId: newId('JournalEntry'),
-      kind: 'TRANSFER_IN',
-      lines: [
-        { account: SETTLEMENT, currency: 'USD', amount: -10_000n },
-        { account: { internalAccountId: accountId }, currency: 'USD', amount: 10_000n },
-      ],
-    });
+    await fund(platformId, accountId);
     const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES.NGN_ACCOUNT;
     const { account: payee } = await h.client.createExternalAccount({
       platformId,
