@@ -568,6 +568,6 @@ function formatMixed(m: MixedFigures): string[] {
     `  agent money: ${a.transactions} transactions naming an agent; busiest agent-day ${a.maxDaily.spend} of ${a.maxDaily.spendLimit} cents in ${a.maxDaily.count} of ${a.maxDaily.countLimit} transactions; ` +
       `transfers past a limit ${a.overLimit.sent} sent, ${a.overLimit.refused} refused; AGENT_ACTION.PENDING_APPROVAL webhooks ${a.webhooks.received} of ${a.webhooks.expected}`,
     `  documents: ${d.attempted} uploads sent, ${d.uploaded} answered 201 (${d.multiChunk} of 3 chunks), ${d.downloaded} downloaded (${d.differing} differing), ${d.listed} lists read; ` +
-      `stored ${d.stored}, duplicated ${d.duplicates}, half-stored ${d.halfStored}; unreferenced chunk blobs ${d.unreferencedBlobs}`,
+      `stored ${d.stored}, duplicated ${d.duplicates}, half-stored ${d.halfStored}; unreferenced chunk blobs ${d.unreferencedBlobs} (left for the orphan sweeper; ${d.untrackedBlobs} it cannot find)`,
   ];
 }

@@ -8,6 +8,7 @@ import { DocumentsService } from './app/documents.service.js';
 import { VerificationsService } from './app/verifications.service.js';
 import { KycLinksService } from './app/kyc-links.service.js';
 import { ScreeningWorker } from './app/screening.worker.js';
+import { OrphanChunkSweeper } from './app/orphan-chunks.sweeper.js';
 import { IdentityClient } from './clients/identity.client.js';
 import { ProductionKycProvider, SandboxKycProvider } from './clients/kyc-providers.js';
 import { KEYRING_NAMES } from './domain/document-crypto.js';
@@ -19,13 +20,15 @@ import { DocumentRepository } from './store/document.repository.js';
 import { KycLinkRepository } from './store/kyc-link.repository.js';
 import { PostgresDocumentStore } from './store/postgres-document.store.js';
 import { S3DocumentStore } from './store/s3-document.store.js';
+import { UnreferencedBlobRepository } from './store/unreferenced-blob.repository.js';
 import { VerificationRepository } from './store/verification.repository.js';
 
 /** Adapters a test may replace (default: identity over gRPC, the configured document store). */
 export interface ComplianceAdapters {
   customers?: CustomerDirectory;
   platforms?: PlatformDirectory;
-  documentStore?: DocumentStore;
+  /** The document store made of the one DOCUMENT_STORE configures (a test wraps it to inject faults). */
+  documentStore?: (configured: DocumentStore & { close?(): void }) => DocumentStore & { close?(): void };
   sandboxKyc?: KycProvider;
 }
 
@@ -36,6 +39,7 @@ export interface ComplianceGraph extends Composition {
   verifications: VerificationsService;
   kycLinks: KycLinksService;
   screening: ScreeningWorker;
+  orphanChunks: OrphanChunkSweeper;
   documentStore: DocumentStore;
 }
 
@@ -70,14 +74,15 @@ export function composeCompliance(
   deps: ServiceDeps<ComplianceConfig>,
   adapters: ComplianceAdapters = {},
 ): ComplianceGraph {
-  const { orm, clock, outbox, bus, logger, config: c } = deps;
+  const { orm, clock, outbox, bus, logger, metrics, config: c } = deps;
   const keyring = keyringFromConfig(c, KEYRING_NAMES);
   // One identity client for both ports (none when a test replaces both).
   const identity =
     adapters.customers && adapters.platforms ? undefined : new IdentityClient(c.IDENTITY_GRPC_URL);
   const customers = adapters.customers ?? identity!;
   const platforms = adapters.platforms ?? identity!;
-  const documentStore = adapters.documentStore ?? documentStoreOf(c, deps);
+  const configuredStore = documentStoreOf(c, deps);
+  const documentStore = adapters.documentStore?.(configuredStore) ?? configuredStore;
   const providers = {
     SANDBOX: adapters.sandboxKyc ?? new SandboxKycProvider(c.SANDBOX_TIME_SCALE),
     PRODUCTION: new ProductionKycProvider(c.PRODUCTION_KYC_RECHECK_MS),
@@ -86,10 +91,21 @@ export function composeCompliance(
     owners: new BeneficialOwnerRepository(keyring),
     documents: new DocumentRepository(keyring),
     verifications: new VerificationRepository(keyring),
+    blobs: new UnreferencedBlobRepository(),
   };
   const events = new CompliancePublisher(outbox);
   const owners = new BeneficialOwnersService(orm, clock, repos.owners, customers, providers, logger);
-  const documents = new DocumentsService(orm, clock, repos, customers, documentStore, keyring, logger);
+  const abandonAfterSeconds = c.DOCUMENT_UPLOAD_ABANDON_AFTER_SECONDS;
+  const documents = new DocumentsService(
+    orm,
+    clock,
+    repos,
+    customers,
+    documentStore,
+    keyring,
+    logger,
+    abandonAfterSeconds * 1000,
+  );
   const verifications = new VerificationsService(orm, clock, repos, customers, providers, events, logger);
   const kycLinks = new KycLinksService(orm, clock, new KycLinkRepository(), customers, platforms, {
     sandboxTemplate: c.SANDBOX_KYC_LINK_URL_TEMPLATE,
@@ -103,12 +119,18 @@ export function composeCompliance(
     logger,
     c.SCREENING_POLL_MS,
   );
+  const orphanChunks = new OrphanChunkSweeper(orm, repos.blobs, documentStore, logger, {
+    abandonAfterSeconds,
+    everyMs: c.DOCUMENT_ORPHAN_SWEEP_MS,
+    metrics,
+  });
   return {
     owners,
     documents,
     verifications,
     kycLinks,
     screening,
+    orphanChunks,
     documentStore,
     rpc: [
       implement<compliance.ComplianceServiceServer>(
@@ -119,10 +141,10 @@ export function composeCompliance(
       ),
     ],
     consumers: [new IdentityConsumer({ bus, orm, logger, prefix: c.EVENT_SUBJECT_PREFIX, verifications })],
-    workers: [screening],
+    workers: [screening, orphanChunks],
     close: () => {
       identity?.close();
-      (documentStore as { close?(): void }).close?.();
+      documentStore.close?.();
     },
   };
 }

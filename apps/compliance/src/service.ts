@@ -41,6 +41,18 @@ const config = Type.Object({
   DOCUMENT_S3_SECRET_ACCESS_KEY: Type.Optional(
     Type.String({ minLength: 1, description: 'secret of DOCUMENT_S3_ACCESS_KEY_ID' }),
   ),
+  DOCUMENT_UPLOAD_ABANDON_AFTER_SECONDS: Type.Integer({
+    default: 3600,
+    minimum: 600,
+    description:
+      'age after which the chunks of an upload that never became a document (cut by a crash or an outage) are deleted by the orphan sweeper of any replica; an upload writes no chunk past half of it (the gateway ends uploads within 2 minutes)',
+  }),
+  DOCUMENT_ORPHAN_SWEEP_MS: Type.Integer({
+    default: 300_000,
+    minimum: 100,
+    description:
+      'how often each replica looks for the chunks of abandoned uploads to delete (replicas sweep at once without getting in each other\'s way)',
+  }),
   SCREENING_POLL_MS: Type.Integer({
     default: 10_000,
     minimum: 10,

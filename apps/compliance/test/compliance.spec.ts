@@ -32,6 +32,11 @@ afterAll(async () => {
   await h?.stop();
 });
 
+/** Rows of compliance.unreferenced_blobs: blobs whose chunks no document references (none once uploads are done). */
+async function unreferenced(): Promise<number> {
+  return (await h.sql.query(`SELECT count(*)::int AS n FROM compliance.unreferenced_blobs`)).rows[0].n;
+}
+
 async function owner(platformId: string, customerId: string, lastName: string, pct = 10, roles = [Role.UBO]) {
   return (
     await h.compliance.createBeneficialOwner({
@@ -320,6 +325,8 @@ describe('documents', () => {
     cancelled.cancel();
     await expect(cancelled.response).rejects.toThrow();
     await eventually(async () => (await chunks()) === before);
+    // Their blobs' unreferenced_blobs rows left with their chunks: nothing for the orphan sweeper.
+    await eventually(async () => (await unreferenced()) === 0);
     expect((await h.compliance.listDocuments({ platformId: p })).page!.totalCount).toBe(0);
   });
 
@@ -350,6 +357,7 @@ describe('documents', () => {
     const stored = await h.sql.query(`SELECT request_key FROM compliance.documents WHERE platform_id = $1 ORDER BY created_at`, [p]);
     expect(stored.rows.map((r: { request_key: string | null }) => r.request_key)).toEqual(['k-1', 'k-2', null, null]);
     expect(await chunks()).toBe(before + 5);
+    expect(await unreferenced(), "the retries' files are deleted, rows and all").toBe(0);
   });
 
   it('replaces a file (the old chunks go), deletes, and refuses a tampered chunk', async () => {

@@ -8,6 +8,8 @@ import S3rver from 's3rver';
 import { freePort } from '@sluice/testing';
 import { S3DocumentStore } from '../src/store/s3-document.store.js';
 import { documentStoreContract } from './support/document-store.contract.js';
+import { FaultyDocumentStore } from './support/faulty-document.store.js';
+import { orphanChunkTests } from './support/orphan-chunks.scenario.js';
 import {
   FILES,
   download,
@@ -27,6 +29,7 @@ let dir: string;
 let endpoint: string;
 let h: Harness;
 let s3: S3Client;
+let store: FaultyDocumentStore;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 's3rver-'));
@@ -41,14 +44,21 @@ beforeAll(async () => {
   await server.run();
   endpoint = `http://127.0.0.1:${port}`;
   s3 = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials });
-  h = await startCompliance('s3', {
-    DOCUMENT_STORE: 's3',
-    DOCUMENT_S3_BUCKET: BUCKET,
-    DOCUMENT_S3_ENDPOINT: endpoint,
-    DOCUMENT_S3_FORCE_PATH_STYLE: 'true',
-    DOCUMENT_S3_ACCESS_KEY_ID: credentials.accessKeyId,
-    DOCUMENT_S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-  });
+  h = await startCompliance(
+    's3',
+    {
+      DOCUMENT_STORE: 's3',
+      DOCUMENT_S3_BUCKET: BUCKET,
+      DOCUMENT_S3_ENDPOINT: endpoint,
+      DOCUMENT_S3_FORCE_PATH_STYLE: 'true',
+      DOCUMENT_S3_ACCESS_KEY_ID: credentials.accessKeyId,
+      DOCUMENT_S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      // The service's own orphan sweeper runs once at start, then not while the tests sweep by hand.
+      DOCUMENT_ORPHAN_SWEEP_MS: '3600000',
+    },
+    // The configured S3 store, failing when a test says so.
+    { documentStore: (configured) => (store = new FaultyDocumentStore(configured)) },
+  );
 });
 afterAll(async () => {
   await h?.stop();
@@ -116,4 +126,12 @@ describe('S3-compatible document store', () => {
     await h.compliance.deleteDocument({ platformId: p, documentId: d.id });
     expect(await keys(`documents/${blob}/`)).toEqual([]);
   });
+});
+
+describe('orphan chunks on the S3 store', () => {
+  orphanChunkTests(() => ({
+    h,
+    store,
+    chunksOf: async (blobId) => (await keys(`documents/${blobId}/`)).length,
+  }));
 });

@@ -11,7 +11,7 @@ import {
 } from '@sluice/core';
 import type { MasterKeyring } from '@sluice/crypto';
 import type { Logger } from '@sluice/logging';
-import { transactional, type MikroORM } from '@sluice/store';
+import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import {
   validateDocumentHeader,
   type DocumentHeaderInput,
@@ -19,9 +19,10 @@ import {
   type StoredFile,
 } from '../domain/document.js';
 import { checkFile, newBlobKey, openBlobChunk, sealBlob } from '../domain/document-crypto.js';
-import { documentNotFound, fail } from '../domain/errors.js';
+import { documentNotFound, fail, uploadExpired } from '../domain/errors.js';
 import type { BeneficialOwnerRepository } from '../store/beneficial-owner.repository.js';
 import type { DocumentRepository } from '../store/document.repository.js';
+import type { UnreferencedBlobRepository } from '../store/unreferenced-blob.repository.js';
 import type { VerificationRepository } from '../store/verification.repository.js';
 import type { CustomerDirectory, DocumentStore } from './ports.js';
 
@@ -32,6 +33,13 @@ import type { CustomerDirectory, DocumentStore } from './ports.js';
  * new file, and the old file's chunks deleted). A failed upload deletes the chunks it wrote. A new
  * document's request key (the upload's Idempotency-Key) makes a retry answer the document its
  * first attempt stored, the retry's own file deleted.
+ *
+ * Chunks no document references always have a row in `unreferenced_blobs` (the upload's blob is
+ * entered before its first chunk, and leaves in the transaction that commits its document; an old
+ * file is entered in the transaction that drops it): whatever dies mid-way, the orphan sweeper
+ * (orphan-chunks.sweeper.ts) finds them once older than `abandonAfterMs`. So that it never takes
+ * an upload still streaming, an upload writes no chunk once it has run half of that
+ * (DOCUMENT_UPLOAD_EXPIRED), and its document commits only if its row is still there.
  */
 export class DocumentsService {
   constructor(
@@ -41,11 +49,14 @@ export class DocumentsService {
       documents: DocumentRepository;
       owners: BeneficialOwnerRepository;
       verifications: VerificationRepository;
+      blobs: UnreferencedBlobRepository;
     },
     private readonly customers: CustomerDirectory,
     private readonly files: DocumentStore,
     private readonly keyring: MasterKeyring,
     private readonly logger: Logger,
+    /** DOCUMENT_UPLOAD_ABANDON_AFTER_SECONDS in ms: an upload may stream for half of it. */
+    private readonly abandonAfterMs: number,
   ) {}
 
   /**
@@ -80,6 +91,9 @@ export class DocumentsService {
           if (valid.side === undefined) delete next.side;
           if (valid.documentNumber === undefined) delete next.documentNumber;
           await this.repos.documents.replace(em, next);
+          await this.adopt(em, file);
+          // The old file is unreferenced from this commit on: entered, so its chunks are deleted even if this process dies.
+          await this.repos.blobs.track(em, current.file.blobId);
           return { next, replaced: current.file };
         }
         const key = requestKey || undefined;
@@ -95,7 +109,10 @@ export class DocumentsService {
           createdAt: now,
           updatedAt: now,
         };
-        if (await this.repos.documents.insert(em, created)) return { next: created, replaced: undefined };
+        if (await this.repos.documents.insert(em, created)) {
+          await this.adopt(em, file);
+          return { next: created, replaced: undefined };
+        }
         // A concurrent upload with the same key committed first.
         return { next: (await this.repos.documents.findByRequestKey(em, platformId, key!))!, replaced: file };
       });
@@ -143,6 +160,7 @@ export class DocumentsService {
           'The document was submitted for a verification that is under way; it cannot be deleted now',
           { documentId: id },
         );
+      await this.repos.blobs.track(em, doc.file.blobId);
       await this.repos.documents.delete(em, id);
       return doc.file;
     });
@@ -197,14 +215,20 @@ export class DocumentsService {
     return { documentHolder: id, customerId: id };
   }
 
-  /** Checks, encrypts and stores a file as it streams in; on any failure the chunks written are deleted. */
+  /**
+   * Checks, encrypts and stores a file as it streams in; on any failure the chunks written are
+   * deleted. Its blob is entered in `unreferenced_blobs` (committed) before its first chunk.
+   */
   private async store(bytes: AsyncIterable<Uint8Array>): Promise<StoredFile> {
     const blobId = randomUUID();
+    await this.repos.blobs.track(this.orm.em.fork(), blobId);
+    const deadline = this.clock.now().getTime() + this.abandonAfterMs / 2;
     const { dataKey, wrapped } = newBlobKey(this.keyring, blobId);
     const checked = checkFile(bytes);
     let written = 0;
     try {
       for await (const chunk of sealBlob(checked.bytes, dataKey, blobId)) {
+        if (this.clock.now().getTime() > deadline) throw uploadExpired();
         await this.files.putChunk(blobId, chunk.index, chunk.sealed);
         written = chunk.index + 1;
       }
@@ -226,14 +250,27 @@ export class DocumentsService {
     }
   }
 
-  /** Deletes a file's chunks; a failure is logged (the chunks are ciphertext nobody references). */
+  /**
+   * The upload's blob is the document's now: its `unreferenced_blobs` row leaves in the
+   * transaction that commits the document. Gone means the orphan sweeper took it (and its chunks):
+   * the upload fails.
+   */
+  private async adopt(em: EntityManager, file: StoredFile): Promise<void> {
+    if (!(await this.repos.blobs.untrack(em, file.blobId))) throw uploadExpired();
+  }
+
+  /**
+   * Deletes a file's chunks, then its `unreferenced_blobs` row; a failure is logged and the row
+   * stays, so the orphan sweeper deletes the chunks later.
+   */
   private async discard(file: Pick<StoredFile, 'blobId' | 'chunkCount'>): Promise<void> {
     try {
       await this.files.deleteBlob(file.blobId, file.chunkCount);
+      await this.repos.blobs.untrack(this.orm.em.fork(), file.blobId);
     } catch (err) {
       this.logger.warn(
         { err, blobId: file.blobId },
-        'could not delete the chunks of a discarded document file',
+        'could not delete the chunks of a discarded document file; the orphan sweeper will',
       );
     }
   }

@@ -149,4 +149,9 @@ export interface DocumentStore {
   getChunk(blobId: string, index: number): Promise<Buffer | undefined>;
   /** Deletes the chunks of a blob (`chunkCount`: how many there may be). */
   deleteBlob(blobId: string, chunkCount: number): Promise<void>;
+  /**
+   * Deletes every chunk of a blob whose chunk count nobody knows (an upload cut short: the orphan
+   * sweeper); answers how many there were.
+   */
+  deleteAllChunks(blobId: string): Promise<number>;
 }

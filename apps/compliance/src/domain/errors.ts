@@ -15,6 +15,11 @@ export const COMPLIANCE_ERRORS = {
   PAYLOAD_TOO_LARGE: 'INVALID_ARGUMENT',
   /** A document of a customer whose verification is under way cannot be deleted (REST 409). */
   DOCUMENT_IN_VERIFICATION: 'ABORTED',
+  /**
+   * An upload still streaming after half of DOCUMENT_UPLOAD_ABANDON_AFTER_SECONDS, or whose blob the
+   * orphan sweeper took: nothing is stored; send it again (the gateway's uploads end within 2 minutes).
+   */
+  DOCUMENT_UPLOAD_EXPIRED: 'ABORTED',
   /** A production platform without kycLinkUrlTemplate (identity's platform config) gets no KYC link. */
   KYC_LINK_NOT_CONFIGURED: 'FAILED_PRECONDITION',
 } as const;
@@ -24,4 +29,9 @@ export const fail = defineErrors(COMPLIANCE_ERRORS);
 export const customerNotFound = () => fail('CUSTOMER_NOT_FOUND', 'Customer not found');
 export const beneficialOwnerNotFound = () => fail('BENEFICIAL_OWNER_NOT_FOUND', 'Beneficial owner not found');
 export const documentNotFound = () => fail('DOCUMENT_NOT_FOUND', 'Document not found');
+export const uploadExpired = () =>
+  fail(
+    'DOCUMENT_UPLOAD_EXPIRED',
+    'The upload took too long (or was abandoned); nothing was stored: send the file again',
+  );
 export const verificationNotFound = () => fail('VERIFICATION_NOT_FOUND', 'Verification not found');

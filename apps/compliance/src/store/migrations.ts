@@ -129,9 +129,33 @@ class DocumentRequestKeyMigration extends Migration {
   }
 }
 
+/**
+ * Blobs whose chunks may be in the DocumentStore while no document row references them
+ * (store/unreferenced-blob.repository.ts): an upload's, from before its first chunk until its
+ * document commits or its chunks are deleted, and a replaced or deleted document's old file until
+ * its chunks are deleted. The orphan sweeper deletes the chunks of the rows older than
+ * DOCUMENT_UPLOAD_ABANDON_AFTER_SECONDS. The chunk rows of the Postgres store that no document
+ * references already (uploads cut before this migration) are entered now, so they are swept too;
+ * an upload still streaming on a replica of the release before, whose document commits later, is
+ * found referenced by the sweeper, which then drops only the row.
+ */
+class UnreferencedBlobsMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`CREATE TABLE unreferenced_blobs (
+      blob_id text PRIMARY KEY,
+      since timestamptz NOT NULL DEFAULT now()
+    )`);
+    this.addSql(`CREATE INDEX unreferenced_blobs_since ON unreferenced_blobs (since)`);
+    this.addSql(`INSERT INTO unreferenced_blobs (blob_id)
+      SELECT DISTINCT c.blob_id FROM document_chunks c
+       WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.blob_id = c.blob_id)`);
+  }
+}
+
 /** Migrations of the compliance schema, in order (the outbox/inbox tables come from the events kit). */
 export const migrations: { name: string; class: Constructor<Migration> }[] = [
   { name: '0001_compliance_tables', class: ComplianceTables },
   { name: '0010_sealed_personal_data', class: SealedPersonalDataMigration },
   { name: '0011_document_request_key', class: DocumentRequestKeyMigration },
+  { name: '0012_unreferenced_blobs', class: UnreferencedBlobsMigration },
 ];

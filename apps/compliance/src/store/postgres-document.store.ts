@@ -30,6 +30,13 @@ export class PostgresDocumentStore implements DocumentStore {
   }
 
   async deleteBlob(blobId: string): Promise<void> {
-    await this.orm.em.fork().execute(`DELETE FROM document_chunks WHERE blob_id = ?`, [blobId]);
+    await this.deleteAllChunks(blobId);
+  }
+
+  async deleteAllChunks(blobId: string): Promise<number> {
+    const res = await this.orm.em
+      .fork()
+      .execute(`DELETE FROM document_chunks WHERE blob_id = ?`, [blobId], 'run');
+    return (res as { affectedRows?: number }).affectedRows ?? 0;
   }
 }

@@ -1,6 +1,7 @@
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
@@ -66,14 +67,40 @@ export class S3DocumentStore implements DocumentStore {
   }
 
   async deleteBlob(blobId: string, chunkCount: number): Promise<void> {
-    for (let start = 0; start < chunkCount; start += 1000) {
-      const keys = Array.from({ length: Math.min(1000, chunkCount - start) }, (_, i) => ({
-        Key: this.key(blobId, start + i),
-      }));
-      await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.config.bucket, Delete: { Objects: keys, Quiet: true } }),
+    for (let start = 0; start < chunkCount; start += 1000)
+      await this.deleteKeys(
+        Array.from({ length: Math.min(1000, chunkCount - start) }, (_, i) => this.key(blobId, start + i)),
       );
+  }
+
+  /** Lists the blob's objects (`<prefix><blobId>/`) and deletes them, a listing page at a time. */
+  async deleteAllChunks(blobId: string): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.config.bucket, Prefix: `${this.config.prefix}${blobId}/` }),
+      );
+      const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : []));
+      if (keys.length) await this.deleteKeys(keys);
+      deleted += keys.length;
+      // The keys listed are gone: the next listing starts again from the first one left.
+      if (!page.IsTruncated || !keys.length) return deleted;
     }
+  }
+
+  /** Deletes up to 1000 objects in one request; a key the server could not delete is an error. */
+  private async deleteKeys(keys: string[]): Promise<void> {
+    const res = await this.client.send(
+      new DeleteObjectsCommand({
+        Bucket: this.config.bucket,
+        Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+    const failed = res.Errors ?? [];
+    if (failed.length)
+      throw new Error(
+        `the S3 store could not delete ${failed.length} objects (first: ${failed[0]!.Key}: ${failed[0]!.Code} ${failed[0]!.Message})`,
+      );
   }
 
   close(): void {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { common, compliance, identity } from '@sluice/contracts';
 import { newId, type DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
-import { startService } from '@sluice/runtime';
+import { startService, type ServiceDeps, type StartOptions } from '@sluice/runtime';
 import {
   SMALL_JPEG,
   SMALL_PDF,
@@ -16,7 +16,7 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { identityService } from '@sluice/identity';
-import { defineComplianceService } from '../../src/service.js';
+import { defineComplianceService, type ComplianceConfig } from '../../src/service.js';
 import type { ComplianceAdapters, ComplianceGraph } from '../../src/compose.js';
 
 export type ComplianceClient = PromiseClient<compliance.ComplianceServiceClient>;
@@ -32,6 +32,8 @@ export interface Harness {
   complianceAddress: string;
   /** The object graph of the running compliance service. */
   graph: ComplianceGraph;
+  /** What the running compliance service was given (its orm, logger, metrics, config). */
+  deps: ServiceDeps<ComplianceConfig>;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startCompliance(
   label: string,
   extraEnv: Record<string, string> = {},
   adapters: ComplianceAdapters = {},
+  options: Pick<StartOptions, 'clock'> = {},
 ): Promise<Harness> {
   const db: TestDatabase = await createTestDatabase(`compliance${label}`);
   const prefix = testPrefix(label);
@@ -55,7 +58,11 @@ export async function startCompliance(
     GRPC_PORT: '0',
     LOG_LEVEL: 'silent',
   };
-  const id = await startService(identityService, { ...common, ...TEST_MASTER_KEYS, SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test' });
+  const id = await startService(identityService, {
+    ...common,
+    ...TEST_MASTER_KEYS,
+    SANDBOX_UMA_DOMAIN: 'sandbox.sluice.test',
+  });
   const env = {
     ...common,
     IDENTITY_GRPC_URL: `127.0.0.1:${id.port}`,
@@ -67,7 +74,7 @@ export async function startCompliance(
     PRODUCTION_KYC_RECHECK_MS: '1000',
     ...extraEnv,
   };
-  const svc = await startService(defineComplianceService(adapters), env);
+  const svc = await startService(defineComplianceService(adapters), env, options);
   const complianceClient = createRpcClient(compliance.ComplianceServiceClient, `127.0.0.1:${svc.port}`, {
     defaultDeadlineMs: 30_000,
   });
@@ -82,6 +89,7 @@ export async function startCompliance(
     identityAddress: `127.0.0.1:${id.port}`,
     complianceAddress: `127.0.0.1:${svc.port}`,
     graph: svc.graph,
+    deps: svc.deps,
     async stop() {
       complianceClient.close();
       identityClient.close();
