@@ -9,7 +9,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@sluice/testing';
-import { apiClient, newCredential, startE2eStack, startWebhookReceiver, usdAccountInfo, type Api, type E2eStack } from './support.js';
+import {
+  apiClient,
+  newCredential,
+  startE2eStack,
+  startWebhookReceiver,
+  usdAccountInfo,
+  type Api,
+  type ApiResponse,
+  type E2eStack,
+} from './support.js';
 
 describe('agents through the real processes', () => {
   let e2e: E2eStack;
@@ -394,6 +403,23 @@ describe('agents through the real processes', () => {
     expect((await as(redeemed.json.accessToken)('GET', '/agents/me')).status).toBe(200);
   });
 
+  /**
+   * A refused AUTO submission retried: `send` (the same request under the same Idempotency-Key)
+   * answers the first refusal again, twice; the agent holds one FAILED action of `type` for it, its
+   * usage given back.
+   */
+  const refusedAgain = async (me: ReturnType<typeof as>, send: () => Promise<ApiResponse>, first: ApiResponse, type: string) => {
+    for (let i = 0; i < 2; i++) {
+      const again = await send();
+      expect(again.status, again.text).toBe(first.status);
+      expect(again.json).toEqual(first.json);
+    }
+    const failed = await me('GET', '/agents/me/actions?status=FAILED');
+    expect(failed.json.data).toHaveLength(1);
+    expect(failed.json.data[0]).toMatchObject({ type, status: 'FAILED', failureReason: first.json.code });
+    expect((await me('GET', '/agents/me')).json.usage).toMatchObject({ dailyTransactionCount: 0, dailySpend: 0 });
+  };
+
   it('a refused AUTO transfer answers the same to a retry with its Idempotency-Key: the same 400, nothing moves', async () => {
     const limits = { currency: 'USD', perTransactionLimit: 100_000_000, dailyLimit: 100_000_000, monthlyLimit: 100_000_000 };
     const { token, me } = await agent(policy({ spendingLimits: limits }));
@@ -406,16 +432,8 @@ describe('agents through the real processes', () => {
       });
     const first = await send();
     expect([first.status, first.json.code], first.text).toEqual([400, 'INSUFFICIENT_FUNDS']);
-    for (let i = 0; i < 2; i++) {
-      const again = await send();
-      expect(again.status, again.text).toBe(first.status);
-      expect(again.json).toEqual(first.json);
-    }
     // The refusal is recorded as one FAILED action, its usage given back; no money moved.
-    const failed = await me('GET', '/agents/me/actions?status=FAILED');
-    expect(failed.json.data).toHaveLength(1);
-    expect(failed.json.data[0]).toMatchObject({ type: 'TRANSFER_OUT', status: 'FAILED', failureReason: 'INSUFFICIENT_FUNDS' });
-    expect((await me('GET', '/agents/me')).json.usage).toMatchObject({ dailyTransactionCount: 0, dailySpend: 0 });
+    await refusedAgain(me, send, first, 'TRANSFER_OUT');
     expect(await balance()).toBe(start);
     // The same key with another transfer is still refused as a reused key.
     const other = await client('POST', '/agents/me/transfer-out', {
@@ -424,6 +442,34 @@ describe('agents through the real processes', () => {
       headers: { 'idempotency-key': 'auto-refused' },
     });
     expect([other.status, other.json.details?.errors?.[0]?.field]).toEqual([400, 'Idempotency-Key']);
+  });
+
+  it('a refused AUTO quote execute answers the same to a retry with its Idempotency-Key, even once funds arrived', async () => {
+    const limits = { currency: 'USD', perTransactionLimit: 100_000_000, dailyLimit: 100_000_000, monthlyLimit: 100_000_000 };
+    const { token, me } = await agent(policy({ spendingLimits: limits }));
+    const start = await balance();
+    const quote = await me('POST', '/agents/me/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: usdAccount },
+      destination: { destinationType: 'ACCOUNT', accountId: eurAccount },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: start + 1,
+    });
+    expect(quote.status, quote.text).toBe(201);
+    const path = `/agents/me/quotes/${encodeURIComponent(quote.json.id)}/execute`;
+    const execute = (key: string) => client('POST', path, { auth: `Bearer ${token}`, headers: { 'idempotency-key': key } });
+    const first = await execute('quote-refused');
+    expect([first.status, first.json.code], first.text).toEqual([400, 'INSUFFICIENT_FUNDS']);
+    // Funds arrive and the quote is still PENDING: a retry with the key (the gateway stores no 400,
+    // so it reaches the agents service) is still that refusal, and nothing moves.
+    const fund = await api('POST', `/sandbox/internal-accounts/${encodeURIComponent(usdAccount)}/fund`, { amount: 10_000 });
+    expect(fund.status, fund.text).toBe(200);
+    await refusedAgain(me, () => execute('quote-refused'), first, 'EXECUTE_QUOTE');
+    expect((await me('GET', '/agents/me/actions')).json.data).toHaveLength(1);
+    expect(await balance()).toBe(start + 10_000);
+    // A new attempt is a new key: it executes the quote once.
+    const paid = await execute('quote-funded');
+    expect([paid.status, paid.json.type, paid.json.status], paid.text).toEqual([200, 'EXECUTE_QUOTE', 'APPROVED']);
+    await eventually(async () => ((await balance()) === start + 10_000 - (start + 1) ? true : undefined), 30_000);
   });
 
   it('deleting the agent revokes its token within seconds', async () => {

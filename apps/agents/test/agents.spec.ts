@@ -571,6 +571,19 @@ describe('approvals', () => {
     expect(ok).toMatchObject({ status: 'APPROVED', type: 'EXECUTE_QUOTE' });
     expect(ok.transaction!.agentId).toBe(w.agentId);
 
+    // A challenge answered with a key stores nothing under it: the signed execute with the same key runs.
+    const q4 = await agentQuote(w, USDC5);
+    const asked = (await client.executeAgentQuote({ ...w.ref, quoteId: q4.id, requestKey: 'sign-then-execute' })).signingChallenge!;
+    expect(asked.payloadToSign).toBeTruthy();
+    const signed = await client.executeAgentQuote({
+      ...w.ref,
+      quoteId: q4.id,
+      requestKey: 'sign-then-execute',
+      walletSignature: session.sign(asked.payloadToSign),
+      signingRequestId: asked.requestId,
+    });
+    expect(signed.action).toMatchObject({ status: 'APPROVED', type: 'EXECUTE_QUOTE' });
+
     // APPROVAL_REQUIRED: the stamp given with the execute is used when the platform approves.
     await client.updateAgentPolicy({ ...w.ref, patch: pb.AgentPolicyPatch.fromPartial({ defaultExecutionMode: 'APPROVAL_REQUIRED' }) });
     const q3 = await agentQuote(w, USDC5);
@@ -579,7 +592,7 @@ describe('approvals', () => {
     const approved = (await client.approveAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id })).action!;
     expect(approved.status).toBe('APPROVED');
     expect(approved.transaction!.agentId).toBe(w.agentId);
-    expect(await movesOf(w)).toBe(2);
+    expect(await movesOf(w)).toBe(3);
   });
 
   it('lists the platform’s agents with filters, newest first, in pages', async () => {
@@ -666,5 +679,59 @@ describe('quotes of an agent', () => {
     expect(read.transaction!.agentId).toBe(w.agentId);
     expect(await movesOf(w)).toBe(1);
     expect(await available(w)).toBe(1_000_000n - quote!.totalSendingAmount);
+  });
+
+  it('a refused AUTO execute answers the same to a retry with its key, whatever the account holds now; the key is this quote’s', async () => {
+    const w = await world({}, 500n);
+    const quote = await agentQuote(w, 2_500n);
+    const execute = (quoteId = quote.id, requestKey = 'quote-refused') => client.executeAgentQuote({ ...w.ref, quoteId, requestKey });
+    const refused = await rejection(execute());
+    expect(refused.code).toBe('INSUFFICIENT_FUNDS');
+    // Funds arrive; the quote is still PENDING (payments held nothing). A retry with the key is
+    // answered the same: no second action, nothing reserved or paid.
+    await tw.fund(w.platformId, w.account, 10_000n);
+    for (let i = 0; i < 2; i++) {
+      const again = await rejection(execute());
+      expect({ code: again.code, message: again.message, details: again.details }).toEqual({
+        code: refused.code,
+        message: refused.message,
+        details: refused.details,
+      });
+    }
+    const failed = (await client.listAgentActions({ ...w.ref })).actions;
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ type: 'EXECUTE_QUOTE', status: 'FAILED', failureReason: 'INSUFFICIENT_FUNDS' });
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
+    expect(await movesOf(w)).toBe(0);
+    const [stored] = (await sql.query(`SELECT refusal FROM agents.agent_actions WHERE agent_id = $1 AND request_key = 'quote-refused'`, [w.agentId])).rows;
+    expect(stored.refusal).toMatchObject({ kind: 'FAILED_PRECONDITION', code: 'INSUFFICIENT_FUNDS' });
+
+    // The key with another quote, or with a transfer, is a reused key (nothing happens).
+    const reused = [{ field: 'Idempotency-Key', message: 'was used for another request of this agent' }];
+    expect((await rejection(execute((await agentQuote(w, 1_000n)).id))).details!.errors).toEqual(reused);
+    expect((await rejection(transferOut(w, 1_000n, 'quote-refused'))).details!.errors).toEqual(reused);
+    expect(await movesOf(w)).toBe(0);
+
+    // Another key executes the quote (its concurrent twins answer the one action); the first key
+    // still answers its refusal.
+    const twins = await Promise.all(Array.from({ length: 3 }, () => execute(quote.id, 'quote-funded')));
+    const paid = twins[0]!.action!;
+    expect(paid).toMatchObject({ type: 'EXECUTE_QUOTE', status: 'APPROVED' });
+    expect(new Set(twins.map((t) => t.action!.id))).toEqual(new Set([paid.id]));
+    expect((await execute(quote.id, 'quote-funded')).action!.id).toBe(paid.id);
+    expect((await rejection(execute())).code).toBe('INSUFFICIENT_FUNDS');
+    expect(await movesOf(w)).toBe(1);
+  });
+
+  it('an execute answered PENDING_APPROVAL and then rejected: a retry with its key answers that action, not a new one', async () => {
+    const w = await world({ defaultExecutionMode: 'APPROVAL_REQUIRED' });
+    const quote = await agentQuote(w);
+    const execute = () => client.executeAgentQuote({ ...w.ref, quoteId: quote.id, requestKey: 'quote-pending' });
+    const pending = (await execute()).action!;
+    expect(pending.status).toBe('PENDING_APPROVAL');
+    await client.rejectAction({ platformId: w.platformId, agentId: w.agentId, actionId: pending.id, reason: 'not today' });
+    expect((await execute()).action).toMatchObject({ id: pending.id, status: 'REJECTED', rejectionReason: 'not today' });
+    expect((await client.listAgentActions({ ...w.ref })).actions).toHaveLength(1);
+    expect(await usage(w)).toMatchObject({ dailyTransactionCount: 0n, dailySpend: 0n });
   });
 });

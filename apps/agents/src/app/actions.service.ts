@@ -27,7 +27,7 @@ import {
   type ActionCheck,
   type ActionType,
 } from '../domain/enforcement.js';
-import { fail, keyReused, refusalError, refusalOf } from '../domain/errors.js';
+import { fail, keyReused, refusalError, refusalOf, requireRequestKey } from '../domain/errors.js';
 import { checkAgentQuote, checkTransfer } from '../domain/action-rules.js';
 import type { ActionRepository } from '../store/action.repository.js';
 import type { AgentRepository } from '../store/agent.repository.js';
@@ -76,6 +76,13 @@ interface Submission {
   requestKey?: string;
   walletSignature?: string;
   signingRequestId?: string;
+}
+
+/** What a submission with a request key asked for (a retry with the key must ask for the same). */
+interface Asked {
+  type: ActionType;
+  quoteId?: string | undefined;
+  transfer?: Pick<TransferDetails, 'sourceAccountId' | 'destinationAccountId' | 'amount'> | undefined;
 }
 
 /**
@@ -127,16 +134,22 @@ export class ActionsService {
 
   /**
    * POST /agents/me/quotes/{quoteId}/execute (EXECUTE_QUOTES): an EXECUTE_QUOTE action for the
-   * quote's totalSendingAmount from its source account. A quote with a live action answers that
-   * action (nothing is reserved twice). An EMBEDDED_WALLET source without signature headers
-   * answers the signing challenge and reserves nothing.
+   * quote's totalSendingAmount from its source account. A retry of an earlier submission (the same
+   * `requestKey`) answers as that one did (`answerOf`: its refusal, or its action as it is now),
+   * whatever became of the quote since; the key with another quote is a reused key. Else a quote
+   * with a live action answers that action (nothing is reserved twice). An EMBEDDED_WALLET source
+   * without signature headers answers the signing challenge, reserves nothing and stores nothing
+   * under the key.
    */
   async executeQuote(
     ref: AgentRef,
-    p: { quoteId: string; walletSignature?: string; signingRequestId?: string },
+    p: { quoteId: string; walletSignature?: string; signingRequestId?: string; requestKey?: string },
   ): Promise<{ action: ActionView } | { challenge: unknown }> {
+    requireRequestKey(p.requestKey);
     const agent = await this.agent(ref);
     await this.ownQuote(agent.id, p.quoteId);
+    const first = p.requestKey ? await this.deps.actions.byRequestKey(this.orm.em.fork(), agent.id, p.requestKey) : undefined;
+    if (first) return { action: await this.sameRequest(first, { type: 'EXECUTE_QUOTE', quoteId: p.quoteId }) };
     const live = await this.deps.actions.liveOfQuote(this.orm.em.fork(), p.quoteId);
     if (live) return { action: await this.view(live) };
     const quote = await this.deps.payments.getQuote(agent.platformId, p.quoteId);
@@ -159,6 +172,7 @@ export class ActionsService {
       quote,
       ...(p.walletSignature ? { walletSignature: p.walletSignature } : {}),
       ...(p.signingRequestId ? { signingRequestId: p.signingRequestId } : {}),
+      ...(p.requestKey ? { requestKey: p.requestKey } : {}),
     });
     return { action };
   }
@@ -183,7 +197,7 @@ export class ActionsService {
     checkTransfer(p);
     // A retry of a submission (the same Idempotency-Key) answers its action, whatever became of it.
     const first = await this.deps.actions.byRequestKey(this.orm.em.fork(), agent.id, p.requestKey);
-    if (first) return this.sameRequest(first, p);
+    if (first) return this.sameRequest(first, { type: p.type, transfer: p });
     requirePermission(agent.policy, 'CREATE_TRANSFERS');
     const [internalId, externalId] =
       p.type === 'TRANSFER_OUT' ? [p.sourceAccountId, p.destinationAccountId] : [p.destinationAccountId, p.sourceAccountId];
@@ -213,12 +227,11 @@ export class ActionsService {
     });
   }
 
-  /** The answer to an earlier submission with the same key, if it asked for the same transfer. */
-  private async sameRequest(a: AgentAction, p: { type: string; sourceAccountId: string; destinationAccountId: string; amount: bigint }) {
-    const t = a.transfer;
-    if (a.type !== p.type || !t || t.sourceAccountId !== p.sourceAccountId || t.destinationAccountId !== p.destinationAccountId || t.amount !== p.amount) {
-      throw keyReused('agent');
-    }
+  /** The answer to an earlier submission with the same key, if it asked for the same (quote or transfer). */
+  private async sameRequest(a: AgentAction, p: Asked): Promise<ActionView> {
+    const [t, u] = [a.transfer, p.transfer];
+    const sameTransfer = t && u ? t.sourceAccountId === u.sourceAccountId && t.destinationAccountId === u.destinationAccountId && t.amount === u.amount : !t && !u;
+    if (a.type !== p.type || a.quoteId !== p.quoteId || !sameTransfer) throw keyReused('agent');
     return this.answerOf(a);
   }
 
@@ -339,14 +352,13 @@ export class ActionsService {
       const outcome = await transactional(this.orm, async (em) => {
         const locked = await this.deps.agents.get(em, agent.platformId, agent.id, true);
         if (!locked) throw fail('AGENT_NOT_FOUND', `Agent ${agent.id} not found`);
-        // A quote has one live action: a concurrent execute of the same quote (serialised by the
-        // agent's lock) answers the first one's action.
-        const live = s.quote
-          ? await this.deps.actions.liveOfQuote(em, s.quote.id)
-          : s.requestKey
-            ? await this.deps.actions.byRequestKey(em, locked.id, s.requestKey)
-            : undefined;
-        if (live) return { action: live, retry: undefined, existing: true };
+        // A concurrent twin of this submission (the same key, serialised by the agent's lock) is
+        // answered as the first; a quote has one live action: a concurrent execute of the same
+        // quote answers the first one's action.
+        const first = s.requestKey ? await this.deps.actions.byRequestKey(em, locked.id, s.requestKey) : undefined;
+        if (first) return { action: first, retry: undefined, existing: 'key' as const };
+        const live = s.quote ? await this.deps.actions.liveOfQuote(em, s.quote.id) : undefined;
+        if (live) return { action: live, retry: undefined, existing: 'quote' as const };
         const need = currenciesToCheck(locked.policy);
         const limitAmount = amounts.get(need.limit);
         const thresholdAmount = need.threshold ? amounts.get(need.threshold) : undefined;
@@ -389,6 +401,7 @@ export class ActionsService {
         if (pending) await this.deps.events.pendingApproval(em, action, s.quote);
         return { action, retry: undefined, existing: false };
       });
+      if (outcome.existing === 'key') return this.sameRequest(outcome.action!, { type: s.type, quoteId: s.quote?.id, transfer: s.transfer });
       if (outcome.existing) return this.answerOf(outcome.action!);
       if (outcome.action) {
         if (outcome.action.state === 'PENDING_APPROVAL') return { action: outcome.action, ...(s.quote ? { quote: s.quote } : {}) };

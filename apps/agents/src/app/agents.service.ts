@@ -10,7 +10,7 @@ import {
   newDeviceCode,
   normalizeDeviceCode,
 } from '../domain/credentials.js';
-import { checkRequestKey, fail, keyReused } from '../domain/errors.js';
+import { checkRequestKey, fail, keyReused, requireRequestKey } from '../domain/errors.js';
 import { convertAmount } from '../domain/enforcement.js';
 import {
   checkAgentName,
@@ -228,9 +228,7 @@ export class AgentsService {
    * A `requestKey` used before for this agent is answered by `codeOfRequest`.
    */
   async newDeviceCode(platformId: string, agentId: string, requestKey?: string): Promise<IssuedDeviceCode> {
-    const errors = new FieldErrors();
-    checkRequestKey(errors, requestKey);
-    errors.throwIfAny();
+    requireRequestKey(requestKey);
     await this.get(platformId, agentId);
     return transactional(this.orm, async (em) => {
       const agent = await this.locked(em, platformId, agentId);

@@ -115,6 +115,7 @@ export function agentsRpc(o: { agents: AgentsService; actions: ActionsService; c
           quoteId: req.quoteId,
           ...(req.walletSignature !== undefined ? { walletSignature: req.walletSignature } : {}),
           ...(req.signingRequestId !== undefined ? { signingRequestId: req.signingRequestId } : {}),
+          ...(req.requestKey !== undefined ? { requestKey: req.requestKey } : {}),
         },
       );
       return 'challenge' in out ? { signingChallenge: challengeToPb(out.challenge) } : { action: actionToPb(out.action) };

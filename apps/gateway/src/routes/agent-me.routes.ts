@@ -316,7 +316,7 @@ const agentMeRoutes: RouteModule = (app, deps) => {
         operationId: 'agentExecuteQuote',
         summary: 'Execute a quote',
         description:
-          'EXECUTE_QUOTES. An EXECUTE_QUOTE action for the quote’s totalSendingAmount, checked against the policy (403 with the failing rule’s code) and reserved in the usage counters: APPROVED with its transaction (AUTO), or PENDING_APPROVAL without one (the platform decides; AGENT_ACTION.PENDING_APPROVAL webhook). Executing a quote again answers its action. An EMBEDDED_WALLET source needs Service-Wallet-Signature (and Request-Id) as for POST /quotes/{quoteId}/execute: without them the answer is 202 with the signing challenge and nothing is reserved.',
+          'EXECUTE_QUOTES. An EXECUTE_QUOTE action for the quote’s totalSendingAmount, checked against the policy (403 with the failing rule’s code) and reserved in the usage counters: APPROVED with its transaction (AUTO), or PENDING_APPROVAL without one (the platform decides; AGENT_ACTION.PENDING_APPROVAL webhook). A payment refused by payments (INSUFFICIENT_FUNDS, ...) is that error; the action stays FAILED and its usage is released. Executing a quote again answers its live action. A retry with the same Idempotency-Key answers as the first execute did (the same refusal, or its action as it is now), even once the quote could be paid; a new attempt needs a new key, and the key with another quote is 400 INVALID_INPUT (Idempotency-Key). An EMBEDDED_WALLET source needs Service-Wallet-Signature (and Request-Id) as for POST /quotes/{quoteId}/execute: without them the answer is 202 with the signing challenge, nothing is reserved and the key stays unused.',
         params: QuoteParams,
         response: { 200: AgentAction, 202: SigningChallenge, ...errorResponses() },
       },
@@ -329,6 +329,7 @@ const agentMeRoutes: RouteModule = (app, deps) => {
         quoteId: request.params.quoteId,
         ...(signature ? { walletSignature: signature } : {}),
         ...(requestId ? { signingRequestId: requestId } : {}),
+        requestKey: requestKeyOf(request),
       });
       if (out.signingChallenge) return reply.code(202).send(challengeJson(out.signingChallenge));
       return agentActionJson(out.action!);
