@@ -71,6 +71,12 @@ export class QuoteCreationService {
   private async createPending(req: CreateQuoteRequest): Promise<Quote> {
     const payer = await this.deps.parties.payer(req);
     checkImmediateExecution(req, payer.embeddedWallet);
+    // The customer's platformCustomerId (identity) is asked beside the payee's read (accounts), not
+    // after it: one hop less of the create's latency. A refusal of the payee is still the answer.
+    const customerRead = payer.customer?.platformCustomerId
+      ? undefined
+      : this.deps.parties.platformCustomerId(req.platformId, payer.customer?.customerId);
+    customerRead?.catch(() => undefined); // awaited below; not an unhandled rejection if the payee fails first
     const { destination, lookup, counterpartyInformation, counterpartyIdentifier } = await this.deps.parties.payee(req, payer);
     if (lookup) checkPayerData(lookup, req.senderCustomerInfo);
     const from = payer.endpoint.currency;
@@ -125,9 +131,7 @@ export class QuoteCreationService {
     // The quote's OUTGOING transaction exists from now on, PENDING ("quote has been created"): it is
     // the one the execution (or the funds arriving) carries forward, and it EXPIREs with the quote.
     // The destination was read (and checked usable) by payee() just now: its identifier comes from that read.
-    const platformCustomerId =
-      payer.customer?.platformCustomerId ??
-      (await this.deps.parties.platformCustomerId(req.platformId, payer.customer?.customerId));
+    const platformCustomerId = payer.customer?.platformCustomerId ?? (await customerRead);
     const transaction = quoteTransaction(quote, {
       id: newId('Transaction'),
       reference: newReference((n) => randomBytes(n)),
