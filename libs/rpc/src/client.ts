@@ -103,9 +103,10 @@ export const RECONNECT_BACKOFF = { initialMs: 100, maxMs: 1_000 } as const;
  * The channel options of every client: bounded reconnect backoff (see
  * RECONNECT_BACKOFF); HTTP/2 keepalive pings every 30 s while calls are in
  * flight, so a peer that vanished without closing the connection (a deleted
- * pod, a network partition) is noticed; and up to 3 attempts of a call that
- * failed UNAVAILABLE (50 ms → 500 ms apart). That retry covers a connection that
- * drops under a call. And wait-for-ready: a call made while no replica of the
+ * pod, a network partition) is noticed; and up to 5 attempts of a call that
+ * failed UNAVAILABLE (50 ms → 500 ms apart, 750 ms of pauses at most; 5 is grpc-js's cap). That retry
+ * covers a connection that drops under a call: with 3, a call whose attempts met the killed replica's
+ * reset connection before the balancer dropped it could still fail (CI saw it once). And wait-for-ready: a call made while no replica of the
  * service is connected (one restarting, the other not yet reconnected after its
  * own restart) waits for one, within its deadline, instead of failing at once —
  * it has not been sent, so waiting is safe for every call. A service that stays
@@ -129,7 +130,7 @@ export function rpcChannelOptions(): Partial<ClientOptions> {
         {
           name: [{}],
           retryPolicy: {
-            maxAttempts: 3,
+            maxAttempts: 5,
             initialBackoff: '0.05s',
             maxBackoff: '0.5s',
             backoffMultiplier: 2,
