@@ -9,7 +9,7 @@ import {
 } from '@sluice/testing';
 import { idUuid, newId } from '@sluice/core';
 import { streamName } from '@sluice/events';
-import { transactional } from '@sluice/store';
+import { transactional, type EntityManager } from '@sluice/store';
 import { DeliveryRepository } from '../src/store/delivery.repository.js';
 import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
 import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './support/fakes.js';
@@ -50,6 +50,21 @@ afterAll(async () => {
   await db?.drop();
   await dropStreams(nats, prefix);
 });
+
+/** A PENDING TEST delivery of `platformId` made at `at` (due then), for the tests that drive the repository. */
+function insertTest(em: EntityManager, platformId: string, at: Date, id = newId('WebhookDelivery')): Promise<boolean> {
+  const ev = newId('Event');
+  return new DeliveryRepository().insertPending(em, {
+    id,
+    webhookId: `Webhook:${idUuid(ev)}`,
+    platformId,
+    eventId: ev,
+    type: 'TEST',
+    payload: '{}',
+    answered: false,
+    now: at,
+  });
+}
 
 describe('several dispatcher replicas', () => {
   it('deliver every webhook exactly once, sharing the work', async () => {
@@ -152,17 +167,7 @@ describe('several dispatcher replicas', () => {
       await transactional(orm, async (em) => {
         for (const platformId of platformIds) {
           for (let i = 0; i < 4; i++) {
-            const ev = newId('Event');
-            await repo.insertPending(em, {
-              id: newId('WebhookDelivery'),
-              webhookId: `Webhook:${idUuid(ev)}`,
-              platformId,
-              eventId: ev,
-              type: 'TEST',
-              payload: '{}',
-              answered: false,
-              now: new Date(now.getTime() - 3_600_000),
-            });
+            await insertTest(em, platformId, new Date(now.getTime() - 3_600_000));
           }
         }
       });
@@ -215,18 +220,8 @@ describe('several dispatcher replicas', () => {
     };
     await transactional(orm, async (em) => {
       for (const [key, id] of Object.entries(ids)) {
-        const ev = newId('Event');
-        await repo.insertPending(em, {
-          id,
-          webhookId: `Webhook:${idUuid(ev)}`,
-          platformId,
-          eventId: ev,
-          type: 'TEST',
-          payload: '{}',
-          // Due in the future so the running workers leave them alone.
-          answered: false,
-          now: daysAgo(key === 'recent' ? 1 : 40),
-        });
+        await insertTest(em, platformId, daysAgo(key === 'recent' ? 1 : 40), id);
+        // Due in the future so the running workers leave them alone.
         await em.execute('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?', [daysAgo(-1), id]);
       }
       await em.execute(

@@ -38,6 +38,18 @@ export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\u
 /** Longest free-text memo (transaction and quote descriptions, rejection reasons). */
 export const DESCRIPTION_MAX_LENGTH = 1000;
 
+/** Longest accepted Idempotency-Key (request key). */
+export const MAX_REQUEST_KEY_LENGTH = 255;
+
+/**
+ * The one rule of an Idempotency-Key, checked by the gateway on the header and by every service that
+ * takes it as a request key: 1 to 255 visible ASCII characters (it travels in a header and is
+ * compared byte for byte).
+ */
+export function isRequestKey(value: string): boolean {
+  return value.length >= 1 && value.length <= MAX_REQUEST_KEY_LENGTH && /^[\x21-\x7e]+$/.test(value);
+}
+
 const HOSTNAME_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 /** The loopback host names a URL may have (`URL.hostname`), where plain http is allowed locally. */

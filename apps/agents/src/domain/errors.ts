@@ -1,4 +1,4 @@
-import { DomainError, FieldErrors, defineErrors, invalidInput, type ErrorKind } from '@sluice/core';
+import { DomainError, FieldErrors, defineErrors, invalidInput, isRequestKey, type ErrorKind } from '@sluice/core';
 
 /**
  * Every public error code the agents service raises (kind = gRPC status). The policy refusals
@@ -53,7 +53,7 @@ export const refusalError = (r: Refusal): DomainError => new DomainError(r.kind,
 
 /** A request key (the Idempotency-Key) when given: 1 to 255 visible ASCII characters, as the gateway accepts it. */
 export function checkRequestKey(errors: FieldErrors, requestKey: string | undefined): void {
-  if (requestKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(requestKey)) errors.add('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+  if (requestKey !== undefined && !isRequestKey(requestKey)) errors.add('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
 }
 
 /** As checkRequestKey for a request with no other field to check: INVALID_INPUT on a bad key. */

@@ -1,17 +1,15 @@
 import { createHash } from 'node:crypto';
+import { isRequestKey, MAX_REQUEST_KEY_LENGTH } from '@sluice/core';
 
 /** Longest accepted Idempotency-Key. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = MAX_REQUEST_KEY_LENGTH;
 
-/** Visible ASCII only: keys travel in a header and are compared byte for byte. */
-const KEY_RE = /^[\x21-\x7e]+$/;
-
-/** Problem with a client-supplied key, or undefined when it is acceptable. */
+/** Problem with a client-supplied key (the rule is `isRequestKey`), or undefined when it is acceptable. */
 export function idempotencyKeyProblem(key: string): string | undefined {
+  if (isRequestKey(key)) return undefined;
   if (key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
     return `must have 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`;
-  if (!KEY_RE.test(key)) return 'must contain only visible ASCII characters';
-  return undefined;
+  return 'must contain only visible ASCII characters';
 }
 
 /** JSON with object keys sorted at every level, so equal bodies hash equally whatever their key order. */

@@ -1,4 +1,4 @@
-import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode, postalAddress as address, type Environment, type PostalAddress } from '@sluice/core';
+import { CURRENCIES, FieldErrors, idUuid, isCurrencyCode, isRequestKey, postalAddress as address, type Environment, type PostalAddress } from '@sluice/core';
 import { country, email, noDuplicates, pastDate, range, text } from './validation.js';
 import { normalizeUmaAddress } from './uma-address.js';
 import { fail } from './errors.js';
@@ -194,7 +194,7 @@ export function newCustomer(
 
 /** The Idempotency-Key of a creation request, when given: 1 to 255 visible ASCII characters. */
 export function validateRequestKey(requestKey: string | undefined): void {
-  if (requestKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(requestKey))
+  if (requestKey !== undefined && !isRequestKey(requestKey))
     new FieldErrors().add('requestKey', 'must be 1 to 255 visible ASCII characters').throwIfAny();
 }
 
