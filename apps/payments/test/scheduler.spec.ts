@@ -395,6 +395,55 @@ describe('JobScheduler', () => {
     ]);
   });
 
+  it("a leased kind's load reads in the claim's own transaction; a load that fails leaves every job of the batch to read for itself, claimed once", async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const orm = await replicaOrm();
+    const xids: (string | null)[] = [];
+    const got: Record<string, unknown> = {};
+    const s = new JobScheduler(orm, clock, { logger }).registerLeased<Record<string, never>, string>(
+      'loaded',
+      async (job, loaded) => {
+        got[job.id] = loaded ? loaded.value : 'read for itself';
+      },
+      {
+        load: async (em, job) => {
+          // The claim's UPDATE gave the transaction an id: a load in its own transaction would see none.
+          const [row] = await em.execute<{ xid: string | null; locked_by: string }[]>(
+            `SELECT pg_current_xact_id_if_assigned()::text AS xid, locked_by FROM scheduled_jobs WHERE id = ?`,
+            [job.id],
+          );
+          xids.push(row!.xid);
+          if (job.id === 'loaded:bad') await em.execute('SELECT 1 / 0');
+          return `held by ${row!.locked_by}`;
+        },
+      },
+    );
+    await s.schedule({ kind: 'loaded', id: 'loaded:a' });
+    await s.schedule({ kind: 'loaded', id: 'loaded:b', delayMs: 1 });
+    expect(await s.runDue()).toBe(1);
+    expect(xids).toHaveLength(1);
+    expect(xids[0]).not.toBeNull();
+    // loaded:a's load saw its own claim (locked_by set by the same transaction)
+    expect(Object.keys(got)).toEqual(['loaded:a']);
+    expect(got['loaded:a']).toMatch(/^held by payments-/);
+
+    await s.schedule({ kind: 'loaded', id: 'loaded:bad' });
+    clock.advance(1);
+    expect(await s.runDue()).toBe(2);
+    expect(got['loaded:bad']).toBe('read for itself');
+    expect(got['loaded:b']).toBe('read for itself');
+    const rows = (
+      await sql.query(
+        `SELECT id, attempts, done_at IS NOT NULL AS done FROM payments.scheduled_jobs WHERE id LIKE 'loaded:%' ORDER BY id`,
+      )
+    ).rows;
+    expect(rows).toEqual([
+      { id: 'loaded:a', attempts: 1, done: true },
+      { id: 'loaded:b', attempts: 1, done: true },
+      { id: 'loaded:bad', attempts: 1, done: true },
+    ]);
+  });
+
   it('runs jobs outside the context of the request that scheduled them (no inherited deadline or request id)', async () => {
     const clock = new ManualClock('2026-03-01T00:00:00Z');
     const seen: { deadline?: number; requestId?: string }[] = [];

@@ -12,7 +12,7 @@ import {
   type RefundReason,
   type Transaction,
 } from '../domain/transaction.js';
-import type { JobOutcome, JobScheduler } from '../store/job-scheduler.js';
+import type { Job, JobOutcome, JobScheduler, Loaded } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
 import type { Ledger, PayoutRail, PayoutRails, RailPayment } from './ports.js';
 import type { TransactionLifecycle } from './transaction-lifecycle.js';
@@ -24,6 +24,12 @@ const SUBMIT_SAFETY_NET_MS = 30_000;
 const REFUND_CHECK_MS = 1_000;
 
 /** The payload of the quote payment jobs. */
+/** A quote payment as a job finds it: its transaction and its quote. */
+interface Payment {
+  t: Transaction;
+  q: Quote;
+}
+
 interface QuotePaymentJob {
   platformId: string;
   transactionId: string;
@@ -82,9 +88,25 @@ export class QuotePaymentsService {
     s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentSubmit, async (job) => {
       await this.submit(job.payload.platformId, job.payload.transactionId, job.payload.environment);
     });
-    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentSettle, (job) => this.settle(job.payload));
-    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentReturnCheck, (job) => this.checkReturn(job.payload));
-    s.registerLeased<QuotePaymentJob>(JOB_KINDS.quotePaymentRefund, (job) => this.refund(job.payload));
+    // Their first read (the transaction and its quote) rides on the claim's transaction.
+    const loading = (status: Transaction['status']) => ({
+      load: (em: EntityManager, job: Job<QuotePaymentJob>) => this.loadIn(em, job.payload, status),
+    });
+    s.registerLeased<QuotePaymentJob, Payment | undefined>(
+      JOB_KINDS.quotePaymentSettle,
+      (job, loaded) => this.settle(job.payload, loaded),
+      loading('PROCESSING'),
+    );
+    s.registerLeased<QuotePaymentJob, Payment | undefined>(
+      JOB_KINDS.quotePaymentReturnCheck,
+      (job, loaded) => this.checkReturn(job.payload, loaded),
+      loading('COMPLETED'),
+    );
+    s.registerLeased<QuotePaymentJob, Payment | undefined>(
+      JOB_KINDS.quotePaymentRefund,
+      (job, loaded) => this.refund(job.payload, loaded),
+      loading('FAILED'),
+    );
   }
 
   /** Schedules the safety-net submission of a claimed payment, in the claim's database transaction. */
@@ -168,8 +190,8 @@ export class QuotePaymentsService {
   }
 
   /** The settle job: the rail's outcome of a PROCESSING payout; the money moves before the status is written. */
-  private async settle(p: QuotePaymentJob): Promise<JobOutcome | void> {
-    const found = await this.load(p, 'PROCESSING');
+  private async settle(p: QuotePaymentJob, loaded?: Loaded<Payment | undefined>): Promise<JobOutcome | void> {
+    const found = loaded ? loaded.value : await this.load(p, 'PROCESSING');
     if (!found) return;
     const { t, q } = found;
     const funding = fundingOf(q);
@@ -200,8 +222,8 @@ export class QuotePaymentsService {
   }
 
   /** The return-check job: a delivered payout the receiving bank sent back. */
-  private async checkReturn(p: QuotePaymentJob): Promise<JobOutcome | void> {
-    const found = await this.load(p, 'COMPLETED');
+  private async checkReturn(p: QuotePaymentJob, loaded?: Loaded<Payment | undefined>): Promise<JobOutcome | void> {
+    const found = loaded ? loaded.value : await this.load(p, 'COMPLETED');
     if (!found) return;
     const r = await this.railOf(p.environment, found.q).returned(this.payment(found.t));
     if (!r) return;
@@ -210,8 +232,8 @@ export class QuotePaymentsService {
   }
 
   /** The refund job: the payer gets the money back (REFUNDED), or the refund fails (FAILED stays). */
-  private async refund(p: QuotePaymentJob): Promise<JobOutcome | void> {
-    const found = await this.load(p, 'FAILED');
+  private async refund(p: QuotePaymentJob, loaded?: Loaded<Payment | undefined>): Promise<JobOutcome | void> {
+    const found = loaded ? loaded.value : await this.load(p, 'FAILED');
     const refund = found?.t.refund;
     if (!found || refund?.status !== 'PENDING') return;
     const { t, q } = found;
@@ -351,13 +373,16 @@ export class QuotePaymentsService {
 
   /** The transaction and its quote, read without a lock, if the transaction is in `status`. */
   /** A job's transaction and its quote, read in one database transaction (one commit, not two). */
-  private load(p: QuotePaymentJob, status: Transaction['status']): Promise<{ t: Transaction; q: Quote } | undefined> {
-    return transactional(this.orm, async (em) => {
-      const t = await this.deps.transactions.find(p.platformId, p.transactionId, em);
-      if (!t || t.status !== status || !t.quoteId) return undefined;
-      const q = await this.deps.quotes.get(em, p.platformId, t.quoteId);
-      return q ? { t, q } : undefined;
-    });
+  private load(p: QuotePaymentJob, status: Transaction['status']): Promise<Payment | undefined> {
+    return transactional(this.orm, (em) => this.loadIn(em, p, status));
+  }
+
+  /** A job's payment, if its transaction is still in `status` (in the claim's transaction, or its own). */
+  private async loadIn(em: EntityManager, p: QuotePaymentJob, status: Transaction['status']): Promise<Payment | undefined> {
+    const t = await this.deps.transactions.find(p.platformId, p.transactionId, em);
+    if (!t || t.status !== status || !t.quoteId) return undefined;
+    const q = await this.deps.quotes.get(em, p.platformId, t.quoteId);
+    return q ? { t, q } : undefined;
   }
 
   private railOf(environment: Environment, q: Quote): PayoutRail {

@@ -35,11 +35,27 @@ export type JobOutcome = (em: EntityManager) => Promise<void>;
  * still holds the lease. A worker that dies (or outlives its lease) leaves the job to run again,
  * so every call must be idempotent: pass `job.id` or an id derived from the payment (domain/ids.ts).
  */
-export type LeasedJobHandler<P = Record<string, unknown>> = (job: Job<P>) => Promise<JobOutcome | void>;
+export type LeasedJobHandler<P = Record<string, unknown>, L = never> = (
+  job: Job<P>,
+  /** What the kind's `load` read in the claim's transaction; absent when it did not run (the handler reads for itself). */
+  loaded?: Loaded<L>,
+) => Promise<JobOutcome | void>;
+
+/**
+ * Reads what a leased job needs first, in the transaction that claims it: the read rides on the
+ * claim's commit instead of taking a transaction of its own. Only reads: the claim's locks are
+ * held meanwhile, and a failed load leaves its job (and the rest of the batch) to read for itself.
+ */
+export type JobLoader<P = Record<string, unknown>, L = unknown> = (em: EntityManager, job: Job<P>) => Promise<L>;
+
+/** A load's result as the handler receives it (wrapped, so a load that found nothing is told from none). */
+export interface Loaded<L> {
+  value: L;
+}
 
 type Registered =
   | { mode: 'transaction'; run: JobHandler<never> }
-  | { mode: 'lease'; run: LeasedJobHandler<never> };
+  | { mode: 'lease'; run: LeasedJobHandler<never, unknown>; load?: JobLoader<never, unknown> };
 
 /** How a JobScheduler runs (defaults in the constructor). */
 export interface JobSchedulerOptions {
@@ -230,8 +246,12 @@ export class JobScheduler implements Worker {
    * Registers the handler of a job kind that calls other services (one handler per kind): it runs
    * under the lease, outside any transaction, and returns the outcome to write with the completion.
    */
-  registerLeased<P>(kind: string, handler: LeasedJobHandler<P>): this {
-    return this.add(kind, { mode: 'lease', run: handler });
+  registerLeased<P, L = never>(kind: string, handler: LeasedJobHandler<P, L>, opts: { load?: JobLoader<P, L> } = {}): this {
+    return this.add(kind, {
+      mode: 'lease',
+      run: handler as LeasedJobHandler<never, unknown>,
+      ...(opts.load ? { load: opts.load as JobLoader<never, unknown> } : {}),
+    });
   }
 
   private add(kind: string, registered: Registered): this {
@@ -316,7 +336,7 @@ export class JobScheduler implements Worker {
     const now = this.clock.now();
     const token = `${this.instanceId}:${randomUUID()}`;
     const kindsJson = JSON.stringify(kinds);
-    const result = await this.orm.em.fork().execute<(Partial<JobRow> & { next_at: Date | string | null })[]>(
+    const claim = (em: EntityManager) => em.execute<(Partial<JobRow> & { next_at: Date | string | null })[]>(
       `WITH due AS (
          SELECT id FROM scheduled_jobs
          WHERE done_at IS NULL AND failed_at IS NULL AND run_at <= ? AND kind IN (SELECT jsonb_array_elements_text(?::jsonb))
@@ -333,17 +353,62 @@ export class JobScheduler implements Worker {
        SELECT claimed.*, later.next_at FROM later LEFT JOIN claimed ON true`,
       [now, kindsJson, now, this.batchSize, new Date(now.getTime() + this.leaseMs), token, kindsJson],
     );
-    const rows = result.filter((r): r is JobRow & { next_at: Date | string | null } => r.id != null);
+    const claimed = (result: Awaited<ReturnType<typeof claim>>) =>
+      result.filter((r): r is JobRow & { next_at: Date | string | null } => r.id != null);
+    // With kinds that load, the claim and their loads share one transaction (one commit).
+    const { result, loaded } = this.loaders
+      ? await transactional(this.orm, async (em) => {
+          const result = await claim(em);
+          return { result, loaded: await this.loadClaimed(em, claimed(result)) };
+        })
+      : { result: await claim(this.orm.em.fork()), loaded: undefined };
+    const rows = claimed(result);
     const leaseEnd = Date.now() + this.leaseMs;
     const nextAt = result[0]?.next_at ? new Date(result[0].next_at).getTime() : undefined;
     // At most `concurrency` at once: the claimed rest waits its turn under its lease.
     let done = 0;
     let next = 0;
     const lane = async () => {
-      while (next < rows.length) if (await this.runOne(rows[next++]!, leaseEnd)) done++;
+      while (next < rows.length) {
+        const row = rows[next++]!;
+        if (await this.runOne(row, leaseEnd, loaded?.get(row.id))) done++;
+      }
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
     return { claimed: rows.length, done, nextAt };
+  }
+
+  /** True once a registered kind has a `load`: claims then run in a transaction with the loads. */
+  private get loaders(): boolean {
+    for (const r of this.handlers.values()) if (r.mode === 'lease' && r.load) return true;
+    return false;
+  }
+
+  /**
+   * Runs the loads of the claimed jobs whose kind has one, in the claim's transaction, one after
+   * the other. A load that fails is rolled back to before the loads (the claim stays) and the jobs
+   * not loaded yet read for themselves when they run: a load saves a transaction, it never
+   * decides whether a job runs.
+   */
+  private async loadClaimed(em: EntityManager, rows: JobRow[]): Promise<Map<string, Loaded<unknown>>> {
+    const loaded = new Map<string, Loaded<unknown>>();
+    const loading = rows.filter((r) => {
+      const h = this.handlers.get(r.kind);
+      return h?.mode === 'lease' && h.load;
+    });
+    if (loading.length === 0) return loaded;
+    await em.execute('SAVEPOINT job_loads');
+    try {
+      for (const row of loading) {
+        const h = this.handlers.get(row.kind) as { load: JobLoader<never, unknown> };
+        loaded.set(row.id, { value: await h.load(em, jobOf(row) as never) });
+      }
+    } catch (err) {
+      this.logger?.warn({ err }, 'job loads failed in the claim; the jobs read for themselves');
+      await em.execute('ROLLBACK TO SAVEPOINT job_loads');
+      loaded.clear();
+    }
+    return loaded;
   }
 
   /**
@@ -364,18 +429,18 @@ export class JobScheduler implements Worker {
     );
   }
 
-  private async runOne(row: JobRow, leaseEnd: number): Promise<boolean> {
+  private async runOne(row: JobRow, leaseEnd: number, loaded?: Loaded<unknown>): Promise<boolean> {
     const kind = { kind: row.kind };
     this.metrics?.delay.observe(kind, Math.max(0, this.clock.now().getTime() - new Date(row.run_at).getTime()) / 1000);
     const stopTimer = this.metrics?.duration.startTimer(kind);
-    const done = await this.attempt(row, leaseEnd);
+    const done = await this.attempt(row, leaseEnd, loaded);
     stopTimer?.();
     this.metrics?.jobs.inc({ ...kind, outcome: done });
     return done === 'done';
   }
 
   /** Runs a claimed job: `done`, `lost` (its lease was taken over), or failed (`retry`, `dead`). */
-  private async attempt(row: JobRow, leaseEnd: number): Promise<'done' | 'lost' | 'retry' | 'dead'> {
+  private async attempt(row: JobRow, leaseEnd: number, loaded?: Loaded<unknown>): Promise<'done' | 'lost' | 'retry' | 'dead'> {
     const registered = this.handlers.get(row.kind);
     try {
       if (!registered) throw new Error(`no handler for job kind ${row.kind}`);
@@ -390,7 +455,7 @@ export class JobScheduler implements Worker {
       }
       // Read, call, then write: the calls run under the lease with no transaction open; the
       // outcome commits with the completion.
-      const outcome = await registered.run(job as never);
+      const outcome = await registered.run(job as never, loaded);
       return await transactional(this.orm, async (em) => {
         if (!(await this.completeClaimed(em, row))) return 'lost' as const;
         if (outcome) await outcome(em);
