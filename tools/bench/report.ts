@@ -238,6 +238,13 @@ export function formatTransactionsByProcess(cases: readonly SystemCase[]): strin
       ),
     ),
   ]);
+  const statements = (c: SystemCase) => c.transactionsByProcess!.statementsByProcess ?? {};
+  rows.push([
+    'statements (round trips) per pair',
+    ...counted.map((c) => cell(Object.values(statements(c)).reduce((a, b) => a + b, 0), 1)),
+  ]);
+  for (const [label] of sorted)
+    rows.push([`  of which ${label}`, ...counted.map((c) => cell(statements(c)[label] ?? 0, 1))]);
   const out = [table(['transactions per pair', ...counted.map(caseLabel)], rows)];
   for (const c of counted) {
     out.push('');

@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { perCompletion, type ProcessCounts } from './transactions.js';
 
-const counts = (label: string, byFirstStatement: Record<string, number>): ProcessCounts => ({
-  label,
-  pid: 1,
-  statements: 0,
-  transactions: Object.values(byFirstStatement).reduce((a, b) => a + b, 0),
-  byFirstStatement,
-});
+/** A process's counts; each transaction sent three statements (BEGIN, its statement, COMMIT). */
+const counts = (label: string, byFirstStatement: Record<string, number>): ProcessCounts => {
+  const transactions = Object.values(byFirstStatement).reduce((a, b) => a + b, 0);
+  return { label, pid: 1, statements: 3 * transactions, transactions, byFirstStatement };
+};
 
 describe('transactions per pair by process', () => {
   it('divides what each process added by the pairs, sums replicas of one app, and takes off the rate at rest', () => {
@@ -31,6 +29,7 @@ describe('transactions per pair by process', () => {
     };
     const r = perCompletion(before, after, 20, { idle, seconds: 4 });
     expect(r.byProcess).toEqual({ payments: 2, accounts: 0.5 });
+    expect(r.statementsByProcess).toEqual({ payments: 6, accounts: 1.5 });
     expect(r.byStatement).toEqual([
       { process: 'payments', statement: 'INSERT quotes', perCompletion: 2 },
       { process: 'accounts', statement: 'SELECT ia', perCompletion: 0.5 },
@@ -40,6 +39,7 @@ describe('transactions per pair by process', () => {
   it('counts nothing without pairs', () => {
     expect(perCompletion(new Map(), new Map([['a.json', counts('a', { x: 1 })]]), 0)).toEqual({
       byProcess: {},
+      statementsByProcess: {},
       byStatement: [],
     });
   });

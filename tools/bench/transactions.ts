@@ -20,6 +20,8 @@ export interface ProcessCounts {
 /** Per completion over a window: by process (label), and by process and first statement (largest first). */
 export interface TransactionsByProcess {
   byProcess: Record<string, number>;
+  /** Statements per completion by process: every round trip to Postgres, BEGIN and COMMIT included. */
+  statementsByProcess: Record<string, number>;
   byStatement: { process: string; statement: string; perCompletion: number }[];
 }
 
@@ -70,19 +72,28 @@ export function perCompletion(
   } = {},
 ): TransactionsByProcess {
   const byProcess: Record<string, number> = {};
+  const statementsByProcess: Record<string, number> = {};
   const statements = new Map<string, { process: string; statement: string; n: number }>();
-  if (completions <= 0) return { byProcess, byStatement: [] };
+  if (completions <= 0) return { byProcess, statementsByProcess, byStatement: [] };
+  /** What `file` did at rest over the case's span: its transactions, one first statement's, or (`'*'`) its statements. */
   const atRest = (file: string, statement?: string): number => {
     const i = o.idle;
     if (!i || !o.seconds || i.seconds <= 0) return 0;
     const [a, b] = [i.before.get(file), i.after.get(file)];
     if (!b) return 0;
     const n = (c: ProcessCounts | undefined) =>
-      statement === undefined ? (c?.transactions ?? 0) : (c?.byFirstStatement[statement] ?? 0);
+      statement === undefined
+        ? (c?.transactions ?? 0)
+        : statement === '*'
+          ? (c?.statements ?? 0)
+          : (c?.byFirstStatement[statement] ?? 0);
     return ((n(b) - n(a)) / i.seconds) * o.seconds;
   };
   for (const [file, now] of after) {
     const was = before.get(file);
+    const sent = now.statements - (was?.statements ?? 0) - atRest(file, '*');
+    if (Math.abs(sent) >= 1e-9)
+      statementsByProcess[now.label] = (statementsByProcess[now.label] ?? 0) + sent / completions;
     const delta = now.transactions - (was?.transactions ?? 0) - atRest(file);
     if (Math.abs(delta) < 1e-9) continue;
     byProcess[now.label] = (byProcess[now.label] ?? 0) + delta / completions;
@@ -99,5 +110,5 @@ export function perCompletion(
     .map((r) => ({ process: r.process, statement: r.statement, perCompletion: r.n / completions }))
     .filter((r) => r.perCompletion >= (o.minPerCompletion ?? 0.05))
     .sort((a, b) => b.perCompletion - a.perCompletion || a.process.localeCompare(b.process));
-  return { byProcess, byStatement };
+  return { byProcess, statementsByProcess, byStatement };
 }

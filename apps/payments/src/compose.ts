@@ -15,6 +15,7 @@ import type {
 import { ExchangeRatesService } from './app/exchange-rates.service.js';
 import { IncomingService } from './app/incoming.service.js';
 import { SandboxFundingService } from './app/sandbox-funding.service.js';
+import { FreshQuotes } from './app/fresh-quotes.js';
 import { QuoteCreationService } from './app/quote-creation.service.js';
 import { QuoteExecutionService } from './app/quote-execution.service.js';
 import { QuoteExpiryService } from './app/quote-expiry.service.js';
@@ -92,6 +93,8 @@ export interface PaymentsGraph extends Composition {
   lifecycle: TransactionLifecycle;
   transfers: TransfersService;
   quoteCreation: QuoteCreationService;
+  /** The quotes this process just created, for the execute that follows (tests make one stale). */
+  freshQuotes: FreshQuotes;
   quoteExecution: QuoteExecutionService;
   quoteExpiry: QuoteExpiryService;
   quotePayments: QuotePaymentsService;
@@ -209,7 +212,9 @@ export function composePayments(
     logger,
   });
   const parties = new QuoteParties({ accounts, customers, lookups });
+  const freshQuotes = new FreshQuotes();
   const quoteExecution = new QuoteExecutionService(orm, clock, {
+    fresh: freshQuotes,
     parties,
     walletSignatures,
     ledger,
@@ -230,6 +235,7 @@ export function composePayments(
     lifecycle,
     scheduler,
     execution: quoteExecution,
+    fresh: freshQuotes,
     ttlMs: c.QUOTE_TTL_SECONDS * 1000,
   });
   const incoming = new IncomingService(
@@ -309,6 +315,7 @@ export function composePayments(
     lifecycle,
     transfers,
     quoteCreation,
+    freshQuotes,
     quoteExecution,
     quoteExpiry,
     quotePayments,

@@ -566,6 +566,39 @@ describe('ExecuteQuote', () => {
     await expectReconciled();
   });
 
+  it('an execute right after its create starts from the quote as created (no read of it); a quote a replica kept stale is answered as it is, even with its payee gone since, and moves nothing twice', async () => {
+    const src = await addInternal('USD', 50_000n);
+    const payee = await addExternal('EUR', ownerOf.get(src)!);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src, destinationAccountId: payee }));
+    const asCreated = await stack.running.graph.quoteExpiry.read(platformId, quote!.id);
+    const knex = stack.running.deps.orm.em.getConnection().getKnex();
+    const statements: string[] = [];
+    const seen = (q: { sql: string }) => void statements.push(q.sql.trim());
+    knex.on('query', seen);
+    let executed: pb.Quote;
+    try {
+      executed = (await exec(quote!.id)).quote!;
+    } finally {
+      knex.removeListener('query', seen);
+    }
+    expect(statements.some((s) => /^UPDATE quotes SET status/i.test(s)), 'the claim ran').toBe(true);
+    expect(statements.filter((s) => /^SELECT \* FROM quotes/i.test(s))).toEqual([]);
+    await quoteStatus(quote!.id, 'COMPLETED');
+
+    // Another replica created it and still keeps it PENDING; the payee was deleted since it was paid.
+    stack.running.graph.freshQuotes.remember(asCreated);
+    await sql.query(`UPDATE accounts.external_accounts SET deleted_at = now() WHERE id = $1`, [payee]);
+    const again = (await exec(quote!.id)).quote!;
+    expect(again).toMatchObject({ status: 'COMPLETED', transactionId: executed.transactionId });
+    // Kept and payee intact: the hold replays, the claim is lost, the quote is answered as it is.
+    stack.running.graph.freshQuotes.remember(asCreated);
+    await sql.query(`UPDATE accounts.external_accounts SET deleted_at = NULL WHERE id = $1`, [payee]);
+    expect((await exec(quote!.id)).quote).toMatchObject({ status: 'COMPLETED', transactionId: executed.transactionId });
+    expect(await holdsOf(src)).toHaveLength(1);
+    expect(await posted(src)).toBe(40_000n);
+    await expectReconciled();
+  });
+
   it('20 concurrent executes of one quote move money once (one hold, one transaction)', async () => {
     const src = await addInternal('USD', 50_000n);
     const { quote } = await client.createQuote(await base({ sourceAccountId: src }));

@@ -13,6 +13,7 @@ import { newReference } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
 import type { WalletSignatures } from './ports.js';
+import type { FreshQuotes } from './fresh-quotes.js';
 import { executeQuoteBody, type QuoteExecutionService } from './quote-execution.service.js';
 import type { QuoteParties } from './quote-parties.js';
 import type { TransactionLifecycle } from './transaction-lifecycle.js';
@@ -38,6 +39,7 @@ export class QuoteCreationService {
       lifecycle: TransactionLifecycle;
       scheduler: JobScheduler;
       execution: QuoteExecutionService;
+      fresh: FreshQuotes;
       /** A quote's lifetime (QUOTE_TTL_SECONDS). */
       ttlMs: number;
     },
@@ -144,9 +146,8 @@ export class QuoteCreationService {
       quote.paymentInstructions = sandboxFundingInstructions(quote.id, from, amounts.totalSendingAmount, transaction.reference);
     await transactional(this.orm, async (em) => {
       await this.deps.quotes.insert(em, quote);
-      await this.deps.lifecycle.record(em, transaction);
       // Quote created: PENDING (OUTGOING_PAYMENT.PENDING).
-      await this.deps.lifecycle.move(em, transaction, 'PENDING');
+      await this.deps.lifecycle.recordMoved(em, transaction, 'PENDING');
       await this.deps.scheduler.schedule(
         {
           kind: JOB_KINDS.quoteExpire,
@@ -158,7 +159,10 @@ export class QuoteCreationService {
         em,
       );
     });
-    if (!payer.embeddedWallet) return quote;
+    if (!payer.embeddedWallet) {
+      this.deps.fresh.remember(quote);
+      return quote;
+    }
     // The wallet owner authorizes the execution: stamp payloadToSign, send it with POST /quotes/{id}/execute.
     const challenge = await this.deps.walletSignatures.challenge(quote.platformId, quote.source.accountId!, executeQuoteBody(quote.id));
     const signed = await this.deps.quotes.setSigningRequest(this.orm.em.fork(), quote.id, challenge, this.clock.now());

@@ -13,6 +13,7 @@ import { newReference, type Transaction, type TransactionEndpoint } from '../dom
 import type { JobScheduler } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
 import type { Ledger, SigningChallenge, WalletSignatures } from './ports.js';
+import type { FreshQuotes } from './fresh-quotes.js';
 import type { QuoteExpiryService } from './quote-expiry.service.js';
 import type { QuoteParties } from './quote-parties.js';
 import type { QuotePaymentsService } from './quote-payments.service.js';
@@ -45,6 +46,7 @@ export class QuoteExecutionService {
       ledger: Ledger;
       quotes: QuoteRepository;
       expiry: QuoteExpiryService;
+      fresh: FreshQuotes;
       transactions: TransactionsService;
       lifecycle: TransactionLifecycle;
       quotePayments: QuotePaymentsService;
@@ -71,8 +73,23 @@ export class QuoteExecutionService {
    * it executes when its funds arrive (POST /sandbox/send in the sandbox).
    */
   async executeQuote(req: ExecuteQuoteRequest): Promise<ExecuteOutcome> {
+    const { platformId, quoteId } = req;
+    // A quote this process just created starts the execute as created (FreshQuotes), not read back.
+    const fresh = this.deps.fresh.take(platformId, quoteId, this.clock.now());
+    if (!fresh) return this.executeFrom(req, await this.deps.expiry.read(platformId, quoteId));
+    try {
+      return await this.executeFrom(req, fresh);
+    } catch (err) {
+      // The quote may have moved on elsewhere since it was created here (another replica executed
+      // it): answered as from the database — a quote no longer PENDING is returned as it is.
+      const cur = await this.deps.expiry.read(platformId, quoteId);
+      if (cur.status === 'PENDING') throw err;
+      return this.executeFrom(req, cur);
+    }
+  }
+
+  private async executeFrom(req: ExecuteQuoteRequest, q: Quote): Promise<ExecuteOutcome> {
     const { platformId, environment, quoteId } = req;
-    const q = await this.deps.expiry.read(platformId, quoteId);
     if (q.status === 'EXPIRED') throw quoteExpired(q);
     if (q.source.kind === 'REALTIME_FUNDING') {
       throw fail(
@@ -167,9 +184,8 @@ export class QuoteExecutionService {
           customer,
           ...(req.agentId ? { agentId: req.agentId } : {}),
         });
-        await this.deps.lifecycle.record(em, t);
         // The hold is already placed: straight to PENDING (OUTGOING_PAYMENT.PENDING).
-        pending = await this.deps.lifecycle.move(em, t, 'PENDING');
+        pending = await this.deps.lifecycle.recordMoved(em, t, 'PENDING');
       }
       await this.deps.quotePayments.scheduleSubmit(em, pending, environment);
       // Claimed: the expiry job has nothing left to do.

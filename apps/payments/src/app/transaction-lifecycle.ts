@@ -33,6 +33,20 @@ export class TransactionLifecycle {
     await this.deps.events.created(em, t);
   }
 
+  /**
+   * `record` then `move` to `to`, as one insert of the moved row (the state machine's guard, the
+   * events of both and the quote following it are the same): a transaction that is born and moved
+   * in one database transaction is never seen in its first status anyway.
+   */
+  async recordMoved(em: EntityManager, t: Transaction, to: TransactionStatus, patch: TransactionPatch = {}): Promise<Transaction> {
+    const next = this.next(t, to, patch);
+    await this.deps.transactions.insert(em, next);
+    await this.deps.events.created(em, t);
+    await this.deps.events.changed(em, t, next);
+    await this.follow(em, next);
+    return next;
+  }
+
   /** Removes a transaction that never got past CREATED (its hold was refused): no event was ever written for it. */
   async discard(em: EntityManager, id: string): Promise<void> {
     await this.deps.transactions.deleteCreated(em, id);
@@ -51,14 +65,22 @@ export class TransactionLifecycle {
     to: TransactionStatus,
     patch: TransactionPatch = {},
   ): Promise<Transaction> {
-    transitionTransaction(t.type, t.status, to);
-    const next: Transaction = { ...t, ...patch, status: to, updatedAt: this.clock.now() };
+    const next = this.next(t, to, patch);
     await this.write(em, t, next);
-    if (next.quoteId) {
-      const quoteStatus = quoteStatusFor(to);
-      if (quoteStatus) await this.deps.quotes.follow(em, next.quoteId, quoteStatus, next.updatedAt);
-    }
+    await this.follow(em, next);
     return next;
+  }
+
+  /** `t` moved to `to` (ILLEGAL_STATE_TRANSITION unless its state machine allows it). */
+  private next(t: Transaction, to: TransactionStatus, patch: TransactionPatch): Transaction {
+    transitionTransaction(t.type, t.status, to);
+    return { ...t, ...patch, status: to, updatedAt: this.clock.now() };
+  }
+
+  /** A quote's payment carries its quote along (quoteStatusFor). */
+  private async follow(em: EntityManager, next: Transaction): Promise<void> {
+    const quoteStatus = next.quoteId ? quoteStatusFor(next.status) : undefined;
+    if (quoteStatus) await this.deps.quotes.follow(em, next.quoteId!, quoteStatus, next.updatedAt);
   }
 
   /**
