@@ -49,10 +49,9 @@ type ClientStreamingMethod<Req, Res> = (
  * method returns a ClientStream: `const s = client.upload(); await s.write(m); await s.end()`.
  */
 export type PromiseClient<C> = {
-  [K in keyof C as C[K] extends ClientStreamingMethod<infer _Req, infer _Res> ? K : never]: C[K] extends ClientStreamingMethod<
-    infer Req,
-    infer Res
-  >
+  [
+    K in keyof C as C[K] extends ClientStreamingMethod<infer _Req, infer _Res> ? K : never
+  ]: C[K] extends ClientStreamingMethod<infer Req, infer Res>
     ? (opts?: CallOpts) => ClientStream<Req, Res>
     : never;
 } & {
@@ -60,13 +59,13 @@ export type PromiseClient<C> = {
     K in keyof C as C[K] extends ClientStreamingMethod<infer _Req, infer _Res>
       ? never
       : C[K] extends (
-      request: never,
-      metadata: Metadata,
-      options: Partial<CallOptions>,
-      callback: Callback<unknown>,
-    ) => ClientUnaryCall
-      ? K
-      : never
+            request: never,
+            metadata: Metadata,
+            options: Partial<CallOptions>,
+            callback: Callback<unknown>,
+          ) => ClientUnaryCall
+        ? K
+        : never
   ]: C[K] extends (
     request: infer Req,
     metadata: Metadata,
@@ -153,7 +152,9 @@ export function rpcTarget(address: string): string {
   const parts = address.split(',').map((p) => p.trim());
   if (parts.every((p) => /^\d{1,3}(\.\d{1,3}){3}:\d+$/.test(p))) return `ipv4:${parts.join(',')}`;
   if (parts.every((p) => /^\[[0-9a-f:.]+\]:\d+$/i.test(p))) return `ipv6:${parts.join(',')}`;
-  throw new Error(`${address}: a list of replica addresses must be IP literals of one family (ip:port,ip:port)`);
+  throw new Error(
+    `${address}: a list of replica addresses must be IP literals of one family (ip:port,ip:port)`,
+  );
 }
 
 /**
@@ -174,57 +175,73 @@ export function createRpcClient<C extends Client>(
   const client = new Ctor(rpcTarget(address), credentials.createInsecure(), rpcChannelOptions());
   const defaultDeadline = opts.defaultDeadlineMs ?? 5000;
   const measured = opts.metrics && clientMetrics(opts.metrics);
+  // Each method's wrapper is built once, at its first use, not at every call.
+  const methods = new Map<string, unknown>();
   return new Proxy({} as PromiseClient<C>, {
     get(_t, prop: string) {
       if (prop === 'close') return () => client.close();
       if (prop === 'then') return undefined;
-      const fn = (client as unknown as Record<string, unknown>)[prop];
-      if (typeof fn !== 'function') return undefined;
-      const service = (Ctor as unknown as { service?: Record<string, { requestStream?: boolean; path?: string }> }).service;
-      if (service?.[prop]?.requestStream)
-        return (callOpts: CallOpts = {}) => clientStream(client, fn, callSetup(callOpts, defaultDeadline));
-      const [, grpcService = 'unknown', grpcMethod = prop] = (service?.[prop]?.path ?? '').split('/');
-      const labels = { grpc_service: grpcService, grpc_method: grpcMethod, grpc_type: 'unary' };
-      return (request: unknown, callOpts: CallOpts = {}) =>
-        new Promise((resolve, reject) => {
-          // The client span's context goes in the metadata (traceparent), so the server's span is its child.
-          const span = startSpan(`${grpcService}/${grpcMethod}`, {
-            kind: SpanKind.CLIENT,
-            attributes: { 'rpc.system': 'grpc', 'rpc.service': grpcService, 'rpc.method': grpcMethod },
-          });
-          const { md, deadlineAt } = withSpan(span, () => callSetup(callOpts, defaultDeadline));
-          if (deadlineAt <= Date.now()) {
-            endSpan(span, { code: 'DEADLINE_EXCEEDED' });
-            reject(deadlinePassed());
-            return;
-          }
-          const deadline = new Date(deadlineAt);
-          const stop = measured?.seconds.startTimer(labels);
-          (fn as (...a: unknown[]) => unknown).call(
-            client,
-            request,
-            md,
-            { deadline },
-            (err: ServiceError | null, res: unknown) => {
-              stop?.();
-              const code = err ? err.code : status.OK;
-              measured?.handled.inc({ ...labels, grpc_code: status[code] ?? 'UNKNOWN' });
-              if (err) failSpan(span, status[code] ?? 'UNKNOWN');
-              endSpan(span, undefined, { 'rpc.grpc.status_code': code });
-              if (err) reject(fromServiceError(err));
-              else resolve(res);
-            },
-          );
-        });
+      let method = methods.get(prop);
+      if (method === undefined) {
+        method = wrap(prop);
+        if (method !== undefined) methods.set(prop, method);
+      }
+      return method;
     },
   });
+
+  function wrap(prop: string): unknown {
+    const fn = (client as unknown as Record<string, unknown>)[prop];
+    if (typeof fn !== 'function') return undefined;
+    const service = (
+      Ctor as unknown as { service?: Record<string, { requestStream?: boolean; path?: string }> }
+    ).service;
+    if (service?.[prop]?.requestStream)
+      return (callOpts: CallOpts = {}) => clientStream(client, fn, callSetup(callOpts, defaultDeadline));
+    const [, grpcService = 'unknown', grpcMethod = prop] = (service?.[prop]?.path ?? '').split('/');
+    const labels = { grpc_service: grpcService, grpc_method: grpcMethod, grpc_type: 'unary' };
+    return (request: unknown, callOpts: CallOpts = {}) =>
+      new Promise((resolve, reject) => {
+        // The client span's context goes in the metadata (traceparent), so the server's span is its child.
+        const span = startSpan(`${grpcService}/${grpcMethod}`, {
+          kind: SpanKind.CLIENT,
+          attributes: { 'rpc.system': 'grpc', 'rpc.service': grpcService, 'rpc.method': grpcMethod },
+        });
+        const { md, deadlineAt } = withSpan(span, () => callSetup(callOpts, defaultDeadline));
+        if (deadlineAt <= Date.now()) {
+          endSpan(span, { code: 'DEADLINE_EXCEEDED' });
+          reject(deadlinePassed());
+          return;
+        }
+        const deadline = new Date(deadlineAt);
+        const stop = measured?.seconds.startTimer(labels);
+        (fn as (...a: unknown[]) => unknown).call(
+          client,
+          request,
+          md,
+          { deadline },
+          (err: ServiceError | null, res: unknown) => {
+            stop?.();
+            const code = err ? err.code : status.OK;
+            measured?.handled.inc({ ...labels, grpc_code: status[code] ?? 'UNKNOWN' });
+            if (err) failSpan(span, status[code] ?? 'UNKNOWN');
+            endSpan(span, undefined, { 'rpc.grpc.status_code': code });
+            if (err) reject(fromServiceError(err));
+            else resolve(res);
+          },
+        );
+      });
+  }
 }
 
 /** The client side of the gRPC RED metrics (go-grpc-prometheus names; see instrumentService for the server's). */
 function clientMetrics(metrics: Metrics) {
   const { total, duration } = metrics.red({
     total: { name: 'grpc_client_handled_total', help: 'RPCs completed by the client, by gRPC status code' },
-    duration: { name: 'grpc_client_handling_seconds', help: 'Time from sending an RPC to receiving its response' },
+    duration: {
+      name: 'grpc_client_handling_seconds',
+      help: 'Time from sending an RPC to receiving its response',
+    },
     labelNames: ['grpc_service', 'grpc_method', 'grpc_type'],
     resultLabels: ['grpc_code'],
   });
