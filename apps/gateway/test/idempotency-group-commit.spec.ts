@@ -46,21 +46,19 @@ const response = (body: string): StoredResponse => ({
 
 /** Each key's row (state, owner, response status) and the id of the transaction that wrote it last. */
 async function rows(ks: readonly string[]) {
-  const found = await orm.em
-    .getConnection()
-    .execute<
-      {
-        idempotency_key: string;
-        state: string;
-        owner_request_id: string;
-        response_status: number | null;
-        xmin: string;
-      }[]
-    >(
-      `SELECT idempotency_key, state, owner_request_id, response_status, xmin::text AS xmin
+  const found = await orm.em.getConnection().execute<
+    {
+      idempotency_key: string;
+      state: string;
+      owner_request_id: string;
+      response_status: number | null;
+      xmin: string;
+    }[]
+  >(
+    `SELECT idempotency_key, state, owner_request_id, response_status, xmin::text AS xmin
        FROM idempotency_keys WHERE platform_id = ? AND idempotency_key = ANY(?::text[])`,
-      [platform, pgTextArray(ks)],
-    );
+    [platform, pgTextArray(ks)],
+  );
   return new Map(found.map((r) => [r.idempotency_key, r]));
 }
 
@@ -216,5 +214,58 @@ describe('PostgresIdempotencyStore: group commit', () => {
     // The refused completion left its claim as it was: it can still be completed.
     await store.complete(platform, held[0]!, 'owner-0', response('fine'));
     expect((await rows([held[0]!])).get(held[0]!)).toMatchObject({ state: 'COMPLETED' });
+  });
+});
+
+describe('PostgresIdempotencyStore: group commit when the database goes away', () => {
+  let lost: TestDatabase;
+  let lostOrm: MikroORM;
+  let admin: MikroORM;
+  const allow = (on: boolean) =>
+    admin.em.getConnection().execute(`ALTER DATABASE "${lost.name}" WITH ALLOW_CONNECTIONS ${on}`);
+
+  beforeAll(async () => {
+    lost = await createTestDatabase('gwgroupcommitlost');
+    const open = (url: string) =>
+      openStore({
+        databaseUrl: url,
+        schema: GATEWAY_SCHEMA,
+        entities: [],
+        migrations,
+        logger: createLogger('test', 'silent'),
+      });
+    lostOrm = await open(lost.url);
+    await migrate(lostOrm, GATEWAY_SCHEMA);
+    admin = await open(db.url);
+  });
+
+  afterAll(async () => {
+    await allow(true).catch(() => undefined);
+    await lostOrm?.close();
+    await admin?.close();
+    await lost?.drop();
+  });
+
+  it('every operation of the failed batch fails as its own statement would, then the store works again', async () => {
+    const lostStore = new PostgresIdempotencyStore(lostOrm, { ttlMs: 86_400_000, leaseMs: 60_000 });
+    const held = keys(2);
+    await Promise.all(held.map((k, i) => lostStore.claim(platform, k, fp({ i }), `owner-${i}`)));
+    await allow(false);
+    await admin.em
+      .getConnection()
+      .execute(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ?`, [lost.name]);
+    const fresh = keys(5);
+    const results = await Promise.allSettled<unknown>([
+      ...fresh.map((k, i) => lostStore.claim(platform, k, fp({ i }), `fresh-${i}`)),
+      lostStore.complete(platform, held[0]!, 'owner-0', response('{}')),
+      lostStore.release(platform, held[1]!, 'owner-1'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(Array(7).fill('rejected'));
+    await allow(true);
+    expect(await lostStore.claim(platform, fresh[0]!, fp({ i: 0 }), 'fresh-0')).toEqual({ kind: 'claimed' });
+    await lostStore.complete(platform, held[0]!, 'owner-0', response('{}'));
+    expect(await lostStore.claim(platform, held[0]!, fp({ i: 0 }), 'retry')).toMatchObject({
+      kind: 'replay',
+    });
   });
 });
