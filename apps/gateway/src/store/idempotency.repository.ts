@@ -1,10 +1,11 @@
-import type { MikroORM } from '@sluice/store';
+import { pgTextArray, type MikroORM } from '@sluice/store';
 import {
   decide,
   type ClaimOutcome,
   type IdempotencyRecord,
   type RequestFingerprint,
 } from '../domain/idempotency.js';
+import { GroupCommit } from './group-commit.js';
 
 /** A response kept for replay. */
 export interface StoredResponse {
@@ -39,6 +40,8 @@ export interface IdempotencyTimes {
 }
 
 interface Row {
+  platform_id: string;
+  idempotency_key: string;
   request_method: string;
   request_path: string;
   request_hash: string;
@@ -66,14 +69,47 @@ function toRecord(r: Row): IdempotencyRecord {
   };
 }
 
+/** A key's row: its platform (or agent) and the key. */
+interface KeyRef {
+  platformId: string;
+  key: string;
+}
+
+/** One write of a batch (`PostgresIdempotencyStore.write`). */
+type Write =
+  | (KeyRef & { kind: 'claim'; request: RequestFingerprint; owner: string })
+  | (KeyRef & { kind: 'complete'; owner: string; response: StoredResponse })
+  | (KeyRef & { kind: 'release'; owner: string });
+
+const rowOf = (r: KeyRef): string => `${r.platformId}\u0000${r.key}`;
+
+/** `?::text[]` parameters, one per column, from the operations' values. */
+const columns = <T>(ops: readonly T[], ...fields: ((op: T) => string)[]): string[] =>
+  fields.map((f) => pgTextArray(ops.map(f)));
+
 /**
  * Postgres store (table `gateway.idempotency_keys`, primary key
- * (platform_id, idempotency_key)). The claim is one INSERT .. ON CONFLICT: the
+ * (platform_id, idempotency_key)). The claim is an INSERT .. ON CONFLICT: the
  * unique key decides which of two concurrent requests runs. An expired row, or
  * an in-flight row whose lease ran out (its process died) with the same
  * fingerprint, is taken over by the same statement.
+ *
+ * Group commit: the claims, completions and releases of concurrent requests share one statement
+ * (`GroupCommit`: one batch in flight, what arrives meanwhile goes with the next, a lone request at
+ * once), so under load a commit and its WAL flush carry many keys. A batch holds a key once (a
+ * key's later operation waits for the next batch, in order), at most 100 operations, and each kind
+ * is one part of the statement: INSERT .. SELECT FROM unnest .. ON CONFLICT for the claims,
+ * UPDATE .. FROM unnest for the completions, DELETE .. USING unnest for the releases. A claim that
+ * did not take its key reads the key's row with the other such claims (one SELECT per batch) and
+ * decides from it. A batch that fails runs its operations again one by one, so each request is
+ * answered as its own statement would have answered it.
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
+  /** Claims (whether each took its key), completions and releases, batched. */
+  private readonly writes = new GroupCommit<Write, boolean>({ run: (ops) => this.write(ops), rowOf });
+  /** The live rows of keys a claim did not take, batched. */
+  private readonly lookups = new GroupCommit<KeyRef, Row | undefined>({ run: (refs) => this.lookup(refs) });
+
   constructor(
     private readonly orm: MikroORM,
     private readonly times: IdempotencyTimes,
@@ -90,53 +126,130 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     owner: string,
   ): Promise<ClaimOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const taken = await this.exec<{ owner_request_id: string }>(
-        `INSERT INTO idempotency_keys AS k
-           (platform_id, idempotency_key, request_method, request_path, request_hash, state, owner_request_id, locked_until, expires_at)
-         VALUES (?, ?, ?, ?, ?, 'IN_PROGRESS', ?, now() + ? * interval '1 millisecond', now() + ? * interval '1 millisecond')
-         ON CONFLICT (platform_id, idempotency_key) DO UPDATE SET
-           request_method = EXCLUDED.request_method, request_path = EXCLUDED.request_path,
-           request_hash = EXCLUDED.request_hash, state = 'IN_PROGRESS',
-           owner_request_id = EXCLUDED.owner_request_id, locked_until = EXCLUDED.locked_until,
-           response_status = NULL, response_headers = NULL, response_body = NULL,
-           created_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
-         WHERE k.expires_at <= now()
-            OR (k.state = 'IN_PROGRESS' AND k.locked_until <= now()
-                AND k.request_method = EXCLUDED.request_method AND k.request_path = EXCLUDED.request_path
-                AND k.request_hash = EXCLUDED.request_hash)
-         RETURNING owner_request_id`,
-        [platformId, key, req.method, req.path, req.bodyHash, owner, this.times.leaseMs, this.times.ttlMs],
-      );
-      if (taken.length > 0) return { kind: 'claimed' };
-      const rows = await this.exec<Row>(
-        `SELECT request_method, request_path, request_hash, state, owner_request_id, response_status, response_headers, response_body
-           FROM idempotency_keys WHERE platform_id = ? AND idempotency_key = ? AND expires_at > now()`,
-        [platformId, key],
-      );
+      if (await this.writes.submit({ kind: 'claim', platformId, key, request: req, owner }))
+        return { kind: 'claimed' };
+      const row = await this.lookups.submit({ platformId, key });
       // Released or expired between the two statements: try to claim again.
-      if (rows.length > 0) return decide(toRecord(rows[0]!), req);
+      if (row) return decide(toRecord(row), req);
     }
     return { kind: 'in_progress' };
   }
 
-  async complete(platformId: string, key: string, owner: string, res: StoredResponse): Promise<void> {
-    await this.exec(
-      `UPDATE idempotency_keys
-          SET state = 'COMPLETED', response_status = ?, response_headers = ?::jsonb, response_body = ?,
-              completed_at = now(), expires_at = now() + ? * interval '1 millisecond'
-        WHERE platform_id = ? AND idempotency_key = ? AND owner_request_id = ? AND state = 'IN_PROGRESS'
-        RETURNING 1`,
-      [res.status, JSON.stringify(res.headers), res.body, this.times.ttlMs, platformId, key, owner],
-    );
+  async complete(platformId: string, key: string, owner: string, response: StoredResponse): Promise<void> {
+    await this.writes.submit({ kind: 'complete', platformId, key, owner, response });
   }
 
   async release(platformId: string, key: string, owner: string): Promise<void> {
-    await this.exec(
-      `DELETE FROM idempotency_keys
-        WHERE platform_id = ? AND idempotency_key = ? AND owner_request_id = ? AND state = 'IN_PROGRESS'
-        RETURNING 1`,
-      [platformId, key, owner],
+    await this.writes.submit({ kind: 'release', platformId, key, owner });
+  }
+
+  /**
+   * One batch of writes (distinct keys) in one statement, so one transaction: each kind present is
+   * a data-modifying part of one WITH. Answers, per operation, whether it was a claim that took its key.
+   */
+  private async write(ops: readonly Write[]): Promise<boolean[]> {
+    const claims = ops.filter((o) => o.kind === 'claim');
+    const completions = ops.filter((o) => o.kind === 'complete');
+    const releases = ops.filter((o) => o.kind === 'release');
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    if (claims.length > 0) {
+      // In key order, so that two replicas' batches lock shared keys in the same order.
+      parts.push(`claimed AS (
+        INSERT INTO idempotency_keys AS k
+          (platform_id, idempotency_key, request_method, request_path, request_hash, state, owner_request_id, locked_until, expires_at)
+        SELECT c.platform_id, c.idempotency_key, c.request_method, c.request_path, c.request_hash, 'IN_PROGRESS',
+               c.owner_request_id, now() + ? * interval '1 millisecond', now() + ? * interval '1 millisecond'
+          FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+               AS c(platform_id, idempotency_key, request_method, request_path, request_hash, owner_request_id)
+         ORDER BY c.platform_id, c.idempotency_key
+        ON CONFLICT (platform_id, idempotency_key) DO UPDATE SET
+          request_method = EXCLUDED.request_method, request_path = EXCLUDED.request_path,
+          request_hash = EXCLUDED.request_hash, state = 'IN_PROGRESS',
+          owner_request_id = EXCLUDED.owner_request_id, locked_until = EXCLUDED.locked_until,
+          response_status = NULL, response_headers = NULL, response_body = NULL,
+          created_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
+        WHERE k.expires_at <= now()
+           OR (k.state = 'IN_PROGRESS' AND k.locked_until <= now()
+               AND k.request_method = EXCLUDED.request_method AND k.request_path = EXCLUDED.request_path
+               AND k.request_hash = EXCLUDED.request_hash)
+        RETURNING k.platform_id, k.idempotency_key)`);
+      params.push(
+        this.times.leaseMs,
+        this.times.ttlMs,
+        ...columns(
+          claims,
+          (c) => c.platformId,
+          (c) => c.key,
+          (c) => c.request.method,
+          (c) => c.request.path,
+          (c) => c.request.bodyHash,
+          (c) => c.owner,
+        ),
+      );
+    }
+    if (completions.length > 0) {
+      parts.push(`completed AS (
+        UPDATE idempotency_keys AS k
+           SET state = 'COMPLETED', response_status = c.status::int, response_headers = c.headers::jsonb,
+               response_body = c.body, completed_at = now(), expires_at = now() + ? * interval '1 millisecond'
+          FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+               AS c(platform_id, idempotency_key, owner_request_id, status, headers, body)
+         WHERE k.platform_id = c.platform_id AND k.idempotency_key = c.idempotency_key
+           AND k.owner_request_id = c.owner_request_id AND k.state = 'IN_PROGRESS')`);
+      params.push(
+        this.times.ttlMs,
+        ...columns(
+          completions,
+          (c) => c.platformId,
+          (c) => c.key,
+          (c) => c.owner,
+          (c) => String(c.response.status),
+          (c) => JSON.stringify(c.response.headers),
+          (c) => c.response.body,
+        ),
+      );
+    }
+    if (releases.length > 0) {
+      parts.push(`released AS (
+        DELETE FROM idempotency_keys AS k
+         USING unnest(?::text[], ?::text[], ?::text[]) AS r(platform_id, idempotency_key, owner_request_id)
+         WHERE k.platform_id = r.platform_id AND k.idempotency_key = r.idempotency_key
+           AND k.owner_request_id = r.owner_request_id AND k.state = 'IN_PROGRESS')`);
+      params.push(
+        ...columns(
+          releases,
+          (r) => r.platformId,
+          (r) => r.key,
+          (r) => r.owner,
+        ),
+      );
+    }
+    const taken = await this.exec<{ platform_id: string; idempotency_key: string }>(
+      `WITH ${parts.join(',\n')}\n${claims.length > 0 ? 'SELECT platform_id, idempotency_key FROM claimed' : 'SELECT 1'}`,
+      params,
     );
+    const took = new Set(taken.map((t) => rowOf({ platformId: t.platform_id, key: t.idempotency_key })));
+    return ops.map((o) => o.kind === 'claim' && took.has(rowOf(o)));
+  }
+
+  /** The live rows of `refs` (one SELECT), in their order; undefined for a key without one. */
+  private async lookup(refs: readonly KeyRef[]): Promise<(Row | undefined)[]> {
+    const rows = await this.exec<Row>(
+      `SELECT k.platform_id, k.idempotency_key, request_method, request_path, request_hash, state, owner_request_id,
+              response_status, response_headers, response_body
+         FROM idempotency_keys AS k
+         JOIN unnest(?::text[], ?::text[]) AS r(platform_id, idempotency_key)
+           ON k.platform_id = r.platform_id AND k.idempotency_key = r.idempotency_key
+        WHERE k.expires_at > now()`,
+      columns(
+        refs,
+        (r) => r.platformId,
+        (r) => r.key,
+      ),
+    );
+    const byRow = new Map(rows.map((r) => [rowOf({ platformId: r.platform_id, key: r.idempotency_key }), r]));
+    return refs.map((r) => byRow.get(rowOf(r)));
   }
 
   async purgeExpired(): Promise<number> {
