@@ -230,6 +230,7 @@ export async function openGatewayDatabase(config: GatewayConfig, logger: Logger)
       migrations,
       poolMax: config.DATABASE_POOL_MAX,
       acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       logger,
     });
     await orm.em.getConnection().execute('select 1');

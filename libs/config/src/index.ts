@@ -36,6 +36,11 @@ export const databaseConfig = {
     maximum: 120_000,
     description: 'how long a query waits for a pooled connection before it fails (an exhausted pool shows up as errors, not silence)',
   }),
+  DATABASE_PREPARED_STATEMENTS: Type.Boolean({
+    default: true,
+    description:
+      'prepare each parameterized statement once per connection (named statements: about half the Postgres CPU per statement); false behind a pooler in transaction mode that does not keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements)',
+  }),
 };
 
 export const natsConfig = {

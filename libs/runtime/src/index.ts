@@ -172,7 +172,7 @@ export function describeUnreachable(what: 'Postgres' | 'NATS', url: string, err:
 
 function storeOptions(
   def: Pick<ServiceDefinition<TObject>, 'schema' | 'entities' | 'migrations'>,
-  config: { DATABASE_URL: string; DATABASE_POOL_MAX: number; DATABASE_ACQUIRE_TIMEOUT_MS: number },
+  config: { DATABASE_URL: string; DATABASE_POOL_MAX: number; DATABASE_ACQUIRE_TIMEOUT_MS: number; DATABASE_PREPARED_STATEMENTS?: boolean },
   logger: Logger,
 ) {
   return {
@@ -182,6 +182,7 @@ function storeOptions(
     migrations: [...EVENT_TABLES_MIGRATIONS, ...def.migrations],
     poolMax: config.DATABASE_POOL_MAX,
     acquireTimeoutMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS ?? true,
     logger,
   };
 }

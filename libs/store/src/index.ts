@@ -4,6 +4,7 @@ import type { EntitySchema, Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { quoteIdent } from './database.js';
+import { bindParameters, isStalePlan, PreparedStatements } from './prepared.js';
 import type { Logger } from '@sluice/logging';
 import type { Metrics } from '@sluice/metrics';
 import { inSpan, SpanKind, tracingEnabled } from '@sluice/tracing';
@@ -26,6 +27,17 @@ export interface StoreOptions {
    * exhausted pool surfaces as errors within seconds, not a minute of silence.
    */
   acquireTimeoutMs?: number;
+  /**
+   * Name parameterized statements so each connection prepares them once (prepared.ts; default
+   * true). Off behind a pooler in transaction mode that does not keep prepared statements.
+   */
+  preparedStatements?: boolean;
+  /**
+   * Send `em.execute` parameters as parameters (prepared.ts, bindParameters; default true) instead
+   * of MikroORM writing them into the text. Off only to measure the difference
+   * (tools/bench/prepared-statements.ts).
+   */
+  bindParameters?: boolean;
   logger?: Logger;
 }
 
@@ -35,6 +47,7 @@ export interface StoreOptions {
  */
 export async function openStore(opts: StoreOptions): Promise<MikroORM> {
   const schema = quoteIdent(opts.schema);
+  const prepared = opts.preparedStatements === false ? undefined : new PreparedStatements();
   const options: Options = {
     clientUrl: opts.databaseUrl,
     schema: opts.schema,
@@ -52,7 +65,10 @@ export async function openStore(opts: StoreOptions): Promise<MikroORM> {
       min: 0,
       max: opts.poolMax ?? 10,
       afterCreate: (conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, conn: unknown) => void) => {
-        conn.query(`SET search_path TO ${schema}, public; SET TIME ZONE 'UTC'`, (err) => done(err, conn));
+        conn.query(`SET search_path TO ${schema}, public; SET TIME ZONE 'UTC'`, (err) => {
+          if (!err && prepared) prepared.attach(conn as never);
+          done(err, conn);
+        });
       },
     },
     // compileSqlOnError: knex prefixes a failed query's message with the statement as sent (see withoutStatementsInErrors).
@@ -65,6 +81,7 @@ export async function openStore(opts: StoreOptions): Promise<MikroORM> {
   };
   const orm = await MikroORM.init(options);
   withoutStatementsInErrors(orm);
+  if (opts.bindParameters !== false) bindParameters(orm);
   traceStatements(orm, opts.schema);
   return orm;
 }
@@ -216,8 +233,8 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 
 /**
  * Runs `fn` in a transaction on a fresh fork of the entity manager, retrying
- * on serialization failures and deadlocks (SQLSTATE 40001 / 40P01) with
- * jittered backoff. `fn` must be safe to run again from the start.
+ * on serialization failures and deadlocks (SQLSTATE 40001 / 40P01), and on a prepared statement
+ * refused after a schema change (isStalePlan, prepared.ts), with jittered backoff. `fn` must be safe to run again from the start.
  */
 export async function transactional<T>(
   orm: MikroORM,
@@ -233,7 +250,7 @@ export async function transactional<T>(
       });
     } catch (err) {
       const code = pgErrorCode(err);
-      if (!code || !RETRYABLE.has(code) || attempt >= retries) throw err;
+      if (((!code || !RETRYABLE.has(code)) && !isStalePlan(err)) || attempt >= retries) throw err;
       const delay = Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, delay));
     }
@@ -302,3 +319,4 @@ export function observePool(orm: MikroORM, metrics: Metrics, logger: Logger): vo
 }
 
 export { ensureDatabase, quoteIdent } from './database.js';
+export { bindParameters, isStalePlan, PreparedStatements } from './prepared.js';
