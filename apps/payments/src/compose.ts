@@ -29,6 +29,7 @@ import { UmaProvidersService } from './app/uma-providers.service.js';
 import { WithdrawalFeesService } from './app/withdrawal-fees.service.js';
 import { SANDBOX_NETWORK_FEES } from './domain/withdrawal-fees.js';
 import { AccountsClient } from './clients/accounts.client.js';
+import { cachedCustomerDirectory } from './clients/customer-directory.cache.js';
 import { IdentityClient } from './clients/identity.client.js';
 import {
   SandboxAccountPayoutRail,
@@ -95,6 +96,8 @@ export interface PaymentsGraph extends Composition {
   quoteCreation: QuoteCreationService;
   /** The quotes this process just created, for the execute that follows (tests make one stale). */
   freshQuotes: FreshQuotes;
+  /** The kept platformCustomerIds and the subscription that invalidates them (absent when a test replaces `customers`). */
+  customerIds?: ReturnType<typeof cachedCustomerDirectory>;
   quoteExecution: QuoteExecutionService;
   quoteExpiry: QuoteExpiryService;
   quotePayments: QuotePaymentsService;
@@ -125,7 +128,11 @@ export function composePayments(
     : new WalletAuthClient(c.WALLET_AUTH_GRPC_URL);
   const accounts = adapters.accounts ?? accountsClient!;
   const ledger = adapters.ledger ?? accountsClient!;
-  const customers = adapters.customers ?? identityClient!;
+  // platformCustomerIds kept in memory, forgotten on identity's CUSTOMER.DELETED (every replica hears it).
+  const customerIds = adapters.customers
+    ? undefined
+    : cachedCustomerDirectory(identityClient!, { bus, prefix: c.EVENT_SUBJECT_PREFIX, logger });
+  const customers = adapters.customers ?? customerIds!.directory;
   const approvalPolicies = adapters.approvalPolicies ?? identityClient!;
   const walletSignatures = adapters.walletSignatures ?? walletAuthClient!;
 
@@ -316,13 +323,14 @@ export function composePayments(
     transfers,
     quoteCreation,
     freshQuotes,
+    ...(customerIds ? { customerIds } : {}),
     quoteExecution,
     quoteExpiry,
     quotePayments,
     incoming,
     sandboxFunding,
     consumers: [approvalAnswerConsumer({ bus, orm, logger, prefix: c.EVENT_SUBJECT_PREFIX, incoming })],
-    workers: [schedulerWorker],
+    workers: [schedulerWorker, ...(customerIds ? [customerIds.worker] : [])],
     rpc: [
       paymentsRpc({
         lookups,

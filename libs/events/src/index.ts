@@ -5,3 +5,4 @@ export * from './consumer.js';
 export * from './contract-check.js';
 export * from './notifications.js';
 export * from './notified-loop.js';
+export * from './fanout.js';

@@ -1,4 +1,5 @@
 import { identity } from '@sluice/contracts';
+import { DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import type { ApprovalPolicies, CustomerDirectory, CustomerRef } from '../app/ports.js';
 import type { ApprovalPolicy } from '../domain/incoming-approval.js';
@@ -6,7 +7,8 @@ import type { ApprovalPolicy } from '../domain/incoming-approval.js';
 /**
  * The one client of payments to the identity service (`sluice.identity.v1.IdentityService`):
  * customers, and what the platform's config says of approving incoming payments.
- * CUSTOMER_NOT_FOUND passes through.
+ * CUSTOMER_NOT_FOUND passes through. Nothing is kept here: `CachedCustomerDirectory`
+ * (customer-directory.cache.ts) keeps platformCustomerIds in front of it.
  */
 export class IdentityClient implements CustomerDirectory, ApprovalPolicies {
   private readonly client: PromiseClient<identity.IdentityServiceClient>;
@@ -15,8 +17,16 @@ export class IdentityClient implements CustomerDirectory, ApprovalPolicies {
     this.client = createRpcClient(identity.IdentityServiceClient, address, { defaultDeadlineMs: deadlineMs });
   }
 
+  /**
+   * A deleted customer does not pay: identity answers it (GetCustomer includes deleted customers,
+   * `isDeleted` set), and it is refused here as identity refuses an unknown one, CUSTOMER_NOT_FOUND
+   * (as accounts treats a deleted holder, and incoming payments a deleted receiver).
+   */
   async platformCustomerId(platformId: string, customerId: string): Promise<string> {
     const { customer } = await this.client.getCustomer({ platformId, customerId });
+    if (customer!.isDeleted) {
+      throw new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'Customer not found: it was deleted', { customerId });
+    }
     return customer!.platformCustomerId;
   }
 
