@@ -1,7 +1,7 @@
 import { identity } from '@sluice/contracts';
-import { DomainError } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import type { ApprovalPolicies, CustomerDirectory, CustomerRef } from '../app/ports.js';
+import { fail } from '../domain/errors.js';
 import type { ApprovalPolicy } from '../domain/incoming-approval.js';
 
 /**
@@ -25,7 +25,7 @@ export class IdentityClient implements CustomerDirectory, ApprovalPolicies {
   async platformCustomerId(platformId: string, customerId: string): Promise<string> {
     const { customer } = await this.client.getCustomer({ platformId, customerId });
     if (customer!.isDeleted) {
-      throw new DomainError('NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'Customer not found: it was deleted', { customerId });
+      throw fail('CUSTOMER_NOT_FOUND', 'Customer not found: it was deleted', { customerId });
     }
     return customer!.platformCustomerId;
   }

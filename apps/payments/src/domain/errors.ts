@@ -18,6 +18,8 @@ export const fail = defineErrors({
   RAIL_UNAVAILABLE: 'UNAVAILABLE',
   IDEMPOTENCY_KEY_REUSED: 'FAILED_PRECONDITION',
   QUOTE_NOT_FOUND: 'NOT_FOUND',
+  /** A paying customer identity knows as deleted (identity's own code for one it does not know). */
+  CUSTOMER_NOT_FOUND: 'NOT_FOUND',
   /** Executing (or funding) an expired quote: 409, as the reference answers a quote "expired or in invalid state". */
   QUOTE_EXPIRED: 'ABORTED',
   /** Executing a quote that is not executed this way (REALTIME_FUNDING): 409, as the reference. */
