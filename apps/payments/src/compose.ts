@@ -210,7 +210,9 @@ export function composePayments(
     scheduler,
     logger,
   });
+  const freshQuotes = new FreshQuotes();
   const quoteExpiry = new QuoteExpiryService(orm, clock, {
+    fresh: freshQuotes,
     ledger,
     quotes: quoteRepository,
     transactions,
@@ -219,7 +221,6 @@ export function composePayments(
     logger,
   });
   const parties = new QuoteParties({ accounts, customers, lookups });
-  const freshQuotes = new FreshQuotes();
   const quoteExecution = new QuoteExecutionService(orm, clock, {
     fresh: freshQuotes,
     parties,

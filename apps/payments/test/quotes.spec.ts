@@ -599,6 +599,18 @@ describe('ExecuteQuote', () => {
     await expectReconciled();
   });
 
+  it('a quote kept for its execute is forgotten once this process sees it expire: the execute answers QUOTE_EXPIRED and holds nothing', async () => {
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
+    await sql.query(
+      `UPDATE payments.quotes SET created_at = now() - interval '10 minutes', expires_at = now() - interval '1 second' WHERE id = $1`,
+      [quote!.id],
+    );
+    expect((await client.getQuote({ platformId, quoteId: quote!.id })).quote!.status).toBe('EXPIRED');
+    expect((await rejection(exec(quote!.id))).code).toBe('QUOTE_EXPIRED');
+    expect(await holdsOf(src)).toHaveLength(0);
+  });
+
   it('20 concurrent executes of one quote move money once (one hold, one transaction)', async () => {
     const src = await addInternal('USD', 50_000n);
     const { quote } = await client.createQuote(await base({ sourceAccountId: src }));

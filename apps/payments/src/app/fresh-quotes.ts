@@ -7,11 +7,15 @@ import { isPastExpiry, type Quote } from '../domain/quote.js';
  * instead of reading it back. Only what an execute may start from without a read is kept — a
  * PENDING quote paid from an internal account that is not an embedded wallet (an embedded wallet's
  * execute consumes a signature, which a stale status must never do). An entry serves one execute
- * (`take` forgets it), is never served past the quote's expiry, and everything it does is still
+ * (`take` forgets it), is never served within EXPIRY_MARGIN_MS of the quote's expiry, is forgotten
+ * when this process expires the quote or reads it no longer PENDING, and everything it does is still
  * checked where it counts: the hold is idempotent by the quote's id, the claim re-checks the status
  * and the expiry under the row's lock, and an execute that fails from a kept quote answers as from
  * the database (QuoteExecutionService.executeQuote). Another replica's quotes are read as before.
  */
+/** How close to its expiry a kept quote is no longer served (clock skew between replicas). */
+export const EXPIRY_MARGIN_MS = 5_000;
+
 export class FreshQuotes {
   private readonly quotes: BoundedMap<string, Quote>;
 
@@ -25,11 +29,20 @@ export class FreshQuotes {
     this.quotes.set(q.id, q);
   }
 
-  /** The kept quote of this platform, once, while it has not expired at `now`. */
+  /**
+   * The kept quote of this platform, once, while it is more than `EXPIRY_MARGIN_MS` from its expiry
+   * at `now` (another replica whose clock runs ahead may be expiring it: read it instead).
+   */
   take(platformId: string, quoteId: string, now: Date): Quote | undefined {
     const q = this.quotes.get(quoteId);
     if (!q) return undefined;
     this.quotes.delete(quoteId);
-    return q.platformId === platformId && !isPastExpiry(q, now) ? q : undefined;
+    const margin = new Date(now.getTime() + EXPIRY_MARGIN_MS);
+    return q.platformId === platformId && !isPastExpiry(q, margin) ? q : undefined;
+  }
+
+  /** Forgets a quote this process saw move on (expired, or read no longer PENDING). */
+  forget(quoteId: string): void {
+    this.quotes.delete(quoteId);
   }
 }

@@ -10,6 +10,7 @@ import type { QuoteRepository } from '../store/quote.repository.js';
 import type { Ledger } from './ports.js';
 import type { TransactionLifecycle } from './transaction-lifecycle.js';
 import type { TransactionsService } from './transactions.service.js';
+import type { FreshQuotes } from './fresh-quotes.js';
 
 /**
  * Reading quotes, and their end when nobody executes them: a quote PENDING past `expiresAt`
@@ -29,6 +30,8 @@ export class QuoteExpiryService {
       transactions: TransactionsService;
       lifecycle: TransactionLifecycle;
       scheduler: JobScheduler;
+      /** Forgets the quotes this process kept for their execute once they expire or move on. */
+      fresh: FreshQuotes;
       logger: Logger;
     },
   ) {}
@@ -50,6 +53,7 @@ export class QuoteExpiryService {
     const q = await this.deps.quotes.get(this.orm.em.fork(), platformId, id);
     if (!q) throw fail('QUOTE_NOT_FOUND', `Quote ${id} not found`, { quoteId: id });
     if (q.status === 'PENDING' && isPastExpiry(q, this.clock.now())) return (await this.expire(q.id))?.quote ?? q;
+    if (q.status !== 'PENDING') this.deps.fresh.forget(q.id);
     return q;
   }
 
@@ -60,6 +64,7 @@ export class QuoteExpiryService {
    * the quote as it is then (`expiredNow` when this call expired it), or undefined for an unknown id.
    */
   async expire(quoteId: string): Promise<{ quote: Quote; expiredNow: boolean } | undefined> {
+    this.deps.fresh.forget(quoteId);
     const expired = await transactional(this.orm, (em) => this.markExpired(em, quoteId));
     const quote = expired ?? (await this.deps.quotes.find(this.orm.em.fork(), quoteId));
     if (quote?.status === 'EXPIRED' && quote.source.kind === 'ACCOUNT') await this.releaseHold(quote);
