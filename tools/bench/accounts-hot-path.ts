@@ -1,7 +1,8 @@
 /**
  * What accounts spends per call on a payment's hot path (issue 15): CPU µs per GetExternalAccount
  * (quote create), PlaceHold with its payee (execute) and PostHold with the capture entry (settle),
- * in the accounts process and in its Postgres backends, and the SQL statements each call runs.
+ * in the accounts process and in its Postgres backends, and the SQL statements each call runs;
+ * and, for scale, ListDiscoveries, which touches no database (what any call costs).
  *
  * The accounts service runs in this process on a fresh database (its real composition root, pool,
  * outbox relay to NATS; identity replaced by an in-process directory), and a child process calls
@@ -33,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
-import { accounts as pb } from '@sluice/contracts';
+import { accounts as pb, common } from '@sluice/contracts';
 import { newId } from '@sluice/core';
 import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startServices } from '@sluice/testing';
@@ -61,8 +62,9 @@ interface Setup {
   payers: { accountId: string; payeeId: string }[];
 }
 
-type Op = 'getExternalAccount' | 'placeHold' | 'postHold';
-const OPS: Op[] = ['getExternalAccount', 'placeHold', 'postHold'];
+/** `listDiscoveries` (DE, EUR) touches no database: the floor of a call (gRPC, the request context, metrics). */
+type Op = 'listDiscoveries' | 'getExternalAccount' | 'placeHold' | 'postHold';
+const OPS: Op[] = ['listDiscoveries', 'getExternalAccount', 'placeHold', 'postHold'];
 
 /** The pair's amounts (USD → EUR at 0.9, 5 cents of fees), as a quote of 2.00 USD would carry. */
 const TOTAL = 200n;
@@ -71,6 +73,7 @@ const RECEIVED = 175n;
 
 /** One call of `op` for pair `i` (hold ids `bench:<run>:<i>`), through whatever `call` reaches accounts by. */
 interface Caller {
+  listDiscoveries(platformId: string): Promise<unknown>;
   getExternalAccount(platformId: string, accountId: string): Promise<unknown>;
   placeHold(r: {
     platformId: string;
@@ -97,6 +100,8 @@ function grpcCaller(address: string): Caller & { close(): void } {
   });
   const system = { CLEARING: pb.SystemAccount.CLEARING, FEES: pb.SystemAccount.FEES, FX: pb.SystemAccount.FX, SETTLEMENT: pb.SystemAccount.SETTLEMENT };
   return {
+    listDiscoveries: (platformId) =>
+      client.listDiscoveries({ platformId, environment: common.Environment.SANDBOX, country: 'DE', currency: 'EUR' }),
     getExternalAccount: (platformId, accountId) => client.getExternalAccount({ platformId, accountId }),
     placeHold: (r) =>
       client.placeHold({
@@ -136,7 +141,8 @@ async function runPhase(caller: Caller, setup: Setup, run: string, op: Op, from:
     for (let i = next++; i < end; i = next++) {
       const payer = setup.payers[i % setup.payers.length]!;
       const holdId = `bench:${run}:${i}`;
-      if (op === 'getExternalAccount') await caller.getExternalAccount(setup.platformId, payer.payeeId);
+      if (op === 'listDiscoveries') await caller.listDiscoveries(setup.platformId);
+      else if (op === 'getExternalAccount') await caller.getExternalAccount(setup.platformId, payer.payeeId);
       else if (op === 'placeHold')
         await caller.placeHold({ platformId: setup.platformId, holdId, accountId: payer.accountId, payeeId: payer.payeeId });
       else await caller.postHold({ platformId: setup.platformId, holdId });
@@ -230,6 +236,7 @@ async function server(): Promise<void> {
     let phase: (run: string, op: Op, from: number, n: number) => Promise<void>;
     if (via === 'app') {
       const app: Caller = {
+        listDiscoveries: async () => graph.discoveries.list({ environment: 'SANDBOX', country: 'DE', currency: 'EUR' }),
         getExternalAccount: (p, a) => graph.externalAccounts.get(p, a),
         placeHold: (r) =>
           graph.ledger.placeHold({
@@ -279,12 +286,13 @@ async function server(): Promise<void> {
     const countStatement = () => void statements++;
 
     const results: Record<Op, { cpuUs: number[]; pgUs: number[]; wallUs: number[]; statements: number }> = {
+      listDiscoveries: { cpuUs: [], pgUs: [], wallUs: [], statements: 0 },
       getExternalAccount: { cpuUs: [], pgUs: [], wallUs: [], statements: 0 },
       placeHold: { cpuUs: [], pgUs: [], wallUs: [], statements: 0 },
       postHold: { cpuUs: [], pgUs: [], wallUs: [], statements: 0 },
     };
     if (args['show-statements']) {
-      // One call of each RPC with its statements as sent (placeholders, no values), after a first call.
+      // One call of each RPC with its statements as sent (MikroORM inlines the values; cut at 160 characters), after a first call.
       const show = (q: { sql?: string }) => console.log(`    ${String(q.sql).replace(/\s+/g, ' ').slice(0, 160)}`);
       for (const op of OPS) {
         await phase('show', op, 0, 1);
