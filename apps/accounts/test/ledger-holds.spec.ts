@@ -896,6 +896,109 @@ describe('the CLEARING system account', () => {
     });
     await expectConsistent(s.platformId);
   });
+
+  /**
+   * What each call sends to Postgres, by transaction (knex's `query` events; a transaction is a
+   * connection's BEGIN … COMMIT, any other statement its own; the outbox relay's, which touch only
+   * the outbox, left out): the first word of each statement.
+   */
+  async function statementsOf(call: () => Promise<unknown>): Promise<{ transaction: boolean; statements: string[] }[]> {
+    const knex = h.running.deps.orm.em.getConnection().getKnex();
+    const groups: { transaction: boolean; sql: string[] }[] = [];
+    const open = new Map<string, { transaction: boolean; sql: string[] }>();
+    const listen = (q: { sql: string; __knexUid: string }) => {
+      const first = /^\s*(\w+)/.exec(q.sql)![1]!.toUpperCase();
+      let group = open.get(q.__knexUid);
+      if (!group) {
+        group = { transaction: first === 'BEGIN', sql: [] };
+        groups.push(group);
+        if (group.transaction) open.set(q.__knexUid, group);
+      }
+      group.sql.push(q.sql);
+      if (first === 'COMMIT' || first === 'ROLLBACK') open.delete(q.__knexUid);
+    };
+    knex.on('query', listen);
+    try {
+      await call();
+    } finally {
+      knex.removeListener('query', listen);
+    }
+    return groups
+      .filter((g) => g.sql.some((sql) => /journal_|ledger_accounts|internal_accounts|external_accounts/.test(sql)))
+      .map((g) => ({
+        transaction: g.transaction,
+        statements: g.sql.map((sql) => /^\s*(\w+)/.exec(sql)![1]!.toUpperCase()),
+      }));
+  }
+
+  it('a payment\'s calls: GetExternalAccount and a new hold are one statement each, no transaction; PostHold with its capture one transaction of four', async () => {
+    const platformId = await h.platform('SANDBOX');
+    const customerId = await h.customer(platformId, 'Ada Obi');
+    const { accounts } = await h.client.ensureCustomerAccounts({
+      platformId,
+      customerId,
+      currencies: ['USD'],
+      environment: SANDBOX,
+    });
+    const accountId = accounts[0]!.id;
+    await fund(platformId, accountId);
+    const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES.NGN_ACCOUNT;
+    const { account: payee } = await h.client.createExternalAccount({
+      platformId,
+      environment: SANDBOX,
+      customerId,
+      currency,
+      accountInfo: { paymentRails: [], ...accountInfo } as unknown as pb.ExternalAccountInfo,
+    });
+    const one = [{ transaction: false, statements: expect.any(Array) }];
+
+    const read = await statementsOf(() => h.client.getExternalAccount({ platformId, accountId: payee!.id }));
+    expect(read).toEqual([{ transaction: false, statements: ['SELECT'] }]);
+
+    const holdId = `quote:${newId('JournalEntry')}`;
+    const place = () =>
+      h.client.placeHold({
+        platformId,
+        holdId,
+        accountId,
+        amount: 1_000n,
+        currency: 'USD',
+        counterAccount: CLEARING,
+        kind: 'QUOTE_EXECUTION',
+        payeeExternalAccountId: payee!.id,
+      });
+    let placed: pb.PlaceHoldResponse | undefined;
+    // The payee's read, the checks, CLEARING on first use, the entry, its lines and the account's totals.
+    expect(await statementsOf(async () => (placed = await place()))).toEqual([
+      { transaction: false, statements: ['WITH'] },
+    ]);
+    expect(placed!.replayed).toBe(false);
+    expect(placed!.payeeExternalAccount!.id).toBe(payee!.id);
+    // A retry is not placed by that statement: the transaction answers it, as before.
+    const again = await statementsOf(async () => expect((await place()).replayed).toBe(true));
+    expect(again).toEqual([...one, { transaction: true, statements: expect.any(Array) }]);
+
+    const entry = {
+      entryId: `capture:${holdId}`,
+      kind: 'QUOTE_CAPTURE',
+      lines: [
+        { account: CLEARING, currency: 'USD', amount: -1_000n },
+        { account: { systemAccount: pb.SystemAccount.FEES }, currency: 'USD', amount: 10n },
+        { account: { systemAccount: pb.SystemAccount.FX }, currency: 'USD', amount: 990n },
+        { account: { systemAccount: pb.SystemAccount.FX }, currency: 'NGN', amount: -1_500_000n },
+        { account: SETTLEMENT, currency: 'NGN', amount: 1_500_000n },
+      ],
+    };
+    // The capture entry (its system accounts on first use), the hold, its post with the payer's
+    // totals, the payer's balance event.
+    const posted = await statementsOf(() =>
+      h.client.postHold({ platformId, holdId, postId: `post:${holdId}`, entry }),
+    );
+    expect(posted).toEqual([{ transaction: true, statements: ['BEGIN', 'WITH', 'SELECT', 'WITH', 'INSERT', 'COMMIT'] }]);
+    expect((await internalAccount(h, platformId, accountId)).balance!.amount).toBe(9_000n);
+    expect((await balanceEvents(h, accountId)).at(-1)!.data).toMatchObject({ balance: { amount: 9_000 } });
+    await expectConsistent(platformId);
+  });
 });
 
 describe('ReconcileLedger', () => {

@@ -268,11 +268,8 @@ describe('ledger guarantees in the database', () => {
       phase: 'POSTED',
       lines,
     });
+    // System accounts are created by the first entry that names them.
     const world = (cur: string) => sandboxFundingAccountId(platformId, cur);
-    await transactional(orm, async (em) => {
-      for (const cur of ['USD', 'EUR'])
-        await ledgerRepo.ensureSystemAccount(em, { id: world(cur), platformId, currency: cur }, new Date());
-    });
     const wrongCurrency = transactional(orm, (em) =>
       service.recordIn(
         em,

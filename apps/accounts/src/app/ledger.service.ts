@@ -1,4 +1,4 @@
-import { invalidInput, isId, newId, type Clock } from '@sluice/core';
+import { invalidInput, isDomainError, isId, newId, type Clock } from '@sluice/core';
 import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
 import type { Counter, Metrics } from '@sluice/metrics';
 import {
@@ -18,7 +18,6 @@ import {
   holdFromEntries,
   isSystemAccountId,
   postHoldEntry,
-  sandboxFundingAccountId,
   sandboxFundingEntry,
   systemAccountId,
   totalsDeltas,
@@ -39,15 +38,20 @@ import {
   validateVoidHold,
   type PlaceHoldRequest,
   type TransferRequest,
+  type ValidHold,
   type ValidTransfer,
 } from '../domain/validation.js';
 import { InternalAccountRepository } from '../store/internal-account.repository.js';
-import { LedgerRepository, type TotalsMismatch } from '../store/ledger.repository.js';
+import { LedgerRepository, type HoldEntries, type TotalsMismatch } from '../store/ledger.repository.js';
 import type { AccountEvents } from './ports.js';
 
 export interface RecordResult {
   /** False when the entry already existed with the same content (a retry): nothing moved. */
   applied: boolean;
+  /** When applied: the internal accounts whose running totals it moved, as they are after it. */
+  accounts: InternalAccountRecord[];
+  /** When it was recorded (its `created_at`). */
+  at: Date;
 }
 
 /** A hold step's outcome: the hold now, its debited account now, and whether the step was a retry. */
@@ -62,6 +66,10 @@ export interface HoldResult {
 /** How the ledger reads a hold's payee (the external accounts' repository). */
 export interface PayeeReader {
   get(em: EntityManager, platformId: string, id: string): Promise<ExternalAccountRecord | undefined>;
+  /** `get`'s read (parameters: platform id, account id), for the hold's own statement to embed. */
+  readonly liveSql: string;
+  /** A row of `liveSql` as `to_jsonb` returns it. */
+  fromJsonRow(row: object): ExternalAccountRecord;
 }
 
 export interface TransferResult {
@@ -122,13 +130,41 @@ export class LedgerService {
    * same content) is a no-op; the same id with different content is
    * JOURNAL_ENTRY_CONFLICT. Wrap the transaction with `withLedgerErrors` so the
    * database's refusals (overdraft, balance limit, double resolution) become
-   * domain errors.
+   * domain errors. A resolution (POST_PENDING, VOID_PENDING) takes the lines of the
+   * hold it resolves when the caller has them (read here otherwise).
+   *
+   * An entry that moves one internal account (a hold, its post or void towards a system
+   * account, a funding, a capture into SETTLEMENT moves none) is one statement
+   * (`LedgerRepository.writeEntry`), plus the balance event of a posted one.
    */
-  async recordIn(em: EntityManager, entry: JournalEntry): Promise<RecordResult> {
+  async recordIn(
+    em: EntityManager,
+    entry: JournalEntry,
+    pendingLines?: readonly JournalLine[],
+  ): Promise<RecordResult> {
     assertValidEntry(entry);
     const fingerprint = entryFingerprint(entry);
     const now = this.clock.now();
-    if (!(await this.ledger.insertEntry(em, entry, fingerprint, now))) {
+    let pending: readonly JournalLine[] = [];
+    if (entry.pendingEntryId !== undefined) {
+      pending = pendingLines ?? (await this.pendingLinesOf(em, entry));
+      if (entry.phase === 'POST_PENDING') assertPostWithinHold(entry, pending);
+    }
+    // System accounts keep no running totals (see isSystemAccountId): no hot row per platform and currency.
+    const deltas = totalsDeltas(entry, pending).filter((d) => !isSystemAccountId(d.accountId));
+    const posts = entry.phase === 'POSTED' || entry.phase === 'POST_PENDING';
+    // System accounts are created on first use; a resolution's lines name the hold's accounts, which exist.
+    const systemAccounts =
+      entry.pendingEntryId === undefined
+        ? entry.lines
+            .filter((l) => isSystemAccountId(l.accountId))
+            .map((l) => ({ id: l.accountId, currency: l.currency }))
+        : [];
+    const written = await this.ledger.writeEntry(em, entry, fingerprint, now, {
+      systemAccounts,
+      ...(deltas.length === 1 ? { totals: deltas[0], touch: posts } : {}),
+    });
+    if (!written.inserted) {
       // Not inserted: a committed entry has this id, or (a resolution) the hold was
       // resolved by another entry meanwhile. A new statement, so both are visible here.
       const existing = await this.ledger.getEntry(em, entry.platformId, entry.id);
@@ -148,32 +184,38 @@ export class LedgerService {
           { entryId: entry.id },
         );
       }
-      return { applied: false };
+      return { applied: false, accounts: [], at: now };
     }
-    let pendingLines: JournalLine[] = [];
-    if (entry.pendingEntryId !== undefined) {
-      const pending = await this.ledger.getEntry(em, entry.platformId, entry.pendingEntryId);
-      if (!pending || pending.phase !== 'PENDING')
-        throw new Error(
-          `journal entry ${entry.id} resolves ${entry.pendingEntryId}, which is not a pending entry`,
-        );
-      pendingLines = await this.ledger.linesOf(em, entry.platformId, entry.pendingEntryId);
-      if (entry.phase === 'POST_PENDING') assertPostWithinHold(entry, pendingLines);
-    }
-    await this.ledger.insertLines(em, entry);
-    // System accounts keep no running totals (see isSystemAccountId): no hot row per platform and currency.
-    const deltas = totalsDeltas(entry, pendingLines).filter((d) => !isSystemAccountId(d.accountId));
-    await this.ledger.applyTotals(em, entry.platformId, deltas, now);
-    if (entry.phase === 'POSTED' || entry.phase === 'POST_PENDING') {
-      const moved = entry.lines.map((l) => l.accountId).filter((id) => isId(id, 'InternalAccount'));
-      await this.accounts.touch(em, moved, now);
-      for (const id of moved) {
+    let accounts: InternalAccountRecord[] = [];
+    if (deltas.length === 1) accounts = [written.account!];
+    else if (deltas.length > 1) {
+      // Several internal accounts (a transfer between two): their rows one at a time, in canonical order.
+      await this.ledger.applyTotals(em, entry.platformId, deltas, now);
+      const ids = deltas.map((d) => d.accountId);
+      if (posts) await this.accounts.touch(em, ids, now);
+      for (const id of ids) {
         const account = await this.accounts.get(em, entry.platformId, id);
         if (!account) throw new Error(`ledger line on ${id} has no internal account`);
-        await this.events.balanceUpdated(em, account, now);
+        accounts.push(account);
       }
     }
-    return { applied: true };
+    if (posts) {
+      for (const l of entry.lines) {
+        const account = accounts.find((a) => a.id === l.accountId);
+        if (account) await this.events.balanceUpdated(em, account, now);
+      }
+    }
+    return { applied: true, accounts, at: now };
+  }
+
+  /** The lines of the PENDING entry a resolution names (when its caller did not read the hold). */
+  private async pendingLinesOf(em: EntityManager, entry: JournalEntry): Promise<JournalLine[]> {
+    const pending = await this.ledger.getEntry(em, entry.platformId, entry.pendingEntryId!);
+    if (!pending || pending.phase !== 'PENDING')
+      throw new Error(
+        `journal entry ${entry.id} resolves ${entry.pendingEntryId}, which is not a pending entry`,
+      );
+    return this.ledger.linesOf(em, entry.platformId, entry.pendingEntryId!);
   }
 
   /**
@@ -201,18 +243,10 @@ export class LedgerService {
           currency: account.currency,
           amount,
         });
-        await this.ledger.ensureSystemAccount(
-          em,
-          {
-            id: sandboxFundingAccountId(platformId, account.currency),
-            platformId,
-            currency: account.currency,
-          },
-          this.clock.now(),
-        );
-        const { applied } = await this.recordIn(em, entry);
-        const after = await this.accounts.get(em, platformId, accountId);
-        return { account: after!, entryId: id, replayed: !applied };
+        const { applied, accounts } = await this.recordIn(em, entry);
+        // A retry moved nothing: the account as read above.
+        const after = applied ? accounts.find((a) => a.id === accountId)! : account;
+        return { account: after, entryId: id, replayed: !applied };
       }),
     );
   }
@@ -220,10 +254,14 @@ export class LedgerService {
   /**
    * Places a hold: one PENDING entry debiting the internal account towards the counter
    * account. The database refuses it when the available balance would go below zero.
+   * A new hold towards a system account is one statement (`placeHoldAtOnce`); the
+   * transaction below answers everything else (retries, refusals, internal counter accounts).
    */
   async placeHold(request: PlaceHoldRequest): Promise<HoldResult> {
     const o = validatePlaceHold(request);
     const payeeId = request.payeeExternalAccountId;
+    const placed = await this.placeHoldAtOnce(o, payeeId);
+    if (placed) return placed;
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
         // The payee first: an unknown or deleted one holds nothing.
@@ -247,11 +285,62 @@ export class LedgerService {
         );
         if (counterAccountId === o.accountId)
           throw invalidInput([{ field: 'counterAccount', message: 'must differ from accountId' }]);
-        const { applied } = await this.recordIn(em, holdEntry({ ...o, counterAccountId }));
-        const result = await this.holdResult(em, o.platformId, o.holdId, !applied);
+        const entry = holdEntry({ ...o, counterAccountId });
+        const { applied, accounts, at } = await this.recordIn(em, entry);
+        // Placed now: the hold is the entry just written, the account as its totals update returned it.
+        const result: HoldResult = applied
+          ? {
+              hold: holdFromEntries({ ...entry, createdAt: at }, entry.lines)!,
+              account: accounts.find((a) => a.id === o.accountId)!,
+              replayed: false,
+            }
+          : await this.holdResult(em, o.platformId, o.holdId, true);
         return payee ? { ...result, payee } : result;
       }),
     );
+  }
+
+  /**
+   * PlaceHold's common case in one statement, outside a transaction (no BEGIN or COMMIT, and none of
+   * the reads of the transactional path): a new hold towards a system account, written only when the
+   * account of the platform holds the currency and the payee, if named, is live (read by the same
+   * statement). The database enforces what it always does (the available balance under the row
+   * lock; one entry per id). Undefined when that statement placed nothing — a retry of the hold, a
+   * check that failed, an internal counter account — or failed with anything but a refusal of the
+   * ledger (a deadlock, a lost connection): the transactional path then answers, as it always did.
+   */
+  private async placeHoldAtOnce(o: ValidHold, payeeId: string | undefined): Promise<HoldResult | undefined> {
+    if (!('system' in o.counterAccount)) return undefined;
+    const counterAccountId = systemAccountId(o.platformId, o.counterAccount.system, o.currency);
+    const entry = holdEntry({ ...o, counterAccountId });
+    assertValidEntry(entry);
+    const now = this.clock.now();
+    const [totals] = totalsDeltas(entry).filter((d) => !isSystemAccountId(d.accountId));
+    const payee = payeeId !== undefined ? this.payees : undefined;
+    let written: Awaited<ReturnType<LedgerRepository['writeEntry']>>;
+    try {
+      written = await withLedgerErrors(() =>
+        this.ledger.writeEntry(this.orm.em.fork(), entry, entryFingerprint(entry), now, {
+          systemAccounts: [{ id: counterAccountId, currency: o.currency }],
+          totals,
+          gate: {
+            accountId: o.accountId,
+            currency: o.currency,
+            ...(payee ? { payee: { sql: payee.liveSql, params: [o.platformId, payeeId] } } : {}),
+          },
+        }),
+      );
+    } catch (err) {
+      if (isDomainError(err)) throw err;
+      return undefined;
+    }
+    if (!written.inserted) return undefined;
+    return {
+      hold: holdFromEntries({ ...entry, createdAt: now }, entry.lines)!,
+      account: written.account!,
+      replayed: false,
+      ...(payee && written.payee ? { payee: payee.fromJsonRow(written.payee) } : {}),
+    };
   }
 
   /**
@@ -290,7 +379,7 @@ export class LedgerService {
   /** The hold and its state; HOLD_NOT_FOUND when the platform has no hold with this id. */
   async getHold(platformId: string, holdId: string): Promise<Hold> {
     validateHoldIds(platformId, holdId);
-    return this.loadHold(this.orm.em.fork(), platformId, holdId);
+    return (await this.loadHold(this.orm.em.fork(), platformId, holdId)).hold;
   }
 
   /**
@@ -312,7 +401,7 @@ export class LedgerService {
         currency: l.currency,
         amount: l.amount,
       });
-    const { applied } = await this.recordIn(em, {
+    const recorded = await this.recordIn(em, {
       id: o.entryId,
       platformId: o.platformId,
       kind: o.kind,
@@ -320,12 +409,14 @@ export class LedgerService {
       lines,
       ...(o.description !== undefined ? { description: o.description } : {}),
     });
+    // Applied: the accounts as the entry left them; a retry reads them.
     const accounts: InternalAccountRecord[] = [];
     for (const l of lines) {
       if (!isId(l.accountId, 'InternalAccount')) continue;
-      accounts.push((await this.accounts.get(em, o.platformId, l.accountId))!);
+      const after = recorded.accounts.find((a) => a.id === l.accountId);
+      accounts.push(after ?? (await this.accounts.get(em, o.platformId, l.accountId))!);
     }
-    return { entryId: o.entryId, replayed: !applied, accounts };
+    return { entryId: o.entryId, replayed: !recorded.applied, accounts };
   }
 
   /** Recomputes the platform's ledger from its journal (read-only; in `em`'s transaction if given). */
@@ -352,12 +443,20 @@ export class LedgerService {
     return withLedgerErrors(() =>
       transactional(this.orm, async (em) => {
         await before?.(em);
-        const hold = await this.loadHold(em, platformId, holdId);
+        const { hold, entries } = await this.loadHold(em, platformId, holdId);
         // Fast path of the database's guarantee (unique pending_entry_id), with a clearer message.
         if (hold.resolutionId !== undefined && hold.resolutionId !== resolutionId)
           throw holdAlreadyResolved(hold);
-        const { applied } = await this.recordIn(em, build(hold));
-        return this.holdResult(em, platformId, holdId, !applied);
+        const entry = build(hold);
+        const { applied, accounts, at } = await this.recordIn(em, entry, entries.lines);
+        if (!applied) return this.holdResult(em, platformId, holdId, true);
+        // Resolved now: the hold as read with the entry just written, the account as its totals update returned it.
+        const resolution = { id: entry.id, phase: entry.phase, createdAt: at, lines: entry.lines };
+        return {
+          hold: holdFromEntries(entries.entry, entries.lines, resolution)!,
+          account: accounts.find((a) => a.id === hold.accountId)!,
+          replayed: false,
+        };
       }),
     );
   }
@@ -368,23 +467,28 @@ export class LedgerService {
     holdId: string,
     replayed: boolean,
   ): Promise<HoldResult> {
-    const hold = await this.loadHold(em, platformId, holdId);
+    const { hold } = await this.loadHold(em, platformId, holdId);
     const account = await this.accounts.get(em, platformId, hold.accountId);
     if (!account) throw new Error(`hold ${holdId} debits ${hold.accountId}, which has no internal account`);
     return { hold, account, replayed };
   }
 
-  private async loadHold(em: EntityManager, platformId: string, holdId: string): Promise<Hold> {
-    const found = await this.ledger.getHoldEntries(em, platformId, holdId);
-    const hold = found && holdFromEntries(found.entry, found.lines, found.resolution);
+  /** The hold and the entries it was read from (one statement). */
+  private async loadHold(
+    em: EntityManager,
+    platformId: string,
+    holdId: string,
+  ): Promise<{ hold: Hold; entries: HoldEntries }> {
+    const entries = await this.ledger.getHoldEntries(em, platformId, holdId);
+    const hold = entries && holdFromEntries(entries.entry, entries.lines, entries.resolution);
     if (!hold || !isId(hold.accountId, 'InternalAccount')) throw holdNotFound(holdId);
-    return hold;
+    return { hold, entries: entries! };
   }
 
   /**
    * The ledger account id a caller names: an internal account of the platform in that
    * currency (INTERNAL_ACCOUNT_NOT_FOUND otherwise; another currency is a field error),
-   * or the platform's system account for that currency (created on first use).
+   * or the platform's system account for that currency (created by the first entry that names it).
    */
   private async resolveAccount(
     em: EntityManager,
@@ -402,9 +506,8 @@ export class LedgerService {
         ]);
       return a.id;
     }
-    const id = systemAccountId(platformId, ref.system, currency);
-    await this.ledger.ensureSystemAccount(em, { id, platformId, currency }, this.clock.now());
-    return id;
+    // Created on first use by the entry that names it (recordIn).
+    return systemAccountId(platformId, ref.system, currency);
   }
 }
 

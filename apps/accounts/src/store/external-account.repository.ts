@@ -159,13 +159,21 @@ export class ExternalAccountRepository {
     );
   }
 
+  /**
+   * The read of `get` (parameters: platform id, account id), for a statement that embeds it (PlaceHold's
+   * payee, read by the hold's statement): `fromJsonRow` maps its row as `to_jsonb` returns it.
+   */
+  readonly liveSql = `SELECT ${COLUMNS} FROM external_accounts WHERE platform_id = ? AND id = ? AND deleted_at IS NULL`;
+
   /** A live account of the platform, or undefined (deleted or another platform's). */
   async get(em: EntityManager, platformId: string, id: string): Promise<ExternalAccountRecord | undefined> {
-    const rows = await em.execute<Row[]>(
-      `SELECT ${COLUMNS} FROM external_accounts WHERE platform_id = ? AND id = ? AND deleted_at IS NULL`,
-      [platformId, id],
-    );
+    const rows = await em.execute<Row[]>(this.liveSql, [platformId, id]);
     return rows[0] ? toRecord(rows[0], this.keyring) : undefined;
+  }
+
+  /** A row of `liveSql` as `to_jsonb` returns it (timestamps as text, which the mapper takes). */
+  fromJsonRow(row: object): ExternalAccountRecord {
+    return toRecord(row as Row, this.keyring);
   }
 
   /** Soft-deletes a live account; returns it as it was, or undefined when there was none. */

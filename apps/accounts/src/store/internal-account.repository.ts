@@ -9,13 +9,25 @@ import type { AccountFilter, AccountOwner, InternalAccountRecord, InternalAccoun
  * one-account-per-currency unique key.
  */
 
+/**
+ * The `internal_accounts` columns of a record, qualified by `alias` when given. With the ledger
+ * totals (`posted_balance`, `pending_debits`, `pending_credits`) they are the row
+ * `internalAccountFromRow` maps: SELECT_ACCOUNT here, and the ledger's write statement, which returns
+ * an account after its totals moved (LedgerRepository.writeEntry).
+ */
+export function accountColumns(alias?: string): string {
+  const p = alias ? `${alias}.` : '';
+  return ['id', 'platform_id', 'owner', 'customer_id', 'type', 'currency', 'environment', 'funding_seq',
+    'funding_reference', 'created_at', 'updated_at', 'private_enabled'].map((c) => p + c).join(', ');
+}
+
 const SELECT_ACCOUNT = `
-  SELECT ia.id, ia.platform_id, ia.owner, ia.customer_id, ia.type, ia.currency, ia.environment,
-         ia.funding_seq, ia.funding_reference, ia.created_at, ia.updated_at, ia.private_enabled,
+  SELECT ${accountColumns('ia')},
          la.posted_credits - la.posted_debits AS posted_balance, la.pending_debits, la.pending_credits
   FROM internal_accounts ia JOIN ledger_accounts la ON la.id = ia.id`;
 
-interface Row {
+/** An internal account's row with its ledger totals (see accountColumns). */
+export interface InternalAccountRow {
   id: string;
   platform_id: string;
   owner: Owner;
@@ -33,7 +45,8 @@ interface Row {
   private_enabled: boolean;
 }
 
-function toRecord(r: Row): InternalAccountRecord {
+/** The one mapper of an internal account's row. */
+export function internalAccountFromRow(r: InternalAccountRow): InternalAccountRecord {
   return {
     id: r.id,
     platformId: r.platform_id,
@@ -67,13 +80,13 @@ export class InternalAccountRepository {
     currencies: readonly string[],
   ): Promise<InternalAccountRecord[]> {
     if (currencies.length === 0) return [];
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<InternalAccountRow[]>(
       `${SELECT_ACCOUNT}
        WHERE ia.platform_id = ? AND ia.owner = ? AND ia.customer_id IS NOT DISTINCT FROM ? AND ia.currency IN (${currencies.map(() => '?').join(', ')})
        ORDER BY ia.created_at, ia.id`,
       [o.platformId, o.owner, o.customerId ?? null, ...currencies],
     );
-    return rows.map(toRecord);
+    return rows.map(internalAccountFromRow);
   }
 
   /**
@@ -135,11 +148,11 @@ export class InternalAccountRepository {
 
   /** One account of the platform, or undefined (another platform's account is not found). */
   async get(em: EntityManager, platformId: string, id: string): Promise<InternalAccountRecord | undefined> {
-    const rows = await em.execute<Row[]>(`${SELECT_ACCOUNT} WHERE ia.platform_id = ? AND ia.id = ?`, [
+    const rows = await em.execute<InternalAccountRow[]>(`${SELECT_ACCOUNT} WHERE ia.platform_id = ? AND ia.id = ?`, [
       platformId,
       id,
     ]);
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? internalAccountFromRow(rows[0]) : undefined;
   }
 
   /** A page of accounts (oldest first, keyset after `after`) fetched with `limit + 1` rows, and the total count. */
@@ -173,11 +186,11 @@ export class InternalAccountRepository {
       pageWhere.push('(ia.created_at, ia.id) > (?::timestamptz, ?)');
       pageParams.push(after.k, after.id);
     }
-    const rows = await em.execute<Row[]>(
+    const rows = await em.execute<InternalAccountRow[]>(
       `${SELECT_ACCOUNT} WHERE ${pageWhere.join(' AND ')} ORDER BY ia.created_at, ia.id LIMIT ?`,
       [...pageParams, limit + 1],
     );
-    return { rows: rows.map(toRecord), total: Number(countRows[0]?.n ?? 0) };
+    return { rows: rows.map(internalAccountFromRow), total: Number(countRows[0]?.n ?? 0) };
   }
 
   /** Sets an EMBEDDED_WALLET account's privacy flag; false when no such account of the platform. */

@@ -1,4 +1,6 @@
 import { toBigInt, type EntityManager } from '@sluice/store';
+import type { InternalAccountRecord } from '../domain/internal-account.js';
+import { accountColumns, internalAccountFromRow, type InternalAccountRow } from './internal-account.repository.js';
 import {
   canonicalLines,
   type EntryPhase,
@@ -50,60 +52,140 @@ const DERIVED_TOTALS = `
 
 export class LedgerRepository {
   /**
-   * Creates a system account (may go negative) if it does not exist. Concurrent first
-   * uses insert the same row: the loser waits for the winner and then does nothing.
+   * Records an entry in one statement, all of it or (the header conflicting) nothing of it but the
+   * system accounts:
    *
-   * `ON CONFLICT DO NOTHING` has no conflict target on purpose (here and in
-   * `insertEntry`): with a target, only that index arbitrates, and a concurrent
-   * insert of the same row that slips past its check is then refused by the table's
-   * other unique index (`ledger_accounts_id_platform_currency`) with a unique
-   * violation instead of being skipped. Without a target every unique index arbitrates.
-   */
-  async ensureSystemAccount(
-    em: EntityManager,
-    a: { id: string; platformId: string; currency: string },
-    now: Date,
-  ): Promise<void> {
-    await em.execute(
-      `INSERT INTO ledger_accounts (id, platform_id, currency, kind, allow_negative, created_at, updated_at)
-       VALUES (?, ?, ?, 'SYSTEM', true, ?, ?) ON CONFLICT DO NOTHING`,
-      [a.id, a.platformId, a.currency, now, now],
-    );
-  }
-
-  /**
-   * Inserts the entry header. Returns true when inserted, false when it conflicts
-   * with a committed entry (the insert waits for a concurrent one to commit or roll
-   * back) on either unique key: the same id for the platform (a retry, or a
-   * concurrent duplicate), or, for a POST_PENDING/VOID_PENDING, another resolution of
-   * the same hold (`journal_entries_resolve_once`). The caller tells the two apart.
+   * - the system accounts its lines name (`systemAccounts`), created on first use (they may go
+   *   negative). Concurrent first uses insert the same row: the loser waits for the winner and then
+   *   does nothing;
+   * - the header. Not inserted when it conflicts with a committed entry (the insert waits for a
+   *   concurrent one to commit or roll back) on either unique key: the same id for the platform (a
+   *   retry, or a concurrent duplicate), or, for a POST_PENDING/VOID_PENDING, another resolution of
+   *   the same hold (`journal_entries_resolve_once`). The caller tells the two apart;
+   * - its lines, in canonical (account id) order;
+   * - given `totals` (an entry that moves one internal account; the caller applies several with
+   *   `applyTotals`, in canonical order), that account's running totals, under its row lock, where the
+   *   CHECK constraints refuse an overdraft or a balance above the limit (the caller maps those
+   *   errors); `touch` also marks the internal account changed (its posted balance moved). The
+   *   account is returned as it is after.
    *
-   * No conflict target, so both unique indexes arbitrate: with `ON CONFLICT
-   * (platform_id, id)` two concurrent inserts of the same resolution could both pass
-   * the primary-key check, and the second then failed on the resolve-once index with
-   * a unique violation (23505) instead of becoming a no-op.
+   * `gate` makes the statement a whole call of its own, outside a transaction (PlaceHold's common
+   * case): it writes only when the internal account `accountId` of the platform holds `currency` and,
+   * given `payee` (a read of one row, see ExternalAccountRepository.liveSql), that row exists; the row
+   * comes back as JSON (`payee`). When it wrote nothing the caller takes its transactional path, which
+   * tells the failed check.
+   *
+   * `ON CONFLICT DO NOTHING` has no conflict target on purpose (both inserts): with a target, only
+   * that index arbitrates, and a concurrent insert of the same row that slips past its check is
+   * then refused by the table's other unique index (`ledger_accounts_id_platform_currency`,
+   * `journal_entries_resolve_once`) with a unique violation (23505) instead of being skipped.
+   * Without a target every unique index arbitrates.
    */
-  async insertEntry(
+  async writeEntry(
     em: EntityManager,
     entry: JournalEntry,
     fingerprint: string,
     now: Date,
-  ): Promise<boolean> {
-    const rows = await em.execute<{ id: string }[]>(
-      `INSERT INTO journal_entries (platform_id, id, kind, phase, pending_entry_id, fingerprint, description, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-      [
-        entry.platformId,
-        entry.id,
-        entry.kind,
-        entry.phase,
-        entry.pendingEntryId ?? null,
-        fingerprint,
-        entry.description ?? null,
-        now,
-      ],
+    o: {
+      systemAccounts: readonly { id: string; currency: string }[];
+      totals?: TotalsDelta;
+      touch?: boolean;
+      gate?: { accountId: string; currency: string; payee?: { sql: string; params: readonly unknown[] } };
+    },
+  ): Promise<{ inserted: boolean; account?: InternalAccountRecord; payee?: object }> {
+    const params: unknown[] = [];
+    const ctes: string[] = [];
+    // The inserts are INSERT ... SELECT ... WHERE: the WHERE also keeps ON CONFLICT from reading as a join's ON.
+    let when = 'true';
+    const g = o.gate;
+    if (g) {
+      if (g.payee) {
+        params.push(...g.payee.params);
+        ctes.push(`payee AS (${g.payee.sql})`);
+      }
+      params.push(entry.platformId, g.accountId, g.currency);
+      ctes.push(`gate AS (
+        SELECT 1 FROM internal_accounts WHERE platform_id = ? AND id = ? AND currency = ?${g.payee ? ' AND EXISTS (SELECT 1 FROM payee)' : ''})`);
+      when = 'EXISTS (SELECT 1 FROM gate)';
+    }
+    if (o.systemAccounts.length) {
+      const tuples = o.systemAccounts.map((a) => {
+        params.push(a.id, entry.platformId, a.currency, now, now);
+        return `(?, ?, ?, 'SYSTEM', true, ?::timestamptz, ?::timestamptz)`;
+      });
+      ctes.push(`system_accounts AS (
+        INSERT INTO ledger_accounts (id, platform_id, currency, kind, allow_negative, created_at, updated_at)
+        SELECT * FROM (VALUES ${tuples.join(', ')}) AS a WHERE ${when} ON CONFLICT DO NOTHING)`);
+    }
+    params.push(
+      entry.platformId,
+      entry.id,
+      entry.kind,
+      entry.phase,
+      entry.pendingEntryId ?? null,
+      fingerprint,
+      entry.description ?? null,
+      now,
     );
-    return rows.length === 1;
+    ctes.push(`entry AS (
+      INSERT INTO journal_entries (platform_id, id, kind, phase, pending_entry_id, fingerprint, description, created_at)
+      SELECT ?, ?, ?, ?, ?, ?, ?, ?::timestamptz WHERE ${when} ON CONFLICT DO NOTHING RETURNING id)`);
+    const lines = canonicalLines(entry.lines);
+    if (lines.length) {
+      params.push(entry.platformId);
+      const tuples = lines.map((l, i) => {
+        params.push(i + 1, l.accountId, l.currency, l.amount.toString());
+        return '(?::int, ?, ?, ?::bigint)';
+      });
+      ctes.push(`lines AS (
+        INSERT INTO journal_lines (platform_id, entry_id, line_no, account_id, currency, amount)
+        SELECT ?, entry.id, l.line_no, l.account_id, l.currency, l.amount
+        FROM entry, (VALUES ${tuples.join(', ')}) AS l (line_no, account_id, currency, amount))`);
+    }
+    let select = `SELECT EXISTS (SELECT 1 FROM entry) AS inserted${g?.payee ? ', (SELECT to_jsonb(p) FROM payee p) AS payee' : ''}`;
+    const d = o.totals;
+    if (d) {
+      params.push(
+        d.postedDebits.toString(),
+        d.postedCredits.toString(),
+        d.pendingDebits.toString(),
+        d.pendingCredits.toString(),
+        now,
+        d.accountId,
+        entry.platformId,
+        d.currency,
+      );
+      ctes.push(`totals AS (
+        UPDATE ledger_accounts
+        SET posted_debits = posted_debits + ?::numeric, posted_credits = posted_credits + ?::numeric,
+            pending_debits = pending_debits + ?::numeric, pending_credits = pending_credits + ?::numeric,
+            updated_at = GREATEST(updated_at, ?::timestamptz)
+        WHERE id = ? AND platform_id = ? AND currency = ? AND EXISTS (SELECT 1 FROM entry)
+        RETURNING id, posted_credits - posted_debits AS posted_balance, pending_debits, pending_credits)`);
+      if (o.touch) {
+        params.push(now, d.accountId);
+        ctes.push(`account AS (
+          UPDATE internal_accounts SET updated_at = GREATEST(updated_at, ?::timestamptz)
+          WHERE id = ? AND EXISTS (SELECT 1 FROM entry) RETURNING ${accountColumns()})`);
+      } else {
+        params.push(d.accountId);
+        ctes.push(`account AS (SELECT ${accountColumns()} FROM internal_accounts WHERE id = ?)`);
+      }
+      select += `, (SELECT count(*) FROM totals)::int AS totalled, ${accountColumns('a')},
+        t.posted_balance, t.pending_debits, t.pending_credits
+        FROM (SELECT 1) AS one LEFT JOIN (account a JOIN totals t ON t.id = a.id) ON true`;
+    }
+    const [row] = await em.execute<
+      (InternalAccountRow & { inserted: boolean; totalled?: number; payee?: object | null })[]
+    >(`WITH ${ctes.join(',\n')}\n${select}`, params);
+    const payee = row?.payee ? { payee: row.payee } : {};
+    if (!row?.inserted) return { inserted: false, ...payee };
+    if (!d) return { inserted: true, ...payee };
+    if (row.totalled !== 1 || !row.id)
+      throw new Error(
+        `ledger account ${d.accountId} (${d.currency}) of ${entry.platformId} or its internal account is missing`,
+      );
+    return { inserted: true, account: internalAccountFromRow(row), ...payee };
   }
 
   async getEntry(em: EntityManager, platformId: string, id: string): Promise<StoredEntry | undefined> {
@@ -142,21 +224,6 @@ export class LedgerRepository {
       [platformId, entryId],
     );
     return rows.map((r) => ({ accountId: r.account_id, currency: r.currency, amount: toBigInt(r.amount) }));
-  }
-
-  /** Writes the entry's lines in canonical (account id) order. */
-  async insertLines(em: EntityManager, entry: JournalEntry): Promise<void> {
-    const lines = canonicalLines(entry.lines);
-    if (lines.length === 0) return;
-    const params: unknown[] = [];
-    const tuples = lines.map((l, i) => {
-      params.push(entry.platformId, entry.id, i + 1, l.accountId, l.currency, l.amount.toString());
-      return '(?, ?, ?, ?, ?, ?)';
-    });
-    await em.execute(
-      `INSERT INTO journal_lines (platform_id, entry_id, line_no, account_id, currency, amount) VALUES ${tuples.join(', ')}`,
-      params,
-    );
   }
 
   /**
@@ -337,6 +404,7 @@ export class LedgerRepository {
     platformId: string,
     holdId: string,
   ): Promise<HoldEntries | undefined> {
+    // One statement: a row per line of the entry and of its resolution (a void has none).
     const rows = await em.execute<
       {
         id: string;
@@ -347,16 +415,27 @@ export class LedgerRepository {
         r_id: string | null;
         r_phase: EntryPhase | null;
         r_created_at: Date | string | null;
+        line_of: string | null;
+        account_id: string | null;
+        currency: string | null;
+        amount: string | null;
       }[]
     >(
-      `SELECT e.id, e.kind, e.phase, e.description, e.created_at, r.id AS r_id, r.phase AS r_phase, r.created_at AS r_created_at
+      `SELECT e.id, e.kind, e.phase, e.description, e.created_at, r.id AS r_id, r.phase AS r_phase, r.created_at AS r_created_at,
+              l.entry_id AS line_of, l.account_id, l.currency, l.amount
        FROM journal_entries e
        LEFT JOIN journal_entries r ON r.platform_id = e.platform_id AND r.pending_entry_id = e.id
-       WHERE e.platform_id = ? AND e.id = ?`,
+       LEFT JOIN journal_lines l ON l.platform_id = e.platform_id AND l.entry_id IN (e.id, r.id)
+       WHERE e.platform_id = ? AND e.id = ?
+       ORDER BY l.entry_id = e.id DESC, l.line_no`,
       [platformId, holdId],
     );
     const r = rows[0];
     if (!r) return undefined;
+    const linesOf = (entryId: string): JournalLine[] =>
+      rows
+        .filter((l) => l.line_of === entryId)
+        .map((l) => ({ accountId: l.account_id!, currency: l.currency!, amount: toBigInt(l.amount) }));
     return {
       entry: {
         id: r.id,
@@ -366,14 +445,14 @@ export class LedgerRepository {
         ...(r.description !== null ? { description: r.description } : {}),
         createdAt: new Date(r.created_at),
       },
-      lines: await this.linesOf(em, platformId, holdId),
+      lines: linesOf(r.id),
       ...(r.r_id
         ? {
             resolution: {
               id: r.r_id,
               phase: r.r_phase!,
               createdAt: new Date(r.r_created_at!),
-              lines: await this.linesOf(em, platformId, r.r_id),
+              lines: linesOf(r.r_id),
             },
           }
         : {}),
