@@ -40,7 +40,8 @@ if (dir) {
         if (/^(BEGIN|START TRANSACTION)\b/i.test(text)) {
           this.benchTransaction = '(empty)';
           this.benchFirst = true;
-        } else if (/^(COMMIT|ROLLBACK)\s*;?$/i.test(text)) {
+        } else if (/^(COMMIT|ROLLBACK)\s*;?$/i.test(text) || /;\s*COMMIT\s*;?$/i.test(text)) {
+          // (a COMMIT may carry the transaction's writes at commit before it: libs/store writeAtCommit)
           count(`${/^R/i.test(text) ? 'ROLLBACK of ' : ''}${this.benchTransaction ?? '(none)'}`);
           this.benchTransaction = undefined;
         } else if (this.benchTransaction !== undefined) {

@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@sluice/store';
-import { Migration } from '@sluice/store';
+import { Migration, writeAtCommit } from '@sluice/store';
 import { newId } from '@sluice/core';
 import { currentContext, type Logger } from '@sluice/logging';
 import { contextOfTraceparent, currentTraceparent, endSpan, injectTraceContext, SpanKind, startSpan, withSpan } from '@sluice/tracing';
@@ -106,7 +106,9 @@ export class Outbox {
       ...(requestId ? { requestId } : {}),
       data: event.data,
     };
-    await em.execute(
+    // Nothing in the transaction reads its own outbox row: it is written in its COMMIT's round trip.
+    await writeAtCommit(
+      em,
       `INSERT INTO outbox (id, subject, type, platform_id, envelope, occurred_at, traceparent) VALUES (?, ?, ?, ?, ?::jsonb, ?, ?)`,
       [
         envelope.id,

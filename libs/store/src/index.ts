@@ -319,4 +319,4 @@ export function observePool(orm: MikroORM, metrics: Metrics, logger: Logger): vo
 }
 
 export { ensureDatabase, quoteIdent } from './database.js';
-export { bindParameters, isStalePlan, PreparedStatements } from './prepared.js';
+export { bindParameters, isStalePlan, PreparedStatements, writeAtCommit } from './prepared.js';

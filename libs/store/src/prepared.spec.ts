@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { openStore, transactional } from './index.js';
+import { openStore, transactional, writeAtCommit } from './index.js';
 import { PreparedStatements } from './prepared.js';
 
 // Named statements against the real Postgres: prepared once per connection, bounded, and a
@@ -33,6 +33,7 @@ beforeAll(async () => {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (id text PRIMARY KEY, a int)`);
   await admin.query(`INSERT INTO ${schema}.t VALUES ('x', 1)`);
+  await admin.query(`CREATE TABLE ${schema}.w (n int PRIMARY KEY, note text)`);
   orm = await openStore({ databaseUrl: url, schema, entities: [], migrations: [], poolMax: 1 });
   unnamed = await openStore({
     databaseUrl: url,
@@ -127,5 +128,71 @@ describe('named statements', () => {
     expect(
       await orm.em.fork().execute('SELECT count(*)::int AS n FROM t WHERE id IN (?)', [['x', 'y']]),
     ).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('writes at commit', () => {
+  const notes = async () => (await admin.query(`SELECT n, note FROM ${schema}.w ORDER BY n`)).rows;
+  const statementsOf = async (fn: () => Promise<unknown>) => {
+    const knex = orm.em.getConnection().getKnex();
+    const seen: string[] = [];
+    const listen = (q: { sql: string }) => void seen.push(q.sql.trim());
+    knex.on('query', listen);
+    try {
+      await fn();
+    } finally {
+      knex.removeListener('query', listen);
+    }
+    return seen;
+  };
+
+  it('run in order after the transaction\'s statements, in the round trip of its COMMIT, and commit with it', async () => {
+    await admin.query(`DELETE FROM ${schema}.w`);
+    const sent = await statementsOf(() =>
+      transactional(orm, async (em) => {
+        await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [1, "it's one"]);
+        await writeAtCommit(em, 'UPDATE w SET note = ? WHERE n = ?', ['one, then updated', 1]);
+        // not yet written: a later statement of the transaction does not see it
+        expect(await em.execute('SELECT count(*)::int AS n FROM w', [])).toEqual([{ n: 0 }]);
+      }),
+    );
+    expect(sent.filter((q) => /^(BEGIN|COMMIT)/i.test(q))).toHaveLength(2);
+    expect(sent.some((q) => /INSERT INTO w/.test(q))).toBe(false);
+    expect(await notes()).toEqual([{ n: 1, note: 'one, then updated' }]);
+  });
+
+  it('one that fails rolls the whole transaction back and fails its commit; the connection goes back clean', async () => {
+    await admin.query(`DELETE FROM ${schema}.w; INSERT INTO ${schema}.w VALUES (1, 'kept')`);
+    const err = await transactional(orm, async (em) => {
+      await em.execute('UPDATE w SET note = ? WHERE n = ?', ['changed', 1]);
+      await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [2, 'two']);
+      await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [1, 'a duplicate']);
+    }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('23505');
+    expect(await notes()).toEqual([{ n: 1, note: 'kept' }]);
+    // the pool's one connection is usable: not left inside the failed transaction
+    await transactional(orm, (em) => writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [3, 'three']));
+    expect(await notes()).toEqual([
+      { n: 1, note: 'kept' },
+      { n: 3, note: 'three' },
+    ]);
+  });
+
+  it('a savepoint rolled back to takes the writes made after it; outside a transaction, or without prepared statements, a write runs at once', async () => {
+    await admin.query(`DELETE FROM ${schema}.w`);
+    await transactional(orm, async (em) => {
+      await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [1, 'before']);
+      await em.execute('SAVEPOINT sp', []);
+      await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [2, 'rolled back']);
+      await em.execute('ROLLBACK TO SAVEPOINT sp', []);
+      await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [3, 'after']);
+    });
+    expect((await notes()).map((r) => r.n)).toEqual([1, 3]);
+    await writeAtCommit(orm.em.fork(), 'INSERT INTO w VALUES (?, ?)', [4, 'autocommit']);
+    expect((await notes()).map((r) => r.n)).toEqual([1, 3, 4]);
+    await transactional(unnamed, async (em) => {
+      await writeAtCommit(em, 'INSERT INTO w VALUES (?, ?)', [5, 'at once']);
+      expect(await em.execute('SELECT count(*)::int AS n FROM w WHERE n = 5', [])).toEqual([{ n: 1 }]);
+    });
   });
 });

@@ -16,6 +16,12 @@
  *   `transactional` runs it again (isStalePlan is retryable).
  */
 
+/** The writes a connection's open transaction left for its COMMIT (writeAtCommit). */
+const PENDING = Symbol('sluice.writesAtCommit');
+interface WithPending {
+  [PENDING]: string[];
+}
+
 /** The part of a pg Client this wraps. */
 interface QueryableClient {
   query: (...args: unknown[]) => unknown;
@@ -58,12 +64,49 @@ export class PreparedStatements {
     let generation = this.generation;
     let inTransaction = false;
 
+    /**
+     * COMMIT with the writes left for it (writeAtCommit) before it, in one round trip: one simple
+     * query of several statements, run in order. If one fails the transaction is rolled back here
+     * (so the connection goes back to the pool clean) and the commit fails with its error.
+     */
+    const commitWith = (writes: string[], callback: Callback): unknown =>
+      original(`${writes.join(';\n')};\nCOMMIT`, (err: Error | null, res?: unknown) => {
+        if (!err) return callback(null, Array.isArray(res) ? res[res.length - 1] : res);
+        return original('ROLLBACK', () => callback(err));
+      });
+
+    const pending = ((client as Partial<WithPending>)[PENDING] = [] as string[]);
+    /** Open savepoints and how many writes were pending when each was set. */
+    const marks: { name: string; at: number }[] = [];
+
     client.query = (config: unknown, ...rest: unknown[]): unknown => {
       const c = config as QueryConfig | string;
       const text = typeof c === 'string' ? c : c?.text;
       if (typeof text === 'string') {
-        if (/^\s*(BEGIN|START TRANSACTION)\b/i.test(text)) inTransaction = true;
-        else if (/^\s*(COMMIT|ROLLBACK)\s*;?\s*$/i.test(text)) inTransaction = false;
+        const savepoint = /^\s*(SAVEPOINT|ROLLBACK\s+TO\s+SAVEPOINT|RELEASE\s+SAVEPOINT)\s+("?[\w$]+"?)/i.exec(text);
+        if (savepoint) {
+          // A write left for the commit inside a savepoint goes with it when it is rolled back to.
+          const [, what, name] = savepoint;
+          if (/^SAVEPOINT$/i.test(what!)) marks.push({ name: name!, at: pending.length });
+          else {
+            const i = marks.map((m) => m.name).lastIndexOf(name!);
+            if (i >= 0) {
+              if (/^ROLLBACK/i.test(what!)) pending.length = marks[i]!.at;
+              marks.length = /^ROLLBACK/i.test(what!) ? i + 1 : i;
+            }
+          }
+        } else if (/^\s*(BEGIN|START TRANSACTION)\b/i.test(text)) {
+          inTransaction = true;
+          pending.length = 0;
+          marks.length = 0;
+        } else if (/^\s*ROLLBACK\s*;?\s*$/i.test(text)) {
+          inTransaction = false;
+          pending.length = 0;
+        } else if (/^\s*COMMIT\s*;?\s*$/i.test(text)) {
+          inTransaction = false;
+          const callback = rest[rest.length - 1];
+          if (pending.length > 0 && typeof callback === 'function') return commitWith(pending.splice(0), callback as Callback);
+        }
       }
       const callback = rest[rest.length - 1];
       if (
@@ -211,4 +254,34 @@ export function bindParameters(orm: { em: { getConnection(): unknown } }): void 
       throw new InlineFromNowOn(err);
     }
   };
+}
+
+/** What writeAtCommit needs of an entity manager (MikroORM's). */
+interface CommitWriter {
+  getTransactionContext(): unknown;
+  getConnection(): unknown;
+  execute(sql: string, params: unknown[]): Promise<unknown>;
+}
+
+/**
+ * Runs a write whose result the caller does not need — an outbox row, a job scheduled or retired —
+ * at the end of the caller's transaction, in the round trip of its COMMIT instead of one of its own
+ * (PreparedStatements sends `<writes>; COMMIT` as one query). The writes of a transaction run in the
+ * order they were made, after its other statements and before its commit: they commit with it or
+ * not at all, and one that fails rolls the transaction back and fails its commit. A later statement
+ * of the same transaction does not see such a write, so only writes nothing in the transaction
+ * reads afterwards go this way. Outside a transaction, or on a connection not prepared by
+ * PreparedStatements (DATABASE_PREPARED_STATEMENTS=false), the write runs at once. The values are
+ * written into the statement as MikroORM writes them (`platform.formatQuery`).
+ */
+export async function writeAtCommit(em: CommitWriter, sql: string, params: unknown[]): Promise<void> {
+  const trx = em.getTransactionContext() as { client?: { acquireConnection?(): Promise<unknown> } } | undefined;
+  const connection = trx?.client?.acquireConnection ? ((await trx.client.acquireConnection()) as Partial<WithPending>) : undefined;
+  const pending = connection?.[PENDING];
+  if (!pending) {
+    await em.execute(sql, params);
+    return;
+  }
+  const platform = (em.getConnection() as { getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string } }).getPlatform();
+  pending.push(platform.formatQuery(sql, params));
 }

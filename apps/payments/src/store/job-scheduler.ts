@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { transactional, type EntityManager, type MikroORM } from '@sluice/store';
+import { transactional, writeAtCommit, type EntityManager, type MikroORM } from '@sluice/store';
 import { LeaseWrites, type Clock } from '@sluice/core';
 import { NotifiedLoop } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
@@ -284,7 +284,8 @@ export class JobScheduler implements Worker {
     const sql = `INSERT INTO scheduled_jobs (id, kind, payload, run_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?) ON CONFLICT (id) DO NOTHING`;
     const params = [id, job.kind, JSON.stringify(job.payload ?? {}), runAt, this.clock.now()];
     const writer = em ?? this.orm.em.fork();
-    await writer.execute(sql, params);
+    // Nothing in the caller's transaction reads the job back: it is written in its COMMIT's round trip.
+    await writeAtCommit(writer, sql, params);
     // Wakes the schedulers once the caller's transaction commits (at once without one); a job due
     // later only sets this scheduler's timer for it.
     this.loop.announce(writer, this.wallDue(runAt));
@@ -420,7 +421,9 @@ export class JobScheduler implements Worker {
    */
   async complete(em: EntityManager, id: string): Promise<void> {
     const now = this.clock.now();
-    await em.execute(
+    // In the COMMIT's round trip of the caller's transaction (writeAtCommit): nothing reads it before.
+    await writeAtCommit(
+      em,
       `UPDATE scheduled_jobs SET done_at = ?, locked_until = NULL
        WHERE id IN (SELECT id FROM scheduled_jobs WHERE id = ? AND done_at IS NULL AND failed_at IS NULL
                       AND (locked_until IS NULL OR locked_until <= ?)
