@@ -41,7 +41,9 @@ if (dir) {
           this.benchTransaction = '(empty)';
           this.benchFirst = true;
         } else if (/^(COMMIT|ROLLBACK)\s*;?$/i.test(text) || /;\s*COMMIT\s*;?$/i.test(text)) {
-          // (a COMMIT may carry the transaction's writes at commit before it: libs/store writeAtCommit)
+          // A COMMIT may carry the transaction's writes at commit before it (libs/store writeAtCommit):
+          // a transaction with no statement of its own is keyed by the first of them.
+          if (this.benchFirst && !/^COMMIT/i.test(text)) this.benchTransaction = key(text);
           count(`${/^R/i.test(text) ? 'ROLLBACK of ' : ''}${this.benchTransaction ?? '(none)'}`);
           this.benchTransaction = undefined;
         } else if (this.benchTransaction !== undefined) {

@@ -36,11 +36,12 @@ export class TransactionLifecycle {
   /**
    * `record` then `move` to `to`, as one insert of the moved row (the state machine's guard, the
    * events of both and the quote following it are the same): a transaction that is born and moved
-   * in one database transaction is never seen in its first status anyway.
+   * in one database transaction is never seen in its first status anyway. The insert goes in the
+   * COMMIT's round trip (writeAtCommit): the callers' transactions do not read the row back.
    */
   async recordMoved(em: EntityManager, t: Transaction, to: TransactionStatus, patch: TransactionPatch = {}): Promise<Transaction> {
     const next = this.next(t, to, patch);
-    await this.deps.transactions.insert(em, next);
+    await this.deps.transactions.insert(em, next, true);
     await this.deps.events.created(em, t);
     await this.deps.events.changed(em, t, next);
     await this.follow(em, next);

@@ -1,5 +1,5 @@
 import type { MasterKeyring } from '@sluice/crypto';
-import type { EntityManager } from '@sluice/store';
+import { writeAtCommit, type EntityManager } from '@sluice/store';
 import type { QuoteAmounts } from '../domain/pricing.js';
 import type { PurposeOfPayment, Quote } from '../domain/quote.js';
 import type { Ratio } from '../domain/ratio.js';
@@ -205,8 +205,9 @@ export class QuoteRepository {
     this.rows = quoteRow(keyring);
   }
 
+  /** Inserts a new quote in the COMMIT's round trip of `em`'s transaction (writeAtCommit): nothing in the creating transaction reads it back. */
   async insert(em: EntityManager, q: Quote): Promise<void> {
-    await em.execute(...insertRow('quotes', this.rows.to(q), JSONB));
+    await writeAtCommit(em, ...insertRow('quotes', this.rows.to(q), JSONB));
   }
 
   /** The platform's quote, or undefined (also for another platform's id). */

@@ -6,7 +6,7 @@ import { ratio, type Ratio } from '../domain/ratio.js';
 import type { TransactionStatus, TransactionType } from '../domain/state-machines.js';
 import type { FailureDetail, Refund, Transaction, TransactionEndpoint } from '../domain/transaction.js';
 import type { TransactionQuery } from '../domain/transaction-query.js';
-import { pgTextArray, type EntityManager } from '@sluice/store';
+import { pgTextArray, writeAtCommit, type EntityManager } from '@sluice/store';
 import {
   openCounterpartyIdentifier,
   openCounterpartyInformation,
@@ -281,8 +281,14 @@ export class TransactionRepository {
     this.rows = transactionRow(keyring);
   }
 
-  async insert(em: EntityManager, t: Transaction): Promise<void> {
-    await em.execute(...insertRow('transactions', this.rows.to(t), JSONB));
+  /**
+   * Inserts a new transaction; `atCommit`: in the COMMIT's round trip of `em`'s transaction
+   * (writeAtCommit), for a caller whose transaction does not read it back.
+   */
+  async insert(em: EntityManager, t: Transaction, atCommit = false): Promise<void> {
+    const [sql, params] = insertRow('transactions', this.rows.to(t), JSONB);
+    if (atCommit) await writeAtCommit(em, sql, params);
+    else await em.execute(sql, params);
   }
 
   /**
