@@ -38,6 +38,29 @@ async function fund(platformId: string, accountId: string): Promise<void> {
   });
 }
 
+/** A new customer's funded USD account and an NGN external account of theirs to pay (a hold's payee). */
+async function fundedPayer() {
+  const platformId = await h.platform('SANDBOX');
+  const customerId = await h.customer(platformId, 'Ada Obi');
+  const { accounts } = await h.client.ensureCustomerAccounts({
+    platformId,
+    customerId,
+    currencies: ['USD'],
+    environment: SANDBOX,
+  });
+  const accountId = accounts[0]!.id;
+  await fund(platformId, accountId);
+  const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES.NGN_ACCOUNT;
+  const { account: payee } = await h.client.createExternalAccount({
+    platformId,
+    environment: SANDBOX,
+    customerId,
+    currency,
+    accountInfo: { paymentRails: [], ...accountInfo } as unknown as pb.ExternalAccountInfo,
+  });
+  return { platformId, accountId, payee };
+}
+
 async function setup(env: 'SANDBOX' | 'PRODUCTION' = 'SANDBOX'): Promise<Setup> {
   const platformId = await h.platform(env);
   const environment = env === 'SANDBOX' ? SANDBOX : PRODUCTION;
@@ -163,24 +186,7 @@ describe('holds', () => {
   });
 
   it('a hold may name its payee: an external account read in its transaction and answered with it; a deleted one holds nothing', async () => {
-    const platformId = await h.platform('SANDBOX');
-    const customerId = await h.customer(platformId, 'Ada Obi');
-    const { accounts } = await h.client.ensureCustomerAccounts({
-      platformId,
-      customerId,
-      currencies: ['USD'],
-      environment: SANDBOX,
-    });
-    const accountId = accounts[0]!.id;
-    await fund(platformId, accountId);
-    const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES.NGN_ACCOUNT;
-    const { account: payee } = await h.client.createExternalAccount({
-      platformId,
-      environment: SANDBOX,
-      customerId,
-      currency,
-      accountInfo: { paymentRails: [], ...accountInfo } as unknown as pb.ExternalAccountInfo,
-    });
+    const { platformId, accountId, payee } = await fundedPayer();
     const hold = (payeeExternalAccountId: string) =>
       h.client.placeHold({
         platformId,
@@ -932,24 +938,7 @@ describe('the CLEARING system account', () => {
   }
 
   it('a payment\'s calls: GetExternalAccount and a new hold are one statement each, no transaction; PostHold with its capture one transaction of three statements', async () => {
-    const platformId = await h.platform('SANDBOX');
-    const customerId = await h.customer(platformId, 'Ada Obi');
-    const { accounts } = await h.client.ensureCustomerAccounts({
-      platformId,
-      customerId,
-      currencies: ['USD'],
-      environment: SANDBOX,
-    });
-    const accountId = accounts[0]!.id;
-    await fund(platformId, accountId);
-    const { currency, accountInfo } = EXTERNAL_ACCOUNT_EXAMPLES.NGN_ACCOUNT;
-    const { account: payee } = await h.client.createExternalAccount({
-      platformId,
-      environment: SANDBOX,
-      customerId,
-      currency,
-      accountInfo: { paymentRails: [], ...accountInfo } as unknown as pb.ExternalAccountInfo,
-    });
+    const { platformId, accountId, payee } = await fundedPayer();
     const one = [{ transaction: false, statements: expect.any(Array) }];
 
     const read = await statementsOf(() => h.client.getExternalAccount({ platformId, accountId: payee!.id }));

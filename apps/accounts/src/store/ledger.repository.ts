@@ -50,6 +50,31 @@ const DERIVED_TOTALS = `
   WHERE (?::text IS NULL OR l.platform_id = ?)
   GROUP BY l.account_id`;
 
+/**
+ * The one update of an account's running totals (its row lock; the CHECK constraints refuse an
+ * overdraft or a balance above the limit), for `writeEntry` and `applyTotals`: its statement up to
+ * its WHERE, which callers extend, and its parameters.
+ */
+function totalsUpdate(d: TotalsDelta, platformId: string, now: Date): { sql: string; params: unknown[] } {
+  return {
+    sql: `UPDATE ledger_accounts
+        SET posted_debits = posted_debits + ?::numeric, posted_credits = posted_credits + ?::numeric,
+            pending_debits = pending_debits + ?::numeric, pending_credits = pending_credits + ?::numeric,
+            updated_at = GREATEST(updated_at, ?::timestamptz)
+        WHERE id = ? AND platform_id = ? AND currency = ?`,
+    params: [
+      d.postedDebits.toString(),
+      d.postedCredits.toString(),
+      d.pendingDebits.toString(),
+      d.pendingCredits.toString(),
+      now,
+      d.accountId,
+      platformId,
+      d.currency,
+    ],
+  };
+}
+
 export class LedgerRepository {
   /**
    * Records an entry in one statement, all of it or (the header conflicting) nothing of it but the
@@ -145,22 +170,10 @@ export class LedgerRepository {
     let select = `SELECT EXISTS (SELECT 1 FROM entry) AS inserted${g?.payee ? ', (SELECT to_jsonb(p) FROM payee p) AS payee' : ''}`;
     const d = o.totals;
     if (d) {
-      params.push(
-        d.postedDebits.toString(),
-        d.postedCredits.toString(),
-        d.pendingDebits.toString(),
-        d.pendingCredits.toString(),
-        now,
-        d.accountId,
-        entry.platformId,
-        d.currency,
-      );
+      const update = totalsUpdate(d, entry.platformId, now);
+      params.push(...update.params);
       ctes.push(`totals AS (
-        UPDATE ledger_accounts
-        SET posted_debits = posted_debits + ?::numeric, posted_credits = posted_credits + ?::numeric,
-            pending_debits = pending_debits + ?::numeric, pending_credits = pending_credits + ?::numeric,
-            updated_at = GREATEST(updated_at, ?::timestamptz)
-        WHERE id = ? AND platform_id = ? AND currency = ? AND EXISTS (SELECT 1 FROM entry)
+        ${update.sql} AND EXISTS (SELECT 1 FROM entry)
         RETURNING id, posted_credits - posted_debits AS posted_balance, pending_debits, pending_credits)`);
       if (o.touch) {
         params.push(now, d.accountId);
@@ -238,23 +251,8 @@ export class LedgerRepository {
     now: Date,
   ): Promise<void> {
     for (const d of deltas) {
-      const rows = await em.execute<{ id: string }[]>(
-        `UPDATE ledger_accounts
-         SET posted_debits = posted_debits + ?::numeric, posted_credits = posted_credits + ?::numeric,
-             pending_debits = pending_debits + ?::numeric, pending_credits = pending_credits + ?::numeric,
-             updated_at = GREATEST(updated_at, ?::timestamptz)
-         WHERE id = ? AND platform_id = ? AND currency = ? RETURNING id`,
-        [
-          d.postedDebits.toString(),
-          d.postedCredits.toString(),
-          d.pendingDebits.toString(),
-          d.pendingCredits.toString(),
-          now,
-          d.accountId,
-          platformId,
-          d.currency,
-        ],
-      );
+      const update = totalsUpdate(d, platformId, now);
+      const rows = await em.execute<{ id: string }[]>(`${update.sql} RETURNING id`, update.params);
       if (rows.length !== 1)
         throw new Error(`ledger account ${d.accountId} (${d.currency}) of ${platformId} is missing`);
     }
