@@ -7,7 +7,8 @@ import { quoteIdent } from './database.js';
 import { bindParameters, isStalePlan, PreparedStatements } from './prepared.js';
 import type { Logger } from '@sluice/logging';
 import type { Metrics } from '@sluice/metrics';
-import { inSpan, SpanKind, tracingEnabled } from '@sluice/tracing';
+import { tracingEnabled } from '@sluice/tracing';
+import { inStatementSpan } from './statement-spans.js';
 
 export { MikroORM, type EntityManager };
 export { Migration } from '@mikro-orm/migrations';
@@ -86,16 +87,13 @@ export async function openStore(opts: StoreOptions): Promise<MikroORM> {
   return orm;
 }
 
-/** Longest statement text kept on a span (a bulk insert's placeholders can run long). */
-const MAX_STATEMENT_CHARS = 4096;
-
 /**
  * A span per SQL statement when tracing is on (@sluice/tracing), as a child of the span that ran it
  * (none for statements outside a traced request: background polls would start traces of their own).
  * Every statement of MikroORM, raw `em.execute` and query builder alike, passes through the
  * connection's `execute(sql, params)` with the statement still in its `?`-placeholder form: the span
- * gets that text (`db.query.text`) and never the parameters, which MikroORM inlines only after this
- * point (and which knex's or pg's own hooks would therefore see).
+ * gets that text (`db.query.text`) and never the parameters (statement-spans.ts). A write left for
+ * its COMMIT (writeAtCommit) gets its span when it is made.
  */
 function traceStatements(orm: MikroORM, schema: string): void {
   type Execute = (query: unknown, ...rest: unknown[]) => Promise<unknown>;
@@ -105,21 +103,7 @@ function traceStatements(orm: MikroORM, schema: string): void {
     if (!tracingEnabled()) return execute(query, ...rest);
     const text =
       typeof query === 'string' ? query : String((query as { toSQL?: () => { sql: string } }).toSQL?.().sql ?? '');
-    const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
-    return inSpan(
-      `${operation} ${schema}`,
-      {
-        kind: SpanKind.CLIENT,
-        requireParent: true,
-        attributes: {
-          'db.system.name': 'postgresql',
-          'db.namespace': schema,
-          'db.operation.name': operation,
-          'db.query.text': text.slice(0, MAX_STATEMENT_CHARS),
-        },
-      },
-      () => execute(query, ...rest),
-    );
+    return inStatementSpan(schema, text, () => execute(query, ...rest));
   };
 }
 

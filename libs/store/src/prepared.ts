@@ -1,3 +1,4 @@
+import { recordStatementAtCommit } from './statement-spans.js';
 /**
  * Named (prepared) statements for a pooled connection: each distinct statement text with
  * parameters is parsed and planned by Postgres once per connection, then only bound and executed.
@@ -258,6 +259,7 @@ export function bindParameters(orm: { em: { getConnection(): unknown } }): void 
 
 /** What writeAtCommit needs of an entity manager (MikroORM's). */
 interface CommitWriter {
+  config: { get(key: 'schema'): string | undefined };
   getTransactionContext(): unknown;
   getConnection(): unknown;
   execute(sql: string, params: unknown[]): Promise<unknown>;
@@ -284,4 +286,5 @@ export async function writeAtCommit(em: CommitWriter, sql: string, params: unkno
   }
   const platform = (em.getConnection() as { getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string } }).getPlatform();
   pending.push(platform.formatQuery(sql, params));
+  recordStatementAtCommit(em.config.get('schema') ?? 'public', sql);
 }
