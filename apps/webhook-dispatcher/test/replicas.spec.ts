@@ -8,8 +8,9 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { idUuid, newId } from '@sluice/core';
-import { streamName } from '@sluice/events';
-import { transactional, type EntityManager } from '@sluice/store';
+import { EVENT_TABLES_MIGRATIONS, streamName } from '@sluice/events';
+import { migrate, openStore, transactional, type EntityManager } from '@sluice/store';
+import { migrations } from '../src/store/migrations.js';
 import { DeliveryRepository } from '../src/store/delivery.repository.js';
 import { startDispatcher, type Dispatcher } from './support/dispatcher.js';
 import { FakeIdentity, Publisher, Receiver, balanceUpdated } from './support/fakes.js';
@@ -151,11 +152,29 @@ describe('several dispatcher replicas', () => {
   });
 
   it('concurrent claims never lease one delivery (or one platform) to two workers', async () => {
-    const orm = replicas[0]!.deps.orm;
+    // A database of its own: a claim takes the platforms with the oldest due rows first, so rows that
+    // other tests of this file left due (retries, other rounds) could take every claimer's share and
+    // leave these rows unclaimed; and no real worker claims here.
+    const own = await createTestDatabase('webhookclaims');
+    const orm = await openStore({
+      databaseUrl: own.url,
+      schema: 'webhooks',
+      entities: [],
+      migrations: [...EVENT_TABLES_MIGRATIONS, ...migrations],
+      poolMax: 8,
+    });
+    await migrate(orm, 'webhooks');
+    try {
+      await claimRace(orm);
+    } finally {
+      await orm.close(true);
+      await own.drop();
+    }
+  });
+
+  async function claimRace(orm: Awaited<ReturnType<typeof openStore>>): Promise<void> {
     const repo = new DeliveryRepository();
-    // Keep the real workers off these rows: the test claims as of two hours from now, so the rows
-    // (due an hour before that) are not yet due for the workers, which claim as of the real time.
-    const now = new Date(Date.now() + 2 * 3_600_000);
+    const now = new Date();
     // Six claimers racing may, in principle, all lose a round (each skipping what another holds); a
     // round that claimed none of its rows is run again with fresh rows (at most three), and its rows'
     // states are kept for the message should every round come back empty.
@@ -206,7 +225,8 @@ describe('several dispatcher replicas', () => {
       repo.claimDue(em, { owner: 'late', now, maxPlatforms: 100, perPlatform: 10, leaseMs: 60_000 }),
     );
     expect(again.filter((d) => ownerOfPlatform.has(d.platformId))).toHaveLength(0);
-  });
+  }
+
   it('purges finished deliveries past retention with their attempts, never pending ones', async () => {
     const orm = replicas[0]!.deps.orm;
     const repo = new DeliveryRepository();
