@@ -185,6 +185,8 @@ export function maxJobConcurrency(poolMax: number): number {
  */
 export class JobScheduler implements Worker {
   private readonly handlers = new Map<string, Registered>();
+  /** True once a registered kind has a `load`: claims then run in a transaction with the loads. */
+  private loaders = false;
   private readonly timeScale: number;
   private readonly leaseMs: number;
   private readonly batchSize: number;
@@ -257,6 +259,7 @@ export class JobScheduler implements Worker {
   private add(kind: string, registered: Registered): this {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} already has a handler`);
     this.handlers.set(kind, registered);
+    if (registered.mode === 'lease' && registered.load) this.loaders = true;
     return this;
   }
 
@@ -379,11 +382,6 @@ export class JobScheduler implements Worker {
     return { claimed: rows.length, done, nextAt };
   }
 
-  /** True once a registered kind has a `load`: claims then run in a transaction with the loads. */
-  private get loaders(): boolean {
-    for (const r of this.handlers.values()) if (r.mode === 'lease' && r.load) return true;
-    return false;
-  }
 
   /**
    * Runs the loads of the claimed jobs whose kind has one, in the claim's transaction, one after
