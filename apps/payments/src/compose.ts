@@ -29,7 +29,7 @@ import { UmaProvidersService } from './app/uma-providers.service.js';
 import { WithdrawalFeesService } from './app/withdrawal-fees.service.js';
 import { SANDBOX_NETWORK_FEES } from './domain/withdrawal-fees.js';
 import { AccountsClient } from './clients/accounts.client.js';
-import { cachedCustomerDirectory } from './clients/customer-directory.cache.js';
+import { keptParties } from './clients/kept-parties.js';
 import { IdentityClient } from './clients/identity.client.js';
 import {
   SandboxAccountPayoutRail,
@@ -96,8 +96,11 @@ export interface PaymentsGraph extends Composition {
   quoteCreation: QuoteCreationService;
   /** The quotes this process just created, for the execute that follows (tests make one stale). */
   freshQuotes: FreshQuotes;
-  /** The kept platformCustomerIds and the subscription that invalidates them (absent when a test replaces `customers`). */
-  customerIds?: ReturnType<typeof cachedCustomerDirectory>;
+  /**
+   * The kept platformCustomerIds and external accounts of quotes and the subscription that
+   * invalidates them (not used for a port a test replaces).
+   */
+  keptParties: ReturnType<typeof keptParties>;
   quoteExecution: QuoteExecutionService;
   quoteExpiry: QuoteExpiryService;
   quotePayments: QuotePaymentsService;
@@ -128,11 +131,15 @@ export function composePayments(
     : new WalletAuthClient(c.WALLET_AUTH_GRPC_URL);
   const accounts = adapters.accounts ?? accountsClient!;
   const ledger = adapters.ledger ?? accountsClient!;
-  // platformCustomerIds kept in memory, forgotten on identity's CUSTOMER.DELETED (every replica hears it).
-  const customerIds = adapters.customers
-    ? undefined
-    : cachedCustomerDirectory(identityClient!, { bus, prefix: c.EVENT_SUBJECT_PREFIX, logger });
-  const customers = adapters.customers ?? customerIds!.directory;
+  // platformCustomerIds and quotes' external destinations kept in memory, forgotten on identity's
+  // CUSTOMER.DELETED and accounts' EXTERNAL_ACCOUNT.DELETED (every replica hears them).
+  // A port a test replaces is used as it is.
+  const kept = keptParties(
+    { customers: adapters.customers ?? identityClient!, externalAccounts: accounts },
+    { bus, prefix: c.EVENT_SUBJECT_PREFIX, logger },
+  );
+  const customers = adapters.customers ?? kept.directory;
+  const payees = adapters.accounts ?? kept.externalAccounts;
   const approvalPolicies = adapters.approvalPolicies ?? identityClient!;
   const walletSignatures = adapters.walletSignatures ?? walletAuthClient!;
 
@@ -220,7 +227,7 @@ export function composePayments(
     scheduler,
     logger,
   });
-  const parties = new QuoteParties({ accounts, customers, lookups });
+  const parties = new QuoteParties({ accounts, payees, customers, lookups });
   const quoteExecution = new QuoteExecutionService(orm, clock, {
     fresh: freshQuotes,
     parties,
@@ -324,14 +331,14 @@ export function composePayments(
     transfers,
     quoteCreation,
     freshQuotes,
-    ...(customerIds ? { customerIds } : {}),
+    keptParties: kept,
     quoteExecution,
     quoteExpiry,
     quotePayments,
     incoming,
     sandboxFunding,
     consumers: [approvalAnswerConsumer({ bus, orm, logger, prefix: c.EVENT_SUBJECT_PREFIX, incoming })],
-    workers: [schedulerWorker, ...(customerIds ? [customerIds.worker] : [])],
+    workers: [schedulerWorker, kept.worker],
     rpc: [
       paymentsRpc({
         lookups,

@@ -6,3 +6,4 @@ export * from './contract-check.js';
 export * from './notifications.js';
 export * from './notified-loop.js';
 export * from './fanout.js';
+export * from './kept.js';

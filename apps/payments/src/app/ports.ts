@@ -35,10 +35,14 @@ export interface ExternalAccountInfo {
   paymentRails?: string[];
 }
 
-/** Reads of the accounts service; unknown or another platform's accounts are its NOT_FOUND errors. */
-export interface AccountsPort {
-  getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo>;
+/** The external-account read of the accounts service (and of what payments keeps of it: clients/kept-parties.ts). */
+export interface ExternalAccountReads {
   getExternalAccount(platformId: string, accountId: string): Promise<ExternalAccountInfo>;
+}
+
+/** Reads of the accounts service; unknown or another platform's accounts are its NOT_FOUND errors. */
+export interface AccountsPort extends ExternalAccountReads {
+  getInternalAccount(platformId: string, accountId: string): Promise<InternalAccountInfo>;
   /** The customer's internal account in `currency`, if it has one (the receiver of an incoming payment). */
   customerAccount(
     platformId: string,

@@ -6,7 +6,7 @@ import type { CreateQuoteRequest } from '../domain/quote-request.js';
 import { checkLookupCustomer } from '../domain/quote-rules.js';
 import type { ReceiverLookup } from '../domain/receiver-lookup.js';
 import type { TransactionEndpoint } from '../domain/transaction.js';
-import type { AccountsPort, CustomerDirectory, ExternalAccountInfo } from './ports.js';
+import type { AccountsPort, CustomerDirectory, ExternalAccountInfo, ExternalAccountReads } from './ports.js';
 import type { ReceiverLookupsService } from './receiver-lookups.service.js';
 
 /** Who pays a quote. */
@@ -37,6 +37,11 @@ export class QuoteParties {
   constructor(
     private readonly deps: {
       accounts: AccountsPort;
+      /**
+       * The destination's read at quote creation: what payments keeps of external accounts
+       * (CachedExternalAccounts) where it keeps them. An execute reads the destination again.
+       */
+      payees: ExternalAccountReads;
       customers: CustomerDirectory;
       lookups: ReceiverLookupsService;
     },
@@ -141,7 +146,7 @@ export class QuoteParties {
         counterpartyInformation: {},
       };
     }
-    const account = usable(await this.deps.accounts.getExternalAccount(req.platformId, d.accountId));
+    const account = usable(await this.deps.payees.getExternalAccount(req.platformId, d.accountId));
     if ((account.customerId ?? null) !== (customerId ?? null)) {
       throw invalidInput([
         {

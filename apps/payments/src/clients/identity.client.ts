@@ -8,7 +8,7 @@ import type { ApprovalPolicy } from '../domain/incoming-approval.js';
  * The one client of payments to the identity service (`sluice.identity.v1.IdentityService`):
  * customers, and what the platform's config says of approving incoming payments.
  * CUSTOMER_NOT_FOUND passes through. Nothing is kept here: `CachedCustomerDirectory`
- * (customer-directory.cache.ts) keeps platformCustomerIds in front of it.
+ * (kept-parties.ts) keeps platformCustomerIds in front of it.
  */
 export class IdentityClient implements CustomerDirectory, ApprovalPolicies {
   private readonly client: PromiseClient<identity.IdentityServiceClient>;

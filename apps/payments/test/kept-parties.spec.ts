@@ -9,9 +9,10 @@ import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // Payments keeps each customer's platformCustomerId instead of asking identity's GetCustomer on
-// every quote, and forgets it when identity's CUSTOMER.DELETED reaches it — on every replica. Two
-// payments replicas on one database and subject prefix, beside the real identity, accounts and
-// wallet-auth; identity's calls are counted by its own gRPC metrics.
+// every quote, and forgets it when identity's CUSTOMER.DELETED reaches it — on every replica; the
+// same for a quote's external destination and accounts' EXTERNAL_ACCOUNT.DELETED. Two payments
+// replicas on one database and subject prefix, beside the real identity, accounts and wallet-auth;
+// identity's and accounts' calls are counted by their own gRPC metrics.
 
 let stack: Awaited<ReturnType<typeof startPaymentsWithNeighbours>>;
 let world: World;
@@ -36,6 +37,17 @@ async function callsDuring(run: () => Promise<unknown>): Promise<number> {
   const before = await getCustomerCalls();
   await run();
   return (await getCustomerCalls()) - before;
+}
+
+/** How many GetExternalAccount calls `run` made accounts answer. */
+async function externalReadsDuring(run: () => Promise<unknown>): Promise<number> {
+  const calls = async () =>
+    sumOf(await stack.services.running.accounts.deps.metrics.samples(), 'grpc_server_started_total', {
+      grpc_method: 'GetExternalAccount',
+    });
+  const before = await calls();
+  await run();
+  return (await calls()) - before;
 }
 
 /** A customer with a funded USD internal account and an EUR external account: what a quote of theirs pays from and to. */
@@ -160,16 +172,16 @@ describe("a customer's platformCustomerId, kept by each payments replica", () =>
   it('while the subscription is not live every quote asks identity; once it is again, the first asks and the next do not', async () => {
     const p = await payer();
     const { client, graph } = replicas()[0]!;
-    const { fanout, directory } = graph.customerIds!;
+    const { fanout, directory } = graph.keptParties;
     await quote(client, p);
     expect(await callsDuring(() => quote(client, p))).toBe(0);
 
     await fanout.stop();
     expect(fanout.live).toBe(false);
-    expect(directory.size).toBe(0);
+    expect(directory.kept.size).toBe(0);
     expect(await callsDuring(() => quote(client, p))).toBe(1);
     expect(await callsDuring(() => quote(client, p))).toBe(1);
-    expect(directory.size).toBe(0); // nothing kept while not live
+    expect(directory.kept.size).toBe(0); // nothing kept while not live
 
     await fanout.start();
     expect(fanout.live).toBe(true);
@@ -180,7 +192,7 @@ describe("a customer's platformCustomerId, kept by each payments replica", () =>
   it('a NATS reconnection forgets everything (events published meanwhile did not come): the next quote asks identity', async () => {
     const p = await payer();
     const { client, graph } = replicas()[1]!;
-    const { fanout } = graph.customerIds!;
+    const { fanout } = graph.keptParties;
     await quote(client, p);
     expect(await callsDuring(() => quote(client, p))).toBe(0);
 
@@ -194,7 +206,7 @@ describe("a customer's platformCustomerId, kept by each payments replica", () =>
   it('a customer deleted while a replica was not listening is refused by it as soon as it listens again', async () => {
     const p = await payer();
     const [first, other] = replicas();
-    const { fanout } = first!.graph.customerIds!;
+    const { fanout } = first!.graph.keptParties;
     await quote(first!.client, p);
     await fanout.stop();
     await stack.identity.deleteCustomer({ platformId: P.id, customerId: p.customerId });
@@ -202,5 +214,51 @@ describe("a customer's platformCustomerId, kept by each payments replica", () =>
     await eventually(async () => (await rejection(other!.client.createQuote(quoteRequest(p)))).code === 'CUSTOMER_NOT_FOUND');
     await fanout.start();
     expect((await rejection(first!.client.createQuote(quoteRequest(p)))).code).toBe('CUSTOMER_NOT_FOUND');
+  });
+});
+
+describe("a quote's external destination, kept by each payments replica", () => {
+  it('is asked of accounts once per replica; once EXTERNAL_ACCOUNT.DELETED arrived every replica refuses it as accounts does', async () => {
+    const p = await payer();
+    for (const { client } of replicas()) {
+      expect(await externalReadsDuring(() => quote(client, p))).toBe(1);
+      expect(await externalReadsDuring(() => quote(client, p))).toBe(0);
+    }
+    // A quote created from the kept copy still executes: the hold's own read of the destination.
+    const { quote: kept } = await stack.client.createQuote(quoteRequest(p));
+    const { quote: executed } = await stack.client.executeQuote({ platformId: P.id, environment: common.Environment.SANDBOX, quoteId: kept!.id });
+    expect(executed!.status).not.toBe('PENDING');
+
+    const { quote: beforeDeletion } = await secondClient.createQuote(quoteRequest(p));
+    await stack.accounts.deleteExternalAccount({ platformId: P.id, accountId: p.destination });
+    // What accounts answers for a deleted account, through an uncached read (a receiver lookup).
+    const fromAccounts = await rejection(stack.accounts.getExternalAccount({ platformId: P.id, accountId: p.destination }));
+    for (const { name, client } of replicas()) {
+      // Within 10 s, long before an entry's 60 s maximum age: the event did it.
+      const refused = await eventually(async () => rejection(client.createQuote(quoteRequest(p))));
+      expect(refused.code, name).toBe(fromAccounts.code);
+      // A refusal is not kept: accounts is asked each time.
+      expect(await externalReadsDuring(() => rejection(client.createQuote(quoteRequest(p))))).toBe(1);
+    }
+    // A quote made before the deletion is not paid: its execute's hold reads the destination again.
+    const e = await rejection(
+      secondClient.executeQuote({ platformId: P.id, environment: common.Environment.SANDBOX, quoteId: beforeDeletion!.id }),
+    );
+    expect(e.code).toBe(fromAccounts.code);
+  });
+
+  it('a NATS gap forgets the kept destinations too', async () => {
+    const p = await payer();
+    const { client, graph } = replicas()[0]!;
+    const { fanout, externalAccounts } = graph.keptParties;
+    await quote(client, p);
+    expect(externalAccounts.kept.size).toBeGreaterThan(0);
+    await fanout.stop();
+    expect(externalAccounts.kept.size).toBe(0);
+    expect(await externalReadsDuring(() => quote(client, p))).toBe(1);
+    expect(await externalReadsDuring(() => quote(client, p))).toBe(1);
+    await fanout.start();
+    expect(await externalReadsDuring(() => quote(client, p))).toBe(1);
+    expect(await externalReadsDuring(() => quote(client, p))).toBe(0);
   });
 });
