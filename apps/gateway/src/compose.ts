@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ConfigError } from '@sluice/config';
-import { connectBus, type Bus } from '@sluice/events';
+import { connectBus, type Bus, type EventFanout } from '@sluice/events';
 import type { Logger } from '@sluice/logging';
 import type { Lifecycle } from '@sluice/rpc';
 import { describeUnreachable } from '@sluice/runtime';
@@ -11,11 +11,11 @@ import { closeGatewayClients, createGatewayClients } from './clients.js';
 import { MAX_AUTH_CACHE_TTL_MS, MIN_CURSOR_KEY_LENGTH, type GatewayConfig } from './config.js';
 import { Authenticator } from './http/auth.hook.js';
 import { AgentAuthenticator, type AuthenticatedAgent } from './http/agent-auth.js';
+import { credentialRevocations } from './http/credential-revocations.js';
 import { CredentialCache } from './http/credential.cache.js';
 import { HmacCursorCodec, type CursorCodec } from './http/cursor.codec.js';
 import { grpcHealthCheck, type ReadinessCheck } from './http/health.routes.js';
 import { createHttpApp } from './http/server.js';
-import { subscribeAgentRevocations, subscribeTokenRevocations } from './http/token-revocation.subscriber.js';
 import type { GatewayClients, RouteModule } from './http/types.js';
 import { routeModules } from './routes/index.js';
 import {
@@ -32,7 +32,10 @@ export interface GatewayResources {
   logger: Logger;
   /** The gateway schema's ORM (idempotency keys). Without it keys live in process memory (tests, one local process). */
   orm?: MikroORM;
-  /** NATS connection for TOKEN.DELETED events. Without it cached credentials expire by TTL only (≤ 5 s). */
+  /**
+   * NATS connection for the credential revocations (TOKEN.DELETED, AGENT_TOKEN.REVOKED, AGENT.UPDATED).
+   * Without it cached credentials expire by TTL only (≤ 5 s).
+   */
   nats?: NatsConnection;
   /** The gateway's metrics (HTTP routes, gRPC calls, database pool); main.ts serves them on METRICS_PORT. */
   metrics?: Metrics;
@@ -60,14 +63,19 @@ export interface Gateway {
   credentialCache: CredentialCache;
   /** Verified agent bearer tokens (dropped per agent by AGENT_TOKEN.REVOKED and AGENT.UPDATED). */
   agentCredentialCache: CredentialCache<AuthenticatedAgent>;
+  /**
+   * The credential revocations' fan-out (with `nats`): the caches are used only while it is live.
+   * Started by the app's onReady, stopped by its close.
+   */
+  revocations?: EventFanout;
   idempotencyStore: IdempotencyStore;
   cursors: CursorCodec;
   /**
    * Graceful stop: /readyz answers 503 at once and every response closes its connection,
    * while requests are still served for `delayMs` (SHUTDOWN_DELAY_MS: the load balancer's
    * time to take the replica out of rotation); then stops accepting, lets in-flight requests
-   * finish within `graceMs`, and closes what the composition opened (the TOKEN.DELETED
-   * subscription, the purge timer, health and gRPC channels).
+   * finish within `graceMs`, and closes what the composition opened (the credential
+   * revocations' fan-out, the purge timer, health and gRPC channels).
    */
   close(graceMs?: number, delayMs?: number): Promise<void>;
 }
@@ -96,7 +104,7 @@ export function cursorCodec(config: Pick<GatewayConfig, 'CURSOR_SIGNING_KEY' | '
 /**
  * The gateway's composition root: builds the gRPC clients, the credential
  * cache and authenticator, the Idempotency-Key store and its purge timer, the
- * cursor codec, the TOKEN.DELETED subscription, the readiness checks and the
+ * cursor codec, the credential revocations' fan-out, the readiness checks and the
  * Fastify app, once, from the typed config. `main.ts` starts and stops what it
  * returns; tests build the gateway through it with other adapters.
  */
@@ -125,7 +133,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
   const rateLimits = orm ? new RateLimitStore(orm, config.RATE_LIMIT_WINDOW_SECONDS) : undefined;
   if (!orm) logger.warn('no database: requests are not rate limited');
 
-  const closers: (() => void)[] = [];
+  const closers: (() => void | Promise<void>)[] = [];
   let readiness = adapters.readiness;
   if (!readiness) {
     const identityHealth = grpcHealthCheck(config.IDENTITY_GRPC_URL, 'sluice.identity.v1.IdentityService');
@@ -150,13 +158,17 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     ...(rateLimits ? { rateLimits } : {}),
   });
 
-  // Token revocations drop cached credentials at once.
-  if (nats) {
-    const sub = subscribeTokenRevocations(nats, config.EVENT_SUBJECT_PREFIX, credentialCache, logger);
-    closers.push(() => sub.close());
-    for (const agentSub of subscribeAgentRevocations(nats, config.EVENT_SUBJECT_PREFIX, agentCredentialCache, logger)) {
-      closers.push(() => agentSub.close());
-    }
+  // Credential revocations drop cached credentials at once, on every replica; the caches are used
+  // only while the fan-out is live (from onReady until close).
+  const revocations = nats
+    ? credentialRevocations(
+        { api: credentialCache, agent: agentCredentialCache },
+        { nc: nats, prefix: config.EVENT_SUBJECT_PREFIX, logger },
+      )
+    : undefined;
+  if (revocations) {
+    app.addHook('onReady', async () => revocations.worker.start());
+    closers.push(() => revocations.worker.stop());
   }
 
   // Expired idempotency keys are purged periodically (every replica; deletes skip locked rows).
@@ -181,7 +193,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
 
   if (ownsClients) closers.push(() => closeGatewayClients(clients));
   app.addHook('onClose', async () => {
-    for (const close of [...closers].reverse()) close();
+    for (const close of [...closers].reverse()) await close();
   });
 
   return {
@@ -189,6 +201,7 @@ export async function composeGateway(resources: GatewayResources, adapters: Gate
     clients,
     credentialCache,
     agentCredentialCache,
+    ...(revocations ? { revocations: revocations.fanout } : {}),
     idempotencyStore,
     cursors,
     async close(graceMs = config.SHUTDOWN_GRACE_MS, delayMs = config.SHUTDOWN_DELAY_MS) {

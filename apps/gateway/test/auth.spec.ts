@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { EVENTS } from '@sluice/api';
 import { newId } from '@sluice/core';
-import { eventually, natsUrl } from '@sluice/testing';
+import { connectBus, subjectFor, type Bus } from '@sluice/events';
+import { cuttableLink, eventually, natsUrl, type Balancer } from '@sluice/testing';
 import { basic, startIdentity, type IdentityHarness, type TestToken } from './support/identity.js';
 import { testRoutes, type TestRouteState } from './support/test-routes.js';
 import { API, startGateway, type Harness } from './support/harness.js';
@@ -13,6 +15,10 @@ import { API, startGateway, type Harness } from './support/harness.js';
 let idp: IdentityHarness;
 let nc: NatsConnection;
 let h: Harness;
+/** A second replica on the same subject prefix, its NATS connection through a link a test can cut. */
+let replica: Harness;
+let replicaBus: Bus;
+let replicaLink: Balancer;
 let prefix: string;
 const state: TestRouteState = { widgetCalls: 0, flakyCalls: 0 };
 
@@ -36,9 +42,21 @@ beforeAll(async () => {
     { EVENT_SUBJECT_PREFIX: prefix },
     { nats: nc, clients: idp.gatewayClients() },
   );
+  const { url, link } = await cuttableLink(await natsUrl(), 4222);
+  replicaLink = link;
+  replicaBus = await connectBus(url, 'gateway-replica'); // how a gateway process connects (reconnects for ever)
+  replica = await startGateway(
+    idp.address,
+    { test: testRoutes(state) },
+    { EVENT_SUBJECT_PREFIX: prefix },
+    { nats: replicaBus.nc, clients: idp.gatewayClients() },
+  );
 });
 
 afterAll(async () => {
+  await replica?.close();
+  await replicaBus?.close();
+  await replicaLink?.close();
   await h?.close();
   await nc?.close();
   await idp?.stop();
@@ -107,23 +125,32 @@ describe('credential cache', () => {
     expect(idp.authCalls - before).toBe(2);
   });
 
-  it('a TOKEN.DELETED event drops the token at once', async () => {
+  it('a TOKEN.DELETED event drops the token at once on every replica', async () => {
     const t = await token();
     const auth = basic(t.tokenId, t.secret);
-    expect((await get('/whoami', auth)).statusCode).toBe(200);
-    const size = h.app.gateway.credentialCache.size;
+    const replicas = [h, replica];
+    const sizes: number[] = [];
+    for (const r of replicas) {
+      expect((await get('/whoami', auth, r.app)).statusCode).toBe(200);
+      const calls = idp.authCalls;
+      expect((await get('/whoami', auth, r.app)).statusCode).toBe(200);
+      expect(idp.authCalls, 'the second request was answered from the cache').toBe(calls);
+      sizes.push(r.app.gateway.credentialCache.size);
+    }
     await idp.deleteToken(t); // identity revokes it and its relay publishes TOKEN.DELETED
-    // The event itself drops the entry: nothing reads the cache meanwhile, and an entry past its TTL
-    // leaves only when it is read, so the entry cannot have gone by expiring. How soon the event
-    // arrives is the NATS round trip on this machine, not a property to assert here.
-    await eventually(async () => h.app.gateway.credentialCache.size === size - 1, 30_000, 10);
-    const calls = idp.authCalls;
-    const res = await get('/whoami', auth);
-    expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual(UNAUTHORIZED);
-    expect(idp.authCalls, 'identity was asked again: the cache no longer answers for the token').toBe(
-      calls + 1,
-    );
+    for (const [i, r] of replicas.entries()) {
+      // The event itself drops the entry: nothing reads the cache meanwhile, and an entry past its TTL
+      // leaves only when it is read, so the entry cannot have gone by expiring. How soon the event
+      // arrives is the NATS round trip on this machine, not a property to assert here.
+      await eventually(async () => r.app.gateway.credentialCache.size === sizes[i]! - 1, 30_000, 10);
+      const calls = idp.authCalls;
+      const res = await get('/whoami', auth, r.app);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual(UNAUTHORIZED);
+      expect(idp.authCalls, 'identity was asked again: the cache no longer answers for the token').toBe(
+        calls + 1,
+      );
+    }
   });
 
   it('the event only drops the deleted token', async () => {
@@ -137,6 +164,66 @@ describe('credential cache', () => {
     const before = idp.authCalls;
     expect((await get('/whoami', basic(keep.tokenId, keep.secret))).statusCode).toBe(200);
     expect(idp.authCalls).toBe(before);
+  });
+
+  it('an event it cannot read empties the cache (it may have been a revocation), which keeps caching', async () => {
+    const t = await token();
+    const auth = basic(t.tokenId, t.secret);
+    const subject = subjectFor(prefix, EVENTS.TOKEN_DELETED.owner, EVENTS.TOKEN_DELETED.type);
+    const envelope = {
+      id: newId('Event'),
+      type: EVENTS.TOKEN_DELETED.type,
+      occurredAt: new Date().toISOString(),
+      platformId: t.platformId,
+    };
+    const unreadable: [string, string][] = [
+      ['not JSON', 'not json'],
+      ['breaks its contract', JSON.stringify({ ...envelope, data: { tokenId: 42 } })],
+    ];
+    for (const [what, payload] of unreadable) {
+      await get('/whoami', auth);
+      expect(h.app.gateway.credentialCache.size, what).toBeGreaterThan(0);
+      nc.publish(subject, payload);
+      await eventually(async () => h.app.gateway.credentialCache.size === 0, 30_000, 10);
+      expect(h.revocations!.live, what).toBe(true);
+      const calls = idp.authCalls;
+      expect((await get('/whoami', auth)).statusCode).toBe(200);
+      expect((await get('/whoami', auth)).statusCode).toBe(200);
+      expect(idp.authCalls, `${what}: asked again once, then cached again`).toBe(calls + 1);
+    }
+  });
+
+  it('while NATS is down the cache is off; a token deleted meanwhile is refused once it is back', async () => {
+    const kept = await token();
+    const gone = await token();
+    const auth = (t: TestToken) => basic(t.tokenId, t.secret);
+    const cache = replica.app.gateway.credentialCache;
+    for (const t of [kept, gone]) expect((await get('/whoami', auth(t), replica.app)).statusCode).toBe(200);
+    expect((await get('/whoami', auth(gone))).statusCode).toBe(200); // the other replica keeps it too
+    const otherSize = h.app.gateway.credentialCache.size;
+    expect(replica.revocations!.live).toBe(true);
+    const timesLive = replica.revocations!.timesLive;
+
+    replicaLink.interrupt();
+    try {
+      await eventually(async () => !replica.revocations!.live, 30_000, 10);
+      expect(cache.size).toBe(0);
+      // Every request asks identity, and nothing is kept.
+      const calls = idp.authCalls;
+      for (let i = 0; i < 2; i++) expect((await get('/whoami', auth(kept), replica.app)).statusCode).toBe(200);
+      expect(idp.authCalls).toBe(calls + 2);
+      expect(cache.size).toBe(0);
+      // Deleted while this replica hears nothing: the other one heard the event.
+      await idp.deleteToken(gone);
+      await eventually(async () => h.app.gateway.credentialCache.size === otherSize - 1, 30_000, 10);
+    } finally {
+      replicaLink.restore();
+    }
+    await eventually(async () => replica.revocations!.live && replica.revocations!.timesLive > timesLive, 30_000, 10);
+    expect((await get('/whoami', auth(gone), replica.app)).statusCode).toBe(401);
+    const calls = idp.authCalls;
+    for (let i = 0; i < 2; i++) expect((await get('/whoami', auth(kept), replica.app)).statusCode).toBe(200);
+    expect(idp.authCalls, 'live again: asked once, then cached').toBe(calls + 1);
   });
 
   it('without the event, an entry still expires within AUTH_CACHE_TTL_MS', async () => {

@@ -52,18 +52,34 @@ describe('CredentialCache', () => {
   });
 
   it('is bypassed while disabled (event feed down), and with TTL 0', () => {
-    const cache = new CredentialCache(5000, 10);
-    cache.set('k', platform('Token:a'), Date.now());
+    let now = 1000;
+    const cache = new CredentialCache(5000, 10, () => now);
+    cache.set('k', platform('Token:a'), now);
     cache.setEnabled(false);
     expect(cache.get('k')).toBeUndefined();
-    cache.set('k', platform('Token:a'), Date.now());
+    now += 10;
+    cache.set('k', platform('Token:a'), now);
     expect(cache.size).toBe(0);
     cache.setEnabled(true);
-    cache.set('k', platform('Token:a'), Date.now());
+    now += 10;
+    cache.set('k', platform('Token:a'), now);
     expect(cache.get('k')).toBeDefined();
     const off = new CredentialCache(0, 10);
     off.set('k', platform('Token:a'), Date.now());
     expect(off.get('k')).toBeUndefined();
+  });
+
+  it('does not cache a verification that was in flight when the cache was emptied (events may have been missed)', () => {
+    let now = 1000;
+    const cache = new CredentialCache(5000, 10, () => now);
+    const started = now;
+    now += 10;
+    cache.clear();
+    now += 10;
+    cache.set('k', platform('Token:a'), started);
+    expect(cache.size).toBe(0);
+    cache.set('k', platform('Token:a'), now);
+    expect(cache.get('k')).toBeDefined();
   });
 
   it('stays within its size bound, dropping the oldest', () => {

@@ -13,7 +13,9 @@ interface Entry<P> {
  * the identity hop. Keyed by SHA-256 of (token id, secret): the secret itself
  * is never held. A TOKEN.DELETED event drops every entry of the token at once
  * (`revoke`), and a verification that was in flight when the token was revoked
- * is not cached. When the event feed is down the cache is bypassed.
+ * is not cached. When the event feed is down the cache is bypassed (`setEnabled`), and a
+ * verification that was in flight when the cache was emptied (`clear`: events may have been
+ * missed) is not cached either.
  * Agent bearer tokens use a cache of their own (`P` = the authenticated agent,
  * its `tokenId` the agent id), emptied of an agent by AGENT_TOKEN.REVOKED and
  * AGENT.UPDATED.
@@ -24,6 +26,8 @@ export class CredentialCache<P extends { tokenId: string } = AuthenticatedPlatfo
   /** tokenId → time of its last revocation (kept a minute, longer than any in-flight verification). */
   private readonly revokedAt = new Map<string, number>();
   private enabled = true;
+  /** When the cache was last emptied: a verification that started before then is not cached. */
+  private clearedAt = -Infinity;
 
   constructor(
     private readonly ttlMs: number,
@@ -47,10 +51,10 @@ export class CredentialCache<P extends { tokenId: string } = AuthenticatedPlatfo
 
   /**
    * Caches a verification that started at `verifiedSince` (before the identity
-   * call), unless the token was revoked since then.
+   * call), unless the token was revoked or the cache emptied since then.
    */
   set(key: string, platform: P, verifiedSince: number): void {
-    if (!this.enabled || this.ttlMs <= 0) return;
+    if (!this.enabled || this.ttlMs <= 0 || this.clearedAt >= verifiedSince) return;
     const revoked = this.revokedAt.get(platform.tokenId);
     if (revoked !== undefined && revoked >= verifiedSince) return;
     if (this.entries.size >= this.maxEntries) this.evict();
@@ -75,7 +79,9 @@ export class CredentialCache<P extends { tokenId: string } = AuthenticatedPlatfo
     if (!enabled) this.clear();
   }
 
+  /** Empties the cache; a verification in flight now is not cached. */
   clear(): void {
+    this.clearedAt = this.now();
     this.entries.clear();
     this.byToken.clear();
   }

@@ -1,4 +1,5 @@
 import { loadConfig } from '@sluice/config';
+import type { EventFanout } from '@sluice/events';
 import { createLogger } from '@sluice/logging';
 import type { FastifyInstance } from 'fastify';
 import { composeGateway, type GatewayAdapters, type GatewayResources } from '../../src/compose.js';
@@ -12,6 +13,8 @@ export interface Harness {
   app: FastifyInstance;
   config: GatewayConfig;
   clients: GatewayClients;
+  /** The credential revocations' fan-out (given `nats`), live once started. */
+  revocations?: EventFanout;
   close(): Promise<void>;
 }
 
@@ -41,7 +44,13 @@ export async function startGateway(
     { ...adapters, routes },
   );
   await gateway.app.ready();
-  return { app: gateway.app, config, clients: gateway.clients, close: () => gateway.close(0) };
+  return {
+    app: gateway.app,
+    config,
+    clients: gateway.clients,
+    ...(gateway.revocations ? { revocations: gateway.revocations } : {}),
+    close: () => gateway.close(0),
+  };
 }
 
 /**
