@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the test walks an arbitrary JSON document */
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@sluice/core';
 import { nonIntegerLiterals } from '../src/http/edge-input.js';
@@ -215,6 +215,54 @@ describe('what the router and the HTTP parser refuse is in the error model too',
       code: 'REQUEST_HEADERS_TOO_LARGE',
       message: 'The request headers are too large',
     });
+  });
+});
+
+describe('a body declared over the limit', () => {
+  /** Sends `body` over one kept-alive connection; the answer, and whether the connection was reused. */
+  const send = (agent: Agent, port: number, body: Buffer, path = `${API}/widgets`) =>
+    new Promise<{ status: number; json: any; connection: string | undefined; reused: boolean }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          agent,
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path,
+          headers: { ...auth, 'content-type': 'application/json', 'content-length': String(body.length) },
+        },
+        (r) => {
+          let text = '';
+          r.on('data', (c) => (text += c));
+          r.on('end', () => resolve({ status: r.statusCode!, json: JSON.parse(text), connection: r.headers.connection, reused: req.reusedSocket }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('is 413 before any route runs, its bytes read first: the client reads the answer and the connection serves the next request', async () => {
+    if (!h.app.server.listening) await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = h.app.server.address() as { port: number };
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const before = state.widgetCalls;
+      const limit = h.app.initialConfig.bodyLimit!;
+      const big = Buffer.from(`{"name":"${'a'.repeat(limit + 10)}"}`);
+      for (let i = 0; i < 3; i++) {
+        const res = await send(agent, port, big);
+        expect(res.status).toBe(413);
+        expect(res.json).toEqual({ status: 413, code: 'PAYLOAD_TOO_LARGE', message: `The request body exceeds ${limit} bytes` });
+        expect(res.connection).not.toBe('close');
+        if (i > 0) expect(res.reused).toBe(true);
+      }
+      const ok = await send(agent, port, Buffer.from('{"name":"a","kind":"SMALL","amount":1}'));
+      expect(ok.status).toBe(201);
+      expect(ok.reused).toBe(true);
+      expect(state.widgetCalls).toBe(before + 1);
+    } finally {
+      agent.destroy();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { CONTROL_CHARACTERS, LONE_SURROGATE, invalidInput, type FieldError } from '@sluice/core';
 import { HttpError } from './error-mapping.js';
 
@@ -14,8 +15,16 @@ import { HttpError } from './error-mapping.js';
  * - no string (value or key, in the body, query or path) holds a control
  *   character or a lone UTF-16 surrogate, is longer than MAX_STRING_LENGTH, or
  *   sits deeper than MAX_DEPTH;
- * - a route without a body schema takes no body (none, null or `{}`).
+ * - a route without a body schema takes no body (none, null or `{}`);
+ * - a body declared larger than the limit is 413 before anything else runs (refuseOversizedBodies).
  */
+
+/**
+ * How much of a body declared over the limit is read, and discarded, before its 413: at most this
+ * many times the limit, for at most OVERSIZED_DRAIN_MS.
+ */
+const OVERSIZED_DRAIN_FACTOR = 4;
+const OVERSIZED_DRAIN_MS = 10_000;
 
 /** Longest string accepted anywhere (schemas set tighter bounds per field). */
 export const MAX_STRING_LENGTH = 16_384;
@@ -216,6 +225,46 @@ export function installEdgeInput(app: FastifyInstance): void {
       ...textProblems(request.body, 'body'),
     ];
     if (problems.length) throw invalidInput(problems.slice(0, MAX_PROBLEMS));
+  });
+}
+
+/**
+ * A body whose Content-Length is over the limit is 413 PAYLOAD_TOO_LARGE at once, before
+ * authentication or any backend call, and after its bytes were read and discarded: the client,
+ * still writing its body, can then read the answer, and the connection stays open. Answered while
+ * the client still writes (Fastify's own refusal, which then closes the connection), the unread
+ * bytes make the close a reset, and a client may lose the answer to its write's EPIPE (CI saw it:
+ * tests/e2e/generated-input.spec.ts, an oversized body on POST /agents/me/quotes). A body more than
+ * OVERSIZED_DRAIN_FACTOR times the limit, or not sent within OVERSIZED_DRAIN_MS, is not read: its
+ * 413 closes the connection. A body without Content-Length (chunked) is refused by the parser
+ * once it passes the limit, as before. Multipart uploads (documents, bulk imports) stream their file
+ * under limits of their own (http/multipart.ts) and are left alone.
+ */
+export function refuseOversizedBodies(app: FastifyInstance): void {
+  const limit = app.initialConfig.bodyLimit ?? 1_048_576;
+  app.addHook('onRequest', async (request, reply) => {
+    const declared = Number(request.headers['content-length']);
+    if (!(declared > limit) || /^\s*multipart\//i.test(request.headers['content-type'] ?? '')) return;
+    const read = declared <= limit * OVERSIZED_DRAIN_FACTOR && (await discardBody(request.raw, OVERSIZED_DRAIN_MS));
+    if (!read) reply.header('connection', 'close');
+    throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+  });
+}
+
+/** Reads a request's body to its end and drops it; false if it did not end within `ms`. */
+function discardBody(req: IncomingMessage, ms: number): Promise<boolean> {
+  if (req.readableEnded) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const drop = () => {};
+    const done = (ended: boolean) => {
+      clearTimeout(timer);
+      req.off('end', onEnd).off('error', onError).off('data', drop);
+      resolve(ended);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    req.on('end', onEnd).on('error', onError).on('data', drop);
   });
 }
 

@@ -17,7 +17,7 @@ import type { Authenticator } from './auth.hook.js';
 import { agentUnauthorized, type AgentAuthenticator } from './agent-auth.js';
 import type { CredentialCache } from './credential.cache.js';
 import { registerCursors, type CursorCodec } from './cursor.codec.js';
-import { installEdgeInput, MAX_PATH_SEGMENT_LENGTH, refuseUnexpectedBodies } from './edge-input.js';
+import { installEdgeInput, MAX_PATH_SEGMENT_LENGTH, refuseOversizedBodies, refuseUnexpectedBodies } from './edge-input.js';
 import { frameworkErrorHandler, handleClientError, installErrorHandling } from './error.handler.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.routes.js';
 import { registerIdempotency } from './idempotency.hook.js';
@@ -193,6 +193,7 @@ export async function createHttpApp(parts: HttpAppParts): Promise<FastifyInstanc
       credentialCache: authenticator.cache,
       ...(parts.agentAuthenticator ? { agentCredentialCache: parts.agentAuthenticator.cache } : {}),
     });
+  refuseOversizedBodies(app);
   installEdgeInput(app);
 
   // Schema normalization + OpenAPI must come before any route.
