@@ -732,6 +732,30 @@ describe('ExecuteQuote', () => {
     expect(await posted(src)).toBe(40_000n);
   });
 
+  it('a hand-off from a view the payment has since moved past (written as seen, no locking read) finds its row changed: read under the lock, answered as it is, nothing written', async () => {
+    const src = await addInternal('USD', 50_000n);
+    const dst = await addExternal('EUR', ownerOf.get(src)!, '003'); // stays PROCESSING a while
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src, destinationAccountId: dst }));
+    const executed = (await exec(quote!.id)).quote!;
+    const { graph } = stack.running;
+    const now = await graph.quoteExpiry.read(platformId, quote!.id);
+    const t = await graph.transactions.get(platformId, executed.transactionId!);
+    expect(t.status).toBe('PROCESSING');
+    // The claim's view of it: PENDING, as a hand-off that lost the race to another worker holds it.
+    const stale = { ...t, status: 'PENDING' as const, updatedAt: new Date(t.updatedAt.getTime() - 1) };
+    const answered = await graph.quotePayments.submit(platformId, t.id, 'SANDBOX', { quote: now, transaction: stale });
+    expect(answered.status).toBe('PROCESSING');
+    expect(answered.updatedAt).toEqual(t.updatedAt);
+    expect(await outboxTypes(t.id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING']);
+    await quoteStatus(quote!.id, 'COMPLETED');
+    expect(await outboxTypes(t.id)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.COMPLETED',
+    ]);
+    expect(await posted(src)).toBe(40_000n);
+  });
+
   it('sandbox 004: counterparty delivery failed → FAILED (OFFRAMP_FAILED), hold voided', async () => {
     const src = await addInternal('USD', 50_000n);
     const dst = await addExternal('EUR', ownerOf.get(src)!, '004');

@@ -539,4 +539,28 @@ describe('the state machine guards every status change', () => {
     expect((await statusOf(t!.id)).status).toBe('COMPLETED');
     expect((await eventsOf(t!.id)).map((x) => x.type)).toHaveLength(3);
   });
+
+  it('a move of a transaction as seen without its lock (asSeen) writes only if its row is unchanged since: TransactionChanged, nothing written', async () => {
+    const { src, dst } = await pair(1_000_000n, '400');
+    const { transaction: t } = await out(src, dst, 100n);
+    await settled(t!.id, 'COMPLETED');
+    const lifecycle = running.graph.lifecycle;
+    const seen = await running.graph.transactions.get(platformId, t!.id);
+    // Changed since it was seen, its status the same (as a refund's own update would).
+    await sql.query(`UPDATE payments.transactions SET updated_at = updated_at + interval '1 second' WHERE id = $1`, [t!.id]);
+    const moveToFailed = (from: typeof seen) =>
+      running.deps.orm.em.fork().transactional((tem) => lifecycle.move(tem as never, lifecycle.asSeen(from), 'FAILED'));
+    const e = await moveToFailed(seen).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    expect(e?.name).toBe('TransactionChanged');
+    expect((await statusOf(t!.id)).status).toBe('COMPLETED');
+    expect((await eventsOf(t!.id)).map((x) => x.type)).toHaveLength(3);
+    // As seen now, it moves (the guard is the row's status and updated_at, nothing else).
+    const now = await running.graph.transactions.get(platformId, t!.id);
+    await moveToFailed(now);
+    expect((await statusOf(t!.id)).status).toBe('FAILED');
+    expect((await eventsOf(t!.id)).map((x) => x.type)).toHaveLength(4);
+  });
 });

@@ -15,7 +15,7 @@ import {
 import type { Job, JobOutcome, JobScheduler, Loaded } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
 import type { Ledger, PayoutRail, PayoutRails, RailPayment } from './ports.js';
-import type { TransactionLifecycle } from './transaction-lifecycle.js';
+import { TransactionChanged, type TransactionLifecycle } from './transaction-lifecycle.js';
 import type { TransactionsService } from './transactions.service.js';
 
 /** How long after a claim the safety-net submission runs if the request did not finish it (real time). */
@@ -180,8 +180,19 @@ export class QuotePaymentsService {
     });
   }
 
-  /** A submission's write: `write` on the transaction under its row lock if it is still PENDING, else it as it is. */
-  private whilePending(t: Transaction, write: (em: EntityManager, cur: Transaction) => Promise<Transaction>): Promise<Transaction> {
+  /**
+   * A submission's write: `write` on the transaction if it is still PENDING, else it as it is. `t`
+   * is the transaction as the claim committed it or as just read: written as seen (asSeen, no
+   * locking read first), and only if its row changed since is it read under its lock and decided again.
+   */
+  private async whilePending(t: Transaction, write: (em: EntityManager, cur: Transaction) => Promise<Transaction>): Promise<Transaction> {
+    if (t.status === 'PENDING') {
+      try {
+        return await transactional(this.orm, (em) => write(em, this.deps.lifecycle.asSeen(t)));
+      } catch (err) {
+        if (!(err instanceof TransactionChanged)) throw err;
+      }
+    }
     return transactional(this.orm, async (em) => {
       const cur = await this.deps.transactions.find(t.platformId, t.id, em, true);
       if (!cur || cur.status !== 'PENDING') return cur ?? t;
@@ -198,26 +209,34 @@ export class QuotePaymentsService {
     const status = await this.railOf(p.environment, q).status(this.payment(t), this.clock.now().getTime() - t.createdAt.getTime());
     switch (status.state) {
       case 'PENDING':
-        return this.ifStill(p, 'PROCESSING', (em, cur) =>
-          this.schedule(em, JOB_KINDS.quotePaymentSettle, cur, p.environment, (p.check ?? 1) + 1, status.checkAfterMs),
+        return this.ifStill(
+          p,
+          'PROCESSING',
+          (em, cur) => this.schedule(em, JOB_KINDS.quotePaymentSettle, cur, p.environment, (p.check ?? 1) + 1, status.checkAfterMs),
+          t,
         );
       case 'FAILED':
         await this.release(q, funding);
-        return this.ifStill(p, 'PROCESSING', (em, cur) => this.failed(em, cur, funding, p.environment, status.detail));
+        return this.ifStill(p, 'PROCESSING', (em, cur) => this.failed(em, cur, funding, p.environment, status.detail), t);
       case 'SETTLED':
         await this.capture(q, funding, { kind: 'OUTSIDE' });
-        return this.ifStill(p, 'PROCESSING', async (em, cur) => {
-          const done = await this.deps.lifecycle.move(em, cur, 'COMPLETED', { settledAt: this.clock.now() });
-          if (status.returnCheckAfterMs !== undefined) {
-            await this.schedule(em, JOB_KINDS.quotePaymentReturnCheck, done, p.environment, 1, status.returnCheckAfterMs);
-          }
-          this.deps.logger.info({ transactionId: t.id, quoteId: q.id }, 'quote payout delivered');
-        });
+        return this.ifStill(
+          p,
+          'PROCESSING',
+          async (em, cur) => {
+            const done = await this.deps.lifecycle.move(em, cur, 'COMPLETED', { settledAt: this.clock.now() });
+            if (status.returnCheckAfterMs !== undefined) {
+              await this.schedule(em, JOB_KINDS.quotePaymentReturnCheck, done, p.environment, 1, status.returnCheckAfterMs);
+            }
+            this.deps.logger.info({ transactionId: t.id, quoteId: q.id }, 'quote payout delivered');
+          },
+          t,
+        );
       case 'RETURNED':
         // The money left (captured) and came back (returned): refund it to the payer.
         await this.capture(q, funding, { kind: 'OUTSIDE' });
         await this.postReturn(q);
-        return this.ifStill(p, 'PROCESSING', (em, cur) => this.returned(em, cur, p.environment, status.detail, status.reason));
+        return this.ifStill(p, 'PROCESSING', (em, cur) => this.returned(em, cur, p.environment, status.detail, status.reason), t);
     }
   }
 
@@ -228,7 +247,7 @@ export class QuotePaymentsService {
     const r = await this.railOf(p.environment, found.q).returned(this.payment(found.t));
     if (!r) return;
     await this.postReturn(found.q);
-    return this.ifStill(p, 'COMPLETED', (em, cur) => this.returned(em, cur, p.environment, r.detail, r.reason));
+    return this.ifStill(p, 'COMPLETED', (em, cur) => this.returned(em, cur, p.environment, r.detail, r.reason), found.t);
   }
 
   /** The refund job: the payer gets the money back (REFUNDED), or the refund fails (FAILED stays). */
@@ -239,7 +258,7 @@ export class QuotePaymentsService {
     const { t, q } = found;
     const status = await this.railOf(p.environment, q).refund(this.payment(t));
     const whileRefundPending = (write: (em: EntityManager, cur: Transaction, refund: Refund) => Promise<unknown>) =>
-      this.ifStill(p, 'FAILED', (em, cur) => (cur.refund?.status === 'PENDING' ? write(em, cur, cur.refund) : Promise.resolve()));
+      this.ifStill(p, 'FAILED', (em, cur) => (cur.refund?.status === 'PENDING' ? write(em, cur, cur.refund) : Promise.resolve()), t);
     if (status.state === 'PENDING') {
       return whileRefundPending((em, cur) =>
         this.schedule(em, JOB_KINDS.quotePaymentRefund, cur, p.environment, (p.check ?? 1) + 1, status.checkAfterMs),
@@ -264,13 +283,28 @@ export class QuotePaymentsService {
     );
   }
 
-  /** A job's outcome: `write` on the transaction under its row lock, if it is still in `status`. */
+  /**
+   * A job's outcome: `write` on the transaction if it is still in `status`. `seen` is the
+   * transaction as the job read it: written as seen (asSeen, no locking read first); only if its
+   * row changed since is it read under its lock and decided again. Each `write` makes the status
+   * write (`move`, `updateRefund`) its first write, so a TransactionChanged leaves nothing of it
+   * behind, or writes nothing that depends on the status (a next check scheduled).
+   */
   private ifStill(
     p: QuotePaymentJob,
     status: Transaction['status'],
     write: (em: EntityManager, t: Transaction) => Promise<unknown>,
+    seen?: Transaction,
   ): JobOutcome {
     return async (em) => {
+      if (seen?.status === status) {
+        try {
+          await write(em, this.deps.lifecycle.asSeen(seen));
+          return;
+        } catch (err) {
+          if (!(err instanceof TransactionChanged)) throw err;
+        }
+      }
       const cur = await this.deps.transactions.find(p.platformId, p.transactionId, em, true);
       if (cur?.status === status) await write(em, cur);
     };

@@ -6,6 +6,21 @@ import type { QuoteRepository } from '../store/quote.repository.js';
 import type { TransactionRepository } from '../store/transaction.repository.js';
 import type { TransactionEvents } from './ports.js';
 
+/** Marks a transaction as last seen without a lock (`asSeen`): the updated_at it had then. */
+const SEEN = Symbol('sluice.transactionSeenAt');
+
+/**
+ * A transaction written from what was last seen of it, unlocked (`TransactionLifecycle.asSeen`),
+ * whose row changed since: the caller reads it under its lock and decides again. Thrown by the
+ * status write, the first statement of `move` and `updateRefund`.
+ */
+export class TransactionChanged extends Error {
+  constructor(readonly transactionId: string) {
+    super(`transaction ${transactionId} changed since it was read`);
+    this.name = 'TransactionChanged';
+  }
+}
+
 /** What a status change may set besides the status. */
 export type TransactionPatch = Partial<
   Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt' | 'refund'>
@@ -72,10 +87,22 @@ export class TransactionLifecycle {
     return next;
   }
 
+  /**
+   * `t` as the caller last saw it, without its row lock (read in an earlier transaction, or written
+   * by the caller's own last commit): a `move` or `updateRefund` of it writes only if the row is
+   * unchanged since (its status and updated_at), and throws TransactionChanged otherwise, before
+   * anything else of the move is written. This saves the locking read where the caller usually
+   * knows the row; on TransactionChanged it reads it under the lock and decides again.
+   */
+  asSeen(t: Transaction): Transaction {
+    return Object.assign({ ...t }, { [SEEN]: t.updatedAt });
+  }
+
   /** `t` moved to `to` (ILLEGAL_STATE_TRANSITION unless its state machine allows it). */
   private next(t: Transaction, to: TransactionStatus, patch: TransactionPatch): Transaction {
     transitionTransaction(t.type, t.status, to);
-    return { ...t, ...patch, status: to, updatedAt: this.clock.now() };
+    const { [SEEN]: _seen, ...current } = t as Transaction & { [SEEN]?: Date };
+    return { ...current, ...patch, status: to, updatedAt: this.clock.now() };
   }
 
   /** A quote's payment carries its quote along (quoteStatusFor). */
@@ -97,13 +124,16 @@ export class TransactionLifecycle {
 
   /** Records a change of the refund alone (the status stays), with its OUTGOING_PAYMENT.REFUND_* event. */
   async updateRefund(em: EntityManager, t: Transaction, refund: Refund): Promise<Transaction> {
-    const next: Transaction = { ...t, refund, updatedAt: this.clock.now() };
+    const { [SEEN]: _seen, ...current } = t as Transaction & { [SEEN]?: Date };
+    const next: Transaction = { ...current, refund, updatedAt: this.clock.now() };
     await this.write(em, t, next);
     return next;
   }
 
   private async write(em: EntityManager, prev: Transaction, next: Transaction): Promise<void> {
-    if (!(await this.deps.transactions.updateStatus(em, next, prev.status))) {
+    const seenAt = (prev as Transaction & { [SEEN]?: Date })[SEEN];
+    if (!(await this.deps.transactions.updateStatus(em, next, prev.status, seenAt))) {
+      if (seenAt) throw new TransactionChanged(prev.id);
       throw new Error(`transaction ${prev.id} changed concurrently (expected ${prev.status})`);
     }
     await this.deps.events.changed(em, prev, next);

@@ -297,12 +297,14 @@ export class TransactionRepository {
    * status for a refund-only change). Returns false when it was not. Only the status columns are
    * mapped (nothing is sealed for a status change).
    */
-  async updateStatus(em: EntityManager, t: Transaction, from: TransactionStatus): Promise<boolean> {
+  async updateStatus(em: EntityManager, t: Transaction, from: TransactionStatus, unchangedSince?: Date): Promise<boolean> {
     const row = statusColumns(t);
+    // `unchangedSince`: the row as the caller saw it without a lock must not have changed since
+    // (its updated_at, compared at the millisecond the driver reads it with).
     const res = await em.execute(
       `UPDATE transactions SET status = ?, failure_reason = ?, failure_detail = ?, settled_at = ?, refund = ?::jsonb,
          updated_at = ?
-       WHERE id = ? AND status = ?`,
+       WHERE id = ? AND status = ?${unchangedSince ? ` AND date_trunc('milliseconds', updated_at) = ?` : ''}`,
       [
         row.status,
         row.failure_reason,
@@ -312,6 +314,7 @@ export class TransactionRepository {
         row.updated_at,
         row.id,
         from,
+        ...(unchangedSince ? [unchangedSince] : []),
       ],
       'run',
     );
