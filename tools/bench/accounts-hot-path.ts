@@ -29,7 +29,6 @@
  * the figures move with other work: repeat, and compare runs made back to back.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Session } from 'node:inspector/promises';
@@ -40,6 +39,7 @@ import { createRpcClient, type PromiseClient } from '@sluice/rpc';
 import { startServices } from '@sluice/testing';
 import { defineAccountsService } from '../../apps/accounts/src/service.js';
 import type { LedgerAccountRefInput } from '../../apps/accounts/src/domain/validation.js';
+import { processCpuMicros } from './cpu.js';
 import { eurAccountInfo } from './system.js';
 
 const { values: args } = parseArgs({
@@ -171,18 +171,6 @@ async function client(address: string): Promise<void> {
   process.send!('ready');
 }
 
-/** CPU ticks (utime + stime) of a process, from /proc. */
-function ticksOf(pid: number): number {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
-
-const TICK_US = 10_000; // CLK_TCK 100
 
 async function server(): Promise<void> {
   const calls = Number(args.calls);
@@ -321,7 +309,7 @@ async function server(): Promise<void> {
       if (profiler && round === 0) await profiler.post('Profiler.start');
       for (const op of OPS) {
         const pids = await backendPids();
-        const pg0 = pids.reduce((s, p) => s + ticksOf(p), 0);
+        const pg0 = pids.reduce((s, p) => s + processCpuMicros(p), 0);
         const cpu0 = process.cpuUsage();
         const t0 = performance.now();
         await phase(run, op, 0, calls);
@@ -329,9 +317,9 @@ async function server(): Promise<void> {
         // Let the relay publish what the last calls wrote (its CPU belongs to them).
         if (op === 'postHold') await new Promise((r) => setTimeout(r, 200));
         const cpu = process.cpuUsage(cpu0);
-        const pg1 = pids.reduce((s, p) => s + ticksOf(p), 0);
+        const pg1 = pids.reduce((s, p) => s + processCpuMicros(p), 0);
         results[op].cpuUs.push((cpu.user + cpu.system) / calls);
-        results[op].pgUs.push(((pg1 - pg0) * TICK_US) / calls);
+        results[op].pgUs.push((pg1 - pg0) / calls);
         results[op].wallUs.push((wall * 1000) / calls);
       }
     }

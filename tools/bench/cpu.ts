@@ -56,6 +56,11 @@ function readStat(pid: number): ProcStat | undefined {
   return { pid, ppid: Number(f[1]), comm, ticks: Number(f[11]) + Number(f[12]), starttime: Number(f[19]) };
 }
 
+/** CPU time a process has used so far (utime + stime), in µs; 0 for a process that is gone. */
+export function processCpuMicros(pid: number): number {
+  return ((readStat(pid)?.ticks ?? 0) * 1_000_000) / clkTck();
+}
+
 function machineTicks(): { busy: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
   const v = line.trim().split(/\s+/).slice(1).map(Number);

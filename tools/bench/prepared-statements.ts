@@ -7,19 +7,14 @@
  * micro-benchmark printed, not an assertion:
  * `node --import tsx tools/bench/prepared-statements.ts [iterations]` (DATABASE_URL).
  */
-import { readFileSync } from 'node:fs';
 import { openStore, type MikroORM } from '@sluice/store';
+import { processCpuMicros } from './cpu.js';
 
 const iterations = Number(process.argv[2] ?? 3_000);
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SELECT = 'SELECT * FROM bench_rows WHERE id = ? AND platform_id = ?';
 const UPDATE = 'UPDATE bench_rows SET status = ?, changed_at = ?, total = total + ?::numeric WHERE id = ? AND status = ? RETURNING *';
 
-/** CPU ms of a process so far (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
 
 async function open(bound: boolean): Promise<{ orm: MikroORM; backend: number }> {
   const orm = await openStore({
@@ -44,7 +39,7 @@ async function open(bound: boolean): Promise<{ orm: MikroORM; backend: number }>
 
 /** µs per statement of the process and of its backend over `n` pairs of statements. */
 async function run(o: { orm: MikroORM; backend: number }, n: number) {
-  const db0 = cpuMs(o.backend);
+  const db0 = processCpuMicros(o.backend);
   const own0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const id = `id${i % 1000}`;
@@ -53,7 +48,7 @@ async function run(o: { orm: MikroORM; backend: number }, n: number) {
     await em.execute(UPDATE, ['PENDING', new Date(), 1, id, 'PENDING']);
   }
   const own = process.cpuUsage(own0);
-  return { node: (own.user + own.system) / (2 * n), postgres: ((cpuMs(o.backend) - db0) * 1000) / (2 * n) };
+  return { node: (own.user + own.system) / (2 * n), postgres: (processCpuMicros(o.backend) - db0) / (2 * n) };
 }
 
 const bound = await open(true);

@@ -241,7 +241,8 @@ export function installEdgeInput(app: FastifyInstance): void {
  * under limits of their own (http/multipart.ts) and are left alone.
  */
 export function refuseOversizedBodies(app: FastifyInstance): void {
-  const limit = app.initialConfig.bodyLimit ?? 1_048_576;
+  // Fastify's own limit (BODY_LIMIT_BYTES), the one its parser enforces: one number for both.
+  const limit = app.initialConfig.bodyLimit!;
   app.addHook('onRequest', async (request, reply) => {
     const declared = Number(request.headers['content-length']);
     if (!(declared > limit) || /^\s*multipart\//i.test(request.headers['content-type'] ?? '')) return;

@@ -21,6 +21,12 @@ export class TransactionChanged extends Error {
   }
 }
 
+/** `t` without its asSeen mark: what a write makes of it is the row as written, not as seen. */
+function unmarked(t: Transaction): Transaction {
+  const { [SEEN]: _seen, ...current } = t as Transaction & { [SEEN]?: Date };
+  return current;
+}
+
 /** What a status change may set besides the status. */
 export type TransactionPatch = Partial<
   Pick<Transaction, 'failureReason' | 'failureDetail' | 'settledAt' | 'refund'>
@@ -101,8 +107,7 @@ export class TransactionLifecycle {
   /** `t` moved to `to` (ILLEGAL_STATE_TRANSITION unless its state machine allows it). */
   private next(t: Transaction, to: TransactionStatus, patch: TransactionPatch): Transaction {
     transitionTransaction(t.type, t.status, to);
-    const { [SEEN]: _seen, ...current } = t as Transaction & { [SEEN]?: Date };
-    return { ...current, ...patch, status: to, updatedAt: this.clock.now() };
+    return { ...unmarked(t), ...patch, status: to, updatedAt: this.clock.now() };
   }
 
   /** A quote's payment carries its quote along (quoteStatusFor). */
@@ -124,8 +129,7 @@ export class TransactionLifecycle {
 
   /** Records a change of the refund alone (the status stays), with its OUTGOING_PAYMENT.REFUND_* event. */
   async updateRefund(em: EntityManager, t: Transaction, refund: Refund): Promise<Transaction> {
-    const { [SEEN]: _seen, ...current } = t as Transaction & { [SEEN]?: Date };
-    const next: Transaction = { ...current, refund, updatedAt: this.clock.now() };
+    const next: Transaction = { ...unmarked(t), refund, updatedAt: this.clock.now() };
     await this.write(em, t, next);
     return next;
   }
