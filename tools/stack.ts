@@ -256,7 +256,10 @@ export interface Stack {
   platforms: { sandbox?: BootstrappedPlatform; production?: BootstrappedPlatform };
   /** Processes per app. */
   replicas: Record<AppName, number>;
-  /** The last lines an app wrote (stdout and stderr): its first replica, or the one named (`identity#2`). */
+  /**
+   * The last lines an app wrote (stdout and stderr): its first replica, or the one named (`identity#2`),
+   * with those of the processes `restart` replaced before it.
+   */
   logs(app: AppName | string, lines?: number): string[];
   /** The process id of a running app (its first replica, or the replica given, 1-based). */
   pid(app: AppName, replica?: number): number | undefined;
@@ -550,6 +553,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
 
   const children: Child[] = [];
+  /** The last lines of a unit's processes replaced by `restart`, so `logs` reaches before the restart. */
+  const earlierLines = new Map<string, string[]>();
   let started = false;
   let stopping: Promise<void> | undefined;
   let resolveFailed!: (e: AppExit) => void;
@@ -696,6 +701,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await old.exited;
     const stoppedAt = Date.now();
     children.splice(children.indexOf(old), 1);
+    earlierLines.set(key, [...(earlierLines.get(key) ?? []), ...old.ring.tail(300)].slice(-300));
     say(
       `${key} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal} in ${((stoppedAt - signalledAt) / 1000).toFixed(1)} s`} on purpose; starting it again`,
     );
@@ -859,7 +865,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       prefix,
       env: shared,
       platforms,
-      logs: (unit, lines) => children.find((c) => c.unit === unit)?.ring.tail(lines) ?? [],
+      logs: (unit, lines) => {
+        const all = [...(earlierLines.get(unit) ?? []), ...(children.find((c) => c.unit === unit)?.ring.tail() ?? [])];
+        return lines === undefined ? all : all.slice(-lines);
+      },
       pid: (app, replica = 1) => children.find((c) => c.unit === unitKey(app, replica) && !c.exit)?.proc.pid,
       failed,
       stop,

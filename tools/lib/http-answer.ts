@@ -6,6 +6,8 @@ export interface HttpAnswer {
   contentType: string;
   /** The Retry-After header, when given. */
   retryAfter?: string;
+  /** The X-Request-Id the gateway answered with (the id its log lines for the request carry). */
+  requestId?: string;
   text: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field
   json: any;
@@ -24,10 +26,12 @@ export function readAnswer(res: IncomingMessage, resolve: (a: HttpAnswer) => voi
       json = undefined;
     }
     const retryAfter = res.headers['retry-after'];
+    const requestId = res.headers['x-request-id'];
     resolve({
       status: res.statusCode ?? 0,
       contentType: String(res.headers['content-type'] ?? ''),
       ...(retryAfter ? { retryAfter: String(retryAfter) } : {}),
+      ...(requestId ? { requestId: String(requestId) } : {}),
       text,
       json,
     });

@@ -126,6 +126,14 @@ export function handleClientError(err: Error & { code?: string }, socket: Socket
   socket.destroy(err);
 }
 
+/** What an expected 5xx came from, for the log: the error's kind or gRPC status, and its message. */
+function causeOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err).slice(0, 300);
+  const e = err as Error & { kind?: string; grpcCode?: number };
+  const tag = e.kind ?? (e.grpcCode !== undefined ? `grpc ${e.grpcCode}` : e.name);
+  return `${tag}: ${e.message}`.slice(0, 300);
+}
+
 /** Turns anything thrown while serving a request into the public `{status, code, message, details}`. */
 export function renderError(err: unknown, bodyLimit: number): Rendered {
   if (err instanceof UnauthorizedError)
@@ -181,7 +189,12 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger, bodyL
     if (r.unexpected)
       logger.error({ err, route: request.routeOptions.url, method: request.method }, 'request failed');
     else if (r.body.status >= 500)
-      logger.warn({ code: r.body.code, route: request.routeOptions.url }, 'request failed');
+      // The client sees the public body only; the log keeps what caused it (a downstream status, a
+      // transport failure), with the request id of the logging context.
+      logger.warn(
+        { code: r.body.code, route: request.routeOptions.url, cause: causeOf(err) },
+        'request failed',
+      );
     if (r.headers) reply.headers(r.headers);
     return reply.code(r.body.status).type('application/json; charset=utf-8').send(r.body);
   });
