@@ -192,7 +192,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         // this stall (default 30 s): 5 s, so the agents client's actions are final soon after the load.
         agents: { DATABASE_POOL_MAX: '4', AGENT_ACTION_STALL_SECONDS: '5' },
         // A gateway replica keeps serving a moment after SIGTERM (readiness false, connections closing).
-        gateway: { DATABASE_POOL_MAX: '4', SHUTDOWN_DELAY_MS: o.mode === 'rolling' ? '1000' : '0' },
+        gateway: {
+          DATABASE_POOL_MAX: '4',
+          SHUTDOWN_DELAY_MS: o.mode === 'rolling' ? '1000' : '0',
+          // Rolling: a restart must lose or refuse no call, and a call left hanging by a stopping
+          // replica still fails the run (at 15 s). This closed-loop load saturates two cores, and
+          // CI runs another test file beside it: queueing alone took an agent's quote execute
+          // (gateway → agents → payments → accounts, ~15 round trips) past the default 5 s
+          // deadline while a restarted process booted (seen in CI; reproduced with one core kept
+          // busy: ExecuteAgentQuote 3.8 s in agents, then one 503 at 5.0 s). That is overload,
+          // which the 5 s default answers with 503 + Retry-After on purpose, not a restart fault.
+          ...(o.mode === 'rolling' ? { RPC_DEADLINE_MS: '15000' } : {}),
+        },
       },
     });
     const sys = system;
@@ -207,6 +218,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     let currentFault = '';
     let faultStartedAt = Date.now();
     const failuresSeen: string[] = [];
+    /** X-Request-Id of a failed first attempt → its entry in failuresSeen (the gateway's log says why). */
+    const failedRequestIds = new Map<string, number>();
     const givenUp: string[] = [];
     let requests = 0;
     let firstAttemptFailures = 0;
@@ -239,10 +252,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         }
         const label = typeof r === 'string' ? r : String(r.status);
         if (attempt === 1) firstAttempts[label] = (firstAttempts[label] ?? 0) + 1;
-        if (attempt === 1 && (typeof r === 'string' || r.status >= 500) && failuresSeen.length < 20)
+        if (attempt === 1 && (typeof r === 'string' || r.status >= 500) && failuresSeen.length < 20) {
+          if (typeof r !== 'string' && r.requestId) failedRequestIds.set(r.requestId, failuresSeen.length);
           failuresSeen.push(
             `${method} ${routeOf(path)} ${label}${typeof r === 'string' ? '' : ` ${r.json?.code ?? ''}`} during ${currentFault || 'no fault'} (+${Date.now() - faultStartedAt} ms)`,
           );
+        }
         if (outageOpen) {
           duringOutage[label] = (duringOutage[label] ?? 0) + 1;
           if (r === 'timeout') badOutageAnswers.push(`${method} ${path}: no answer within ${o.requestTimeoutMs} ms`);
@@ -480,6 +495,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       problems: moneyProblems,
       warnings: [...money.warnings, ...orphaned.map((p) => `${p.replace(/ \(expected none\)$/, '')} (orphaned quotes, no money moved)`)],
     };
+    explainFailures(sys, failedRequestIds, failuresSeen);
     const problems = [
       ...moneyProblems,
       ...(settlement.timedOut ? [`payments still in flight: ${JSON.stringify(settlement.statuses)}`] : []),
@@ -523,6 +539,26 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     await natsLink?.close();
     await dropStreams(o.natsUrl, prefix).catch(() => undefined);
     await dropDatabase(o.baseDatabaseUrl, name).catch(() => undefined);
+  }
+}
+
+/**
+ * Adds to each failed first attempt what its gateway logged for it (the error handler's `cause`:
+ * a downstream gRPC status and its message), found by the request id it was answered with.
+ */
+function explainFailures(sys: GatewaySystem, ids: Map<string, number>, failuresSeen: string[]): void {
+  if (!ids.size) return;
+  for (let replica = 1; replica <= sys.stack.replicas.gateway; replica++) {
+    for (const line of sys.stack.logs(replica === 1 ? 'gateway' : `gateway#${replica}`, 300)) {
+      let entry: { requestId?: string; cause?: string; err?: { message?: string }; msg?: string };
+      try {
+        entry = JSON.parse(line.slice(line.indexOf('{'))) as typeof entry;
+      } catch {
+        continue;
+      }
+      const at = entry.requestId === undefined ? undefined : ids.get(entry.requestId);
+      if (at !== undefined) failuresSeen[at] += `; gateway: ${entry.cause ?? entry.err?.message ?? entry.msg}`;
+    }
   }
 }
 
