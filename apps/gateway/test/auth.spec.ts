@@ -227,7 +227,9 @@ describe('credential cache', () => {
   });
 
   it('without the event, an entry still expires within AUTH_CACHE_TTL_MS', async () => {
-    const short = await startGateway(idp.address, { test: testRoutes(state) }, { AUTH_CACHE_TTL_MS: '300' });
+    // 2 s: long enough that the second request below is answered from the cache even on a loaded
+    // machine (with 300 ms, a slow token revocation let the entry expire before it: a flake).
+    const short = await startGateway(idp.address, { test: testRoutes(state) }, { AUTH_CACHE_TTL_MS: '2000' });
     try {
       const t = await token();
       const auth = basic(t.tokenId, t.secret);
@@ -235,7 +237,7 @@ describe('credential cache', () => {
       // identity revokes it; this gateway hears no event (no NATS), its cache still answers...
       await idp.deleteToken(t);
       expect((await get('/whoami', auth, short.app)).statusCode).toBe(200);
-      await new Promise((r) => setTimeout(r, 350));
+      await new Promise((r) => setTimeout(r, 2050));
       expect((await get('/whoami', auth, short.app)).statusCode).toBe(401);
     } finally {
       await short.close();
