@@ -198,7 +198,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           // Rolling: a restart must lose or refuse no call, and a call left hanging by a stopping
           // replica still fails the run (at 15 s). This closed-loop load saturates two cores, and
           // CI runs another test file beside it: queueing alone took an agent's quote execute
-          // (gateway → agents → payments → accounts, ~15 round trips) past the default 5 s
+          // (gateway → agents → payments → accounts, ~15 round trips in agents) past the default 5 s
           // deadline while a restarted process booted (seen in CI; reproduced with one core kept
           // busy: ExecuteAgentQuote 3.8 s in agents, then one 503 at 5.0 s). That is overload,
           // which the 5 s default answers with 503 + Retry-After on purpose, not a restart fault.
