@@ -407,7 +407,7 @@ export class ActionsService {
         if (outcome.action.state === 'PENDING_APPROVAL') return { action: outcome.action, ...(s.quote ? { quote: s.quote } : {}) };
         // AUTO: a refused payment is the agent's answer, recorded with the FAILED action (its usage
         // released) so that a retry with the same key is answered the same.
-        return this.answerOf(await this.runPaymentOrLeave(outcome.action, true));
+        return this.answerOf(await this.runPaymentOrLeave(outcome.action, true, agent.environment));
       }
       if (attempt >= 2) throw fail('POLICY_CHANGED', 'The agent’s policy changed during the request; retry');
       agent = outcome.retry!;
@@ -432,9 +432,13 @@ export class ActionsService {
    * The action is returned as it is — APPROVED, its transaction not known yet — and the recovery
    * worker finishes it.
    */
-  private async runPaymentOrLeave(action: AgentAction, answered = false): Promise<AgentAction> {
+  private async runPaymentOrLeave(
+    action: AgentAction,
+    answered = false,
+    environment?: Agent['environment'],
+  ): Promise<AgentAction> {
     try {
-      return await this.runPayment(action, answered);
+      return await this.runPayment(action, answered, environment);
     } catch (err) {
       this.deps.logger.warn({ err, actionId: action.id }, 'payments did not answer for an agent action; the recovery worker finishes it');
       return action;
@@ -445,10 +449,11 @@ export class ActionsService {
    * Runs the payment of an EXECUTING action and records the outcome. A refusal (insufficient
    * funds, an expired quote, a bad signature) fails the action and releases its usage (`answered`:
    * the refusal is the submission's answer, kept with the action as `refusal`); an outage leaves it
-   * EXECUTING (the recovery worker drives it again) and is thrown.
+   * EXECUTING (the recovery worker drives it again) and is thrown. An agent's environment is written
+   * once, when it is created: a caller that holds the agent passes it (`known`) instead of a read.
    */
-  private async runPayment(action: AgentAction, answered = false): Promise<AgentAction> {
-    const environment = await this.deps.agents.environmentOf(this.orm.em.fork(), action.agentId);
+  private async runPayment(action: AgentAction, answered = false, known?: Agent['environment']): Promise<AgentAction> {
+    const environment = known ?? (await this.deps.agents.environmentOf(this.orm.em.fork(), action.agentId));
     if (!environment) throw new Error(`agent ${action.agentId} of action ${action.id} does not exist`);
     const scope: PaymentScope = { platformId: action.platformId, environment };
     let transactionId: string;
