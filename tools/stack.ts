@@ -296,6 +296,9 @@ type Child = AppProcess;
  * TypeScript source under tsx, plus args, in its own process group, its output lines prefixed
  * with `[label]` (colored when asked) and kept in a ring buffer.
  */
+/** Lines of output kept per app process (and, across its restarts, per unit: `Stack.logs`). */
+const APP_LOG_LINES = 300;
+
 export function spawnAppProcess(o: {
   root?: string;
   /** The directory `buildApps` returned; without it the source runs under tsx. */
@@ -328,7 +331,7 @@ export function spawnAppProcess(o: {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  const ring = new LineRing(300);
+  const ring = new LineRing(APP_LOG_LINES);
   const label = o.label ?? o.unit ?? o.app;
   const prefix = linePrefix(
     label,
@@ -554,7 +557,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   const children: Child[] = [];
   /** The last lines of a unit's processes replaced by `restart`, so `logs` reaches before the restart. */
-  const earlierLines = new Map<string, string[]>();
+  const earlierLines = new Map<string, LineRing>();
   let started = false;
   let stopping: Promise<void> | undefined;
   let resolveFailed!: (e: AppExit) => void;
@@ -701,7 +704,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await old.exited;
     const stoppedAt = Date.now();
     children.splice(children.indexOf(old), 1);
-    earlierLines.set(key, [...(earlierLines.get(key) ?? []), ...old.ring.tail(300)].slice(-300));
+    const earlier = earlierLines.get(key) ?? new LineRing(APP_LOG_LINES);
+    for (const line of old.ring.tail()) earlier.push(line);
+    earlierLines.set(key, earlier);
     say(
       `${key} ${signal === 'SIGKILL' ? 'killed' : `stopped with ${signal} in ${((stoppedAt - signalledAt) / 1000).toFixed(1)} s`} on purpose; starting it again`,
     );
@@ -866,7 +871,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       env: shared,
       platforms,
       logs: (unit, lines) => {
-        const all = [...(earlierLines.get(unit) ?? []), ...(children.find((c) => c.unit === unit)?.ring.tail() ?? [])];
+        const all = [...(earlierLines.get(unit)?.tail() ?? []), ...(children.find((c) => c.unit === unit)?.ring.tail() ?? [])];
         return lines === undefined ? all : all.slice(-lines);
       },
       pid: (app, replica = 1) => children.find((c) => c.unit === unitKey(app, replica) && !c.exit)?.proc.pid,

@@ -59,7 +59,7 @@ import {
   type Settlement,
 } from '../bench/system.js';
 import type { PairOutcome } from '../bench/stats.js';
-import { APPS, type AppName } from '../stack.js';
+import { APPS, unitKey, type AppName } from '../stack.js';
 import { mixedLoad, type MixedFigures } from './mixed.js';
 
 export type ChaosMode = 'kill' | 'rolling' | 'outage';
@@ -549,7 +549,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
 function explainFailures(sys: GatewaySystem, ids: Map<string, number>, failuresSeen: string[]): void {
   if (!ids.size) return;
   for (let replica = 1; replica <= sys.stack.replicas.gateway; replica++) {
-    for (const line of sys.stack.logs(replica === 1 ? 'gateway' : `gateway#${replica}`, 300)) {
+    for (const line of sys.stack.logs(unitKey('gateway', replica))) {
       let entry: { requestId?: string; cause?: string; err?: { message?: string }; msg?: string };
       try {
         entry = JSON.parse(line.slice(line.indexOf('{'))) as typeof entry;

@@ -126,12 +126,13 @@ export function handleClientError(err: Error & { code?: string }, socket: Socket
   socket.destroy(err);
 }
 
-/** What an expected 5xx came from, for the log: the error's kind or gRPC status, and its message. */
+/**
+ * What an expected 5xx came from, for the log: a domain error's kind and message (a transport
+ * failure is `unexpected` and logged whole instead).
+ */
 function causeOf(err: unknown): string {
-  if (!(err instanceof Error)) return String(err).slice(0, 300);
-  const e = err as Error & { kind?: string; grpcCode?: number };
-  const tag = e.kind ?? (e.grpcCode !== undefined ? `grpc ${e.grpcCode}` : e.name);
-  return `${tag}: ${e.message}`.slice(0, 300);
+  const cause = isDomainError(err) ? `${err.kind}: ${err.message}` : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return cause.slice(0, 300);
 }
 
 /** Turns anything thrown while serving a request into the public `{status, code, message, details}`. */
