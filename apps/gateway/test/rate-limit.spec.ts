@@ -237,10 +237,30 @@ describe('leases (a replica reserves a share of a limit and spends it in memory)
     const refused = answers.find((a) => !a.allowed)!;
     expect(refused.count).toBeGreaterThan(limit);
     expect(refused.resetSeconds).toBeGreaterThanOrEqual(1);
-    // An exhausted window is refused from memory: the counter does not move.
+    // A replica whose requests were all granted, its last lease spent exactly, has not yet seen the
+    // window exhausted: its next take reserves once (granted nothing) and is refused.
+    for (const store of stores) expect((await store.take(key, limit)).allowed).toBe(false);
+    // Once a replica has seen it, an exhausted window is refused from memory: the counter does not move.
     const before = await counter(key);
     for (const store of stores) expect((await store.take(key, limit)).allowed).toBe(false);
     expect(await counter(key)).toBe(before);
+  });
+
+  it('a replica that spent its leases exactly learns of an exhausted window with one statement, granted nothing', async () => {
+    const [a, b] = [new RateLimitStore(orm, WINDOW), new RateLimitStore(orm, WINDOW)];
+    const key = `lease:${Math.random()}`;
+    const limit = 500; // leases of 10
+    // A takes 300 (30 leases, the last spent exactly), then B the other 200: the window is exhausted.
+    for (let i = 0; i < 300; i++) expect((await a.take(key, limit)).allowed).toBe(true);
+    for (let i = 0; i < 200; i++) expect((await b.take(key, limit)).allowed).toBe(true);
+    expect((await b.take(key, limit)).allowed).toBe(false);
+    const before = await counter(key);
+    // A has not seen it: one reservation, granted nothing, and refused.
+    expect((await a.take(key, limit)).allowed).toBe(false);
+    expect(await counter(key)).toBe(before + leaseSize(limit));
+    // From then on A refuses from memory.
+    expect((await a.take(key, limit)).allowed).toBe(false);
+    expect(await counter(key)).toBe(before + leaseSize(limit));
   });
 
   it('a lease ends with its window: the next window starts a new one', async () => {
