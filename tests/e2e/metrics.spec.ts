@@ -134,6 +134,9 @@ describe('metrics of the real processes', () => {
       ])
         expect(select(samples, gauge), `${app} ${gauge}`).toHaveLength(1);
       expect(sumOf(samples, 'db_pool_acquire_seconds_count'), app).toBeGreaterThan(0);
+      // No task asked for a second connection while it held one for an open transaction.
+      expect(select(samples, 'db_pool_nested_acquires_total'), app).toHaveLength(1);
+      expect(sumOf(samples, 'db_pool_nested_acquires_total'), `${app}: nested acquires`).toBe(0);
       if (app !== 'gateway') {
         const lag = select(samples, 'outbox_oldest_unpublished_age_seconds');
         expect(lag, `${app} outbox lag`).toHaveLength(1);

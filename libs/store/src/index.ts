@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { EntitySchema, Constructor } from '@mikro-orm/core';
@@ -229,7 +230,7 @@ export async function transactional<T>(
   for (let attempt = 0; ; attempt++) {
     const em = orm.em.fork();
     try {
-      return await em.transactional((tem) => fn(tem as EntityManager), {
+      return await em.transactional((tem) => holdingTransaction(() => fn(tem as EntityManager)), {
         isolationLevel: opts.isolationLevel as never,
       });
     } catch (err) {
@@ -238,6 +239,24 @@ export async function transactional<T>(
       const delay = Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, delay));
     }
+  }
+}
+
+/**
+ * Marks the tasks running inside a `transactional` callback, which hold a pooled connection for its
+ * transaction until it ends: `observePool` counts a connection such a task asks the pool for
+ * (`db_pool_nested_acquires_total`). A task holding one connection while it waits for a second is
+ * how a pool deadlocks: enough of them hold every connection and wait for each other.
+ */
+const openTransaction = new AsyncLocalStorage<{ open: boolean }>();
+
+async function holdingTransaction<T>(fn: () => Promise<T>): Promise<T> {
+  const mark = { open: true };
+  try {
+    return await openTransaction.run(mark, fn);
+  } finally {
+    // Work the callback started and that runs later (after the commit) holds nothing.
+    mark.open = false;
   }
 }
 
@@ -265,9 +284,11 @@ interface TarnPool {
  * Database pool metrics of an app: connections in use and idle, queries waiting
  * for a connection, the pool's size (gauges read from knex's tarn.js pool when
  * scraped), the time a query waited for its connection
- * (`db_pool_acquire_seconds`) and the acquisitions that failed
+ * (`db_pool_acquire_seconds`), the acquisitions that failed
  * (`db_pool_acquire_failures_total`: DATABASE_ACQUIRE_TIMEOUT_MS ran out, or
- * Postgres refused a new connection).
+ * Postgres refused a new connection), and the connections asked for by a task
+ * inside an open `transactional` (`db_pool_nested_acquires_total`: each one is a
+ * task holding a connection while it waits for a second; logged with its stack).
  */
 export function observePool(orm: MikroORM, metrics: Metrics, logger: Logger): void {
   const pool = (orm.em.getConnection().getKnex().client as { pool?: TarnPool }).pool;
@@ -290,8 +311,19 @@ export function observePool(orm: MikroORM, metrics: Metrics, logger: Logger): vo
     name: 'db_pool_acquire_failures_total',
     help: 'Connection acquisitions that failed (timeout or refused connection)',
   });
+  const nested = metrics.counter({
+    name: 'db_pool_nested_acquires_total',
+    help: 'Connections asked for by a task that holds one for an open transaction (enough of them deadlock the pool)',
+  });
   const waiting = new Map<number, () => void>();
-  pool.on('acquireRequest', (id) => waiting.set(id, acquire.startTimer()));
+  pool.on('acquireRequest', (id) => {
+    waiting.set(id, acquire.startTimer());
+    // tarn emits this synchronously in acquire(), in the asking task's async context.
+    if (openTransaction.getStore()?.open) {
+      nested.inc();
+      logger.warn({ stack: new Error('nested acquire').stack }, 'a connection was asked for inside an open transaction');
+    }
+  });
   pool.on('acquireSuccess', (id) => {
     waiting.get(id)?.();
     waiting.delete(id);

@@ -5,12 +5,15 @@ import {
   isUniqueViolation,
   migrate,
   Migration,
+  observePool,
   openStore,
   pendingMigrations,
   transactional,
   type MikroORM,
 } from '../src/index.js';
 import pg from 'pg';
+import { Metrics } from '@sluice/metrics';
+import { createLogger } from '@sluice/logging';
 
 class CreateCounter extends Migration {
   override async up(): Promise<void> {
@@ -125,6 +128,33 @@ describe('a failed query', () => {
       expect(err.message).not.toMatch(/select/i);
       expect(err.stack ?? '').not.toContain(secret);
       expect(err.code).toMatch(/^[0-9A-Z]{5}$/);
+    }
+  });
+  it('counts a connection asked for inside an open transaction, and nothing else', async () => {
+    const orm = await openStore({ databaseUrl: db.url, schema: 'storetest', entities: [], migrations, poolMax: 3 });
+    try {
+      const metrics = new Metrics('storetest', { processMetrics: false });
+      observePool(orm, metrics, createLogger('storetest', 'silent'));
+      const nested = async () =>
+        (await metrics.registry.getSingleMetric('db_pool_nested_acquires_total')!.get()).values[0]?.value ?? 0;
+      let later: Promise<unknown> | undefined;
+      await transactional(orm, async (em) => {
+        // The transaction's own connection: not counted.
+        await em.execute('SELECT 1');
+        // Work started here that runs after the commit holds nothing: not counted either.
+        later = new Promise((r) => setTimeout(r, 50)).then(() => orm.em.fork().execute('SELECT 1'));
+      });
+      await later;
+      await orm.em.fork().execute('SELECT 1');
+      expect(await nested()).toBe(0);
+      // A second connection while the transaction's is held: counted, once per ask.
+      await transactional(orm, async () => {
+        await orm.em.fork().execute('SELECT 1');
+        await transactional(orm, (inner) => inner.execute('SELECT 1'));
+      });
+      expect(await nested()).toBe(2);
+    } finally {
+      await orm.close(true);
     }
   });
 });
