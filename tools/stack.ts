@@ -537,12 +537,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     };
     // N replicas of an app share the connections one process would use (10 by default), so a stack of
     // replicas fits the same Postgres (max_connections 100 here) as a stack of one; payments' job
-    // concurrency follows its pool (JOB_CONCURRENCY ≤ DATABASE_POOL_MAX / 3). A cluster sizes Postgres
+    // concurrency follows its pool (JOB_CONCURRENCY ≤ DATABASE_POOL_MAX / 2). A cluster sizes Postgres
     // for pods × DATABASE_POOL_MAX instead (docs/operations.md).
     if (replicas[app] > 1 && !e.DATABASE_POOL_MAX) {
       const pool = Math.max(4, Math.ceil(10 / replicas[app]));
       e.DATABASE_POOL_MAX = String(pool);
-      if (app === 'payments' && !e.JOB_CONCURRENCY) e.JOB_CONCURRENCY = String(Math.max(1, Math.floor(pool / 3)));
+      if (app === 'payments' && !e.JOB_CONCURRENCY) e.JOB_CONCURRENCY = String(Math.max(1, Math.floor(pool / 2)));
     }
     // Services sealing data at rest require master keys; local stacks get stable, public dev keys unless given.
     for (const [variable, key] of Object.entries(LOCAL_DEV_MASTER_KEYS[app] ?? {})) if (!e[variable]) e[variable] = key;

@@ -116,7 +116,7 @@ export function composePayments(
   if (c.JOB_CONCURRENCY > maxJobConcurrency(c.DATABASE_POOL_MAX)) {
     // Jobs could hold every connection and wait for more: refuse rather than stall under load.
     throw new Error(
-      `JOB_CONCURRENCY=${c.JOB_CONCURRENCY} needs DATABASE_POOL_MAX of at least ${3 * c.JOB_CONCURRENCY} (it is ${c.DATABASE_POOL_MAX})`,
+      `JOB_CONCURRENCY=${c.JOB_CONCURRENCY} needs DATABASE_POOL_MAX of at least ${2 * c.JOB_CONCURRENCY} (it is ${c.DATABASE_POOL_MAX})`,
     );
   }
   const keyring = keyringFromConfig(c, PAYMENTS_KEYRING);

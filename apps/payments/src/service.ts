@@ -23,11 +23,11 @@ const config = Type.Object({
       'safety poll of the job scheduler: a job scheduled now wakes it on commit (LISTEN/NOTIFY, every replica) and it sleeps until the next job is due, so this only bounds how late a lost notification is noticed (without a LISTEN connection it polls every 250 ms)',
   }),
   JOB_CONCURRENCY: Type.Integer({
-    default: 3,
+    default: 5,
     minimum: 1,
     maximum: 64,
     description:
-      'jobs one instance runs at once; each holds a database connection and may take a second, so at most a third of DATABASE_POOL_MAX',
+      'jobs one instance runs at once; a job that calls other services holds no database connection during its calls, one for its reads and its short completing transaction, so at most half of DATABASE_POOL_MAX (the other half stays for requests)',
   }),
   JOB_LEASE_MS: Type.Integer({
     default: 60_000,

@@ -18,6 +18,7 @@ import {
   type TestDatabase,
 } from '@sluice/testing';
 import { paymentsService, type PaymentsConfig, type PaymentsGraph } from '../src/index.js';
+import { composePayments } from '../src/compose.js';
 import { JobScheduler, jobsChannel, maxJobConcurrency } from '../src/store/job-scheduler.js';
 import { migrations } from '../src/store/migrations.js';
 
@@ -322,8 +323,15 @@ describe('JobScheduler', () => {
     expect(await s.runDue()).toBe(20);
     expect(peak).toBe(2);
     expect(await effects('busy:%')).toHaveLength(20);
-    expect(maxJobConcurrency(10)).toBe(3);
-    expect(maxJobConcurrency(2)).toBe(1);
+  });
+
+  it('JOB_CONCURRENCY is at most half of DATABASE_POOL_MAX: a larger one stops the start, naming both', () => {
+    expect([maxJobConcurrency(10), maxJobConcurrency(15), maxJobConcurrency(3), maxJobConcurrency(1)]).toEqual([5, 7, 1, 1]);
+    // The check is the composition root's first step, before anything is built from the dependencies.
+    const compose = (JOB_CONCURRENCY: number, DATABASE_POOL_MAX: number) => () =>
+      composePayments({ config: { JOB_CONCURRENCY, DATABASE_POOL_MAX } } as never);
+    expect(compose(6, 10)).toThrow('JOB_CONCURRENCY=6 needs DATABASE_POOL_MAX of at least 12 (it is 10)');
+    expect(compose(5, 10)).not.toThrow(/JOB_CONCURRENCY/);
   });
 
   it('complete() retires a job that is no longer needed, but never one a worker holds', async () => {
@@ -395,10 +403,11 @@ describe('JobScheduler', () => {
     ]);
   });
 
-  it("a leased kind's load reads in the claim's own transaction; a load that fails leaves every job of the batch to read for itself, claimed once", async () => {
+  it("a leased kind's load reads a batch in the claim's own transaction; a load that fails leaves every job of the batch to read for itself, claimed once", async () => {
     const clock = new ManualClock('2026-03-01T00:00:00Z');
     const orm = await replicaOrm();
     const xids: (string | null)[] = [];
+    const batches: string[][] = [];
     const got: Record<string, unknown> = {};
     const s = new JobScheduler(orm, clock, { logger }).registerLeased<Record<string, never>, string>(
       'loaded',
@@ -406,26 +415,32 @@ describe('JobScheduler', () => {
         got[job.id] = loaded ? loaded.value : 'read for itself';
       },
       {
-        load: async (em, job) => {
+        load: async (em, jobs) => {
+          batches.push(jobs.map((j) => j.id).sort());
           // The claim's UPDATE gave the transaction an id: a load in its own transaction would see none.
-          const [row] = await em.execute<{ xid: string | null; locked_by: string }[]>(
-            `SELECT pg_current_xact_id_if_assigned()::text AS xid, locked_by FROM scheduled_jobs WHERE id = ?`,
-            [job.id],
+          const rows = await em.execute<{ id: string; xid: string | null; locked_by: string }[]>(
+            `SELECT id, pg_current_xact_id_if_assigned()::text AS xid, locked_by FROM scheduled_jobs WHERE id IN (${jobs.map(() => '?').join(', ')})`,
+            jobs.map((j) => j.id),
           );
-          xids.push(row!.xid);
-          if (job.id === 'loaded:bad') await em.execute('SELECT 1 / 0');
-          return `held by ${row!.locked_by}`;
+          xids.push(...rows.map((r) => r.xid));
+          if (jobs.some((j) => j.id === 'loaded:bad')) await em.execute('SELECT 1 / 0');
+          // A job left out of the answer reads for itself.
+          return new Map(rows.filter((r) => r.id !== 'loaded:c').map((r) => [r.id, `held by ${r.locked_by}`]));
         },
       },
     );
     await s.schedule({ kind: 'loaded', id: 'loaded:a' });
+    await s.schedule({ kind: 'loaded', id: 'loaded:c' });
     await s.schedule({ kind: 'loaded', id: 'loaded:b', delayMs: 1 });
-    expect(await s.runDue()).toBe(1);
-    expect(xids).toHaveLength(1);
+    expect(await s.runDue()).toBe(2);
+    // One load for the batch's two jobs of the kind.
+    expect(batches).toEqual([['loaded:a', 'loaded:c']]);
+    expect(xids).toHaveLength(2);
     expect(xids[0]).not.toBeNull();
     // loaded:a's load saw its own claim (locked_by set by the same transaction)
-    expect(Object.keys(got)).toEqual(['loaded:a']);
+    expect(Object.keys(got).sort()).toEqual(['loaded:a', 'loaded:c']);
     expect(got['loaded:a']).toMatch(/^held by payments-/);
+    expect(got['loaded:c']).toBe('read for itself');
 
     await s.schedule({ kind: 'loaded', id: 'loaded:bad' });
     clock.advance(1);
@@ -441,6 +456,7 @@ describe('JobScheduler', () => {
       { id: 'loaded:a', attempts: 1, done: true },
       { id: 'loaded:b', attempts: 1, done: true },
       { id: 'loaded:bad', attempts: 1, done: true },
+      { id: 'loaded:c', attempts: 1, done: true },
     ]);
   });
 

@@ -24,6 +24,11 @@ export class TransactionsService {
     return this.transactions.get(em ?? this.orm.em.fork(), platformId, id, forUpdate);
   }
 
+  /** Transactions by id, whatever their platform (for a batch of jobs, which check it), in `em`. */
+  findMany(em: EntityManager, ids: string[]): Promise<Map<string, Transaction>> {
+    return this.transactions.getMany(em, ids);
+  }
+
   /** The platform's transaction made under a request key, if any. */
   byRequestKey(platformId: string, requestKey: string): Promise<Transaction | undefined> {
     return this.transactions.byRequestKey(this.orm.em.fork(), platformId, requestKey);

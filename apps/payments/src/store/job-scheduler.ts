@@ -42,11 +42,14 @@ export type LeasedJobHandler<P = Record<string, unknown>, L = never> = (
 ) => Promise<JobOutcome | void>;
 
 /**
- * Reads what a leased job needs first, in the transaction that claims it: the read rides on the
- * claim's commit instead of taking a transaction of its own. Only reads: the claim's locks are
- * held meanwhile, and a failed load leaves its job (and the rest of the batch) to read for itself.
+ * Reads what the claimed jobs of a leased kind need first, all of the batch's jobs of that kind at
+ * once, in the transaction that claims them: the reads ride on the claim's commit instead of each
+ * job taking a transaction of its own, and a batch is read in a few statements, not a few per job
+ * (the claim holds back every job of its batch until the loads are done). Returns what it read by
+ * job id; a job it leaves out reads for itself. Only reads: the claim's locks are held meanwhile,
+ * and a failed load leaves every job of the batch to read for itself.
  */
-export type JobLoader<P = Record<string, unknown>, L = unknown> = (em: EntityManager, job: Job<P>) => Promise<L>;
+export type JobLoader<P = Record<string, unknown>, L = unknown> = (em: EntityManager, jobs: Job<P>[]) => Promise<Map<string, L>>;
 
 /** A load's result as the handler receives it (wrapped, so a load that found nothing is told from none). */
 export interface Loaded<L> {
@@ -78,8 +81,8 @@ export interface JobSchedulerOptions {
   /**
    * Jobs run at once. A running job may hold a database connection for its
    * transaction (a `register` job for its whole run, a leased one for its reads
-   * and its short completing transaction) and take one more for a read, so this
-   * must stay well below the connection pool: see `maxJobConcurrency`.
+   * and its short completing transaction, none during its calls), so this must
+   * stay well below the connection pool: see `maxJobConcurrency`.
    */
   concurrency?: number;
   /** After this many failed attempts a job is dead (failed_at set, never run again). */
@@ -163,12 +166,15 @@ function jobOf(row: JobRow): Job {
 }
 
 /**
- * The most jobs a scheduler may run at once with a connection pool of `poolMax`:
- * each running job holds one connection and may take a second, and requests need
- * the rest, so at most a third of the pool (at least 1).
+ * The most jobs a scheduler may run at once with a connection pool of `poolMax`: half of it (at
+ * least 1), the other half for requests. Every job of payments but the hourly purge is leased: it
+ * holds no connection during its calls (which take most of its time), and one at a time for its
+ * reads and its completing transaction, whose outcome writes through that transaction's own `em`.
+ * A `register` job holds one for its whole run. So the jobs hold at most half the pool, and a job
+ * that took a second connection for a read could still get it.
  */
 export function maxJobConcurrency(poolMax: number): number {
-  return Math.max(1, Math.floor(poolMax / 3));
+  return Math.max(1, Math.floor(poolMax / 2));
 }
 
 /**
@@ -384,23 +390,25 @@ export class JobScheduler implements Worker {
 
 
   /**
-   * Runs the loads of the claimed jobs whose kind has one, in the claim's transaction, one after
-   * the other. A load that fails is rolled back to before the loads (the claim stays) and the jobs
-   * not loaded yet read for themselves when they run: a load saves a transaction, it never
-   * decides whether a job runs.
+   * Runs the loads of the claimed jobs whose kind has one, in the claim's transaction: one load per
+   * kind, given all of the batch's jobs of that kind. A load that fails is rolled back to before the
+   * loads (the claim stays) and every job of the batch reads for itself when it runs: a load saves a
+   * transaction, it never decides whether a job runs.
    */
   private async loadClaimed(em: EntityManager, rows: JobRow[]): Promise<Map<string, Loaded<unknown>>> {
     const loaded = new Map<string, Loaded<unknown>>();
-    const loading = rows.filter((r) => {
-      const h = this.handlers.get(r.kind);
-      return h?.mode === 'lease' && h.load;
-    });
-    if (loading.length === 0) return loaded;
+    const byKind = new Map<JobLoader<never, unknown>, Job[]>();
+    for (const row of rows) {
+      const h = this.handlers.get(row.kind);
+      if (h?.mode !== 'lease' || !h.load) continue;
+      byKind.set(h.load, [...(byKind.get(h.load) ?? []), jobOf(row)]);
+    }
+    if (byKind.size === 0) return loaded;
     await em.execute('SAVEPOINT job_loads');
     try {
-      for (const row of loading) {
-        const h = this.handlers.get(row.kind) as { load: JobLoader<never, unknown> };
-        loaded.set(row.id, { value: await h.load(em, jobOf(row) as never) });
+      for (const [load, jobs] of byKind) {
+        const values = await load(em, jobs as never[]);
+        for (const job of jobs) if (values.has(job.id)) loaded.set(job.id, { value: values.get(job.id) });
       }
     } catch (err) {
       this.logger?.warn({ err }, 'job loads failed in the claim; the jobs read for themselves');

@@ -1,5 +1,5 @@
 import type { MasterKeyring } from '@sluice/crypto';
-import { writeAtCommit, type EntityManager } from '@sluice/store';
+import { pgTextArray, writeAtCommit, type EntityManager } from '@sluice/store';
 import type { QuoteAmounts } from '../domain/pricing.js';
 import type { PurposeOfPayment, Quote } from '../domain/quote.js';
 import type { Ratio } from '../domain/ratio.js';
@@ -228,6 +228,13 @@ export class QuoteRepository {
   async find(em: EntityManager, id: string): Promise<Quote | undefined> {
     const rows = await em.execute<QuoteRow[]>(`SELECT * FROM quotes WHERE id = ?`, [id]);
     return rows[0] ? this.rows.from(rows[0]) : undefined;
+  }
+
+  /** Quotes by id, whatever their platform (the caller checks it), in one statement. */
+  async findMany(em: EntityManager, ids: string[]): Promise<Map<string, Quote>> {
+    if (ids.length === 0) return new Map();
+    const rows = await em.execute<QuoteRow[]>(`SELECT * FROM quotes WHERE id = ANY(?::text[])`, [pgTextArray(ids)]);
+    return new Map(rows.map((r) => { const q = this.rows.from(r); return [q.id, q]; }));
   }
 
   /**

@@ -345,6 +345,13 @@ export class TransactionRepository {
     return rows[0] ? this.rows.from(rows[0]) : undefined;
   }
 
+  /** Transactions by id, whatever their platform (the caller checks it), in one statement. */
+  async getMany(em: EntityManager, ids: string[]): Promise<Map<string, Transaction>> {
+    if (ids.length === 0) return new Map();
+    const rows = await em.execute<TransactionRow[]>(`SELECT * FROM transactions WHERE id = ANY(?::text[])`, [pgTextArray(ids)]);
+    return new Map(rows.map((r) => { const t = this.rows.from(r); return [t.id, t]; }));
+  }
+
   async byRequestKey(
     em: EntityManager,
     platformId: string,
