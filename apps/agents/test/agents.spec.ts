@@ -663,6 +663,11 @@ describe('quotes of an agent', () => {
     expect((await client.getAgentQuote({ ...w.ref, quoteId: quote!.id })).quote!.id).toBe(quote!.id);
     expect((await rejection(client.getAgentQuote({ ...other.ref, quoteId: quote!.id }))).code).toBe('QUOTE_NOT_FOUND');
     expect((await rejection(client.executeAgentQuote({ ...other.ref, quoteId: quote!.id }))).code).toBe('QUOTE_NOT_FOUND');
+    // A malformed id is an unknown quote; an unknown agent is refused before its quote is looked at.
+    expect((await rejection(client.executeAgentQuote({ ...w.ref, quoteId: 'not-a-quote' }))).code).toBe('QUOTE_NOT_FOUND');
+    const unknownAgent = { ...w.ref, agentId: newId('Agent') };
+    expect((await rejection(client.executeAgentQuote({ ...unknownAgent, quoteId: quote!.id }))).code).toBe('AGENT_NOT_FOUND');
+    expect((await rejection(client.executeAgentQuote({ ...unknownAgent, quoteId: 'not-a-quote' }))).code).toBe('AGENT_NOT_FOUND');
 
     const [a, b] = await Promise.all([
       client.executeAgentQuote({ ...w.ref, quoteId: quote!.id }),

@@ -85,6 +85,10 @@ interface Asked {
   transfer?: Pick<TransferDetails, 'sourceAccountId' | 'destinationAccountId' | 'amount'> | undefined;
 }
 
+const agentNotFound = (agentId: string) => fail('AGENT_NOT_FOUND', `Agent ${agentId} not found`);
+/** A quote of another agent (or none) answers as an unknown one. */
+const quoteNotFound = (quoteId: string) => fail('QUOTE_NOT_FOUND', `Quote ${quoteId} not found`);
+
 /**
  * Agent actions: every money-moving call of an agent becomes an AgentAction, checked against
  * the policy and reserved in the usage counters atomically (one transaction under the agent's
@@ -146,11 +150,19 @@ export class ActionsService {
     p: { quoteId: string; walletSignature?: string; signingRequestId?: string; requestKey?: string },
   ): Promise<{ action: ActionView } | { challenge: unknown }> {
     requireRequestKey(p.requestKey);
-    const agent = await this.agent(ref);
-    await this.ownQuote(agent.id, p.quoteId);
-    const first = p.requestKey ? await this.deps.actions.byRequestKey(this.orm.em.fork(), agent.id, p.requestKey) : undefined;
+    // The agent, its ownership of the quote, an earlier submission under the key and the quote's live
+    // action: four reads that need only the request, made at once (one round trip's wait, not four),
+    // then checked in this order. A malformed quote id is not looked up.
+    const quoteId = isId(p.quoteId, 'Quote') ? p.quoteId : undefined;
+    const [agent, owned, first, live] = await Promise.all([
+      this.deps.agents.get(this.orm.em.fork(), ref.platformId, ref.agentId),
+      quoteId ? this.deps.quotes.isAgents(this.orm.em.fork(), quoteId, ref.agentId) : false,
+      p.requestKey ? this.deps.actions.byRequestKey(this.orm.em.fork(), ref.agentId, p.requestKey) : undefined,
+      quoteId ? this.deps.actions.liveOfQuote(this.orm.em.fork(), quoteId) : undefined,
+    ]);
+    if (!agent) throw agentNotFound(ref.agentId);
+    if (!owned) throw quoteNotFound(p.quoteId);
     if (first) return { action: await this.sameRequest(first, { type: 'EXECUTE_QUOTE', quoteId: p.quoteId }) };
-    const live = await this.deps.actions.liveOfQuote(this.orm.em.fork(), p.quoteId);
     if (live) return { action: await this.view(live) };
     const quote = await this.deps.payments.getQuote(agent.platformId, p.quoteId);
     if (quote.status === 'EXPIRED' || quote.expiresAt.getTime() <= this.clock.now().getTime()) {
@@ -193,10 +205,14 @@ export class ActionsService {
       requestKey: string;
     },
   ): Promise<ActionView> {
-    const agent = await this.agent(ref);
+    // The agent and an earlier submission under the key, read at once.
+    const [agent, first] = await Promise.all([
+      this.deps.agents.get(this.orm.em.fork(), ref.platformId, ref.agentId),
+      this.deps.actions.byRequestKey(this.orm.em.fork(), ref.agentId, p.requestKey),
+    ]);
+    if (!agent) throw agentNotFound(ref.agentId);
     checkTransfer(p);
     // A retry of a submission (the same Idempotency-Key) answers its action, whatever became of it.
-    const first = await this.deps.actions.byRequestKey(this.orm.em.fork(), agent.id, p.requestKey);
     if (first) return this.sameRequest(first, { type: p.type, transfer: p });
     requirePermission(agent.policy, 'CREATE_TRANSFERS');
     const [internalId, externalId] =
@@ -538,7 +554,7 @@ export class ActionsService {
 
   private async agent(ref: AgentRef): Promise<Agent> {
     const agent = await this.deps.agents.get(this.orm.em.fork(), ref.platformId, ref.agentId);
-    if (!agent) throw fail('AGENT_NOT_FOUND', `Agent ${ref.agentId} not found`);
+    if (!agent) throw agentNotFound(ref.agentId);
     return agent;
   }
 
@@ -554,7 +570,7 @@ export class ActionsService {
 
   private async ownQuote(agentId: string, quoteId: string): Promise<void> {
     if (!isId(quoteId, 'Quote') || !(await this.deps.quotes.isAgents(this.orm.em.fork(), quoteId, agentId))) {
-      throw fail('QUOTE_NOT_FOUND', `Quote ${quoteId} not found`);
+      throw quoteNotFound(quoteId);
     }
   }
 
