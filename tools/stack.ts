@@ -291,14 +291,14 @@ export interface AppProcess {
 }
 type Child = AppProcess;
 
+/** Lines of output kept per app process (and, across its restarts, per unit: `Stack.logs`). */
+const APP_LOG_LINES = 300;
+
 /**
  * Starts `<bundles>/<app>/main.mjs` (built by `buildApps`), or without `bundles` the app's
  * TypeScript source under tsx, plus args, in its own process group, its output lines prefixed
  * with `[label]` (colored when asked) and kept in a ring buffer.
  */
-/** Lines of output kept per app process (and, across its restarts, per unit: `Stack.logs`). */
-const APP_LOG_LINES = 300;
-
 export function spawnAppProcess(o: {
   root?: string;
   /** The directory `buildApps` returned; without it the source runs under tsx. */

@@ -132,7 +132,7 @@ export class ActionsService {
   /** GET /agents/me/quotes/{quoteId}: only a quote this agent created (QUOTE_NOT_FOUND otherwise). */
   async getQuote(ref: AgentRef, quoteId: string): Promise<PaymentQuote> {
     await this.agent(ref);
-    await this.ownQuote(ref.agentId, quoteId);
+    if (!(await this.ownsQuote(ref.agentId, quoteId))) throw quoteNotFound(quoteId);
     return this.deps.payments.getQuote(ref.platformId, quoteId);
   }
 
@@ -152,13 +152,12 @@ export class ActionsService {
     requireRequestKey(p.requestKey);
     // The agent, its ownership of the quote, an earlier submission under the key and the quote's live
     // action: four reads that need only the request, made at once (one round trip's wait, not four),
-    // then checked in this order. A malformed quote id is not looked up.
-    const quoteId = isId(p.quoteId, 'Quote') ? p.quoteId : undefined;
+    // then checked in this order.
     const [agent, owned, first, live] = await Promise.all([
       this.deps.agents.get(this.orm.em.fork(), ref.platformId, ref.agentId),
-      quoteId ? this.deps.quotes.isAgents(this.orm.em.fork(), quoteId, ref.agentId) : false,
+      this.ownsQuote(ref.agentId, p.quoteId),
       p.requestKey ? this.deps.actions.byRequestKey(this.orm.em.fork(), ref.agentId, p.requestKey) : undefined,
-      quoteId ? this.deps.actions.liveOfQuote(this.orm.em.fork(), quoteId) : undefined,
+      this.deps.actions.liveOfQuote(this.orm.em.fork(), p.quoteId),
     ]);
     if (!agent) throw agentNotFound(ref.agentId);
     if (!owned) throw quoteNotFound(p.quoteId);
@@ -568,10 +567,9 @@ export class ActionsService {
     return (await this.deps.actions.get(this.orm.em.fork(), a.platformId, a.id))!;
   }
 
-  private async ownQuote(agentId: string, quoteId: string): Promise<void> {
-    if (!isId(quoteId, 'Quote') || !(await this.deps.quotes.isAgents(this.orm.em.fork(), quoteId, agentId))) {
-      throw quoteNotFound(quoteId);
-    }
+  /** Whether the agent created the quote (false for a malformed id, which is not looked up). */
+  private async ownsQuote(agentId: string, quoteId: string): Promise<boolean> {
+    return isId(quoteId, 'Quote') && (await this.deps.quotes.isAgents(this.orm.em.fork(), quoteId, agentId));
   }
 
   private notPending(a: AgentAction) {

@@ -90,7 +90,10 @@ export class QuotePaymentsService {
     });
     // Their first read (the transactions and their quotes, a batch in two statements) rides on the claim's transaction.
     const loading = (status: Transaction['status']) => ({
-      load: (em: EntityManager, jobs: Job<QuotePaymentJob>[]) => this.loadAllIn(em, jobs, status),
+      load: async (em: EntityManager, jobs: Job<QuotePaymentJob>[]) => {
+        const found = await this.paymentsIn(em, jobs.map((j) => j.payload), status);
+        return new Map(jobs.map((j, i) => [j.id, found[i]]));
+      },
     });
     s.registerLeased<QuotePaymentJob, Payment | undefined>(
       JOB_KINDS.quotePaymentSettle,
@@ -406,37 +409,26 @@ export class QuotePaymentsService {
   }
 
   /** A job's transaction and its quote, read in one database transaction (one commit, not two). */
-  private load(p: QuotePaymentJob, status: Transaction['status']): Promise<Payment | undefined> {
-    return transactional(this.orm, (em) => this.loadIn(em, p, status));
-  }
-
-  /** A job's payment, if its transaction is still in `status` (in its own transaction). */
-  private async loadIn(em: EntityManager, p: QuotePaymentJob, status: Transaction['status']): Promise<Payment | undefined> {
-    const t = await this.deps.transactions.find(p.platformId, p.transactionId, em);
-    if (!t || t.status !== status || !t.quoteId) return undefined;
-    const q = await this.deps.quotes.get(em, p.platformId, t.quoteId);
-    return q ? { t, q } : undefined;
+  private async load(p: QuotePaymentJob, status: Transaction['status']): Promise<Payment | undefined> {
+    return (await transactional(this.orm, (em) => this.paymentsIn(em, [p], status)))[0];
   }
 
   /**
-   * The payments of a claimed batch of jobs, by job id (in the claim's transaction): what `loadIn`
-   * reads for one job, for all of them in two statements. A job's payment is undefined when its
-   * transaction is not in `status`, or not of the job's platform.
+   * The payments of jobs, in their order (one job's alone, or a claimed batch's in the claim's
+   * transaction), in two statements however many: undefined for a job whose transaction is not in
+   * `status`, or not of the job's platform.
    */
-  private async loadAllIn(em: EntityManager, jobs: Job<QuotePaymentJob>[], status: Transaction['status']): Promise<Map<string, Payment | undefined>> {
-    const ts = await this.deps.transactions.findMany(em, jobs.map((j) => j.payload.transactionId));
-    const mine = (j: Job<QuotePaymentJob>) => {
-      const t = ts.get(j.payload.transactionId);
-      return t && t.platformId === j.payload.platformId && t.status === status && t.quoteId ? t : undefined;
-    };
-    const qs = await this.deps.quotes.findMany(em, jobs.flatMap((j) => mine(j)?.quoteId ?? []));
-    return new Map(
-      jobs.map((j) => {
-        const t = mine(j);
-        const q = t && qs.get(t.quoteId!);
-        return [j.id, q && q.platformId === t.platformId ? { t, q } : undefined];
-      }),
-    );
+  private async paymentsIn(em: EntityManager, ps: QuotePaymentJob[], status: Transaction['status']): Promise<(Payment | undefined)[]> {
+    const ts = await this.deps.transactions.findMany(em, ps.map((p) => p.transactionId));
+    const mine = ps.map((p) => {
+      const t = ts.get(p.transactionId);
+      return t && t.platformId === p.platformId && t.status === status && t.quoteId ? t : undefined;
+    });
+    const qs = await this.deps.quotes.findMany(em, mine.flatMap((t) => t?.quoteId ?? []));
+    return mine.map((t) => {
+      const q = t && qs.get(t.quoteId!);
+      return q && q.platformId === t.platformId ? { t, q } : undefined;
+    });
   }
 
   private railOf(environment: Environment, q: Quote): PayoutRail {

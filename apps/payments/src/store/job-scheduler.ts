@@ -401,7 +401,9 @@ export class JobScheduler implements Worker {
     for (const row of rows) {
       const h = this.handlers.get(row.kind);
       if (h?.mode !== 'lease' || !h.load) continue;
-      byKind.set(h.load, [...(byKind.get(h.load) ?? []), jobOf(row)]);
+      const jobs = byKind.get(h.load) ?? [];
+      jobs.push(jobOf(row));
+      byKind.set(h.load, jobs);
     }
     if (byKind.size === 0) return loaded;
     await em.execute('SAVEPOINT job_loads');
