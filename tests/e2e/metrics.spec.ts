@@ -152,6 +152,8 @@ describe('metrics of the real processes', () => {
 
     // Scrape-time backlogs of the payments scheduler and the webhook deliveries.
     expect(select(all.get('payments')!, 'scheduler_oldest_due_job_age_seconds')).toHaveLength(1);
+    // What the scheduler's last claim saw (the admission of new payments follows it): caught up after these requests.
+    expect(select(all.get('payments')!, 'scheduler_claim_lag_seconds').map((s) => s.value)).toEqual([0]);
     expect(select(all.get('webhook-dispatcher')!, 'webhook_deliveries_due')).toHaveLength(1);
     expect(select(all.get('webhook-dispatcher')!, 'webhook_oldest_due_delivery_age_seconds')).toHaveLength(1);
 

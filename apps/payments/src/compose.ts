@@ -1,5 +1,6 @@
 import type { Environment } from '@sluice/core';
 import { keyringFromConfig, type Composition, type ServiceDeps, type Worker } from '@sluice/runtime';
+import { inheritedDeadline } from '@sluice/rpc';
 import type { PaymentsConfig } from './service.js';
 import type {
   AccountsPort,
@@ -12,6 +13,7 @@ import type {
   UmaProviderDirectory,
   WalletSignatures,
 } from './app/ports.js';
+import { JobLagAdmission } from './app/admission.js';
 import { ExchangeRatesService } from './app/exchange-rates.service.js';
 import { IncomingService } from './app/incoming.service.js';
 import { SandboxFundingService } from './app/sandbox-funding.service.js';
@@ -86,6 +88,8 @@ export interface PaymentsAdapters {
 /** The object graph of a running payments service. */
 export interface PaymentsGraph extends Composition {
   scheduler: JobScheduler;
+  /** The admission of new payments, told by the scheduler how far behind it is. */
+  admission: JobLagAdmission;
   lookups: ReceiverLookupsService;
   rates: ExchangeRatesService;
   providers: UmaProvidersService;
@@ -175,6 +179,13 @@ export function composePayments(
   // Storage, the scheduler and the transaction lifecycle every use case shares.
   const transactionRepository = new TransactionRepository(keyring);
   const quoteRepository = new QuoteRepository(keyring);
+  // New payments wait while the scheduler is behind, so settlement keeps level with acceptance.
+  const admission = new JobLagAdmission({
+    maxJobLagMs: c.ADMISSION_MAX_JOB_LAG_MS,
+    maxWaitMs: c.ADMISSION_MAX_WAIT_MS,
+    deadline: inheritedDeadline,
+    metrics,
+  });
   const scheduler = new JobScheduler(orm, clock, {
     timeScale: c.SANDBOX_TIME_SCALE,
     pollMs: c.JOB_POLL_MS,
@@ -182,6 +193,7 @@ export function composePayments(
     concurrency: c.JOB_CONCURRENCY,
     logger,
     metrics,
+    onLag: (ms) => admission.observe(ms),
   });
   const transactions = new TransactionsService(orm, transactionRepository);
   const lifecycle = new TransactionLifecycle(clock, {
@@ -199,6 +211,7 @@ export function composePayments(
     ttlMs: c.LOOKUP_TTL_SECONDS * 1000,
   });
   const transfers = new TransfersService(orm, clock, {
+    admission,
     accounts,
     ledger,
     customers,
@@ -229,6 +242,7 @@ export function composePayments(
   });
   const parties = new QuoteParties({ accounts, payees, customers, lookups });
   const quoteExecution = new QuoteExecutionService(orm, clock, {
+    admission,
     fresh: freshQuotes,
     parties,
     walletSignatures,
@@ -322,6 +336,7 @@ export function composePayments(
 
   return {
     scheduler,
+    admission,
     lookups,
     rates: exchangeRates,
     providers,

@@ -29,6 +29,20 @@ const config = Type.Object({
     description:
       'jobs one instance runs at once; a job that calls other services holds no database connection during its calls, one for its reads and its short completing transaction, so at most half of DATABASE_POOL_MAX (the other half stays for requests)',
   }),
+  ADMISSION_MAX_JOB_LAG_MS: Type.Integer({
+    default: 500,
+    minimum: 0,
+    maximum: 3_600_000,
+    description:
+      'new payments (quote executes, transfers) wait while the job scheduler is behind: its last claim took a full batch whose youngest job had been due longer than this (settlement is falling behind acceptance); 0 admits every payment at once',
+  }),
+  ADMISSION_MAX_WAIT_MS: Type.Integer({
+    default: 2_000,
+    minimum: 0,
+    maximum: 60_000,
+    description:
+      'how long a new payment waits for the scheduler to catch up before it is refused with 503 SERVICE_UNAVAILABLE and Retry-After (nothing held or written); never more than the caller’s deadline less a second',
+  }),
   JOB_LEASE_MS: Type.Integer({
     default: 60_000,
     minimum: 1_000,

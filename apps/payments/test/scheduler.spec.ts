@@ -325,6 +325,23 @@ describe('JobScheduler', () => {
     expect(await effects('busy:%')).toHaveLength(20);
   });
 
+  it('tells after every claim how far behind it is: for a full batch how long its youngest job had been due, else 0', async () => {
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const lags: number[] = [];
+    const s = new JobScheduler(await replicaOrm(), clock, {
+      batchSize: 3,
+      logger,
+      onLag: (ms) => lags.push(ms),
+    }).register('lagging', async () => undefined);
+    // Due at 0, 1, 2, 3 and 4 s; claimed at 10 s, three at a time in due order.
+    for (let i = 0; i < 5; i++) await s.schedule({ kind: 'lagging', id: `lagging:${i}`, delayMs: i * 1_000 });
+    clock.advance(10_000);
+    expect(await s.runDue()).toBe(3); // full: the youngest of 0, 1, 2 s had been due 8 s
+    expect(await s.runDue()).toBe(2); // not full: none left waiting
+    expect(await s.runDue()).toBe(0);
+    expect(lags).toEqual([8_000, 0, 0]);
+  });
+
   it('JOB_CONCURRENCY is at most half of DATABASE_POOL_MAX: a larger one stops the start, naming both', () => {
     expect([maxJobConcurrency(10), maxJobConcurrency(15), maxJobConcurrency(3), maxJobConcurrency(1)]).toEqual([5, 7, 1, 1]);
     // The check is the composition root's first step, before anything is built from the dependencies.

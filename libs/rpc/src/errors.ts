@@ -43,6 +43,9 @@ export function isDownstreamTransportFailure(err: unknown): boolean {
 
 const DEPENDENCY_UNAVAILABLE = 'A dependency of this service is unavailable';
 
+/** gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry. */
+const NO_RETRY_METADATA_KEY = 'grpc-retry-pushback-ms';
+
 /**
  * Server side: an expected DomainError becomes its gRPC status with the public
  * error in metadata; a downstream call's DEADLINE_EXCEEDED or UNAVAILABLE keeps
@@ -58,6 +61,10 @@ export function toServiceError(err: unknown): Partial<ServiceError> & { code: st
     const body = boundedErrorBody(err.code, err.message, err.details ?? {});
     const md = new Metadata();
     md.set(ERROR_METADATA_KEY, Buffer.from(JSON.stringify(body)));
+    // An expected refusal is the server's answer: the clients' retry policy, which repeats a call
+    // that failed UNAVAILABLE in transport (rpcChannelOptions), must not repeat a domain error of
+    // that kind (RAIL_UNAVAILABLE, an admission refusal). A negative pushback tells grpc-js not to.
+    if (err.kind === 'UNAVAILABLE') md.set(NO_RETRY_METADATA_KEY, '-1');
     return { code: KIND_TO_STATUS[err.kind], details: body.message, metadata: md };
   }
   if (isDependencyUnavailable(err)) return { code: status.UNAVAILABLE, details: DEPENDENCY_UNAVAILABLE };

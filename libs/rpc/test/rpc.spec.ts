@@ -43,6 +43,7 @@ const EchoService = {
   deadline: method('Deadline'),
   relayDeadline: method('RelayDeadline'),
   late: method('Late'),
+  refuse: method('Refuse'),
 } as unknown as ServiceDefinition;
 const EchoClient = makeGenericClientConstructor(EchoService, 'test.v1.EchoService');
 
@@ -50,6 +51,7 @@ type Echo = { text?: string; ms?: number };
 /** What the Late handler saw when it called on after its caller's deadline. */
 let lateOutcome: Promise<unknown> | undefined;
 let echoCalls = 0;
+let refuseCalls = 0;
 /** Called when a Slow call reaches its handler. */
 let slowStarted: () => void = () => undefined;
 const logger = createLogger('rpc-test', 'silent');
@@ -75,6 +77,10 @@ describe('rpc kit', () => {
       }),
       fail: async () => {
         throw new DomainError('NOT_FOUND', 'THING_NOT_FOUND', 'No such thing', { id: 'Thing:1' });
+      },
+      refuse: async () => {
+        refuseCalls++;
+        throw new DomainError('UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'Shedding load; retry in a moment');
       },
       crash: async () => {
         throw new Error('connection string postgres://secret@db leaked?');
@@ -133,6 +139,12 @@ describe('rpc kit', () => {
       message: 'No such thing',
       details: { id: 'Thing:1' },
     });
+  });
+
+  it('answers a DomainError of kind UNAVAILABLE once: the clients’ retry policy (for transport failures) does not repeat it', async () => {
+    const err = await client.refuse!({}).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'UNAVAILABLE', code: 'SERVICE_UNAVAILABLE' });
+    expect(refuseCalls).toBe(1);
   });
 
   it('passes a downstream DEADLINE_EXCEEDED through as itself (retryable, 503 at the gateway), not INTERNAL', async () => {

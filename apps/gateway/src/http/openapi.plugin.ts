@@ -27,7 +27,7 @@ function defaultErrors(method: string): Record<string, string> {
       'Too many requests (`RATE_LIMITED`, with `Retry-After` in seconds): a rate limit per API token, per agent token, per address, or on failed authentications; counted answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`. Or `TOO_MANY_CONNECTIONS`: the client holds more open connections than the gateway allows (the connection is closed after the answer)',
     '431': `Request line and headers together exceed ${MAX_HEADER_BYTES} bytes (\`REQUEST_HEADERS_TOO_LARGE\`)`,
     '500': 'Internal error (`INTERNAL_ERROR`); details are never exposed',
-    '503': 'A dependency is unavailable; retry later',
+    '503': 'Temporarily unavailable (`SERVICE_UNAVAILABLE`, with `Retry-After` in seconds): a service this operation needs is down or slow, or (quote executes, transfers) payments arrive faster than they settle and this one waited its turn too long; nothing was done, retry later',
   };
   if (method === 'POST') {
     errors['409'] =

@@ -12,6 +12,7 @@ import { checkSandboxPayment, quoteExpired, quoteTransaction } from '../domain/q
 import { newReference, type Transaction, type TransactionEndpoint } from '../domain/transaction.js';
 import type { JobScheduler } from '../store/job-scheduler.js';
 import type { QuoteRepository } from '../store/quote.repository.js';
+import type { JobLagAdmission } from './admission.js';
 import type { Ledger, SigningChallenge, WalletSignatures } from './ports.js';
 import type { FreshQuotes } from './fresh-quotes.js';
 import type { QuoteExpiryService } from './quote-expiry.service.js';
@@ -41,6 +42,7 @@ export class QuoteExecutionService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly deps: {
+      admission: JobLagAdmission;
       parties: QuoteParties;
       walletSignatures: WalletSignatures;
       ledger: Ledger;
@@ -118,6 +120,9 @@ export class QuoteExecutionService {
         ),
       };
     }
+    // A new payment: it waits while settlement is behind (refused after a while, nothing done yet),
+    // before an embedded wallet's signature is consumed or anything is held.
+    await this.deps.admission.admit();
     // The destination is read again (a deleted or deactivated account is not paid): an external
     // account by the hold's own call (accounts reads it in the hold's transaction; a deleted one holds
     // nothing), anything else now. The customer's platformCustomerId is needed only by a quote made

@@ -9,6 +9,7 @@ import type { TransactionStatus, TransactionType } from '../domain/state-machine
 import { failureReasonFor, newReference, type FailureDetail, type Transaction } from '../domain/transaction.js';
 import { checkTransferPair, type TransferRequest } from '../domain/transfer-request.js';
 import type { JobOutcome, JobScheduler } from '../store/job-scheduler.js';
+import type { JobLagAdmission } from './admission.js';
 import type { AccountsPort, CustomerDirectory, CustomerRef, Ledger, RailPayment, TransferRail } from './ports.js';
 import type { TransactionLifecycle } from './transaction-lifecycle.js';
 import type { TransactionsService } from './transactions.service.js';
@@ -36,6 +37,7 @@ export class TransfersService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly deps: {
+      admission: JobLagAdmission;
       accounts: AccountsPort;
       ledger: Ledger;
       customers: CustomerDirectory;
@@ -64,6 +66,8 @@ export class TransfersService {
   async transferOut(req: TransferRequest): Promise<{ transaction: Transaction; replayed: boolean }> {
     const replay = await this.replay(req, 'OUTGOING');
     if (replay) return { transaction: await this.advance(req.platformId, replay.id, req.environment), replayed: true };
+    // A new payment: it waits while settlement is behind (admission.ts).
+    await this.deps.admission.admit();
     const [source, destination] = await Promise.all([
       this.deps.accounts.getInternalAccount(req.platformId, req.sourceAccountId),
       this.deps.accounts.getExternalAccount(req.platformId, req.destinationAccountId),
@@ -91,6 +95,8 @@ export class TransfersService {
   async transferIn(req: TransferRequest): Promise<{ transaction: Transaction; replayed: boolean }> {
     const replay = await this.replay(req, 'INCOMING');
     if (replay) return { transaction: await this.advance(req.platformId, replay.id, req.environment), replayed: true };
+    // A new payment: it waits while settlement is behind (admission.ts).
+    await this.deps.admission.admit();
     const [source, destination] = await Promise.all([
       this.deps.accounts.getExternalAccount(req.platformId, req.sourceAccountId),
       this.deps.accounts.getInternalAccount(req.platformId, req.destinationAccountId),

@@ -16,6 +16,8 @@ export const fail = defineErrors({
   ILLEGAL_STATE_TRANSITION: 'FAILED_PRECONDITION',
   TRANSACTION_NOT_FOUND: 'NOT_FOUND',
   RAIL_UNAVAILABLE: 'UNAVAILABLE',
+  /** A new payment refused while settlement is behind (admission.ts): 503 with Retry-After; nothing was done. */
+  SERVICE_UNAVAILABLE: 'UNAVAILABLE',
   IDEMPOTENCY_KEY_REUSED: 'FAILED_PRECONDITION',
   QUOTE_NOT_FOUND: 'NOT_FOUND',
   /** A paying customer identity knows as deleted (identity's own code for one it does not know). */

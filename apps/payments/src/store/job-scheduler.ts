@@ -94,6 +94,13 @@ export interface JobSchedulerOptions {
   logger?: Logger;
   /** Job metrics and the backlog read when scraped (see schedulerMetrics). */
   metrics?: Metrics;
+  /**
+   * Told after every claim how far behind the scheduler is, in ms: for a full batch, how long its
+   * youngest job had been due (the due jobs left fell due after it and wait for the next pass); 0
+   * for a batch that was not full (no due job left waiting). The admission of new payments follows
+   * it (JobLagAdmission).
+   */
+  onLag?: (lagMs: number) => void;
 }
 
 /**
@@ -154,6 +161,13 @@ export function jobsChannel(schema: string): string {
   return `sluice_jobs_${schema}`;
 }
 
+/** How long the youngest of a full batch's claimed jobs had been due when claimed (ms). */
+function lagOf(rows: JobRow[], now: number): number {
+  let youngest = -Infinity;
+  for (const r of rows) youngest = Math.max(youngest, new Date(r.run_at).getTime());
+  return Math.max(0, now - youngest);
+}
+
 /** The one mapper of a claimed `payments.scheduled_jobs` row: the Job its handler sees. */
 function jobOf(row: JobRow): Job {
   return {
@@ -209,6 +223,7 @@ export class JobScheduler implements Worker {
   /** The earliest retry a failed job of the current pass was given (the loop wakes for it). */
   private retryAt: number | undefined;
   private readonly metrics: ReturnType<typeof schedulerMetrics> | undefined;
+  private readonly onLag: ((lagMs: number) => void) | undefined;
   /**
    * A failure whose record could not be written (the database went away) is written again until
    * the job's lease ends, so the job runs again after its retry pause instead of after the lease.
@@ -229,6 +244,7 @@ export class JobScheduler implements Worker {
     this.instanceId = opts.instanceId ?? `payments-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.logger = opts.logger;
     this.metrics = opts.metrics && schedulerMetrics(opts.metrics, orm, clock, opts.logger);
+    this.onLag = opts.onLag;
     if (!(this.timeScale > 0)) throw new Error('timeScale must be > 0');
     this.loop = new NotifiedLoop(() => this.pass(), {
       orm,
@@ -373,6 +389,7 @@ export class JobScheduler implements Worker {
         })
       : { result: await claim(this.orm.em.fork()), loaded: undefined };
     const rows = claimed(result);
+    this.onLag?.(rows.length < this.batchSize ? 0 : lagOf(rows, now.getTime()));
     const leaseEnd = Date.now() + this.leaseMs;
     const nextAt = result[0]?.next_at ? new Date(result[0].next_at).getTime() : undefined;
     // At most `concurrency` at once: the claimed rest waits its turn under its lease.
