@@ -583,6 +583,8 @@ describe('ExecuteQuote', () => {
     }
     expect(statements.some((s) => /^UPDATE quotes SET status/i.test(s)), 'the claim ran').toBe(true);
     expect(statements.filter((s) => /^SELECT \* FROM quotes/i.test(s))).toEqual([]);
+    // Nor of its transaction: the claim carries it on as the create inserted it (kept with the quote).
+    expect(statements.filter((s) => /^SELECT \* FROM transactions/i.test(s))).toEqual([]);
     await quoteStatus(quote!.id, 'COMPLETED');
 
     // Another replica created it and still keeps it PENDING; the payee was deleted since it was paid.
@@ -596,6 +598,38 @@ describe('ExecuteQuote', () => {
     expect((await exec(quote!.id)).quote).toMatchObject({ status: 'COMPLETED', transactionId: executed.transactionId });
     expect(await holdsOf(src)).toHaveLength(1);
     expect(await posted(src)).toBe(40_000n);
+    await expectReconciled();
+  });
+
+  it('a transaction kept with its quote that changed since the create is read under its lock and paid once', async () => {
+    const src = await addInternal('USD', 50_000n);
+    const { quote } = await client.createQuote(await base({ sourceAccountId: src }));
+    // Something wrote the row since (its updated_at moved): the kept view is stale.
+    await sql.query(`UPDATE payments.transactions SET updated_at = updated_at + interval '1 millisecond' WHERE id = $1`, [
+      quote!.transactionId,
+    ]);
+    const knex = stack.running.deps.orm.em.getConnection().getKnex();
+    const statements: string[] = [];
+    const seen = (q: { sql: string }) => void statements.push(q.sql.trim());
+    knex.on('query', seen);
+    let executed: pb.Quote;
+    try {
+      executed = (await exec(quote!.id)).quote!;
+    } finally {
+      knex.removeListener('query', seen);
+    }
+    // The hand-off's write from the kept view found the row changed, read it under its lock and moved it.
+    expect(statements.filter((s) => /^SELECT \* FROM transactions .* FOR UPDATE$/is.test(s))).toHaveLength(1);
+    expect(executed.transactionId).toBe(quote!.transactionId);
+    expect(['PROCESSING', 'COMPLETED']).toContain(executed.status);
+    await quoteStatus(quote!.id, 'COMPLETED');
+    expect(await holdsOf(src)).toHaveLength(1);
+    expect(await posted(src)).toBe(40_000n);
+    expect(await outboxTypes(quote!.transactionId!)).toEqual([
+      'OUTGOING_PAYMENT.PENDING',
+      'OUTGOING_PAYMENT.PROCESSING',
+      'OUTGOING_PAYMENT.COMPLETED',
+    ]);
     await expectReconciled();
   });
 

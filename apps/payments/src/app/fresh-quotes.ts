@@ -1,5 +1,12 @@
 import { BoundedMap } from '@sluice/core';
 import { isPastExpiry, type Quote } from '../domain/quote.js';
+import type { Transaction } from '../domain/transaction.js';
+
+/** A quote as created, with the transaction its creation inserted (the execute's claim carries it on). */
+export interface FreshQuote {
+  quote: Quote;
+  transaction?: Transaction;
+}
 
 /**
  * The quotes this process has just created, kept for the one execute that usually follows
@@ -12,33 +19,37 @@ import { isPastExpiry, type Quote } from '../domain/quote.js';
  * checked where it counts: the hold is idempotent by the quote's id, the claim re-checks the status
  * and the expiry under the row's lock, and an execute that fails from a kept quote answers as from
  * the database (QuoteExecutionService.executeQuote). Another replica's quotes are read as before.
+ * The quote's transaction as its creation inserted it is kept beside it: the claim carries it on as
+ * last seen (its hand-off writes only if the row is unchanged since, else reads it under its lock)
+ * instead of reading it under the lock.
  */
 /** How close to its expiry a kept quote is no longer served (clock skew between replicas). */
 export const EXPIRY_MARGIN_MS = 5_000;
 
 export class FreshQuotes {
-  private readonly quotes: BoundedMap<string, Quote>;
+  private readonly quotes: BoundedMap<string, FreshQuote>;
 
   constructor(maxEntries = 5_000) {
     this.quotes = new BoundedMap(maxEntries);
   }
 
-  /** Keeps a quote just committed, if an execute may start from it. */
-  remember(q: Quote): void {
+  /** Keeps a quote just committed (and the transaction committed with it), if an execute may start from it. */
+  remember(q: Quote, transaction?: Transaction): void {
     if (q.status !== 'PENDING' || q.source.kind !== 'ACCOUNT' || q.sourceEmbeddedWallet !== false) return;
-    this.quotes.set(q.id, q);
+    const kept = transaction?.id === q.transactionId && transaction?.status === 'PENDING' ? transaction : undefined;
+    this.quotes.set(q.id, kept ? { quote: q, transaction: kept } : { quote: q });
   }
 
   /**
    * The kept quote of this platform, once, while it is more than `EXPIRY_MARGIN_MS` from its expiry
    * at `now` (another replica whose clock runs ahead may be expiring it: read it instead).
    */
-  take(platformId: string, quoteId: string, now: Date): Quote | undefined {
-    const q = this.quotes.get(quoteId);
-    if (!q) return undefined;
+  take(platformId: string, quoteId: string, now: Date): FreshQuote | undefined {
+    const kept = this.quotes.get(quoteId);
+    if (!kept) return undefined;
     this.quotes.delete(quoteId);
     const margin = new Date(now.getTime() + EXPIRY_MARGIN_MS);
-    return q.platformId === platformId && !isPastExpiry(q, margin) ? q : undefined;
+    return kept.quote.platformId === platformId && !isPastExpiry(kept.quote, margin) ? kept : undefined;
   }
 
   /** Forgets a quote this process saw move on (expired, or read no longer PENDING). */

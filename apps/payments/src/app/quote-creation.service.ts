@@ -144,10 +144,10 @@ export class QuoteCreationService {
     quote.transactionId = transaction.id;
     if (req.source.kind === 'REALTIME_FUNDING')
       quote.paymentInstructions = sandboxFundingInstructions(quote.id, from, amounts.totalSendingAmount, transaction.reference);
-    await transactional(this.orm, async (em) => {
+    const pending = await transactional(this.orm, async (em) => {
       await this.deps.quotes.insert(em, quote);
       // Quote created: PENDING (OUTGOING_PAYMENT.PENDING).
-      await this.deps.lifecycle.recordMoved(em, transaction, 'PENDING');
+      const recorded = await this.deps.lifecycle.recordMoved(em, transaction, 'PENDING');
       await this.deps.scheduler.schedule(
         {
           kind: JOB_KINDS.quoteExpire,
@@ -158,9 +158,10 @@ export class QuoteCreationService {
         },
         em,
       );
+      return recorded;
     });
     if (!payer.embeddedWallet) {
-      this.deps.fresh.remember(quote);
+      this.deps.fresh.remember(quote, pending);
       return quote;
     }
     // The wallet owner authorizes the execution: stamp payloadToSign, send it with POST /quotes/{id}/execute.

@@ -80,7 +80,7 @@ export class QuoteExecutionService {
     const fresh = this.deps.fresh.take(platformId, quoteId, this.clock.now());
     if (!fresh) return this.executeFrom(req, await this.deps.expiry.read(platformId, quoteId));
     try {
-      return await this.executeFrom(req, fresh);
+      return await this.executeFrom(req, fresh.quote, fresh.transaction);
     } catch (err) {
       // The quote may have moved on elsewhere since it was created here (another replica executed
       // it): answered as from the database — a quote no longer PENDING is returned as it is.
@@ -90,7 +90,8 @@ export class QuoteExecutionService {
     }
   }
 
-  private async executeFrom(req: ExecuteQuoteRequest, q: Quote): Promise<ExecuteOutcome> {
+  /** `created`: the quote's transaction as its creation (in this process) committed it, if kept. */
+  private async executeFrom(req: ExecuteQuoteRequest, q: Quote, created?: Transaction): Promise<ExecuteOutcome> {
     const { platformId, environment, quoteId } = req;
     if (q.status === 'EXPIRED') throw quoteExpired(q);
     if (q.source.kind === 'REALTIME_FUNDING') {
@@ -173,9 +174,13 @@ export class QuoteExecutionService {
         ...(q.transactionId ? {} : { transactionId }),
       });
       if (!won) return undefined;
-      let pending = q.transactionId
-        ? await this.deps.transactions.find(platformId, transactionId, em, true)
-        : undefined;
+      // The transaction the quote's creation inserted: as kept then (written later only if unchanged
+      // since: asSeen), else read under its lock.
+      let pending = !q.transactionId
+        ? undefined
+        : created?.id === q.transactionId
+          ? this.deps.lifecycle.asSeen(created)
+          : await this.deps.transactions.find(platformId, transactionId, em, true);
       // An agent's approved action executes the quote: its transaction names the agent from now on.
       if (pending && req.agentId)
         pending = await this.deps.lifecycle.attributeToAgent(em, pending, req.agentId);
