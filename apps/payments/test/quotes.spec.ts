@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { accounts as accountsPb, common, payments as pb } from '@sluice/contracts';
 import { DomainError, newId } from '@sluice/core';
 import type { PromiseClient } from '@sluice/rpc';
-import { eventually, rejection, type World, type WorldPlatform } from '@sluice/testing';
+import { eventually, rejection, statementsDuring, type World, type WorldPlatform } from '@sluice/testing';
 import { accountInfoFor, Holders, startPaymentsWithNeighbours } from './support/neighbours.js';
 
 // Quotes over real gRPC and Postgres, with the real identity (customers), accounts (accounts and
@@ -571,16 +571,10 @@ describe('ExecuteQuote', () => {
     const payee = await addExternal('EUR', ownerOf.get(src)!);
     const { quote } = await client.createQuote(await base({ sourceAccountId: src, destinationAccountId: payee }));
     const asCreated = await stack.running.graph.quoteExpiry.read(platformId, quote!.id);
-    const knex = stack.running.deps.orm.em.getConnection().getKnex();
-    const statements: string[] = [];
-    const seen = (q: { sql: string }) => void statements.push(q.sql.trim());
-    knex.on('query', seen);
-    let executed: pb.Quote;
-    try {
-      executed = (await exec(quote!.id)).quote!;
-    } finally {
-      knex.removeListener('query', seen);
-    }
+    const { result: executed, statements } = await statementsDuring(
+      stack.running.deps.orm,
+      async () => (await exec(quote!.id)).quote!,
+    );
     expect(statements.some((s) => /^UPDATE quotes SET status/i.test(s)), 'the claim ran').toBe(true);
     expect(statements.filter((s) => /^SELECT \* FROM quotes/i.test(s))).toEqual([]);
     // Nor of its transaction: the claim carries it on as the create inserted it (kept with the quote).
@@ -608,16 +602,10 @@ describe('ExecuteQuote', () => {
     await sql.query(`UPDATE payments.transactions SET updated_at = updated_at + interval '1 millisecond' WHERE id = $1`, [
       quote!.transactionId,
     ]);
-    const knex = stack.running.deps.orm.em.getConnection().getKnex();
-    const statements: string[] = [];
-    const seen = (q: { sql: string }) => void statements.push(q.sql.trim());
-    knex.on('query', seen);
-    let executed: pb.Quote;
-    try {
-      executed = (await exec(quote!.id)).quote!;
-    } finally {
-      knex.removeListener('query', seen);
-    }
+    const { result: executed, statements } = await statementsDuring(
+      stack.running.deps.orm,
+      async () => (await exec(quote!.id)).quote!,
+    );
     // The hand-off's write from the kept view found the row changed, read it under its lock and moved it.
     expect(statements.filter((s) => /^SELECT \* FROM transactions .* FOR UPDATE$/is.test(s))).toHaveLength(1);
     expect(executed.transactionId).toBe(quote!.transactionId);

@@ -146,33 +146,37 @@ export async function eventually<T>(
   }
 }
 
-/**
- * How many statements an ORM ran while `fn` ran (MikroORM's knex emits `query` for each): proves
- * that something idle does not poll. `orm` is a MikroORM (typed structurally: no store dependency).
- */
-export async function queriesDuring(
-  orm: {
-    em: {
-      getConnection(): {
-        getKnex(): {
-          on(e: 'query', f: () => void): unknown;
-          removeListener(e: 'query', f: () => void): unknown;
-        };
+/** A MikroORM, typed structurally (no store dependency): its knex emits `query` for each statement. */
+interface QueryEmitter {
+  em: {
+    getConnection(): {
+      getKnex(): {
+        on(e: 'query', f: (q: { sql: string }) => void): unknown;
+        removeListener(e: 'query', f: (q: { sql: string }) => void): unknown;
       };
     };
-  },
-  fn: () => Promise<unknown>,
-): Promise<number> {
+  };
+}
+
+/** The statements an ORM ran while `fn` ran (their SQL, trimmed), with what `fn` returned. */
+export async function statementsDuring<T>(
+  orm: QueryEmitter,
+  fn: () => Promise<T>,
+): Promise<{ result: T; statements: string[] }> {
   const knex = orm.em.getConnection().getKnex();
-  let n = 0;
-  const count = () => void n++;
-  knex.on('query', count);
+  const statements: string[] = [];
+  const seen = (q: { sql: string }) => void statements.push(q.sql.trim());
+  knex.on('query', seen);
   try {
-    await fn();
+    return { result: await fn(), statements };
   } finally {
-    knex.removeListener('query', count);
+    knex.removeListener('query', seen);
   }
-  return n;
+}
+
+/** How many statements an ORM ran while `fn` ran: proves that something idle does not poll. */
+export async function queriesDuring(orm: QueryEmitter, fn: () => Promise<unknown>): Promise<number> {
+  return (await statementsDuring(orm, fn)).statements.length;
 }
 export * from './services.js';
 export * from './world.js';
