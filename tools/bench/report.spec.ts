@@ -5,7 +5,9 @@ import {
   cpuMsPerCompletion,
   formatDetails,
   formatSummary,
+  formatTargets,
   ownCpuPct,
+  targetRows,
   table,
   type SystemCase,
 } from './report.js';
@@ -174,5 +176,61 @@ describe('pgbench and /proc parsing', () => {
     ).toEqual({ database: 'sluice_bench_gateway_1a2b3c', clientPort: 56222 });
     expect(parsePostgresTitle('postgres: 15/main: walwriter')).toEqual({});
     expect(parsePostgresTitle('node --import tsx apps/payments/src/main.ts')).toBeUndefined();
+  });
+});
+
+describe('targets', () => {
+  const settled = (drainSec: number, settledPerSec: number) => ({
+    drainSec,
+    statuses: { COMPLETED: 1 },
+    settled: 1,
+    settledPerSec,
+    lagP50Sec: 0.1,
+    lagP99Sec: 0.2,
+    timedOut: false,
+  });
+  const withCpu = (c: SystemCase, pct: number, net: number, drain: number) =>
+    Object.assign(c, {
+      cpu: { seconds: 10, cores: 2, machineBusyPct: pct, byProcess: { payments: pct } },
+      dbTransactionsPerCompletionNet: net,
+      settlement: settled(drain, c.metrics.completionsPerSec),
+    });
+  const gateway = [
+    withCpu(systemCase('spread', 1, 50, [10, 30]), 50, 12, 0.1),
+    withCpu(systemCase('spread', 8, 100, [60, 70]), 100, 7.5, 0.3), // 10 ms of CPU per pair
+    withCpu(systemCase('spread', 32, 100, [200, 300]), 150, 8.4, 2.5), // 15 ms; drains in 2.5 s
+  ];
+  const baseline = [
+    systemCase('spread', 1, 60, [5]),
+    systemCase('spread', 8, 120, [20]),
+    systemCase('spread', 32, 125, [50]),
+    systemCase('hot', 32, 100, [60]),
+  ];
+  const rows = buildRows(gateway, baseline, [{ clients: 32, threads: 2, seconds: 10, tps: 2500 }]);
+
+  it('measures each target over the cases it concerns, met only when every one of them meets it', () => {
+    const t = Object.fromEntries(
+      targetRows(rows, gateway, baseline, {
+        seconds: 5,
+        cpu: gateway[0]!.cpu!,
+        dbTransactionsPerSec: 1.9,
+      }).map((r) => [r.figure, [r.measured, r.met]]),
+    );
+    expect(t).toEqual({
+      'CPU ms per pair through the gateway, N = 8 and 32': ['10–15', false],
+      'database transactions per pair through the gateway, net of idle, N ≥ 8': ['7.5–8.4', false],
+      'gateway / pgbench, N = 32': ['0.040', false],
+      'gateway / baseline, every N': ['0.80–0.83', true],
+      'pair latency p50 / p99 at N = 1, ms': ['10.0 / 30.0', true],
+      'settle drain after the load, s (settled/s ÷ accepted/s)': ['0.1–2.5 (1.00)', false],
+      'idle stack, database transactions per second': ['1.9', true],
+      'hot account / spread at N = 32, baseline': ['0.80', false],
+    });
+  });
+
+  it('says what a run did not measure, instead of calling it met', () => {
+    const only = targetRows(buildRows([], baseline.slice(0, 1), []), [], baseline.slice(0, 1));
+    expect(only.every((r) => r.measured === '—' && r.met === undefined)).toBe(true);
+    expect(formatTargets(only).split('\n')[2]).toMatch(/^CPU ms per pair .*\s—\s+—$/);
   });
 });

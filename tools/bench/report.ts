@@ -256,3 +256,132 @@ export function formatTransactionsByProcess(cases: readonly SystemCase[]): strin
   }
   return out.join('\n');
 }
+
+/** One row of issue 15's table of targets: what this run measured against it. */
+export interface TargetRow {
+  figure: string;
+  target: string;
+  measured: string;
+  /** Undefined when this run did not measure it (a system or a client count left out). */
+  met?: boolean;
+}
+
+/** `lo–hi` of some figures (one value when they agree at that precision). */
+function span(values: readonly number[], digits: number): string {
+  const lo = cell(Math.min(...values), digits);
+  const hi = cell(Math.max(...values), digits);
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
+/**
+ * The performance targets (docs/performance.md, issue 15) against what this run measured: each row
+ * with its figures over the cases it concerns, and whether all of them meet it. `npm start` and a
+ * service's restart are measured by their own scripts (docs/performance.md, _Starting the stack_ and
+ * _Restarting one service_), not by a run of the load.
+ */
+export function targetRows(
+  rows: readonly SummaryRow[],
+  gateway: readonly SystemCase[],
+  baseline: readonly SystemCase[],
+  idle?: IdleSample,
+): TargetRow[] {
+  const out: TargetRow[] = [];
+  const add = (
+    figure: string,
+    target: string,
+    values: number[],
+    digits: number,
+    ok: (v: number[]) => boolean,
+  ) =>
+    out.push(
+      values.length
+        ? { figure, target, measured: span(values, digits), met: ok(values) }
+        : { figure, target, measured: '—' },
+    );
+  const defined = (xs: (number | undefined)[]) =>
+    xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
+  const loaded = gateway.filter((c) => c.clients === 8 || c.clients === 32);
+  add(
+    'CPU ms per pair through the gateway, N = 8 and 32',
+    '≤ 12',
+    defined(loaded.map(cpuMsPerCompletion)),
+    0,
+    (v) => v.every((x) => x <= 12),
+  );
+  add(
+    'database transactions per pair through the gateway, net of idle, N ≥ 8',
+    '≤ 8',
+    defined(gateway.filter((c) => c.clients >= 8).map((c) => c.dbTransactionsPerCompletionNet)),
+    1,
+    (v) => v.every((x) => x <= 8),
+  );
+  add(
+    'gateway / pgbench, N = 32',
+    '≥ 0.05',
+    defined(rows.filter((r) => r.clients === 32).map((r) => r.gatewayToPgbench)),
+    3,
+    (v) => v.every((x) => x >= 0.05),
+  );
+  add('gateway / baseline, every N', '≥ 0.75', defined(rows.map((r) => r.gatewayToBaseline)), 2, (v) =>
+    v.every((x) => x >= 0.75),
+  );
+  const single = rows.filter((r) => r.clients === 1 && r.gateway);
+  out.push(
+    single.length
+      ? {
+          figure: 'pair latency p50 / p99 at N = 1, ms',
+          target: '≤ 15 / 40',
+          measured: `${span(
+            single.map((r) => r.gateway!.p50Ms),
+            1,
+          )} / ${span(
+            single.map((r) => r.gateway!.p99Ms),
+            1,
+          )}`,
+          met: single.every((r) => r.gateway!.p50Ms <= 15 && r.gateway!.p99Ms <= 40),
+        }
+      : { figure: 'pair latency p50 / p99 at N = 1, ms', target: '≤ 15 / 40', measured: '—' },
+  );
+  const settled = gateway.filter((c) => c.settlement);
+  out.push(
+    settled.length
+      ? {
+          figure: 'settle drain after the load, s (settled/s ÷ accepted/s)',
+          target: '≤ 1',
+          measured: `${span(
+            settled.map((c) => c.settlement!.drainSec),
+            1,
+          )} (${span(
+            settled.map((c) => c.settlement!.settledPerSec / c.metrics.completionsPerSec),
+            2,
+          )})`,
+          met: settled.every((c) => !c.settlement!.timedOut && c.settlement!.drainSec <= 1),
+        }
+      : { figure: 'settle drain after the load, s (settled/s ÷ accepted/s)', target: '≤ 1', measured: '—' },
+  );
+  add(
+    'idle stack, database transactions per second',
+    '≤ 5',
+    idle ? [idle.dbTransactionsPerSec] : [],
+    1,
+    (v) => v[0]! <= 5,
+  );
+  const at32 = (s: Scenario) =>
+    baseline.find((c) => c.scenario === s && c.clients === 32)?.metrics.completionsPerSec;
+  const hot = ratio(at32('hot'), at32('spread'));
+  add(
+    'hot account / spread at N = 32, baseline',
+    '≥ 0.9',
+    hot === undefined ? [] : [hot],
+    2,
+    (v) => v[0]! >= 0.9,
+  );
+  return out;
+}
+
+export function formatTargets(targets: readonly TargetRow[]): string {
+  return table(
+    ['figure', 'target', 'measured', 'met'],
+    targets.map((t) => [t.figure, t.target, t.measured, t.met === undefined ? '—' : t.met ? 'yes' : 'no']),
+  );
+}

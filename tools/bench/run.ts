@@ -29,7 +29,9 @@ import {
   formatCpu,
   formatDetails,
   formatSummary,
+  formatTargets,
   formatTransactionsByProcess,
+  targetRows,
   type IdleSample,
   type SystemCase,
 } from './report.js';
@@ -485,6 +487,7 @@ async function main(): Promise<number> {
   }
 
   const rows = buildRows(runs.gateway?.cases ?? [], runs.baseline?.cases ?? [], pgbench?.results ?? []);
+  const targets = targetRows(rows, runs.gateway?.cases ?? [], runs.baseline?.cases ?? [], runs.gateway?.idle);
   const finishedAt = new Date();
   const report = {
     startedAt: startedAt.toISOString(),
@@ -493,6 +496,7 @@ async function main(): Promise<number> {
     note: opts.note ?? null,
     options: opts,
     summary: rows,
+    targets,
     gateway: runs.gateway ?? null,
     baseline: runs.baseline ?? null,
     pgbench: pgbench ?? null,
@@ -539,6 +543,15 @@ async function main(): Promise<number> {
       );
       print(formatTransactionsByProcess(r.cases));
     }
+  }
+  if (!opts.quick) {
+    print('');
+    print('Against the targets (docs/performance.md; issue 15), over the cases this run measured');
+    print(formatTargets(targets));
+    print(
+      '(`npm start` and one service restarted until ready are timed by their own scripts: docs/performance.md, ' +
+        '"Starting the stack" and "Restarting one service")',
+    );
   }
   if (opts.quick)
     for (const c of runs.gateway?.cases ?? [])
