@@ -11,7 +11,7 @@ import { dropStreams } from '@sluice/testing';
 import { startStack, TEST_STACK_RATE_LIMITS, type Stack, type StackOptions } from '../stack.js';
 import { formatCredential, generateCredential } from '../lib/credentials.js';
 import { readAnswer, type HttpAnswer } from '../lib/http-answer.js';
-import { eurAccountInfo, type BenchSystem, type PairResult, type Payer } from './system.js';
+import { EXECUTE_ATTEMPTS, eurAccountInfo, pause, type BenchSystem, type PairResult, type Payer } from './system.js';
 
 /** What the JSON client answers: the one reader's answer (tools/lib/http-answer.ts). */
 export type HttpResponse = HttpAnswer;
@@ -270,9 +270,16 @@ export async function startGatewaySystem(o: {
       const t1 = performance.now();
       if (q.status !== 201)
         return { ok: false, payer: payer.index, createMs: t1 - t0, error: failure('create', q) };
-      const e = await http.call('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`, undefined, {
-        'idempotency-key': idempotencyKey,
-      });
+      const execute = () =>
+        http.call('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`, undefined, {
+          'idempotency-key': idempotencyKey,
+        });
+      let e = await execute();
+      let retries = 0;
+      for (; e.status === 503 && e.retryAfter && retries < EXECUTE_ATTEMPTS - 1; retries++) {
+        await pause((Number(e.retryAfter) || 1) * 1000);
+        e = await execute();
+      }
       const t2 = performance.now();
       if (e.status !== 200)
         return {
@@ -282,6 +289,7 @@ export async function startGatewaySystem(o: {
           executeMs: t2 - t1,
           quoteId: q.json.id,
           error: failure('execute', e),
+          retries,
         };
       return {
         ok: true,
@@ -290,6 +298,7 @@ export async function startGatewaySystem(o: {
         executeMs: t2 - t1,
         quoteId: e.json.id,
         sent: BigInt(e.json.totalSendingAmount),
+        retries,
       };
     },
     async reconcile() {

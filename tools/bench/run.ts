@@ -300,7 +300,9 @@ async function measureSystem(
     say(
       `${kind} ${scenario} N=${clients}: ${metrics.completionsPerSec.toFixed(1)}/s, ` +
         `p50 ${metrics.pair.p50.toFixed(1)} ms, p99 ${metrics.pair.p99.toFixed(1)} ms` +
-        `${errors ? `, errors ${errors}` : ''}; settled ${settlement.settled} in ` +
+        `${errors ? `, errors ${errors}` : ''}` +
+        `${metrics.retried ? `, ${metrics.retried} executes sent again after 503 Retry-After (admission)` : ''}` +
+        `; settled ${settlement.settled} in ` +
         `${settlement.drainSec.toFixed(1)} s after the load${settlement.timedOut ? ' (TIMED OUT)' : ''}`,
     );
     if (died) throw new Error(`the stack failed during the run: ${died}`);

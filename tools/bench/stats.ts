@@ -59,6 +59,8 @@ export interface PairOutcome {
   sent?: bigint;
   /** Index of the paying account. */
   payer: number;
+  /** Executes answered "retry later" (payments' admission: 503 with Retry-After) and sent again. */
+  retries?: number;
 }
 
 /** The raw result of a load run: every pair, and the measured window. */
@@ -87,6 +89,8 @@ export interface CaseMetrics {
   errors: Record<string, number>;
   /** Pairs that completed at any time (warm-up and tail included): what moved money. */
   completionsTotal: number;
+  /** Executes of the window's pairs sent again after a "retry later" (payments' admission). */
+  retried?: number;
 }
 
 /**
@@ -111,6 +115,7 @@ export function aggregate(run: LoadRun): CaseMetrics {
     execute: summarize(ok.map((o) => o.executeMs!)),
     errors,
     completionsTotal: run.outcomes.filter((o) => o.ok).length,
+    retried: inWindow.reduce((n, o) => n + (o.retries ?? 0), 0),
   };
 }
 

@@ -17,6 +17,16 @@ export interface Payer {
 
 export type PairResult = Omit<PairOutcome, 'startedAt' | 'endedAt'>;
 
+/**
+ * How the bench's clients answer payments' admission — a new execute refused with 503
+ * SERVICE_UNAVAILABLE and Retry-After while settlement is behind (docs/payments.md, _Admission_) —
+ * as a platform's client should: they wait that long and send the execute again (the same
+ * Idempotency-Key), at most this many attempts in all. The wait counts in the pair's latency.
+ */
+export const EXECUTE_ATTEMPTS = 5;
+
+export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export interface BenchSystem {
   name: 'gateway' | 'baseline';
   /** Its own fresh database. */
