@@ -4,8 +4,8 @@ import { fail } from '../domain/errors.js';
 /** How the admission of new payments follows the scheduler (the configuration's ADMISSION_* values). */
 export interface AdmissionOptions {
   /**
-   * The scheduler is behind when a claim leaves due jobs waiting that have been due longer than this
-   * (ms). 0 turns admission off: every payment is accepted at once.
+   * The scheduler is behind while its last claim was a full batch whose youngest job had been due
+   * longer than this (ms). 0 turns admission off: every payment is accepted at once.
    */
   maxJobLagMs: number;
   /** How long a new payment waits for the scheduler to catch up before it is refused (ms). */
@@ -29,8 +29,8 @@ export interface AdmissionOptions {
  * accepts them faster than its scheduler runs their jobs, and the backlog grows for as long as the
  * load lasts (on the benchmark's two cores at 32 clients: 100 accepted against 65 settled per
  * second, 11–15 s of settling after the load). So a new payment waits while the scheduler is
- * behind — its last claim left due jobs that had waited more than `maxJobLagMs` — and goes ahead
- * as soon as a claim finds it caught up. Under overload clients see time, not errors: closed-loop
+ * behind — its last claim was a full batch whose youngest job had been due more than `maxJobLagMs`
+ * — and goes ahead as soon as a claim finds it caught up. Under overload clients see time, not errors: closed-loop
  * clients slow to what settles. A payment that waited `maxWaitMs` (or as much of its caller's
  * deadline as can be spared) is refused with `SERVICE_UNAVAILABLE` (503, `Retry-After`) before
  * anything was held or written, so a retry is safe.

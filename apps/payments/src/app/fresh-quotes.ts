@@ -8,6 +8,9 @@ export interface FreshQuote {
   transaction?: Transaction;
 }
 
+/** How close to its expiry a kept quote is no longer served (clock skew between replicas). */
+export const EXPIRY_MARGIN_MS = 5_000;
+
 /**
  * The quotes this process has just created, kept for the one execute that usually follows
  * (POST /quotes then POST /quotes/{id}/execute): that execute starts from the quote as created
@@ -23,9 +26,6 @@ export interface FreshQuote {
  * last seen (its hand-off writes only if the row is unchanged since, else reads it under its lock)
  * instead of reading it under the lock.
  */
-/** How close to its expiry a kept quote is no longer served (clock skew between replicas). */
-export const EXPIRY_MARGIN_MS = 5_000;
-
 export class FreshQuotes {
   private readonly quotes: BoundedMap<string, FreshQuote>;
 
