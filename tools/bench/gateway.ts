@@ -11,12 +11,23 @@ import { dropStreams } from '@sluice/testing';
 import { startStack, TEST_STACK_RATE_LIMITS, type Stack, type StackOptions } from '../stack.js';
 import { formatCredential, generateCredential } from '../lib/credentials.js';
 import { readAnswer, type HttpAnswer } from '../lib/http-answer.js';
-import { EXECUTE_ATTEMPTS, eurAccountInfo, pause, type BenchSystem, type PairResult, type Payer } from './system.js';
+import {
+  eurAccountInfo,
+  executeRetryingLater,
+  type BenchSystem,
+  type PairResult,
+  type Payer,
+} from './system.js';
 
 /** What the JSON client answers: the one reader's answer (tools/lib/http-answer.ts). */
 export type HttpResponse = HttpAnswer;
 
-export type JsonCall = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<HttpResponse>;
+export type JsonCall = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<HttpResponse>;
 
 /** A small keep-alive JSON client (node:http: far less CPU per request than fetch); a Buffer body is sent raw. */
 function jsonClient(baseUrl: string, authorization: string, maxSockets: number) {
@@ -126,7 +137,9 @@ export async function startGatewaySystem(o: {
     appEnv: {
       ...o.appEnv,
       gateway: { ...TEST_STACK_RATE_LIMITS, ...o.appEnv?.gateway },
-      ...(o.paymentsPoolMax ? { payments: { ...o.appEnv?.payments, DATABASE_POOL_MAX: String(o.paymentsPoolMax) } } : {}),
+      ...(o.paymentsPoolMax
+        ? { payments: { ...o.appEnv?.payments, DATABASE_POOL_MAX: String(o.paymentsPoolMax) } }
+        : {}),
     },
   });
   let receiver: Server | undefined;
@@ -270,16 +283,13 @@ export async function startGatewaySystem(o: {
       const t1 = performance.now();
       if (q.status !== 201)
         return { ok: false, payer: payer.index, createMs: t1 - t0, error: failure('create', q) };
-      const execute = () =>
-        http.call('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`, undefined, {
-          'idempotency-key': idempotencyKey,
-        });
-      let e = await execute();
-      let retries = 0;
-      for (; e.status === 503 && e.retryAfter && retries < EXECUTE_ATTEMPTS - 1; retries++) {
-        await pause((Number(e.retryAfter) || 1) * 1000);
-        e = await execute();
-      }
+      const { answer: e, retries } = await executeRetryingLater(
+        () =>
+          http.call('POST', `/quotes/${encodeURIComponent(q.json.id)}/execute`, undefined, {
+            'idempotency-key': idempotencyKey,
+          }),
+        (r) => (r.status === 503 && r.retryAfter ? (Number(r.retryAfter) || 1) * 1000 : undefined),
+      );
       const t2 = performance.now();
       if (e.status !== 200)
         return {

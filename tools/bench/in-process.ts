@@ -47,7 +47,13 @@ import type {
   WalletSignatures,
 } from '../../apps/payments/src/app/ports.js';
 import { generateCredential } from '../lib/credentials.js';
-import { EXECUTE_ATTEMPTS, eurAccountInfo, pause, type BenchSystem, type PairResult, type Payer } from './system.js';
+import {
+  eurAccountInfo,
+  executeRetryingLater,
+  type BenchSystem,
+  type PairResult,
+  type Payer,
+} from './system.js';
 
 /** The async context this module was loaded in: no caller's AsyncLocalStorage stores. */
 const outsideAnyCall = AsyncLocalStorage.snapshot();
@@ -288,42 +294,36 @@ export async function startInProcessSystem(o: {
             };
           }
           const t1 = performance.now();
-          let retries = 0;
-          for (;;)
-            try {
-              // Internal-account sources: the outcome is always the quote, never a signing challenge.
-              const { quote: q } = await quoteExecution.executeQuote({
-                platformId,
-                environment: 'SANDBOX',
-                quoteId,
-              });
-              const t2 = performance.now();
-              return {
-                ok: true,
-                payer: payer.index,
-                createMs: t1 - t0,
-                executeMs: t2 - t1,
-                quoteId,
-                sent: q!.amounts.totalSendingAmount,
-                retries,
-              };
-            } catch (err) {
-              // Payments' admission, as the gateway's 503 with Retry-After 1 (EXECUTE_ATTEMPTS).
-              if (code(err) === 'SERVICE_UNAVAILABLE' && retries < EXECUTE_ATTEMPTS - 1) {
-                retries++;
-                await pause(1_000);
-                continue;
-              }
-              return {
-                ok: false,
-                payer: payer.index,
-                createMs: t1 - t0,
-                executeMs: performance.now() - t1,
-                quoteId,
-                error: `execute:${code(err)}`,
-                retries,
-              };
-            }
+          // Internal-account sources: the outcome is always the quote, never a signing challenge.
+          // Payments' admission refusal is retried as the gateway's 503 with Retry-After 1.
+          const { answer, retries } = await executeRetryingLater(
+            () =>
+              quoteExecution.executeQuote({ platformId, environment: 'SANDBOX', quoteId }).then(
+                (outcome) => ({ outcome }),
+                (err: unknown) => ({ err }),
+              ),
+            (a) => ('err' in a && code(a.err) === 'SERVICE_UNAVAILABLE' ? 1_000 : undefined),
+          );
+          if ('err' in answer)
+            return {
+              ok: false,
+              payer: payer.index,
+              createMs: t1 - t0,
+              executeMs: performance.now() - t1,
+              quoteId,
+              error: `execute:${code(answer.err)}`,
+              retries,
+            };
+          const t2 = performance.now();
+          return {
+            ok: true,
+            payer: payer.index,
+            createMs: t1 - t0,
+            executeMs: t2 - t1,
+            quoteId,
+            sent: answer.outcome.quote!.amounts.totalSendingAmount,
+            retries,
+          };
         });
       },
       async reconcile() {

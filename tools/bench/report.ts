@@ -285,98 +285,96 @@ export function targetRows(
   baseline: readonly SystemCase[],
   idle?: IdleSample,
 ): TargetRow[] {
-  const out: TargetRow[] = [];
-  const add = (
-    figure: string,
-    target: string,
-    values: number[],
-    digits: number,
-    ok: (v: number[]) => boolean,
-  ) =>
-    out.push(
-      values.length
-        ? { figure, target, measured: span(values, digits), met: ok(values) }
-        : { figure, target, measured: '—' },
-    );
-  const defined = (xs: (number | undefined)[]) =>
-    xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
-  const loaded = gateway.filter((c) => c.clients === 8 || c.clients === 32);
-  add(
-    'CPU ms per pair through the gateway, N = 8 and 32',
-    '≤ 12',
-    defined(loaded.map(cpuMsPerCompletion)),
-    0,
-    (v) => v.every((x) => x <= 12),
-  );
-  add(
-    'database transactions per pair through the gateway, net of idle, N ≥ 8',
-    '≤ 8',
-    defined(gateway.filter((c) => c.clients >= 8).map((c) => c.dbTransactionsPerCompletionNet)),
-    1,
-    (v) => v.every((x) => x <= 8),
-  );
-  add(
-    'gateway / pgbench, N = 32',
-    '≥ 0.05',
-    defined(rows.filter((r) => r.clients === 32).map((r) => r.gatewayToPgbench)),
-    3,
-    (v) => v.every((x) => x >= 0.05),
-  );
-  add('gateway / baseline, every N', '≥ 0.75', defined(rows.map((r) => r.gatewayToBaseline)), 2, (v) =>
-    v.every((x) => x >= 0.75),
-  );
+  /** A target's row: what was measured and whether it meets it, or a dash when nothing was. */
+  const row = (figure: string, target: string, result?: { measured: string; met: boolean }): TargetRow =>
+    result ? { figure, target, ...result } : { figure, target, measured: '—' };
+  /** The figures of the cases a target concerns, met when every one of them is. */
+  const over = (values: (number | undefined)[], digits: number, ok: (v: number) => boolean) => {
+    const known = values.filter((x): x is number => x !== undefined && Number.isFinite(x));
+    return known.length ? { measured: span(known, digits), met: known.every(ok) } : undefined;
+  };
+  const atMost = (limit: number) => (v: number) => v <= limit;
+  const atLeast = (limit: number) => (v: number) => v >= limit;
   const single = rows.filter((r) => r.clients === 1 && r.gateway);
-  out.push(
-    single.length
-      ? {
-          figure: 'pair latency p50 / p99 at N = 1, ms',
-          target: '≤ 15 / 40',
-          measured: `${span(
-            single.map((r) => r.gateway!.p50Ms),
-            1,
-          )} / ${span(
-            single.map((r) => r.gateway!.p99Ms),
-            1,
-          )}`,
-          met: single.every((r) => r.gateway!.p50Ms <= 15 && r.gateway!.p99Ms <= 40),
-        }
-      : { figure: 'pair latency p50 / p99 at N = 1, ms', target: '≤ 15 / 40', measured: '—' },
-  );
   const settled = gateway.filter((c) => c.settlement);
-  out.push(
-    settled.length
-      ? {
-          figure: 'settle drain after the load, s (settled/s ÷ accepted/s)',
-          target: '≤ 1',
-          measured: `${span(
-            settled.map((c) => c.settlement!.drainSec),
-            1,
-          )} (${span(
-            settled.map((c) => c.settlement!.settledPerSec / c.metrics.completionsPerSec),
-            2,
-          )})`,
-          met: settled.every((c) => !c.settlement!.timedOut && c.settlement!.drainSec <= 1),
-        }
-      : { figure: 'settle drain after the load, s (settled/s ÷ accepted/s)', target: '≤ 1', measured: '—' },
-  );
-  add(
-    'idle stack, database transactions per second',
-    '≤ 5',
-    idle ? [idle.dbTransactionsPerSec] : [],
-    1,
-    (v) => v[0]! <= 5,
-  );
   const at32 = (s: Scenario) =>
     baseline.find((c) => c.scenario === s && c.clients === 32)?.metrics.completionsPerSec;
-  const hot = ratio(at32('hot'), at32('spread'));
-  add(
-    'hot account / spread at N = 32, baseline',
-    '≥ 0.9',
-    hot === undefined ? [] : [hot],
-    2,
-    (v) => v[0]! >= 0.9,
-  );
-  return out;
+  return [
+    row(
+      'CPU ms per pair through the gateway, N = 8 and 32',
+      '≤ 12',
+      over(gateway.filter((c) => c.clients === 8 || c.clients === 32).map(cpuMsPerCompletion), 0, atMost(12)),
+    ),
+    row(
+      'database transactions per pair through the gateway, net of idle, N ≥ 8',
+      '≤ 8',
+      over(
+        gateway.filter((c) => c.clients >= 8).map((c) => c.dbTransactionsPerCompletionNet),
+        1,
+        atMost(8),
+      ),
+    ),
+    row(
+      'gateway / pgbench, N = 32',
+      '≥ 0.05',
+      over(
+        rows.filter((r) => r.clients === 32).map((r) => r.gatewayToPgbench),
+        3,
+        atLeast(0.05),
+      ),
+    ),
+    row(
+      'gateway / baseline, every N',
+      '≥ 0.75',
+      over(
+        rows.map((r) => r.gatewayToBaseline),
+        2,
+        atLeast(0.75),
+      ),
+    ),
+    row(
+      'pair latency p50 / p99 at N = 1, ms',
+      '≤ 15 / 40',
+      single.length
+        ? {
+            measured: `${span(
+              single.map((r) => r.gateway!.p50Ms),
+              1,
+            )} / ${span(
+              single.map((r) => r.gateway!.p99Ms),
+              1,
+            )}`,
+            met: single.every((r) => r.gateway!.p50Ms <= 15 && r.gateway!.p99Ms <= 40),
+          }
+        : undefined,
+    ),
+    row(
+      'settle drain after the load, s (settled/s ÷ accepted/s)',
+      '≤ 1',
+      settled.length
+        ? {
+            measured: `${span(
+              settled.map((c) => c.settlement!.drainSec),
+              1,
+            )} (${span(
+              settled.map((c) => c.settlement!.settledPerSec / c.metrics.completionsPerSec),
+              2,
+            )})`,
+            met: settled.every((c) => !c.settlement!.timedOut && c.settlement!.drainSec <= 1),
+          }
+        : undefined,
+    ),
+    row(
+      'idle stack, database transactions per second',
+      '≤ 5',
+      over([idle?.dbTransactionsPerSec], 1, atMost(5)),
+    ),
+    row(
+      'hot account / spread at N = 32, baseline',
+      '≥ 0.9',
+      over([ratio(at32('hot'), at32('spread'))], 2, atLeast(0.9)),
+    ),
+  ];
 }
 
 export function formatTargets(targets: readonly TargetRow[]): string {

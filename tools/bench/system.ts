@@ -25,7 +25,30 @@ export type PairResult = Omit<PairOutcome, 'startedAt' | 'endedAt'>;
  */
 export const EXECUTE_ATTEMPTS = 5;
 
-export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls `execute` until it answers anything but "retry later" (`retryAfterMs` gives how long to wait
+ * for that answer, undefined for any other), at most EXECUTE_ATTEMPTS times: the one retry rule of
+ * the bench's clients.
+ */
+export async function executeRetryingLater<T>(
+  execute: () => Promise<T>,
+  retryAfterMs: (answer: T) => number | undefined,
+): Promise<{ answer: T; retries: number }> {
+  let answer = await execute();
+  let retries = 0;
+  for (
+    let wait = retryAfterMs(answer);
+    wait !== undefined && retries < EXECUTE_ATTEMPTS - 1;
+    wait = retryAfterMs(answer)
+  ) {
+    retries++;
+    await pause(wait);
+    answer = await execute();
+  }
+  return { answer, retries };
+}
 
 export interface BenchSystem {
   name: 'gateway' | 'baseline';
